@@ -43,37 +43,59 @@ def from_words(words: np.ndarray, dtype: str, shape) -> np.ndarray:
 
 
 def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
-             progress=None) -> ct.Container:
-    """Code named arrays into a container, one table set per tensor.
+             progress=None, L: int = 8, share: bool = True) -> ct.Container:
+    """Code named arrays into a container.
 
     Parameters
     ----------
     arrays : dict of str -> numpy.ndarray
         Integer or 16-bit float arrays (bfloat16 as ``ml_dtypes.bfloat16``), coded losslessly.
     tableset_fn : callable(words, word_bits) -> TableSet, optional
-        How to choose the classes; the default is :func:`lutzip.encoder.best_tableset`.
+        How to choose one tensor's classes (one table set per tensor), e.g.
+        :func:`lutzip.encoder.greedy_tableset`. By default :func:`lutzip.encoder.plan_tables` designs the table
+        sets and lets tensors share one where that pays.
     stripe_len : int
-        Words per stripe.
+        Words per stripe, 1..65536.
     attrs : dict of str -> dict, optional
         Per-tensor attributes stored with the tensor (e.g. quantisation scale).
     progress : callable(name), optional
         Called once per tensor as it is coded.
+    L : int
+        Longest class code (the decoder's LUT1 address bits), 1..12.
+    share : bool
+        Let tensors share table sets (default encoder only).
     """
-    if tableset_fn is None:
-        from .encoder import best_tableset as tableset_fn
-    tables, tensors, chunks = [], [], []
-    offset = 0
+    from .bitstream import MAX_STRIPE_WORDS
+    from .errors import TableError
+    if not 1 <= int(stripe_len) <= MAX_STRIPE_WORDS:
+        raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")
+    names, shapes, word_list, dtypes = [], [], [], []
     for name, arr in arrays.items():
         arr = np.asarray(arr) if not hasattr(arr, "dtype") else arr
         words, dtype = to_words(arr)
-        bits = ct.dtype_bits(dtype)
-        ts = tableset_fn(words, bits)
-        payload, sw = encode_stripes(words, ts, stripe_len)
+        names.append(name)
+        shapes.append(tuple(arr.shape))
+        word_list.append(words)
+        dtypes.append(dtype)
+    bits_list = [ct.dtype_bits(d) for d in dtypes]
+    if tableset_fn is None:
+        from .encoder import plan_tables
+        tables, assignment = plan_tables(word_list, bits_list, stripe_len, L=L, share=share)
+    else:
+        tables = [tableset_fn(w, b) for w, b in zip(word_list, bits_list)]
+        assignment = list(range(len(tables)))
+    if not tables:
+        from .tables import raw_tableset
+        tables = [raw_tableset(16)]
+    tensors, chunks = [], []
+    offset = 0
+    for i, name in enumerate(names):
+        ts = tables[assignment[i]]
+        payload, sw = encode_stripes(word_list[i], ts, stripe_len)
         starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
-        crcs = np.array([zlib.crc32(payload[starts[i]:starts[i + 1]].astype("<u4").tobytes())
-                         for i in range(len(sw))], np.uint32)
-        tables.append(ts)
-        tensors.append(ct.TensorEntry(name, dtype, tuple(arr.shape), len(tables) - 1, stripe_len, offset,
+        crcs = np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes())
+                         for j in range(len(sw))], np.uint32)
+        tensors.append(ct.TensorEntry(name, dtypes[i], shapes[i], assignment[i], stripe_len, offset,
                                       sw, crcs, dict((attrs or {}).get(name, {}))))
         chunks.append(payload)
         offset += 4 * len(payload)
