@@ -1,0 +1,191 @@
+"""Stage F: the 64-bit bit window, the bit pointer and the header parser (the decoder's only 1-cycle loop).
+
+The window is two 32-bit registers ``hi:lo`` and a pointer ``ptr`` (0..31) to the first unused bit of ``hi``.
+Each cycle in state RUN it reads LUT1 at the L-bit prefix ``(hi:lo << ptr)[63:64-L]``, issues one symbol
+token and advances ``ptr`` by the symbol's total length ``c+k``; when ``ptr`` crosses 32 the window shifts by
+one word (``hi <= lo``, ``lo <= next input word``) in the same cycle, so word boundaries cost no bubble.
+The loop is exactly ptr -> prefix mux -> LUT1 -> ptr + (c+k) -> ptr / refill; index extraction, LUT2,
+LUT3 and counting are in later stages (the token carries the 32 bits at the pointer).
+
+The stage does not know where a stripe ends (zero-run lengths are decoded later), so it keeps decoding
+*speculatively* after the stripe's last symbol (padding / zero bits past tlast); the count stage
+(:mod:`lutzip.hdl.count_stage`) drops those tokens and raises ``flush`` one cycle later, after which this
+stage discards input through tlast and parses the next header. After a prefix / overrun error it stops
+(WAIT) until that ``flush``. One good header -> exactly one ``flush``.
+
+Interface
+---------
+clk, rst                 clock, synchronous reset
+in_data[32], in_last     head of the input FIFO (valid when ``in_nonempty``)
+in_nonempty              registered: the input FIFO holds a word
+in_pop                   (out, comb) pop the input FIFO head this cycle
+lut1_addr[L], lut1_q[15] (out) prefix at the pointer, (in) LUT1 entry for it (same cycle)
+credit_ok                registered: room downstream for one more token
+flush                    one-cycle pulse from the count stage: the current stripe is finished
+t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_tot[6]
+                         (out, registered) the token: header (t_hdr, t_sym = header word, t_ferr = 1 if the
+                         marker is bad) or symbol (t_sym = 32 bits at the pointer, t_ferr = 3 invalid prefix,
+                         4 overrun)
+idle                     (out) waiting for a header
+
+For N interleaved stripes, N copies of the window registers share one LUT1 read port in turn (each lane's
+loop then has N cycles); the token gains a lane number.
+"""
+from myhdl import Signal, always_comb, always_seq, block, concat, enum, intbv, modbv
+
+MARKER = 0x4C5A
+
+
+@block
+def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_q, credit_ok, flush,
+               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_tot, idle, L=8):
+    st = enum("HDR", "LOAD", "RUN", "WAIT", "DRAIN")
+    state = Signal(st.HDR)
+    hi = Signal(intbv(0)[32:])
+    lo = Signal(intbv(0)[32:])
+    hi_ok = Signal(bool(0))
+    lo_ok = Signal(bool(0))
+    end_seen = Signal(bool(0))
+    nload = Signal(bool(0))
+    ptr = Signal(intbv(0)[5:])
+    win = Signal(intbv(0)[64:])
+    sh = Signal(modbv(0)[64:])
+    sym_top = Signal(intbv(0)[32:])
+    tot = Signal(intbv(0)[6:])
+    np = Signal(intbv(0)[7:])
+    avail = Signal(intbv(0)[7:])
+    d_err = Signal(intbv(0)[4:])
+    go = Signal(bool(0))
+    hdr_bad = Signal(bool(0))
+
+    @always_comb
+    def fw_concat():
+        win.next = concat(hi, lo)
+
+    @always_comb
+    def fw_shift():
+        sh.next = win << ptr
+
+    @always_comb
+    def fw_prefix():
+        lut1_addr.next = sh[64:64 - L]
+        sym_top.next = sh[64:32]
+        tot.next = lut1_q[6:0]
+        hdr_bad.next = in_data[32:16] != MARKER
+
+    @always_comb
+    def fw_next_ptr():
+        np.next = ptr + tot
+
+    @always_comb
+    def fw_avail():
+        if lo_ok:
+            avail.next = 64 - ptr
+        elif hi_ok:
+            avail.next = 32 - ptr
+        else:
+            avail.next = 0
+
+    @always_comb
+    def fw_err():
+        if not lut1_q[14] or tot > 32:
+            d_err.next = 3
+        elif tot > avail:
+            d_err.next = 4
+        else:
+            d_err.next = 0
+
+    @always_comb
+    def fw_go():
+        go.next = state == st.RUN and credit_ok and (in_nonempty or end_seen) and not flush
+
+    @always_comb
+    def fw_pop():
+        if flush:
+            in_pop.next = 0
+        elif state == st.HDR:
+            in_pop.next = in_nonempty and credit_ok
+        elif state == st.LOAD:
+            in_pop.next = in_nonempty and not end_seen
+        elif state == st.RUN:
+            in_pop.next = go and np[5] and not end_seen
+        elif state == st.DRAIN:
+            in_pop.next = in_nonempty
+        else:
+            in_pop.next = 0
+
+    @always_comb
+    def fw_idle():
+        idle.next = state == st.HDR
+
+    @always_seq(clk.posedge, reset=rst)
+    def fw_regs():
+        t_valid.next = 0
+        if flush:
+            if end_seen:
+                state.next = st.HDR
+            else:
+                state.next = st.DRAIN
+        elif state == st.HDR:
+            if in_nonempty and credit_ok:
+                t_valid.next = 1
+                t_hdr.next = 1
+                t_sym.next = in_data
+                t_c.next = 0
+                t_cls.next = 0
+                t_tot.next = 0
+                if hdr_bad:
+                    t_ferr.next = 1
+                    if not in_last:
+                        state.next = st.DRAIN
+                else:
+                    t_ferr.next = 0
+                    state.next = st.LOAD
+                    end_seen.next = in_last
+                    hi.next = 0
+                    lo.next = 0
+                    hi_ok.next = 0
+                    lo_ok.next = 0
+                    ptr.next = 0
+                    nload.next = 0
+        elif state == st.LOAD:
+            if in_nonempty or end_seen:
+                hi.next = lo
+                hi_ok.next = lo_ok
+                if end_seen:
+                    lo.next = 0
+                    lo_ok.next = 0
+                else:
+                    lo.next = in_data
+                    lo_ok.next = 1
+                    end_seen.next = in_last
+                nload.next = 1
+                if nload:
+                    state.next = st.RUN
+        elif state == st.RUN:
+            if go:
+                t_valid.next = 1
+                t_hdr.next = 0
+                t_ferr.next = d_err
+                t_sym.next = sym_top
+                t_cls.next = lut1_q[14:10]
+                t_c.next = lut1_q[10:6]
+                t_tot.next = tot
+                if d_err != 0:
+                    state.next = st.WAIT
+                ptr.next = np[5:]
+                if np[5]:
+                    hi.next = lo
+                    hi_ok.next = lo_ok
+                    if end_seen:
+                        lo.next = 0
+                        lo_ok.next = 0
+                    else:
+                        lo.next = in_data
+                        lo_ok.next = 1
+                        end_seen.next = in_last
+        elif state == st.DRAIN:
+            if in_nonempty and in_last:
+                state.next = st.HDR
+
+    return fw_concat, fw_shift, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_go, fw_pop, fw_idle, fw_regs

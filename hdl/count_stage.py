@@ -1,0 +1,92 @@
+"""Stage C: the stripe word counter; accepts, drops or turns tokens into error markers.
+
+Token order is stream order, so a token is *in the stripe* iff the words counted so far are fewer than the
+header's ``n``. This stage keeps ``rem`` (words still to come) and:
+
+* header token: good -> ``rem = n``, active; bad marker -> error marker (code 1);
+* symbol token while not active (speculative tokens decoded past the stripe end): dropped;
+* symbol token with a front-end error (3 invalid prefix, 4 overrun), LUT3 range error (5) or a zero run
+  longer than ``rem`` (6): error marker, not active, ``flush``;
+* otherwise pushed with its word count; the token that brings ``rem`` to 0 is marked ``last`` and ``flush``
+  is raised.
+
+Interface
+---------
+clk, rst                 clock, synchronous reset
+i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err   token from S3
+o_push, o_data[37]       (registered) entry for the symbol FIFO: kind[36:35] | last[34] | err[33] |
+                         cnt[32:16] | val[15:0] (error markers: err = 1, last = 1, cnt = 1, val = code)
+o_drop                   (registered) a token was consumed without an entry (returns its credit)
+flush                    (registered) one-cycle pulse: the stripe is finished (last word or error)
+err_valid, err_code[4]   (registered) one-cycle pulse and code of each error marker (code holds)
+active                   (out) a stripe is open
+"""
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv
+
+SF_WIDTH = 37
+
+
+@block
+def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
+                o_push, o_data, o_drop, flush, err_valid, err_code, active):
+    act = Signal(bool(0))
+    rem = Signal(intbv(0)[17:])
+    code = Signal(intbv(0)[4:])
+    last = Signal(bool(0))
+
+    @always_comb
+    def c_check():
+        last.next = i_cnt == rem
+        if i_ferr != 0:
+            code.next = i_ferr
+        elif i_kind == 0 and i_l3err:
+            code.next = 5
+        elif i_kind[1] and i_cnt > rem:
+            code.next = 6
+        else:
+            code.next = 0
+
+    @always_comb
+    def c_active():
+        active.next = act
+
+    @always_seq(clk.posedge, reset=rst)
+    def c_regs():
+        o_push.next = 0
+        o_drop.next = 0
+        flush.next = 0
+        err_valid.next = 0
+        if i_valid:
+            if i_hdr:
+                if i_ferr != 0:
+                    o_push.next = 1
+                    o_data.next = concat(intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], i_ferr)
+                    err_valid.next = 1
+                    err_code.next = i_ferr
+                    act.next = 0
+                else:
+                    o_drop.next = 1
+                    act.next = 1
+                    rem.next = i_cnt
+            elif not act:
+                o_drop.next = 1
+            elif code != 0:
+                o_push.next = 1
+                o_data.next = concat(intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], code)
+                err_valid.next = 1
+                err_code.next = code
+                act.next = 0
+                flush.next = 1
+            else:
+                o_push.next = 1
+                if i_kind[1]:
+                    o_data.next = concat(i_kind, last, False, i_cnt, i_val[16:0])
+                    rem.next = rem - i_cnt
+                else:
+                    o_data.next = concat(i_kind, last, False, intbv(1)[17:], i_val[16:0])
+                    rem.next = rem - 1
+                if last:
+                    act.next = 0
+                    flush.next = 1
+
+    return c_check, c_active, c_regs

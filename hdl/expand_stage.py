@@ -1,0 +1,95 @@
+"""Stage X / X1 / X2: zero-run expansion, LUT3 read and output select (one output word per cycle).
+
+X pops entries of the symbol FIFO (written by :mod:`lutzip.hdl.count_stage`) and issues one word per cycle
+while the output FIFO has credit: a LUT / RANGE / error entry is one word, a ZRUN entry of count ``m`` is
+``m`` zero words (the entry stays at the FIFO head until its last zero). X1 holds the registered LUT3
+address (block RAM read), X2 selects ``LUT3 q`` (LUT), the value (RANGE), 0 (ZRUN) or the error code, and
+pushes ``user | last | data`` into the output FIFO.
+
+Interface
+---------
+clk, rst                 clock, synchronous reset
+sf_data[37], sf_nonempty (in) symbol FIFO head and registered non-empty flag
+sf_pop                   (out, comb) pop the head
+credit_ok                (in, registered) the output FIFO has room for one more word
+lut3_raddr, lut3_q       (out, registered) LUT3 read address, (in) LUT3 data one cycle later
+o_push, o_data[W+2]      (out, registered) output FIFO write: user[W+1] | last[W] | data[W-1:0]
+x1_valid                 (out) a word was issued last cycle (counted into the output credit)
+W                        output word width
+"""
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv
+
+
+@block
+def expand_stage(clk, rst, sf_data, sf_nonempty, sf_pop, credit_ok, lut3_raddr, lut3_q,
+                 o_push, o_data, x1_valid, W=16):
+    abits = len(lut3_raddr)
+    xoff = Signal(intbv(0)[17:])
+    h_kind = Signal(intbv(0)[2:])
+    h_last = Signal(bool(0))
+    h_err = Signal(bool(0))
+    h_cnt = Signal(intbv(0)[17:])
+    h_val = Signal(intbv(0)[16:])
+    issue = Signal(bool(0))
+    fin = Signal(bool(0))
+    x1_lut = Signal(bool(0))
+    x1_val = Signal(intbv(0)[W:])
+    x1_last = Signal(bool(0))
+    x1_user = Signal(bool(0))
+    x2_valid = Signal(bool(0))
+    x2_lut = Signal(bool(0))
+    x2_val = Signal(intbv(0)[W:])
+    x2_last = Signal(bool(0))
+    x2_user = Signal(bool(0))
+
+    @always_comb
+    def x_fields():
+        h_kind.next = sf_data[37:35]
+        h_last.next = sf_data[34]
+        h_err.next = sf_data[33]
+        h_cnt.next = sf_data[33:16]
+        h_val.next = sf_data[16:0]
+
+    @always_comb
+    def x_issue():
+        issue.next = sf_nonempty and credit_ok
+        fin.next = xoff + 1 == h_cnt
+
+    @always_comb
+    def x_pop():
+        sf_pop.next = issue and fin
+
+    @always_seq(clk.posedge, reset=rst)
+    def x_regs():
+        x1_valid.next = issue
+        if issue:
+            if fin:
+                xoff.next = 0
+            else:
+                xoff.next = xoff + 1
+            x1_lut.next = h_kind == 0 and not h_err
+            x1_last.next = h_last and fin
+            x1_user.next = h_err
+            if h_kind[1] and not h_err:
+                x1_val.next = 0
+            else:
+                x1_val.next = h_val[W:0]
+            if h_kind == 0 and not h_err:
+                lut3_raddr.next = h_val[abits:0]
+            else:
+                lut3_raddr.next = 0
+        x2_valid.next = x1_valid
+        x2_lut.next = x1_lut
+        x2_val.next = x1_val
+        x2_last.next = x1_last
+        x2_user.next = x1_user
+
+    @always_comb
+    def x_select():
+        o_push.next = x2_valid
+        if x2_lut:
+            o_data.next = concat(x2_user, x2_last, lut3_q)
+        else:
+            o_data.next = concat(x2_user, x2_last, x2_val)
+
+    return x_fields, x_issue, x_pop, x_regs, x_select
