@@ -54,6 +54,9 @@ CELL_CLASSES = {
               "spram": ("SB_SPRAM256KA",)},
     "ecp5": {"lut": ("LUT4",), "ff": ("TRELLIS_FF",), "bram": ("DP16KD", "PDPW16KD"), "carry": ("CCU2C",),
              "dram": ("TRELLIS_DPR16X4",), "mux": ("PFUMX", "L6MUX21"), "dsp": ("MULT18X18D", "ALU54B")},
+    "xilinx": {"lut": ("LUT",), "ff": ("FDRE", "FDSE", "FDCE", "FDPE"), "bram": ("RAMB18", "RAMB36"),
+               "carry": ("CARRY4",), "dram": ("RAM32", "RAM64", "RAM128", "RAM256", "RAMD", "RAMS"),
+               "mux": ("MUXF7", "MUXF8"), "dsp": ("DSP48",)},
 }
 
 _TOOL_ENV = {"yosys": "LUTZIP_YOSYS", "nextpnr-ice40": "LUTZIP_NEXTPNR_ICE40",

@@ -3,7 +3,7 @@
 Not a decoder: a bit bitbuffer, an L-bit LUT1 lookup, a LUT2 lookup and a LUT3 block RAM with a registered
 (synchronous) read, which is the structure the real core has. Also checked here: it converts to Verilog.
 """
-from myhdl import Signal, always, always_comb, block, intbv, modbv
+from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
 
 @block
@@ -96,6 +96,47 @@ def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
         busy.next = cnt != 0
 
     return comb, tables, lut3_ram, datapath, outs
+
+
+@block
+def standin_uart_top(clk, rst, uart_rx, uart_tx, CLK_HZ=12_000_000, BAUD=1_000_000, L=8, W=16, LUT3_DEPTH=4096):
+    """Stand-in for lutzip.firmware.uart_top: a shift register feeds every core input, an XOR-rotate
+    accumulator of every output drives ``uart_tx`` (so nothing is optimised away)."""
+    sr = Signal(intbv(0)[32:])
+    acc = Signal(intbv(0)[W:])
+    tx = Signal(bool(1))
+    sig = dict(s_axis_tdata=Signal(intbv(0)[32:]), s_axis_tvalid=Signal(bool(0)), s_axis_tready=Signal(bool(0)),
+               s_axis_tlast=Signal(bool(0)), m_axis_tdata=Signal(intbv(0)[W:]), m_axis_tvalid=Signal(bool(0)),
+               m_axis_tready=Signal(bool(0)), m_axis_tlast=Signal(bool(0)), m_axis_tuser=Signal(bool(0)),
+               tbl_we=Signal(bool(0)), tbl_sel=Signal(intbv(0)[2:]), tbl_addr=Signal(intbv(0)[12:]),
+               tbl_wdata=Signal(intbv(0)[32:]), err_valid=Signal(bool(0)), err_code=Signal(intbv(0)[4:]),
+               busy=Signal(bool(0)))
+    core = standin_core(clk, rst, **sig, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+    s_tdata, s_tvalid, s_tlast, m_tready = sig["s_axis_tdata"], sig["s_axis_tvalid"], sig["s_axis_tlast"], \
+        sig["m_axis_tready"]
+    we, sel, addr, wdata = sig["tbl_we"], sig["tbl_sel"], sig["tbl_addr"], sig["tbl_wdata"]
+    m_tdata, m_tvalid, m_tlast, busy = sig["m_axis_tdata"], sig["m_axis_tvalid"], sig["m_axis_tlast"], sig["busy"]
+    s_tready = sig["s_axis_tready"]
+
+    @always(clk.posedge)
+    def seq():
+        sr.next = concat(sr[31:0], uart_rx)
+        acc.next = concat(acc[W - 1:0], acc[W - 1]) ^ m_tdata
+        tx.next = acc[0] ^ m_tvalid ^ m_tlast ^ busy ^ s_tready
+
+    @always_comb
+    def comb():
+        s_tdata.next = sr
+        s_tvalid.next = sr[30]
+        s_tlast.next = sr[29]
+        m_tready.next = sr[28]
+        we.next = sr[31]
+        sel.next = sr[2:]
+        addr.next = sr[14:2]
+        wdata.next = sr
+        uart_tx.next = tx
+
+    return core, seq, comb
 
 
 def test_standin_converts(tmp_path):

@@ -1,0 +1,124 @@
+"""Bitstream builds for the boards of :mod:`lutzip.firmware.boards` (``lutzip board build``).
+
+iCE40 (iCEBreaker): MyHDL -> Verilog -> yosys synth_ice40 -> nextpnr-ice40 (PCF) -> icepack -> ``.bin``.
+ECP5 (ULX3S):       MyHDL -> Verilog -> yosys synth_ecp5  -> nextpnr-ecp5 (LPF)  -> ecppack -> ``.bit``.
+Xilinx (Arty A7):   MyHDL -> Verilog + XDC + Vivado batch Tcl in the output folder, plus a yosys
+                    ``synth_xilinx`` resource check; the bitstream needs Vivado (``vivado -mode batch
+                    -source arty_a7.tcl`` in that folder).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from ..errors import UnsupportedError
+from ..hdl import synth as sy
+from .boards import BOARDS, check_baud, get_board
+
+__all__ = ["build", "format_build", "add_build_parser", "register"]
+
+
+def build(board_name, out=None, baud=None, seed=1, L=8, W=16, LUT3_DEPTH=4096, top=None, pack=True,
+          xilinx_check=True):
+    """Build ``board_name``'s bitstream into ``out`` (default ``build/board-<name>``); returns a result dict.
+
+    ``top`` replaces ``lutzip.firmware.uart_top.uart_top`` (same signature), e.g. for tests.
+    """
+    b = get_board(board_name)
+    baud = b.baud if baud is None else baud
+    baud_err = check_baud(b.clk_hz, baud)
+    out = Path(out or Path("build") / f"board-{b.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    if not b.constraints_path.is_file():
+        raise UnsupportedError(f"constraints file {b.constraints_path} is missing (run from a source checkout)")
+    ports = b.module().ports()
+    inst = b.top()(**ports, BAUD=baud, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, top=top)
+    verilog = sy.convert_block(inst, out, b.top_name)
+    shutil.copy(b.constraints_path, out / b.constraints)
+    res = {"board": b.name, "title": b.title, "part": b.part, "clk_mhz": b.clk_hz / 1e6, "baud": baud,
+           "baud_error": round(baud_err, 5), "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH},
+           "out": str(out), "files": {"verilog": verilog.name, "constraints": b.constraints}}
+
+    if b.family == "xilinx":
+        shutil.copy(b.constraints_path.parent / b.vivado_tcl, out / b.vivado_tcl)
+        res["files"]["vivado_tcl"] = b.vivado_tcl
+        res["bitstream"] = None
+        res["next_step"] = f"cd {out} && vivado -mode batch -source {b.vivado_tcl}"
+        if xilinx_check:
+            _, ys = sy.run_yosys(verilog, "xilinx", b.top_name, out)
+            res["cells"] = ys["cells"]
+            res["resources"] = sy.classify_cells(ys["cells"], "xilinx")
+        return res
+
+    _, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
+    res["cells"] = ys["cells"]
+    res["resources"] = sy.classify_cells(ys["cells"], b.family)
+    target = sy.Target(b.name, b.family, b.device_args, b.clk_hz / 1e6, b.part)
+    routed = f"{b.top_name}.asc" if b.family == "ice40" else f"{b.top_name}.config"
+    pnr = sy.run_nextpnr(out / f"{b.top_name}.json", target, out, freq_mhz=b.clk_hz / 1e6, seed=seed,
+                         constraints=b.constraints_path, out_name=routed, top=b.top_name)
+    res["pnr"] = pnr
+    res["files"]["routed"] = routed
+    res["meets_clock"] = pnr["fmax_mhz"] is not None and pnr["fmax_mhz"] >= b.clk_hz / 1e6
+    res["bitstream"] = None
+    if pack:
+        if b.family == "ice40":
+            bit = f"{b.top_name}.bin"
+            sy.run_tool(sy.find_tool("icepack") + [routed, bit], out, f"{b.top_name}.icepack.log")
+        else:
+            bit = f"{b.top_name}.bit"
+            sy.run_tool(sy.find_tool("ecppack") + ["--compress", routed, bit], out, f"{b.top_name}.ecppack.log")
+        res["bitstream"] = bit
+        res["bitstream_bytes"] = (out / bit).stat().st_size
+    return res
+
+
+def format_build(r) -> str:
+    lines = [f"board    {r['title']} ({r['part']}), {r['clk_mhz']:g} MHz, UART {r['baud']} baud "
+             f"(divider error {r['baud_error']:.2%})"]
+    if "resources" in r:
+        lines.append("cells    " + "  ".join(f"{k.upper()}={v}" for k, v in r["resources"].items() if v))
+    p = r.get("pnr")
+    if p:
+        lines.append("placed   " + "  ".join(f"{k}={v}/{p['available'].get(k, '?')}"
+                                           for k, v in sorted(p["utilization"].items())))
+        lines.append(f"Fmax     {p['fmax_mhz']:.1f} MHz at a {r['clk_mhz']:g} MHz board clock: "
+                     f"{'met' if r['meets_clock'] else 'NOT MET'}")
+    out = Path(r["out"])
+    if r.get("bitstream"):
+        lines.append(f"bitstream {out / r['bitstream']} ({r['bitstream_bytes']} bytes)")
+    elif r.get("next_step"):
+        lines.append(f"Vivado   {r['next_step']}")
+    else:
+        lines.append(f"routed   {out / r['files']['routed']} (not packed)")
+    return "\n".join(lines)
+
+
+def _cmd_build(args) -> int:
+    r = build(args.board, out=args.out, baud=args.baud, seed=args.seed, L=args.L, W=args.W,
+              LUT3_DEPTH=args.lut3_depth, pack=not args.no_pack)
+    print(json.dumps(r, indent=2) if args.json else format_build(r))
+    return 0 if r.get("meets_clock", True) else 1
+
+
+def add_build_parser(board_subparsers):
+    """Add ``build`` to the ``lutzip board`` group (``board_subparsers`` from its add_subparsers)."""
+    p = board_subparsers.add_parser("build", help="build a board bitstream (yosys + nextpnr + icepack/ecppack; "
+                                    "Vivado files for the Arty)")
+    p.add_argument("--board", required=True, choices=sorted(BOARDS))
+    p.add_argument("--out", help="output folder (default build/board-NAME)")
+    p.add_argument("--baud", type=int, help="UART baud rate (default: the board's)")
+    p.add_argument("--seed", type=int, default=1, help="nextpnr seed")
+    p.add_argument("--L", type=int, default=8)
+    p.add_argument("--W", type=int, default=16)
+    p.add_argument("--lut3-depth", type=int, default=4096)
+    p.add_argument("--no-pack", action="store_true", help="stop after place and route")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_build)
+    return p
+
+
+def register(sub):
+    """``lutzip board build`` for ``host/cli.py``'s COMMAND_MODULES; joins an existing ``board`` group."""
+    add_build_parser(sy.subparsers_of(sy.group_parser(sub, "board", "FPGA boards: build, run")))
