@@ -383,13 +383,18 @@ def default_core():
 
 
 def _core_hash(core) -> str:
-    """Hash of the sources the core is built from: every ``.py`` next to its source file."""
+    """Hash of the sources the core is built from: its file and the loaded modules next to it."""
     import myhdl
-    src = Path(getattr(core, "srcfile", None) or inspect.getsourcefile(inspect.unwrap(core)))
+    src = Path(getattr(core, "srcfile", None) or inspect.getsourcefile(inspect.unwrap(core))).resolve()
+    files = {src}
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if f and f.endswith(".py") and Path(f).resolve().parent == src.parent:
+            files.add(Path(f).resolve())
+    files.discard(Path(__file__).resolve())
     h = hashlib.sha256(f"{myhdl.__version__}|{getattr(core, '__name__', '')}|{src.name}".encode())
-    for f in sorted(src.parent.glob("*.py")):
-        if f.name != "simulate.py":
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    for f in sorted(files):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -405,10 +410,11 @@ def _params(params) -> dict:
 
 
 def _signals(W: int) -> dict:
-    from myhdl import Signal, intbv
+    from myhdl import ResetSignal, Signal, intbv
     b = lambda: Signal(bool(0))  # noqa: E731
     v = lambda n: Signal(intbv(0)[n:])  # noqa: E731
-    return dict(clk=b(), rst=b(),
+    # rst: a synchronous active-high ResetSignal, usable by always_seq(reset=rst) and as a plain bool
+    return dict(clk=b(), rst=ResetSignal(0, active=1, isasync=False),
                 s_axis_tdata=v(32), s_axis_tvalid=b(), s_axis_tready=b(), s_axis_tlast=b(),
                 m_axis_tdata=v(W), m_axis_tvalid=b(), m_axis_tready=b(), m_axis_tlast=b(), m_axis_tuser=b(),
                 tbl_we=b(), tbl_sel=v(2), tbl_addr=v(12), tbl_wdata=v(32),
@@ -620,9 +626,12 @@ def _build_vpi(root: Path) -> Path:
 
 
 def _files_hash(*paths, extra="") -> str:
+    """Hash of file contents, ignoring MyHDL's ``Date:`` header line (so a re-conversion is not a change)."""
     h = hashlib.sha256(extra.encode())
     for p in paths:
-        h.update(Path(p).name.encode() + b"\0" + Path(p).read_bytes())
+        text = Path(p).read_bytes()
+        text = re.sub(rb"(?m)^(//|--) Date: .*$", b"", text)
+        h.update(Path(p).name.encode() + b"\0" + text)
     return h.hexdigest()[:16]
 
 

@@ -1,0 +1,21 @@
+"""Shared pytest fixtures (small and generic)."""
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _myhdl_simulation_released():
+    """Make sure no MyHDL simulation outlives its test (only one may exist per process)."""
+    yield
+    try:
+        from myhdl._Simulation import Simulation
+    except ImportError:  # pragma: no cover
+        return
+    if Simulation._no_of_instances:
+        Simulation._no_of_instances = 0
+
+
+@pytest.fixture(scope="session")
+def hdl_cache():
+    """Directory for converted HDL and simulator builds (outside git; ``$LUTZIP_HDL_CACHE`` overrides)."""
+    from lutzip.hdl.simulate import cache_root
+    return cache_root()

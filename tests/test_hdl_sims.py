@@ -1,0 +1,349 @@
+"""The decoder core, bit-exact against the reference decoder in MyHDL, GHDL, Icarus (cosimulation) and Verilator.
+
+Every stream runs through all four levels with the same stimulus file; each level must produce the reference
+words (``lutzip.bitstream``) and all levels must agree to the clock cycle. Set ``LUTZIP_TEST_STANDIN=1`` to run
+the multi-simulator tests on the stand-in core below instead of ``lutzip.hdl.decoder_core`` (harness work).
+"""
+import functools
+import os
+
+import numpy as np
+import pytest
+from myhdl import Signal, always_comb, always_seq, block, intbv
+
+from lutzip import bitstream as bs
+from lutzip.hdl import simulate as S
+from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet, raw_tableset
+
+
+# ------------------------------------------------------------------------------------------ stand-in core
+@block
+def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
+                 m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
+                 tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy, L=8, W=16, LUT3_DEPTH=4096,
+                 BROKEN=False):
+    """The core's ports, trivial behaviour: each payload word's low W bits come out as one word.
+
+    Header checks and error markers as the real core (bad header -> code 1, tlast before n words -> code 4).
+    ``BROKEN`` flips bit 0 of every 16th output word (for the harness' self-test).
+    """
+    st = Signal(intbv(0, min=0, max=4))  # 0 header, 1 data, 2 discard, 3 error marker pending
+    cnt = Signal(intbv(0)[17:])
+    ov = Signal(bool(0))
+    od = Signal(intbv(0)[W:])
+    ol = Signal(bool(0))
+    ou = Signal(bool(0))
+    nlut3 = Signal(intbv(0)[13:])
+    bad = 1 if BROKEN else 0
+
+    @always_comb
+    def comb():
+        s_axis_tready.next = (st != 3) and (not ov or m_axis_tready)
+        m_axis_tvalid.next = ov
+        m_axis_tdata.next = od
+        m_axis_tlast.next = ol
+        m_axis_tuser.next = ou
+        busy.next = (st != 0) or ov
+
+    @always_seq(clk.posedge, reset=None)
+    def seq():
+        err_valid.next = 0
+        if rst:
+            st.next = 0
+            ov.next = 0
+            cnt.next = 0
+        else:
+            if tbl_we and tbl_sel == 3:
+                nlut3.next = tbl_wdata[13:]
+            if ov and m_axis_tready:
+                ov.next = 0
+            if st == 3:
+                if not ov or m_axis_tready:
+                    ov.next = 1
+                    od.next = 4
+                    ol.next = 1
+                    ou.next = 1
+                    err_valid.next = 1
+                    err_code.next = 4
+                    st.next = 0
+            elif s_axis_tvalid and (not ov or m_axis_tready):
+                if st == 0:
+                    if s_axis_tdata[32:16] != 0x4C5A:
+                        ov.next = 1
+                        od.next = 1
+                        ol.next = 1
+                        ou.next = 1
+                        err_valid.next = 1
+                        err_code.next = 1
+                        if not s_axis_tlast:
+                            st.next = 2
+                    else:
+                        cnt.next = s_axis_tdata[16:] + 1
+                        if s_axis_tlast:
+                            st.next = 3
+                        else:
+                            st.next = 1
+                elif st == 1:
+                    ov.next = 1
+                    if bad == 1 and cnt[4:0] == 5:
+                        od.next = s_axis_tdata[W:] ^ 1
+                    else:
+                        od.next = s_axis_tdata[W:]
+                    ou.next = 0
+                    ol.next = cnt == 1
+                    cnt.next = cnt - 1
+                    if cnt == 1:
+                        if s_axis_tlast:
+                            st.next = 0
+                        else:
+                            st.next = 2
+                    elif s_axis_tlast:
+                        st.next = 3
+                else:
+                    if s_axis_tlast:
+                        st.next = 0
+
+    return comb, seq
+
+
+def standin_expected(stripes, W):
+    """What the stand-in outputs for ``stripes``."""
+    rows = []
+    for s in stripes:
+        h = int(s[0])
+        if h >> 16 != 0x4C5A:
+            rows.append((1, 1, 1))
+            continue
+        n = (h & 0xFFFF) + 1
+        pay = [int(x) & ((1 << W) - 1) for x in s[1:1 + n]]
+        rows += [(v, int(i == n - 1), 0) for i, v in enumerate(pay)]
+        if len(pay) < n:
+            rows.append((4, 1, 1))
+    return np.array(rows, np.int64).reshape(-1, 3)
+
+
+USE_STANDIN = os.environ.get("LUTZIP_TEST_STANDIN") == "1"
+if USE_STANDIN:
+    CORE, expected_of = standin_core, (lambda vec: standin_expected(vec.stripes, vec.params["W"]))
+else:
+    CORE, expected_of = None, (lambda vec: vec.expected)   # None: lutzip.hdl.decoder_core
+
+
+def need(sim):
+    why = S.available(sim)
+    if why:
+        pytest.skip(f"{sim} not usable here: {why}")
+
+
+# ------------------------------------------------------------------------------------------------ vectors
+def _zero_table():
+    # incomplete code (prefix 111 unused): zero runs of up to 32, 8 small values, raw residual
+    return TableSet(16, [ClassSpec(1, ZRUN, 5, 0), ClassSpec(2, LUT, 3, 0), ClassSpec(3, RANGE, 16, 0)],
+                    np.array([0, 1, 0xFFFF, 2, 0xFFFE, 3, 0xFFFD, 4], np.uint16))
+
+
+def stream(name, n, seed=0):
+    """``(TableSet, words, stripe_len)`` of a named stream type."""
+    rng = np.random.default_rng(seed)
+    if name == "lut_int8":       # Laplace int8 weights, greedy LUT classes
+        ts, w = S.stream_cases(n, seed)["lut_int8"]
+        return ts, w, 700
+    if name == "zero_run":       # 90 % zeros, long runs, zero-run class
+        w = rng.integers(-3, 4, n).astype(np.int16)
+        w[rng.random(n) < 0.9] = 0
+        w[n // 3: n // 3 + min(300, n // 4)] = 0
+        return _zero_table(), w.view(np.uint16), 500
+    if name == "residual":       # uniform 16-bit: nearly every symbol a raw residual
+        w = rng.integers(0, 1 << 16, n).astype(np.uint16)
+        return raw_tableset(16), w, 333
+    if name == "bf16_mixed":     # RANGE classes by exponent byte, LUT, residual, zero run
+        w = (rng.normal(0, 0.02, n).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        w[rng.random(n) < 0.2] = 0
+        hi = np.bincount(w >> 8, minlength=256).argsort()[::-1][:3]
+        cls = [ClassSpec(2, RANGE, 8, int(hi[0]) << 8), ClassSpec(2, RANGE, 8, int(hi[1]) << 8),
+               ClassSpec(3, RANGE, 8, int(hi[2]) << 8), ClassSpec(4, ZRUN, 4, 0), ClassSpec(5, LUT, 1, 0),
+               ClassSpec(5, RANGE, 16, 0)]
+        return TableSet(16, cls, np.array([0x3C00, 0xBC00], np.uint16)), w, 1000
+    raise KeyError(name)
+
+
+def error_vectors(n=2400, seed=5):
+    """Stripes with every error the core detects, between good stripes (resynchronisation)."""
+    rng = np.random.default_rng(seed)
+    ts = _zero_table()
+    w = rng.integers(-3, 4, n).astype(np.int16)
+    w[rng.random(n) < 0.85] = 0
+    w[::97] = 4            # LUT3 entry 7: out of range once the config says 7 entries
+    w[1200:1400] = 0       # an all-zero stripe (stripe 6 of 200 words)
+    w = w.view(np.uint16)
+
+    def corrupt(st):
+        st[1][0] ^= 0x00400000                      # bad header marker
+        st[3] = st[3][:len(st[3]) // 2]             # truncated: symbols run past tlast
+        st[4][1] = 0xFFFFFFFF                       # prefix 111: not a class code
+        st[6][0] -= 1                               # header n one too small: zero run overflows
+        st[8] = st[8][:1]                           # header only
+        st[9][2] ^= 0x00010000                      # random bit flip (whatever the reference says)
+        return st
+
+    return S.make_vectors(ts, w, 200, corrupt=corrupt, n_lut3=7)
+
+
+# ------------------------------------------------------------------------------------- harness unit tests
+def test_stimulus_roundtrip(tmp_path):
+    ts, w, sl = stream("zero_run", 500)
+    vec = S.make_vectors(ts, w, sl)
+    st = S.make_stimulus(vec, gap_prob=0.3, ready_prob=0.6, seed=2)
+    back = S.Stimulus.read(st.write(tmp_path / "s.txt"))
+    assert back.commands == st.commands and back.ready == st.ready and back.max_cycles == st.max_cycles
+    assert sum(1 for c in st.commands if c[0] == "S") == vec.n_in
+    assert any(c[0] == "I" for c in st.commands) and 0 < sum(st.ready) < len(st.ready)
+    (tmp_path / "bad.txt").write_text("C 10 2\nS zz 1\n")
+    with pytest.raises(S.SimulationError, match="line 2"):
+        S.Stimulus.read(tmp_path / "bad.txt")
+
+
+def test_reference_error_markers():
+    vec = error_vectors()
+    codes = set(vec.expected[vec.expected[:, 2] == 1, 0].tolist())
+    assert {bs.ERR_BAD_HEADER, bs.ERR_INVALID_PREFIX, bs.ERR_OVERRUN, bs.ERR_LUT3_RANGE,
+            bs.ERR_ZRUN_OVERFLOW} <= codes
+    # one last-flagged word per stripe, and good stripes decode to the reference
+    assert int(vec.expected[:, 1].sum()) == len(vec.stripes)
+    words, code = S.hw_stripe_reference(vec.stripes[0], _zero_table())
+    assert code == 0 and len(words) == 200
+
+
+def test_compare_reports_first_difference():
+    exp = np.array([[1, 0, 0], [2, 0, 0], [3, 1, 0]])
+    out = S.Outputs(np.array([[1, 0, 0, 10], [2, 0, 0, 11], [3, 1, 0, 12]]), np.zeros((0, 2), np.int64), 20, False, "x")
+    assert S.first_difference(out, exp) is None
+    out.words[1, 0] = 7
+    assert "word 1 (cycle 11)" in S.first_difference(out, exp)
+    out.words[1, 0] = 2
+    assert "2 words out, 3 expected" not in (S.first_difference(out, exp[:2]) or "")
+    assert "3 words out, 2 expected" in S.first_difference(out, exp[:2])
+
+
+def test_harness_catches_a_broken_core(tmp_path, hdl_cache):
+    """The stand-in and a deliberately broken copy: the harness must pass the first and flag the second."""
+    ts, w, sl = stream("residual", 600)
+    vec = S.make_vectors(ts, w, sl)
+    exp = standin_expected(vec.stripes, 16)
+    stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.7, seed=1)
+    good = S.run("myhdl", stim, tmp_path / "good", vec.params, core=standin_core, build_dir=hdl_cache)
+    assert S.first_difference(good, exp) is None
+    broken = functools.partial(standin_core, BROKEN=True)
+    bad = S.run("myhdl", stim, tmp_path / "bad", vec.params, core=broken, build_dir=hdl_cache)
+    msg = S.first_difference(bad, exp)
+    i = int(np.nonzero((exp[:, 0] != bad.words[:len(exp), 0]))[0][0]) if len(bad.words) >= len(exp) else -1
+    assert msg and i >= 0 and f"word {i} (cycle {bad.words[i, 3]})" in msg
+
+
+# --------------------------------------------------------------------------------- four simulators, quick
+QUICK = {  # name: (words, gap_prob, ready_prob)
+    "lut_int8": (2500, 0.15, 0.75),
+    "zero_run": (3000, 0.25, 0.6),
+    "residual": (1200, 0.1, 0.5),
+    "bf16_mixed": (1500, 0.0, 1.0),
+}
+_myhdl_runs = {}
+
+
+def _quick_case(name):
+    if name == "errors":
+        vec = error_vectors()
+        stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.7, seed=11)
+    else:
+        n, gp, rp = QUICK[name]
+        ts, w, sl = stream(name, n, seed=len(name))
+        vec = S.make_vectors(ts, w, sl)
+        stim = S.make_stimulus(vec, gap_prob=gp, ready_prob=rp, seed=len(name) + 1)
+    return vec, stim
+
+
+@pytest.fixture(scope="module")
+def quick_cases():
+    return {name: _quick_case(name) for name in [*QUICK, "errors"]}
+
+
+@pytest.mark.parametrize("sim", S.SIMULATORS)
+@pytest.mark.parametrize("name", [*QUICK, "errors"])
+def test_bit_exact(name, sim, quick_cases, tmp_path, hdl_cache):
+    need(sim)
+    vec, stim = quick_cases[name]
+    out = S.run(sim, stim, tmp_path, vec.params, core=CORE, build_dir=hdl_cache)
+    msg = S.first_difference(out, expected_of(vec))
+    assert msg is None, msg
+    if sim == "myhdl":
+        _myhdl_runs[name] = out
+    elif name in _myhdl_runs:   # converted HDL: same words in the same cycles as the MyHDL description
+        diff = S.first_cycle_difference(_myhdl_runs[name], out)
+        assert diff is None, diff
+
+
+# ------------------------------------------------------------------------------------------- throughput
+def test_verilator_throughput(tmp_path, hdl_cache):
+    """>= 100 k weights per stream type, source always valid, sink always ready: ~one weight per cycle."""
+    need("verilator")
+    if USE_STANDIN:
+        pytest.skip("throughput is a property of the real core")
+    res = S.bench(100_000, 4096, tmp_path, core=CORE)
+    for name, r in res.items():
+        assert r["matches_reference"], r["mismatch"]
+        assert r["words"] >= 100_000
+        assert r["weights_per_cycle"] > 0.9, f"{name}: {r['weights_per_cycle']:.3f} weights/cycle"
+
+
+# ------------------------------------------------------------------------------------------------ slow
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("name", [*QUICK])
+def test_bit_exact_big(name, seed, tmp_path, hdl_cache):
+    """Bigger streams, harder backpressure and source gaps, all four levels cycle-exact."""
+    ts, w, sl = stream(name, 20_000, seed=seed)
+    vec = S.make_vectors(ts, w, sl * 3)
+    stim = S.make_stimulus(vec, gap_prob=0.3, gap_max=9, ready_prob=0.4, ready_len=4096, seed=seed)
+    outs = {}
+    for sim in S.SIMULATORS:
+        need(sim)
+        outs[sim] = S.run(sim, stim, tmp_path / sim, vec.params, core=CORE, build_dir=hdl_cache)
+        msg = S.first_difference(outs[sim], expected_of(vec))
+        assert msg is None, msg
+        if sim != "myhdl":
+            diff = S.first_cycle_difference(outs["myhdl"], outs[sim])
+            assert diff is None, diff
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(6))
+def test_random_corruption_all_sims(seed, tmp_path, hdl_cache):
+    """Random bit flips, truncations and header damage on many stripes: same words and markers everywhere."""
+    rng = np.random.default_rng(100 + seed)
+    name = ["lut_int8", "zero_run", "residual", "bf16_mixed"][seed % 4]
+    ts, w, sl = stream(name, 6000, seed=seed)
+
+    def corrupt(st):
+        for i in rng.choice(len(st), size=len(st) // 2, replace=False):
+            s = st[i]
+            kind = rng.integers(0, 4)
+            if kind == 0:
+                s[rng.integers(0, len(s))] ^= np.uint32(1 << int(rng.integers(0, 32)))
+            elif kind == 1:
+                st[i] = s[:int(rng.integers(1, len(s)))]
+            elif kind == 2:
+                s[0] = (s[0] & 0xFFFF0000) | (int(rng.integers(0, sl)) & 0xFFFF)
+            else:
+                s[1:] = rng.integers(0, 1 << 32, len(s) - 1, dtype=np.uint64).astype(np.uint32)
+        return st
+
+    vec = S.make_vectors(ts, w, sl, corrupt=corrupt)
+    stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.6, seed=seed)
+    outs = {}
+    for sim in S.SIMULATORS:
+        need(sim)
+        outs[sim] = S.run(sim, stim, tmp_path / sim, vec.params, core=CORE, build_dir=hdl_cache)
+        msg = S.first_difference(outs[sim], expected_of(vec))
+        assert msg is None, msg
+        if sim != "myhdl":
+            assert S.first_cycle_difference(outs["myhdl"], outs[sim]) is None
