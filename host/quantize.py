@@ -7,8 +7,11 @@ must first go through one of these documented steps, chosen by the user:
   ``q = clip(round(w / scale), -qmax, qmax)`` with ``scale = max|w| / qmax`` (``qmax = 2^(b-1) - 1``);
   the scale is stored in the tensor's attributes so ``w ~ q * scale``.
 * :func:`to_bfloat16` (``--bf16``): round to the nearest bfloat16, ties to even (``ml_dtypes``); NaN stays NaN.
-* :func:`prune` (``--prune F``): magnitude pruning, the fraction ``F`` of the tensor's weights with the
-  smallest magnitude become 0 (before quantisation).
+* :func:`prune` (``--prune F``): magnitude pruning, the fraction ``F`` of each weight tensor's elements with
+  the smallest magnitude become 0 (before quantisation). As usual, only tensors of 2 or more dimensions are
+  pruned; biases and norm parameters (1-D) are left alone.
+
+Attributes stored with a quantised tensor: ``{"quantize": "int16", "scale": s}`` (float32 value of ``s``).
 """
 from __future__ import annotations
 
@@ -53,21 +56,23 @@ def quantize_int(arr: np.ndarray, dtype: str = "int16"):
         raise UnsupportedError("cannot quantise a tensor with NaN or infinite values")
     qmax = (1 << (QUANT_BITS[dtype] - 1)) - 1
     amax = float(np.abs(a).max()) if a.size else 0.0
-    scale = amax / qmax if amax > 0 else 1.0
+    # the scale is a float32 (short to store, exact after a JSON round trip via its shortest repr)
+    scale = float(str(np.float32(amax / qmax))) if amax > 0 else 1.0
     q = np.clip(np.rint(a / scale), -qmax, qmax).astype(np.int8 if dtype == "int8" else np.int16)
-    return q, {"scale": scale, "quantize": dtype, "source_dtype": str(arr.dtype)}
+    return q, {"quantize": dtype, "scale": scale}
 
 
 def dequantize(q: np.ndarray, attrs: dict) -> np.ndarray:
     """``q * scale`` as float32."""
-    return (q.astype(np.float64) * float(attrs["scale"])).astype(np.float32)
+    return q.astype(np.float32) * np.float32(attrs["scale"])
 
 
 def to_bfloat16(arr: np.ndarray):
-    """Round float32/float64 to bfloat16 (nearest, ties to even). Returns ``(bf16 array, attrs)``."""
+    """Round float32/float64 to bfloat16 (nearest, ties to even). Returns ``(bf16 array, attrs)``; the attrs
+    are empty (the bfloat16 dtype says it all)."""
     import ml_dtypes
     b = np.asarray(arr, np.float32).astype(ml_dtypes.bfloat16)
-    return b, {"source_dtype": str(arr.dtype), "rounding": "bfloat16-rne"}
+    return b, {}
 
 
 def prepare(arrays: dict, quantize: str | None = None, bf16: bool = False, prune_fraction: float = 0.0,
@@ -88,13 +93,14 @@ def prepare(arrays: dict, quantize: str | None = None, bf16: bool = False, prune
     for name, arr in arrays.items():
         arr = np.asarray(arr) if not hasattr(arr, "dtype") else arr
         a = {}
+        pf = prune_fraction if arr.ndim >= 2 else 0.0
         if is_float(arr):
             if not (quantize or bf16):
                 raise UnsupportedError(
                     f"tensor {name!r} is {arr.dtype}: lutzip codes it only after an explicit lossy step, "
                     f"--quantize int16|int8 or --bf16")
-            if prune_fraction:
-                arr = prune(arr, prune_fraction)
+            if pf:
+                arr = prune(arr, pf)
             if quantize:
                 arr, a = quantize_int(arr, quantize)
             else:
@@ -110,10 +116,8 @@ def prepare(arrays: dict, quantize: str | None = None, bf16: bool = False, prune
                         warn(f"skipping: {msg}")
                     continue
                 raise UnsupportedError(msg + "; --skip-unsupported leaves such tensors out") from None
-            if prune_fraction:
-                arr = prune(arr, prune_fraction)
-        if prune_fraction:
-            a["prune"] = prune_fraction
+            if pf:
+                arr = prune(arr, pf)
         out[name] = arr
         if a:
             attrs[name] = a
