@@ -4,7 +4,7 @@ Pins (constraints/arty_a7.xdc): CLK100MHZ, ck_rst (RESET button, active low), ua
 uart_rxd_out (out), led[3:0] (led[0] heartbeat, led[1] reset). No MMCM: the design runs at 100 MHz.
 Bitstream: Vivado (constraints/arty_a7.tcl); no open Xilinx bitstream flow is installed here.
 """
-from myhdl import Signal, always_comb, block, concat, intbv
+from myhdl import ResetSignal, Signal, always_comb, block, concat, intbv
 
 from .board_glue import board_glue
 
@@ -22,7 +22,7 @@ def board_arty_a7(CLK100MHZ, ck_rst, uart_txd_in, uart_rxd_out, led, BAUD=3_000_
                   LUT3_DEPTH=4096, top=None):
     if top is None:
         from .uart_top import uart_top as top
-    rst = Signal(bool(1))
+    rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high
     hb = Signal(bool(0))
     glue = board_glue(CLK100MHZ, ck_rst, rst, hb, BTN_ACTIVE_LOW=True, HB_BITS=27)
     core = top(CLK100MHZ, rst, uart_txd_in, uart_rxd_out, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W,

@@ -3,7 +3,7 @@
 Pins (constraints/icebreaker.pcf): CLK 12 MHz, BTN_N user button (reset), RX/TX USB-UART,
 LEDR_N red LED (on while in reset), LEDG_N green LED (heartbeat). No PLL: the design runs at 12 MHz.
 """
-from myhdl import Signal, always_comb, block
+from myhdl import ResetSignal, Signal, always_comb, block
 
 from .board_glue import board_glue
 
@@ -21,7 +21,7 @@ def board_icebreaker(CLK, BTN_N, RX, TX, LEDR_N, LEDG_N, BAUD=1_000_000, L=8, W=
                      top=None):
     if top is None:
         from .uart_top import uart_top as top
-    rst = Signal(bool(1))
+    rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high
     hb = Signal(bool(0))
     glue = board_glue(CLK, BTN_N, rst, hb, BTN_ACTIVE_LOW=True, HB_BITS=24)
     core = top(CLK, rst, RX, TX, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)

@@ -4,7 +4,7 @@ Pins (constraints/ulx3s.lpf): clk_25mhz, btn_pwr_n (btn[0], reset), ftdi_txd (in
 led[7:0] (led[0] heartbeat, led[1] reset), wifi_gpio0 held high so the ESP32 leaves the board alone.
 No PLL: the design runs at 25 MHz (an EHXPLLL would give more, but the UART limits throughput anyway).
 """
-from myhdl import Signal, always_comb, block, concat, intbv
+from myhdl import ResetSignal, Signal, always_comb, block, concat, intbv
 
 from .board_glue import board_glue
 
@@ -22,7 +22,7 @@ def board_ulx3s(clk_25mhz, btn_pwr_n, ftdi_txd, ftdi_rxd, led, wifi_gpio0, BAUD=
                 LUT3_DEPTH=4096, top=None):
     if top is None:
         from .uart_top import uart_top as top
-    rst = Signal(bool(1))
+    rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high
     hb = Signal(bool(0))
     glue = board_glue(clk_25mhz, btn_pwr_n, rst, hb, BTN_ACTIVE_LOW=True, HB_BITS=25)
     core = top(clk_25mhz, rst, ftdi_txd, ftdi_rxd, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)

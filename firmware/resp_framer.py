@@ -1,0 +1,244 @@
+"""Response framer: turns ACK/NACK/IDENT requests, result descriptors, decoded words and counter snapshots into
+board -> host frames (docs/PROTOCOL.md), one byte per cycle on an AXI-like byte stream."""
+from myhdl import Signal, always, always_comb, block, concat, enum, intbv, modbv
+
+from ..link import ACK, COUNTERS, DATA, IDENT, NACK, PROTOCOL_VERSION, RESULT, SYNC
+
+ST = enum("IDLE", "HDR", "PAY", "CRC")
+
+
+def ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD):
+    """The IDENT payload as one little-endian integer (see lutzip.link.IDENT_STRUCT)."""
+    return (PROTOCOL_VERSION | L << 16 | W << 24 | LUT3_DEPTH << 32 | RING_DEPTH << 48 | MAX_PAYLOAD << 64
+            | (CLK_HZ & 0xFFFFFFFF) << 96 | (BAUD & 0xFFFFFFFF) << 128)
+
+
+@block
+def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
+                ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
+                qdata, qvalid, qready, ddata, dvalid, dready,
+                cnt0, cnt1, cnt2, cnt3, cnt4, cnt5, cnt6, cnt7, cnt8, cnt9,
+                idle, res_idle,
+                L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0):
+    """``srst`` aborts the frame being sent and restarts the frame numbering."""
+    IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
+    WB = W // 8
+    state = Signal(ST.IDLE)
+    p_ack = Signal(bool(0))
+    p_nack = Signal(bool(0))
+    p_reason = Signal(intbv(0)[3:])
+    p_ident = Signal(bool(0))
+    p_cnt = Signal(bool(0))
+    p_res = Signal(bool(0))      # a RESULT frame is due for the descriptor held in dsc
+    dsc = Signal(intbv(0)[64:])
+    is_data = Signal(bool(0))
+    ftype = Signal(intbv(0)[8:])
+    flen = Signal(intbv(0)[16:])
+    left = Signal(intbv(0)[16:])
+    txseq = Signal(modbv(0)[8:])
+    stripe = Signal(modbv(0)[32:])
+    idx = Signal(intbv(0)[3:])
+    bsel = Signal(modbv(0)[1:])
+    psr = Signal(intbv(0)[640:])
+    c8 = Signal(intbv(0)[8:])
+    c32 = Signal(intbv(0)[32:])
+    adv = Signal(bool(0))
+
+    @always_comb
+    def c_adv():
+        adv.next = out_tready or not out_tvalid
+
+    @always_comb
+    def c_flags():
+        idle.next = (state == ST.IDLE and not p_ack and not p_nack and not p_ident and not p_cnt
+                     and not p_res and not qvalid and not out_tvalid)
+        res_idle.next = not qvalid and not p_res and not ((state != ST.IDLE) and (ftype == RESULT or ftype == DATA))
+
+    @always_comb
+    def c_pop():
+        qready.next = adv and state == ST.IDLE and not p_ack and not p_nack and not p_ident and not p_cnt \
+            and not p_res and not srst
+        dready.next = adv and state == ST.PAY and is_data and (WB == 1 or bsel == 1) and not srst
+
+    @always(clk.posedge)
+    def fsm():
+        if rst or srst:
+            state.next = ST.IDLE
+            p_ident.next = 0
+            p_cnt.next = 0
+            p_res.next = 0
+            p_ack.next = 0
+            p_nack.next = 0
+            txseq.next = 0
+            stripe.next = 0
+            out_tvalid.next = 0
+            is_data.next = 0
+            ftype.next = 0
+        else:
+            # latch requests
+            if nack_req:
+                p_nack.next = 1
+                p_reason.next = nack_reason
+            if ack_req:
+                p_ack.next = 1
+            if ident_req:
+                p_ident.next = 1
+            if barrier_req:
+                p_cnt.next = 1
+            if adv:
+                out_tvalid.next = 0
+                b = intbv(0)[8:]
+                if state == ST.IDLE:
+                    v = intbv(0)[640:]
+                    start = True
+                    dt = False
+                    n = intbv(0)[16:]
+                    t = intbv(0)[8:]
+                    if p_nack or p_ack:
+                        t[:] = ACK
+                        if p_nack:
+                            t[:] = NACK
+                            v[16:8] = p_reason
+                        v[8:0] = next_seq
+                        v[32:16] = credit
+                        n[:] = 4
+                        p_ack.next = ack_req
+                        p_nack.next = nack_req
+                    elif p_ident:
+                        t[:] = IDENT
+                        v[:] = IDENT_VAL
+                        n[:] = 20
+                        p_ident.next = ident_req
+                    elif p_cnt:
+                        t[:] = COUNTERS
+                        v[:] = concat(cnt9, cnt8, cnt7, cnt6, cnt5, cnt4, cnt3, cnt2, cnt1, cnt0)
+                        n[:] = 80
+                        p_cnt.next = barrier_req
+                    elif p_res:
+                        t[:] = RESULT
+                        v[32:0] = stripe
+                        v[49:32] = dsc[31:14]
+                        v[68:64] = dsc[14:10]
+                        v[128:96] = dsc[64:32]
+                        n[:] = 16
+                        p_res.next = 0
+                        stripe.next = stripe + 1
+                    elif qvalid:
+                        dsc.next = qdata
+                        if qdata[9:0] != 0:
+                            t[:] = DATA
+                            dt = True
+                            n[:] = qdata[9:0] * WB
+                            p_res.next = qdata[9]
+                        else:
+                            t[:] = RESULT
+                            v[32:0] = stripe
+                            v[49:32] = qdata[31:14]
+                            v[68:64] = qdata[14:10]
+                            v[128:96] = qdata[64:32]
+                            n[:] = 16
+                            stripe.next = stripe + 1
+                    else:
+                        start = False
+                    if start:
+                        state.next = ST.HDR
+                        ftype.next = t
+                        flen.next = n
+                        left.next = n
+                        psr.next = v
+                        is_data.next = dt
+                        idx.next = 0
+                        bsel.next = 0
+                        c8.next = 0
+                        c32.next = 0xFFFFFFFF
+                elif state == ST.HDR:
+                    if idx == 0:
+                        b[:] = SYNC
+                    elif idx == 1:
+                        b[:] = ftype
+                    elif idx == 2:
+                        b[:] = txseq
+                    elif idx == 3:
+                        b[:] = 0
+                    elif idx == 4:
+                        b[:] = flen[8:0]
+                    elif idx == 5:
+                        b[:] = flen[16:8]
+                    else:
+                        b[:] = c8
+                    out_tdata.next = b
+                    out_tvalid.next = 1
+                    idx.next = idx + 1
+                    c = modbv(0)[8:]
+                    c[:] = c8 ^ b
+                    for i in range(8):
+                        if c[7]:
+                            c[:] = (c << 1) ^ 0x07
+                        else:
+                            c[:] = c << 1
+                    if idx >= 1 and idx <= 5:
+                        c8.next = c
+                    k = intbv(0)[32:]
+                    k[:] = c32
+                    for i in range(8):
+                        if k[0] ^ b[i]:
+                            k[:] = (k >> 1) ^ 0xEDB88320
+                        else:
+                            k[:] = k >> 1
+                    if idx >= 1:
+                        c32.next = k
+                    if idx == 6:
+                        txseq.next = txseq + 1
+                        if flen == 0:
+                            state.next = ST.CRC
+                            idx.next = 0
+                        else:
+                            state.next = ST.PAY
+                elif state == ST.PAY:
+                    ok = True
+                    if is_data:
+                        if not dvalid:
+                            ok = False
+                        elif bsel == 0:
+                            b[:] = ddata[8:0]
+                        else:
+                            b[:] = ddata[W:8]
+                    else:
+                        b[:] = psr[8:0]
+                    if ok:
+                        out_tdata.next = b
+                        out_tvalid.next = 1
+                        if not is_data:
+                            psr.next = psr >> 8
+                        if WB == 2:
+                            bsel.next = bsel + 1
+                        k = intbv(0)[32:]
+                        k[:] = c32
+                        for i in range(8):
+                            if k[0] ^ b[i]:
+                                k[:] = (k >> 1) ^ 0xEDB88320
+                            else:
+                                k[:] = k >> 1
+                        c32.next = k
+                        left.next = left - 1
+                        if left == 1:
+                            state.next = ST.CRC
+                            idx.next = 0
+                else:
+                    f = intbv(0)[32:]
+                    f[:] = c32 ^ 0xFFFFFFFF
+                    if idx == 0:
+                        b[:] = f[8:0]
+                    elif idx == 1:
+                        b[:] = f[16:8]
+                    elif idx == 2:
+                        b[:] = f[24:16]
+                    else:
+                        b[:] = f[32:24]
+                    out_tdata.next = b
+                    out_tvalid.next = 1
+                    idx.next = idx + 1
+                    if idx == 3:
+                        state.next = ST.IDLE
+
+    return c_adv, c_flags, c_pop, fsm
