@@ -39,8 +39,8 @@ MARKER = 0x4C5A
 @block
 def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_q, credit_ok, flush,
                t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_tot, idle, L=8):
-    st = enum("HDR", "LOAD", "RUN", "WAIT", "DRAIN")
-    state = Signal(st.HDR)
+    st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
+    state = Signal(st.F_HDR)
     hi = Signal(intbv(0)[32:])
     lo = Signal(intbv(0)[32:])
     hi_ok = Signal(bool(0))
@@ -97,36 +97,36 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
 
     @always_comb
     def fw_go():
-        go.next = state == st.RUN and credit_ok and (in_nonempty or end_seen) and not flush
+        go.next = state == st.F_RUN and credit_ok and (in_nonempty or end_seen) and not flush
 
     @always_comb
     def fw_pop():
         if flush:
             in_pop.next = 0
-        elif state == st.HDR:
+        elif state == st.F_HDR:
             in_pop.next = in_nonempty and credit_ok
-        elif state == st.LOAD:
+        elif state == st.F_LOAD:
             in_pop.next = in_nonempty and not end_seen
-        elif state == st.RUN:
+        elif state == st.F_RUN:
             in_pop.next = go and np[5] and not end_seen
-        elif state == st.DRAIN:
+        elif state == st.F_DRAIN:
             in_pop.next = in_nonempty
         else:
             in_pop.next = 0
 
     @always_comb
     def fw_idle():
-        idle.next = state == st.HDR
+        idle.next = state == st.F_HDR
 
     @always_seq(clk.posedge, reset=rst)
     def fw_regs():
         t_valid.next = 0
         if flush:
             if end_seen:
-                state.next = st.HDR
+                state.next = st.F_HDR
             else:
-                state.next = st.DRAIN
-        elif state == st.HDR:
+                state.next = st.F_DRAIN
+        elif state == st.F_HDR:
             if in_nonempty and credit_ok:
                 t_valid.next = 1
                 t_hdr.next = 1
@@ -137,10 +137,10 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
                 if hdr_bad:
                     t_ferr.next = 1
                     if not in_last:
-                        state.next = st.DRAIN
+                        state.next = st.F_DRAIN
                 else:
                     t_ferr.next = 0
-                    state.next = st.LOAD
+                    state.next = st.F_LOAD
                     end_seen.next = in_last
                     hi.next = 0
                     lo.next = 0
@@ -148,7 +148,7 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
                     lo_ok.next = 0
                     ptr.next = 0
                     nload.next = 0
-        elif state == st.LOAD:
+        elif state == st.F_LOAD:
             if in_nonempty or end_seen:
                 hi.next = lo
                 hi_ok.next = lo_ok
@@ -161,8 +161,8 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
                     end_seen.next = in_last
                 nload.next = 1
                 if nload:
-                    state.next = st.RUN
-        elif state == st.RUN:
+                    state.next = st.F_RUN
+        elif state == st.F_RUN:
             if go:
                 t_valid.next = 1
                 t_hdr.next = 0
@@ -172,7 +172,7 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
                 t_c.next = lut1_q[10:6]
                 t_tot.next = tot
                 if d_err != 0:
-                    state.next = st.WAIT
+                    state.next = st.F_WAIT
                 ptr.next = np[5:]
                 if np[5]:
                     hi.next = lo
@@ -184,8 +184,8 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
                         lo.next = in_data
                         lo_ok.next = 1
                         end_seen.next = in_last
-        elif state == st.DRAIN:
+        elif state == st.F_DRAIN:
             if in_nonempty and in_last:
-                state.next = st.HDR
+                state.next = st.F_HDR
 
     return fw_concat, fw_shift, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_go, fw_pop, fw_idle, fw_regs

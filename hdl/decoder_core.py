@@ -55,6 +55,7 @@ def decoder_core(clk, rst,
     if not 1 <= LUT3_DEPTH <= 4096:
         raise ValueError(f"LUT3_DEPTH = {LUT3_DEPTH}: must be 1..4096")
     abits = max(1, (LUT3_DEPTH - 1).bit_length())
+    n_lut1 = 1 << L
 
     # ---------------------------------------------------------------- table writes
     lut1_we = Signal(bool(0))
@@ -70,7 +71,7 @@ def decoder_core(clk, rst,
 
     @always_comb
     def tbl_decode():
-        lut1_we.next = tbl_we and tbl_sel == 0 and tbl_addr < (1 << L)
+        lut1_we.next = tbl_we and tbl_sel == 0 and tbl_addr < n_lut1
         lut2_we.next = tbl_we and tbl_sel == 1 and tbl_addr < 16
         lut3_we.next = tbl_we and tbl_sel == 2 and tbl_addr < LUT3_DEPTH
         lut1_wa.next = tbl_addr[L:0]
@@ -102,7 +103,7 @@ def decoder_core(clk, rst,
     @always_comb
     def in_side():
         in_ready.next = in_count < IN_DEPTH
-        in_push.next = s_axis_tvalid and in_count < IN_DEPTH
+        in_push.next = s_axis_tvalid and in_count < IN_DEPTH and not rst
         in_wdata.next = concat(s_axis_tlast, s_axis_tdata)
         in_data.next = in_rdata[32:0]
         in_last.next = in_rdata[32]
@@ -110,7 +111,7 @@ def decoder_core(clk, rst,
 
     @always_comb
     def in_ready_out():
-        s_axis_tready.next = in_ready
+        s_axis_tready.next = in_ready and not rst
 
     in_fifo = sync_fifo(clk, rst, in_push, in_wdata, in_pop, in_rdata, in_count, DEPTH=IN_DEPTH)
 
@@ -205,11 +206,11 @@ def decoder_core(clk, rst,
 
     @always_comb
     def of_handshake():
-        of_pop.next = m_valid and m_axis_tready
+        of_pop.next = m_valid and m_axis_tready and not rst
 
     @always_comb
     def m_side():
-        m_axis_tvalid.next = m_valid
+        m_axis_tvalid.next = m_valid and not rst
         m_axis_tdata.next = of_rdata[W:0]
         m_axis_tlast.next = of_rdata[W]
         m_axis_tuser.next = of_rdata[W + 1]

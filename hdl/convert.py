@@ -1,0 +1,63 @@
+"""Convert :func:`lutzip.hdl.decoder_core.decoder_core` to VHDL and/or Verilog.
+
+``convert(out_dir)`` writes ``decoder_core.vhd`` (+ ``pck_myhdl_*.vhd``) and ``decoder_core.v`` into
+``out_dir`` (created if needed); nothing is written to the current directory.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from myhdl import ResetSignal, Signal, intbv
+
+from ..errors import UnsupportedError
+from .decoder_core import decoder_core
+
+HDLS = ("vhdl", "verilog")
+
+
+def core_signals(W=16):
+    """Fresh signals for every port of the core, in signature order."""
+    return dict(
+        clk=Signal(bool(0)), rst=ResetSignal(0, active=1, isasync=False),
+        s_axis_tdata=Signal(intbv(0)[32:]), s_axis_tvalid=Signal(bool(0)), s_axis_tready=Signal(bool(0)),
+        s_axis_tlast=Signal(bool(0)),
+        m_axis_tdata=Signal(intbv(0)[W:]), m_axis_tvalid=Signal(bool(0)), m_axis_tready=Signal(bool(0)),
+        m_axis_tlast=Signal(bool(0)), m_axis_tuser=Signal(bool(0)),
+        tbl_we=Signal(bool(0)), tbl_sel=Signal(intbv(0)[2:]), tbl_addr=Signal(intbv(0)[12:]),
+        tbl_wdata=Signal(intbv(0)[32:]),
+        err_valid=Signal(bool(0)), err_code=Signal(intbv(0)[4:]), busy=Signal(bool(0)))
+
+
+def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096):
+    """Write the converted core into ``out_dir``; returns the list of files written.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Destination directory (created).
+    hdl : str or sequence of str
+        ``"vhdl"`` and/or ``"verilog"``.
+    L, W, LUT3_DEPTH : int
+        Core parameters (docs/CORE.md).
+    """
+    if isinstance(hdl, str):
+        hdl = (hdl,)
+    hdl = tuple(h.lower() for h in hdl)
+    for h in hdl:
+        if h not in HDLS:
+            raise UnsupportedError(f"unknown HDL {h!r}: choose from {', '.join(HDLS)}")
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    before = set(out.iterdir())
+    cwd = os.getcwd()
+    os.chdir(out)  # belt and braces: some MyHDL versions write helper files into the cwd
+    try:
+        for h in hdl:
+            inst = decoder_core(**core_signals(W), L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+            kw = dict(hdl="VHDL", std_logic_ports=True) if h == "vhdl" else dict(hdl="Verilog", testbench=False)
+            inst.convert(path=str(out), name="decoder_core", **kw)
+    finally:
+        os.chdir(cwd)
+    files = sorted(p for p in out.iterdir() if p not in before or p.name.startswith("decoder_core"))
+    return [str(p) for p in files]
