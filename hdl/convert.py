@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 from myhdl import ResetSignal, Signal, intbv
@@ -53,10 +54,12 @@ def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096):
     cwd = os.getcwd()
     os.chdir(out)  # belt and braces: some MyHDL versions write helper files into the cwd
     try:
-        for h in hdl:
-            inst = decoder_core(**core_signals(W), L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
-            kw = dict(hdl="VHDL", std_logic_ports=True) if h == "vhdl" else dict(hdl="Verilog", testbench=False)
-            inst.convert(path=str(out), name="decoder_core", **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "driven but not read" notes on interface signals
+            for h in hdl:
+                inst = decoder_core(**core_signals(W), L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+                kw = dict(hdl="VHDL") if h == "vhdl" else dict(hdl="Verilog", testbench=False)
+                inst.convert(path=str(out), name="decoder_core", **kw)
     finally:
         os.chdir(cwd)
     files = sorted(p for p in out.iterdir() if p not in before or p.name.startswith("decoder_core"))

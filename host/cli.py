@@ -11,6 +11,7 @@ from .errors import LutzError
 #: Modules with a ``register(subparsers)`` function; each sub-command sets ``func(args) -> int``.
 COMMAND_MODULES = [
     "lutzip.cli_codec",
+    "lutzip.hdl.cli",
 ]
 
 
