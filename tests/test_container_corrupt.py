@@ -1,0 +1,217 @@
+"""Damaged and hostile containers: every one is a LutzError naming the problem, never a wrong array, never a
+hang, and nothing is allocated from a header field before it is checked against the bytes present."""
+import json
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as hst
+
+from lutzip import codec, container as ct
+from lutzip.errors import CorruptError, FormatError, LutzError, TableError, UnsupportedError
+
+
+def sample_file():
+    rng = np.random.default_rng(5)
+    a = rng.laplace(0, 300, size=(40, 50)).astype(np.int16)
+    a[rng.random(a.shape) < 0.6] = 0
+    b = rng.integers(-128, 128, size=300).astype(np.int8)
+    c = rng.standard_normal(77).astype(np.float16)
+    arrays = {"w": a, "b": b, "h": c}
+    return ct.to_bytes(codec.compress(arrays, stripe_len=256, attrs={"w": {"scale": 0.5}})), arrays
+
+
+DATA, ARRAYS = sample_file()
+
+
+def decode_all(data):
+    return codec.decompress(ct.from_bytes(data))
+
+
+def rebuild(meta: bytes, payload: bytes = b"") -> bytes:
+    """A file with valid header and CRCs around arbitrary metadata: only the parser's checks stand."""
+    head = struct.pack("<4sHHIIQI", b"LUTZ", 1, 0, len(meta), zlib.crc32(meta), len(payload), 0)
+    return head + struct.pack("<I", zlib.crc32(head)) + meta + payload
+
+
+def test_sample_roundtrips():
+    out = decode_all(DATA)
+    for k, a in ARRAYS.items():
+        assert out[k].dtype == a.dtype and np.array_equal(out[k].view(np.uint8), a.view(np.uint8))
+
+
+def test_truncation_at_every_length():
+    lengths = sorted(set(range(0, 200)) | set(range(0, len(DATA), 7)))
+    for n in lengths:
+        with pytest.raises(FormatError):
+            decode_all(DATA[:n])
+
+
+def test_appended_bytes_rejected():
+    with pytest.raises(FormatError, match="claims"):
+        decode_all(DATA + b"\0\0\0\0")
+
+
+@given(flips=hst.lists(hst.integers(0, 8 * len(DATA) - 1), min_size=1, max_size=4, unique=True))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_bit_flips_anywhere_are_errors(flips):
+    buf = bytearray(DATA)
+    for f in flips:
+        buf[f // 8] ^= 1 << (f % 8)
+    with pytest.raises(LutzError):
+        decode_all(bytes(buf))
+
+
+def test_every_single_bit_flip_sampled():
+    rng = np.random.default_rng(0)
+    for f in rng.choice(8 * len(DATA), size=400, replace=False):
+        buf = bytearray(DATA)
+        buf[f // 8] ^= 1 << (f % 8)
+        with pytest.raises(LutzError):
+            decode_all(bytes(buf))
+
+
+def test_damaged_payload_without_crc_never_crashes():
+    """With CRC checks off, a damaged stripe is a DecodeError or some array: never a crash or a hang."""
+    c = ct.from_bytes(DATA)
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        p = c.payload.copy()
+        p[rng.integers(len(p))] ^= np.uint32(1 << int(rng.integers(32)))
+        c2 = ct.Container(c.tables, c.tensors, p)
+        try:
+            codec.decompress(c2, check_crc=False)
+        except LutzError:
+            pass
+
+
+def test_bad_magic_version_flags():
+    with pytest.raises(FormatError, match="magic"):
+        decode_all(b"XXXX" + DATA[4:])
+    for field, val, msg in [(4, 2, "version"), (6, 1, "flags")]:
+        head = bytearray(DATA[:28])
+        struct.pack_into("<H", head, field, val)
+        buf = bytes(head) + struct.pack("<I", zlib.crc32(bytes(head))) + DATA[32:]
+        with pytest.raises(FormatError, match=msg):
+            decode_all(buf)
+
+
+@pytest.mark.parametrize("meta_len,payload_len", [(2**32 - 1, 0), (0, 2**63), (10, 2**40 + 4), (0, 6)])
+def test_header_claiming_absurd_sizes(meta_len, payload_len):
+    head = struct.pack("<4sHHIIQI", b"LUTZ", 1, 0, meta_len, 0, payload_len, 0)
+    buf = head + struct.pack("<I", zlib.crc32(head)) + b"\0" * 64
+    with pytest.raises(FormatError):
+        decode_all(buf)
+
+
+def _table(w=16, classes=((1, 1, 16, 0),), lut3=()):
+    out = struct.pack("<BBH", w, len(classes), len(lut3))
+    for c, kind, k, p in classes:
+        out += struct.pack("<BBBBI", c, kind, k, 0, p)
+    return out + np.asarray(lut3, "<u2").tobytes()
+
+
+def _tensor(name=b"t", dtype=3, shape=(4,), attrs=b"", table=0, S=4096, offset=0, stripes=((2, 0),)):
+    out = struct.pack("<H", len(name)) + name + struct.pack("<BB", dtype, len(shape))
+    out += struct.pack(f"<{len(shape)}Q", *shape) + struct.pack("<I", len(attrs)) + attrs
+    out += struct.pack("<HIQI", table, S, offset, len(stripes))
+    for n, crc in stripes:
+        out += struct.pack("<II", n, crc)
+    return out
+
+
+@pytest.mark.parametrize("meta,match", [
+    (struct.pack("<HI", 0, 0), "no table set"),
+    (struct.pack("<HI", 1, 0) + struct.pack("<BBH", 16, 200, 0), "claims"),
+    (struct.pack("<HI", 1, 0) + struct.pack("<BBH", 16, 1, 60000), "claims"),
+    (struct.pack("<HI", 1, 2**32 - 1) + _table(), "cannot fit"),
+    (struct.pack("<HI", 5, 0) + _table(), "truncated"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(shape=(2**40,), stripes=()), "stripes recorded"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(shape=(4,) * 9), "dimensions"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(dtype=9), "dtype code"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(dtype=1), "does not match"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(table=3), "table set 3"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(S=0), "stripe length"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(offset=2**60), "outside"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(stripes=((2**31, 0),)), "outside"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(attrs=b"[1]"), "JSON object"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(attrs=b"{"), "not JSON"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor()[:-3], "do not fit"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor(name=b"n" * 40)[:-30], "truncated"),
+    (struct.pack("<HI", 1, 1) + _table() + _tensor() + b"\0", "unexpected bytes"),
+])
+def test_hostile_metadata(meta, match):
+    with pytest.raises(FormatError, match=match):
+        decode_all(rebuild(meta, b"\0" * 8))
+
+
+def test_huge_stripe_count_not_allocated():
+    """A tensor claiming 2^32-1 stripes in a small file fails on the count, before any allocation."""
+    meta = struct.pack("<HI", 1, 1) + _table() + _tensor(shape=(2**40,), S=256, stripes=())
+    meta = meta[:-4] + struct.pack("<I", 2**32 - 1)
+    with pytest.raises(FormatError):
+        decode_all(rebuild(meta))
+
+
+@pytest.mark.parametrize("classes,lut3,match", [
+    (((1, 1, 16, 0), (1, 1, 16, 0), (1, 1, 16, 0)), (), "Kraft"),
+    (((0, 1, 16, 0),), (), "code length"),
+    (((13, 1, 16, 0),), (), "code length"),
+    (((1, 0, 2, 0),), (1, 2, 3), "LUT3"),
+    (((1, 0, 13, 0),), (), "LUT index"),
+    (((1, 1, 8, 3),), (), "base"),
+    (((1, 1, 17, 0),), (), "exceeds"),
+    (((1, 2, 17, 0),), (), "zero-run"),
+    (((1, 2, 3, 5),), (), "non-zero param"),
+    (((1, 7, 3, 0),), (), "unknown kind"),
+    ((), (), "classes"),
+])
+def test_bad_tables_in_container(classes, lut3, match):
+    meta = struct.pack("<HI", 1, 0) + _table(classes=classes, lut3=lut3)
+    with pytest.raises(TableError, match=match):
+        decode_all(rebuild(meta))
+
+
+def test_lut3_value_too_wide_for_8_bits():
+    meta = struct.pack("<HI", 1, 0) + _table(w=8, classes=((1, 0, 0, 0),), lut3=(300,))
+    with pytest.raises(TableError, match="fit"):
+        decode_all(rebuild(meta))
+
+
+def test_stripe_count_mismatch_and_crc():
+    c = ct.from_bytes(DATA)
+    t = c.tensors[0]
+    # a stripe whose header claims a different word count (CRC recomputed so only the decoder can tell)
+    p = c.payload.copy()
+    lo = t.offset // 4
+    p[lo] = np.uint32(0x4C5A0000 | 7)
+    t2 = ct.TensorEntry(t.name, t.dtype, t.shape, t.table, t.stripe_len, t.offset, t.stripe_words.copy(),
+                        t.stripe_crcs.copy(), t.attrs)
+    t2.stripe_crcs[0] = zlib.crc32(p[lo:lo + int(t.stripe_words[0])].astype("<u4").tobytes())
+    c2 = ct.Container(c.tables, [t2] + c.tensors[1:], p)
+    with pytest.raises(LutzError, match="stripe 0"):
+        codec.decompress(ct.from_bytes(ct.to_bytes(c2)))
+    with pytest.raises(CorruptError, match="CRC"):
+        codec.decompress(ct.Container(c.tables, [t] + c.tensors[1:], p))
+
+
+def test_overlapping_stripes_rejected():
+    c = ct.from_bytes(DATA)
+    t0, t1 = c.tensors[0], c.tensors[1]
+    t1b = ct.TensorEntry(t1.name, t1.dtype, t1.shape, t1.table, t1.stripe_len, t0.offset, t1.stripe_words,
+                         t1.stripe_crcs, t1.attrs)
+    with pytest.raises(FormatError, match="overlap"):
+        ct.from_bytes(ct.to_bytes(ct.Container(c.tables, [t0, t1b] + c.tensors[2:], c.payload)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64])
+def test_unsupported_dtypes(dtype):
+    with pytest.raises(UnsupportedError):
+        codec.compress({"x": np.zeros(8, dtype)})
+
+
+def test_attrs_roundtrip_json():
+    c = ct.from_bytes(DATA)
+    assert c.tensor("w").attrs == {"scale": 0.5}
+    assert json.loads(json.dumps(c.tensor("w").attrs)) == {"scale": 0.5}
