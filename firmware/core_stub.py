@@ -2,7 +2,7 @@
 about three cycles per word instead of one). Used when the real core is not available or for comparison."""
 from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
-ST = enum("HDR", "FETCH", "DEC", "OUT", "ZERO", "ERR", "DISCARD")
+ST = enum("C_HDR", "C_FETCH", "C_DEC", "C_EMIT", "C_ZERO", "C_ERR", "C_DISCARD")
 
 
 @block
@@ -16,7 +16,7 @@ def core_stub(clk, rst,
     lut2 = [Signal(intbv(0)[23:]) for _ in range(16)]
     lut3 = [Signal(intbv(0)[W:]) for _ in range(LUT3_DEPTH)]
     n_lut3 = Signal(intbv(0)[13:])
-    state = Signal(ST.HDR)
+    state = Signal(ST.C_HDR)
     acc = Signal(modbv(0)[64:])
     have = Signal(intbv(0)[7:])
     need = Signal(intbv(0)[17:])     # words still to output
@@ -64,16 +64,16 @@ def core_stub(clk, rst,
 
     @always_comb
     def c_out():
-        s_axis_tready.next = state == ST.HDR or state == ST.DISCARD or (state == ST.FETCH)
-        busy.next = state != ST.HDR
+        s_axis_tready.next = state == ST.C_HDR or state == ST.C_DISCARD or (state == ST.C_FETCH)
+        busy.next = state != ST.C_HDR
 
     @always(clk.posedge)
     def fsm():
         err_valid.next = 0
         if rst:
-            state.next = ST.HDR
+            state.next = ST.C_HDR
             m_axis_tvalid.next = 0
-        elif state == ST.HDR:
+        elif state == ST.C_HDR:
             m_axis_tvalid.next = 0
             if s_axis_tvalid:
                 in_done.next = s_axis_tlast
@@ -82,21 +82,21 @@ def core_stub(clk, rst,
                 need.next = s_axis_tdata[16:0] + 1
                 if s_axis_tdata[32:16] != 0x4C5A:
                     code.next = 1
-                    state.next = ST.ERR
+                    state.next = ST.C_ERR
                 elif s_axis_tlast:
                     code.next = 4
-                    state.next = ST.ERR
+                    state.next = ST.C_ERR
                 else:
-                    state.next = ST.FETCH
-        elif state == ST.FETCH:
+                    state.next = ST.C_FETCH
+        elif state == ST.C_FETCH:
             if s_axis_tvalid:
                 a = modbv(0)[64:]
                 a[:] = s_axis_tdata
                 acc.next = acc | (a << (32 - have))
                 have.next = have + 32
                 in_done.next = s_axis_tlast
-                state.next = ST.DEC
-        elif state == ST.DEC:
+                state.next = ST.C_DEC
+        elif state == ST.C_DEC:
             tot = intbv(0)[6:]
             tot[:] = e1[6:0]
             c = intbv(0)[4:]
@@ -104,13 +104,13 @@ def core_stub(clk, rst,
             k = intbv(0)[5:]
             k[:] = e2[21:16]
             if have <= 32 and not in_done:
-                state.next = ST.FETCH
+                state.next = ST.C_FETCH
             elif not e1[14]:
                 code.next = 3
-                state.next = ST.ERR
+                state.next = ST.C_ERR
             elif tot > have:
                 code.next = 4
-                state.next = ST.ERR
+                state.next = ST.C_ERR
             else:
                 t = modbv(0)[64:]
                 t[:] = acc << c
@@ -126,25 +126,27 @@ def core_stub(clk, rst,
                     ad[:] = e2[16:0] + ix
                     if ad >= n_lut3:
                         code.next = 5
-                        state.next = ST.ERR
+                        state.next = ST.C_ERR
                     else:
                         la3.next = ad[12:0]
-                        state.next = ST.OUT
+                        state.next = ST.C_EMIT
                         m_axis_tvalid.next = 0
                 elif kind == 1:
-                    m_axis_tdata.next = (e2[16:0] + ix) & ((1 << W) - 1)
+                    rv = modbv(0)[W:]
+                    rv[:] = e2[16:0] + ix
+                    m_axis_tdata.next = rv
                     m_axis_tvalid.next = 1
                     m_axis_tlast.next = need == 1
                     m_axis_tuser.next = 0
-                    state.next = ST.OUT
+                    state.next = ST.C_EMIT
                 else:
                     if ix + 1 > need:
                         code.next = 6
-                        state.next = ST.ERR
+                        state.next = ST.C_ERR
                     else:
                         zleft.next = ix + 1
-                        state.next = ST.ZERO
-        elif state == ST.OUT:
+                        state.next = ST.C_ZERO
+        elif state == ST.C_EMIT:
             if not m_axis_tvalid:
                 m_axis_tdata.next = v3
                 m_axis_tvalid.next = 1
@@ -155,12 +157,12 @@ def core_stub(clk, rst,
                 need.next = need - 1
                 if need == 1:
                     if in_done:
-                        state.next = ST.HDR
+                        state.next = ST.C_HDR
                     else:
-                        state.next = ST.DISCARD
+                        state.next = ST.C_DISCARD
                 else:
-                    state.next = ST.DEC
-        elif state == ST.ZERO:
+                    state.next = ST.C_DEC
+        elif state == ST.C_ZERO:
             if not m_axis_tvalid:
                 m_axis_tdata.next = 0
                 m_axis_tvalid.next = 1
@@ -174,12 +176,12 @@ def core_stub(clk, rst,
                     m_axis_tvalid.next = 0
                     if need == 1:
                         if in_done:
-                            state.next = ST.HDR
+                            state.next = ST.C_HDR
                         else:
-                            state.next = ST.DISCARD
+                            state.next = ST.C_DISCARD
                     else:
-                        state.next = ST.DEC
-        elif state == ST.ERR:
+                        state.next = ST.C_DEC
+        elif state == ST.C_ERR:
             if not m_axis_tvalid:
                 err_valid.next = 1
                 err_code.next = code
@@ -191,11 +193,11 @@ def core_stub(clk, rst,
                 m_axis_tvalid.next = 0
                 m_axis_tuser.next = 0
                 if in_done:
-                    state.next = ST.HDR
+                    state.next = ST.C_HDR
                 else:
-                    state.next = ST.DISCARD
+                    state.next = ST.C_DISCARD
         else:
             if s_axis_tvalid and s_axis_tlast:
-                state.next = ST.HDR
+                state.next = ST.C_HDR
 
     return tables, c_pfx, c_l1, c_cls, c_l2, c_l3, c_out, fsm

@@ -3,7 +3,7 @@ from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
 from ..link import BARRIER, IDENTIFY, PING, RESET, STREAM, SYNC, TABLE
 
-ST = enum("HUNT", "HDR", "PAY", "CRC", "FIN")
+ST = enum("R_HUNT", "R_HDR", "R_PAY", "R_CRC", "R_FIN")
 
 
 @block
@@ -15,7 +15,7 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
 
     ``soft_rst`` pulses for a RESET frame; ``mode_words`` is the RESET frame's mode bit 0.
     """
-    state = Signal(ST.HUNT)
+    state = Signal(ST.R_HUNT)
     idx = Signal(intbv(0)[3:])
     ftype = Signal(intbv(0)[8:])
     fseq = Signal(intbv(0)[8:])
@@ -39,9 +39,9 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
 
     @always_comb
     def outs():
-        in_tready.next = state != ST.FIN
+        in_tready.next = state != ST.R_FIN
         next_seq.next = expect
-        hunting.next = state == ST.HUNT
+        hunting.next = state == ST.R_HUNT
 
     @always(clk.posedge)
     def fsm():
@@ -54,19 +54,19 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
         soft_rst.next = 0
         link_err.next = 0
         if rst:
-            state.next = ST.HUNT
+            state.next = ST.R_HUNT
             expect.next = 0
             nacked.next = 0
             mode_words.next = 0
             idx.next = 0
-        elif state == ST.FIN:
+        elif state == ST.R_FIN:
             if fin_commit:
                 ring_commit.next = 1
                 expect.next = expect + 1
                 nacked.next = 0
             if fin_ack:
                 ack_req.next = 1
-            state.next = ST.HUNT
+            state.next = ST.R_HUNT
         elif in_tvalid:
             b = intbv(0)[8:]
             b[:] = in_tdata
@@ -85,13 +85,13 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
                     k[:] = (k >> 1) ^ 0xEDB88320
                 else:
                     k[:] = k >> 1
-            if state == ST.HUNT:
+            if state == ST.R_HUNT:
                 if b == SYNC:
-                    state.next = ST.HDR
+                    state.next = ST.R_HDR
                     idx.next = 0
                     c8.next = 0
                     c32.next = 0xFFFFFFFF
-            elif state == ST.HDR:
+            elif state == ST.R_HDR:
                 c32.next = k
                 c8.next = c
                 idx.next = idx + 1
@@ -109,7 +109,7 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
                     # idx 5: header CRC-8
                     if b != c8 or flen > MAX_PAYLOAD:
                         link_err.next = 1
-                        state.next = ST.HUNT
+                        state.next = ST.R_HUNT
                     else:
                         d = modbv(0)[8:]
                         d[:] = fseq - expect
@@ -147,11 +147,11 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
                         bi.next = 0
                         left.next = flen
                         if flen == 0:
-                            state.next = ST.CRC
+                            state.next = ST.R_CRC
                             idx.next = 0
                         else:
-                            state.next = ST.PAY
-            elif state == ST.PAY:
+                            state.next = ST.R_PAY
+            elif state == ST.R_PAY:
                 c32.next = k
                 w = intbv(0)[32:]
                 w[:] = word >> 8
@@ -176,16 +176,16 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
                         ring_wdata.next[34:32] = t
                         ring_wdata.next[32:0] = w
                 if left == 1:
-                    state.next = ST.CRC
+                    state.next = ST.R_CRC
                     idx.next = 0
-            elif state == ST.CRC:
+            elif state == ST.R_CRC:
                 r = intbv(0)[32:]
                 r[:] = rcv >> 8
                 r[32:24] = b
                 rcv.next = r
                 idx.next = idx + 1
                 if idx == 3:
-                    state.next = ST.FIN
+                    state.next = ST.R_FIN
                     fin_commit.next = 0
                     fin_ack.next = 0
                     if r != (c32 ^ 0xFFFFFFFF):

@@ -4,7 +4,7 @@ from myhdl import Signal, always, always_comb, block, concat, enum, intbv, modbv
 
 from ..link import ACK, COUNTERS, DATA, IDENT, NACK, PROTOCOL_VERSION, RESULT, SYNC
 
-ST = enum("IDLE", "HDR", "PAY", "CRC")
+ST = enum("F_IDLE", "F_HDR", "F_PAY", "F_CRC")
 
 
 def ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD):
@@ -23,7 +23,7 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
     """``srst`` aborts the frame being sent and restarts the frame numbering."""
     IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
     WB = W // 8
-    state = Signal(ST.IDLE)
+    state = Signal(ST.F_IDLE)
     p_ack = Signal(bool(0))
     p_nack = Signal(bool(0))
     p_reason = Signal(intbv(0)[3:])
@@ -50,20 +50,20 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
 
     @always_comb
     def c_flags():
-        idle.next = (state == ST.IDLE and not p_ack and not p_nack and not p_ident and not p_cnt
+        idle.next = (state == ST.F_IDLE and not p_ack and not p_nack and not p_ident and not p_cnt
                      and not p_res and not qvalid and not out_tvalid)
-        res_idle.next = not qvalid and not p_res and not ((state != ST.IDLE) and (ftype == RESULT or ftype == DATA))
+        res_idle.next = not qvalid and not p_res and not ((state != ST.F_IDLE) and (ftype == RESULT or ftype == DATA))
 
     @always_comb
     def c_pop():
-        qready.next = adv and state == ST.IDLE and not p_ack and not p_nack and not p_ident and not p_cnt \
+        qready.next = adv and state == ST.F_IDLE and not p_ack and not p_nack and not p_ident and not p_cnt \
             and not p_res and not srst
-        dready.next = adv and state == ST.PAY and is_data and (WB == 1 or bsel == 1) and not srst
+        dready.next = adv and state == ST.F_PAY and is_data and (WB == 1 or bsel == 1) and not srst
 
     @always(clk.posedge)
     def fsm():
         if rst or srst:
-            state.next = ST.IDLE
+            state.next = ST.F_IDLE
             p_ident.next = 0
             p_cnt.next = 0
             p_res.next = 0
@@ -88,7 +88,7 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
             if adv:
                 out_tvalid.next = 0
                 b = intbv(0)[8:]
-                if state == ST.IDLE:
+                if state == ST.F_IDLE:
                     v = intbv(0)[640:]
                     start = True
                     dt = False
@@ -141,7 +141,7 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                     else:
                         start = False
                     if start:
-                        state.next = ST.HDR
+                        state.next = ST.F_HDR
                         ftype.next = t
                         flen.next = n
                         left.next = n
@@ -151,7 +151,7 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                         bsel.next = 0
                         c8.next = 0
                         c32.next = 0xFFFFFFFF
-                elif state == ST.HDR:
+                elif state == ST.F_HDR:
                     if idx == 0:
                         b[:] = SYNC
                     elif idx == 1:
@@ -190,11 +190,11 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                     if idx == 6:
                         txseq.next = txseq + 1
                         if flen == 0:
-                            state.next = ST.CRC
+                            state.next = ST.F_CRC
                             idx.next = 0
                         else:
-                            state.next = ST.PAY
-                elif state == ST.PAY:
+                            state.next = ST.F_PAY
+                elif state == ST.F_PAY:
                     ok = True
                     if is_data:
                         if not dvalid:
@@ -222,7 +222,7 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                         c32.next = k
                         left.next = left - 1
                         if left == 1:
-                            state.next = ST.CRC
+                            state.next = ST.F_CRC
                             idx.next = 0
                 else:
                     f = intbv(0)[32:]
@@ -239,6 +239,6 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                     out_tvalid.next = 1
                     idx.next = idx + 1
                     if idx == 3:
-                        state.next = ST.IDLE
+                        state.next = ST.F_IDLE
 
     return c_adv, c_flags, c_pop, fsm
