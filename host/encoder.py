@@ -573,9 +573,14 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     for _, n in scored[:2 if effort <= 1 else len(scored)]:
         zd = zds[n]
         cands = sorted((zd.lower_bound(t), t) for t in zd.t_candidates(effort))
-        for lb, t in cands[:max_t]:
+        # the bound is loose, so besides the most promising sizes always try "every value in LUT3" (or the
+        # largest LUT3) and the median size
+        picks = cands[:max_t]
+        extra = [c for c in cands if c[1] == zd.R] + ([cands[len(cands) // 2]] if cands else [])
+        picks += [c for c in extra if c not in picks]
+        for lb, t in picks:
             if lb >= best[1]:
-                break
+                continue
             consider(zd.designs(t, W, L, st))
     return tuple(best)
 
