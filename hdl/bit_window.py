@@ -7,25 +7,30 @@ one word (``hi <= lo``, ``lo <= next input word``) in the same cycle, so word bo
 The loop is exactly ptr -> prefix mux -> LUT1 -> ptr + (c+k) -> ptr / refill; index extraction, LUT2,
 LUT3 and counting are in later stages (the token carries the 32 bits at the pointer).
 
-The stage does not know where a stripe ends (zero-run lengths are decoded later), so it keeps decoding
-*speculatively* after the stripe's last symbol (padding / zero bits past tlast); the count stage
-(:mod:`lutzip.hdl.count_stage`) drops those tokens and raises ``flush`` one cycle later, after which this
-stage discards input through tlast and parses the next header. After a prefix / overrun error it stops
-(WAIT) until that ``flush``. One good header -> exactly one ``flush``.
+The stage does not know exactly where a stripe ends (zero-run lengths are decoded later). Every symbol
+stands for at least one word, so after ``n`` symbols the stripe is certainly over: the stage then moves
+straight on to the next header (no bubble beyond the header and window load for stripes without zero runs).
+Before that it decodes *speculatively*; the count stage (:mod:`lutzip.hdl.count_stage`) drops tokens past
+the stripe's end and raises ``flush`` (tagged with the stripe's 2-bit ``tag``), after which this stage
+discards input through tlast and parses the next header. A flush whose tag is not the current stripe's
+(the stage already moved on) is ignored. After a prefix / overrun error the stage stops (WAIT) until the
+flush, which always comes: the error token is among the stripe's first ``n`` symbols.
 
 Interface
 ---------
 clk, rst                 clock, synchronous reset
-in_data[32], in_last     head of the input FIFO (valid when ``in_nonempty``)
-in_nonempty              registered: the input FIFO holds a word
-in_pop                   (out, comb) pop the input FIFO head this cycle
+h0, h1, h2 [33]          the three oldest input FIFO entries ``tlast | tdata`` (:mod:`lutzip.hdl.input_fifo`)
+in_count                 registered number of entries in the input FIFO (0..4)
+in_pop[2]                (out, comb) entries to pop this cycle: 1 per window refill; at a stripe start
+                         the header and both window words are taken in one cycle when present (3), or the
+                         two window words (2), so a stripe start costs one cycle (the header token)
 lut1_addr[L], lut1_q[15] (out) prefix at the pointer, (in) LUT1 entry for it (same cycle)
 credit_ok                registered: room downstream for one more token
-flush                    one-cycle pulse from the count stage: the current stripe is finished
+flush, flush_tag[2]      one-cycle pulse from the count stage: the stripe with this tag is finished
 t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_tot[6]
-                         (out, registered) the token: header (t_hdr, t_sym = header word, t_ferr = 1 if the
-                         marker is bad) or symbol (t_sym = 32 bits at the pointer, t_ferr = 3 invalid prefix,
-                         4 overrun)
+                         (out, registered) the token: header (t_hdr; t_ferr = 1 and t_sym = header word if
+                         the marker is bad, else t_sym = tag[17:16] | n-1[15:0]) or symbol (t_sym = 32 bits
+                         at the pointer, t_ferr = 3 invalid prefix, 4 overrun)
 idle                     (out) waiting for a header
 
 For N interleaved stripes, N copies of the window registers share one LUT1 read port in turn (each lane's
@@ -37,7 +42,7 @@ MARKER = 0x4C5A
 
 
 @block
-def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_q, credit_ok, flush,
+def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
                t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_tot, idle, L=8):
     st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
     state = Signal(st.F_HDR)
@@ -56,7 +61,24 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
     avail = Signal(intbv(0)[7:])
     d_err = Signal(intbv(0)[4:])
     go = Signal(bool(0))
+    in_data = Signal(intbv(0)[32:])
+    in_last = Signal(bool(0))
+    in_nonempty = Signal(bool(0))
+    fast3 = Signal(bool(0))
+    fast2 = Signal(bool(0))
+    fl = Signal(bool(0))
+    scount = Signal(intbv(0)[16:])
+    tag = Signal(modbv(0)[2:])
+    tag1 = Signal(modbv(0)[2:])
     hdr_bad = Signal(bool(0))
+
+    @always_comb
+    def fw_input():
+        in_data.next = h0[32:0]
+        in_last.next = h0[32]
+        in_nonempty.next = in_count != 0
+        fast3.next = in_count >= 3 and not h0[32] and not h1[32]
+        fast2.next = in_count >= 2 and not h0[32] and not nload and not end_seen
 
     @always_comb
     def fw_concat():
@@ -96,21 +118,46 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
             d_err.next = 0
 
     @always_comb
+    def fw_tag():
+        tag1.next = tag + 1
+
+    @always_comb
+    def fw_flush():
+        fl.next = flush and flush_tag == tag and (state == st.F_RUN or state == st.F_WAIT)
+
+    @always_comb
     def fw_go():
-        go.next = state == st.F_RUN and credit_ok and (in_nonempty or end_seen) and not flush
+        go.next = state == st.F_RUN and credit_ok and (in_nonempty or end_seen) and not fl
 
     @always_comb
     def fw_pop():
-        if flush:
+        if fl:
             in_pop.next = 0
         elif state == st.F_HDR:
-            in_pop.next = in_nonempty and credit_ok
+            if in_nonempty and credit_ok:
+                if fast3 and not hdr_bad:
+                    in_pop.next = 3
+                else:
+                    in_pop.next = 1
+            else:
+                in_pop.next = 0
         elif state == st.F_LOAD:
-            in_pop.next = in_nonempty and not end_seen
+            if fast2:
+                in_pop.next = 2
+            elif in_nonempty and not end_seen:
+                in_pop.next = 1
+            else:
+                in_pop.next = 0
         elif state == st.F_RUN:
-            in_pop.next = go and np[5] and not end_seen
+            if go and np[5] and not end_seen:
+                in_pop.next = 1
+            else:
+                in_pop.next = 0
         elif state == st.F_DRAIN:
-            in_pop.next = in_nonempty
+            if in_nonempty:
+                in_pop.next = 1
+            else:
+                in_pop.next = 0
         else:
             in_pop.next = 0
 
@@ -121,7 +168,7 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
     @always_seq(clk.posedge, reset=rst)
     def fw_regs():
         t_valid.next = 0
-        if flush:
+        if fl:
             if end_seen:
                 state.next = st.F_HDR
             else:
@@ -140,16 +187,34 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
                         state.next = st.F_DRAIN
                 else:
                     t_ferr.next = 0
-                    state.next = st.F_LOAD
-                    end_seen.next = in_last
-                    hi.next = 0
-                    lo.next = 0
-                    hi_ok.next = 0
-                    lo_ok.next = 0
+                    t_sym.next = concat(intbv(0)[14:], tag1, in_data[16:0])
+                    tag.next = tag1
+                    scount.next = in_data[16:0]
                     ptr.next = 0
                     nload.next = 0
+                    if fast3:
+                        hi.next = h1[32:0]
+                        lo.next = h2[32:0]
+                        hi_ok.next = 1
+                        lo_ok.next = 1
+                        end_seen.next = h2[32]
+                        state.next = st.F_RUN
+                    else:
+                        state.next = st.F_LOAD
+                        end_seen.next = in_last
+                        hi.next = 0
+                        lo.next = 0
+                        hi_ok.next = 0
+                        lo_ok.next = 0
         elif state == st.F_LOAD:
-            if in_nonempty or end_seen:
+            if fast2:
+                hi.next = h0[32:0]
+                lo.next = h1[32:0]
+                hi_ok.next = 1
+                lo_ok.next = 1
+                end_seen.next = h1[32]
+                state.next = st.F_RUN
+            elif in_nonempty or end_seen:
                 hi.next = lo
                 hi_ok.next = lo_ok
                 if end_seen:
@@ -173,6 +238,14 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
                 t_tot.next = tot
                 if d_err != 0:
                     state.next = st.F_WAIT
+                elif scount == 0:
+                    # n-th symbol: every symbol stands for >= 1 word, so the stripe is certainly over
+                    if end_seen or (np[5] and in_last):
+                        state.next = st.F_HDR
+                    else:
+                        state.next = st.F_DRAIN
+                else:
+                    scount.next = scount - 1
                 ptr.next = np[5:]
                 if np[5]:
                     hi.next = lo
@@ -188,4 +261,4 @@ def bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_
             if in_nonempty and in_last:
                 state.next = st.F_HDR
 
-    return fw_concat, fw_shift, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_go, fw_pop, fw_idle, fw_regs
+    return fw_input, fw_concat, fw_shift, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush, fw_go, fw_pop, fw_idle, fw_regs

@@ -17,7 +17,7 @@ i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err   token from
 o_push, o_data[37]       (registered) entry for the symbol FIFO: kind[36:35] | last[34] | err[33] |
                          cnt[32:16] | val[15:0] (error markers: err = 1, last = 1, cnt = 1, val = code)
 o_drop                   (registered) a token was consumed without an entry (returns its credit)
-flush                    (registered) one-cycle pulse: the stripe is finished (last word or error)
+flush, flush_tag[2]      (registered) one-cycle pulse: the stripe is finished; the tag of its header token (last word or error)
 err_valid, err_code[4]   (registered) one-cycle pulse and code of each error marker (code holds)
 active                   (out) a stripe is open
 """
@@ -28,11 +28,12 @@ SF_WIDTH = 37
 
 @block
 def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
-                o_push, o_data, o_drop, flush, err_valid, err_code, active):
+                o_push, o_data, o_drop, flush, flush_tag, err_valid, err_code, active):
     act = Signal(bool(0))
     rem = Signal(intbv(0)[17:])
     code = Signal(intbv(0)[4:])
     last = Signal(bool(0))
+    ctag = Signal(intbv(0)[2:])
 
     @always_comb
     def c_check():
@@ -49,6 +50,7 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
     @always_comb
     def c_active():
         active.next = act
+        flush_tag.next = ctag
 
     @always_seq(clk.posedge, reset=rst)
     def c_regs():
@@ -68,6 +70,7 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
                     o_drop.next = 1
                     act.next = 1
                     rem.next = i_cnt
+                    ctag.next = i_val[2:0]
             elif not act:
                 o_drop.next = 1
             elif code != 0:

@@ -5,10 +5,11 @@ Pipeline (each box a file of :mod:`lutzip.hdl`)::
     s_axis -> in FIFO -> F bit_window (+ lut1_table: the only 1-cycle loop) -> S2 lut2_stage
            -> S3 index_stage -> C count_stage -> symbol FIFO -> X expand_stage (+ lut3_ram) -> out FIFO -> m_axis
 
-* Input: a 4-word FIFO, ``s_axis_tready`` = not full (registered count).
-* F issues one token per cycle (header or symbol); it runs speculatively past a stripe's end and is flushed
-  by C (``flush``), so a stripe boundary costs a few cycles of F but zero-run expansion downstream hides
-  them when the symbol FIFO holds entries.
+* Input: a 4-word FIFO (:mod:`lutzip.hdl.input_fifo`), ``s_axis_tready`` = not full (registered count).
+* F issues one token per cycle (header or symbol). After ``n`` symbols it moves straight on to the next
+  stripe (header and both window words in one cycle), so a stripe boundary costs one cycle (the header
+  token). With zero runs it may run speculatively past a stripe's end and is flushed by C (``flush``);
+  the zero-run expansion downstream hides those cycles while the symbol FIFO holds entries.
 * Flow control is credit based and uses registered counters only: F issues while the tokens in flight
   plus the symbol FIFO entries are below ``SF_DEPTH - 1``; X issues while the words in flight plus the output
   FIFO entries are below ``OF_DEPTH - 1``. ``m_axis_tready`` low therefore only fills the output FIFO; the
@@ -31,12 +32,13 @@ from .bit_window import bit_window
 from .count_stage import SF_WIDTH, count_stage
 from .expand_stage import expand_stage
 from .index_stage import index_stage
+from .input_fifo import DEPTH as IN_DEPTH
+from .input_fifo import input_fifo
 from .lut1_table import lut1_table
 from .lut2_stage import lut2_stage
 from .lut3_ram import lut3_ram
 from .sync_fifo import sync_fifo
 
-IN_DEPTH = 4
 SF_DEPTH = 8
 OF_DEPTH = 8
 
@@ -92,12 +94,9 @@ def decoder_core(clk, rst,
     # ---------------------------------------------------------------- input FIFO
     in_push = Signal(bool(0))
     in_wdata = Signal(intbv(0)[33:])
-    in_pop = Signal(bool(0))
-    in_rdata = Signal(intbv(0)[33:])
+    in_pop = Signal(intbv(0)[2:])
+    h0, h1, h2 = [Signal(intbv(0)[33:]) for _ in range(3)]
     in_count = Signal(intbv(0, min=0, max=IN_DEPTH + 1))
-    in_data = Signal(intbv(0)[32:])
-    in_last = Signal(bool(0))
-    in_nonempty = Signal(bool(0))
     in_ready = Signal(bool(0))
 
     @always_comb
@@ -105,21 +104,19 @@ def decoder_core(clk, rst,
         in_ready.next = in_count < IN_DEPTH
         in_push.next = s_axis_tvalid and in_count < IN_DEPTH and not rst
         in_wdata.next = concat(s_axis_tlast, s_axis_tdata)
-        in_data.next = in_rdata[32:0]
-        in_last.next = in_rdata[32]
-        in_nonempty.next = in_count != 0
 
     @always_comb
     def in_ready_out():
         s_axis_tready.next = in_ready and not rst
 
-    in_fifo = sync_fifo(clk, rst, in_push, in_wdata, in_pop, in_rdata, in_count, DEPTH=IN_DEPTH)
+    in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count)
 
     # ---------------------------------------------------------------- F: bit window + LUT1 loop
     lut1_addr = Signal(intbv(0)[L:])
     lut1_q = Signal(intbv(0)[15:])
     sf_credit = Signal(bool(0))
     flush = Signal(bool(0))
+    flush_tag = Signal(intbv(0)[2:])
     t1_valid, t1_hdr = Signal(bool(0)), Signal(bool(0))
     t1_ferr = Signal(intbv(0)[4:])
     t1_sym = Signal(intbv(0)[32:])
@@ -128,7 +125,7 @@ def decoder_core(clk, rst,
     t1_tot = Signal(intbv(0)[6:])
     f_idle = Signal(bool(0))
     lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, L=L)
-    front = bit_window(clk, rst, in_data, in_last, in_nonempty, in_pop, lut1_addr, lut1_q, sf_credit, flush,
+    front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                        t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_tot, f_idle, L=L)
 
     # ---------------------------------------------------------------- S2, S3
@@ -155,7 +152,7 @@ def decoder_core(clk, rst,
     c_drop = Signal(bool(0))
     c_active = Signal(bool(0))
     cnt = count_stage(clk, rst, t3_valid, t3_hdr, t3_ferr, t3_kind, t3_cnt, t3_val, t3_l3err,
-                      c_push, c_data, c_drop, flush, err_valid, err_code, c_active)
+                      c_push, c_data, c_drop, flush, flush_tag, err_valid, err_code, c_active)
     sf_pop = Signal(bool(0))
     sf_rdata = Signal(intbv(0)[SF_WIDTH:])
     sf_count = Signal(intbv(0, min=0, max=SF_DEPTH + 1))

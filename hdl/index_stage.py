@@ -8,7 +8,8 @@ i_valid, i_hdr, i_ferr[4], i_sh[32], i_kind[2], i_k[5], i_param[16]   token from
 o_valid, o_hdr, o_ferr[4], o_kind[2]   token passed on (registered)
 o_cnt[17]                words the token stands for: header -> n (= low 16 bits + 1), ZRUN -> index + 1,
                          LUT / RANGE -> 1
-o_val[17]                ``param + index``: the LUT3 address (LUT) or the output word (RANGE)
+o_val[17]                ``param + index``: the LUT3 address (LUT) or the output word (RANGE); header
+                         tokens: the upper 16 bits of ``i_sh`` (the stripe tag)
 o_l3err                  LUT class and ``param + index >= n_lut3``
 
 index = top ``k`` bits of ``i_sh`` (``i_sh >> (32 - k)``; k = 0 gives 0), truncated to 16 bits.
@@ -41,7 +42,10 @@ def index_stage(clk, rst, n_lut3, i_valid, i_hdr, i_ferr, i_sh, i_kind, i_k, i_p
         o_hdr.next = i_hdr
         o_ferr.next = i_ferr
         o_kind.next = i_kind
-        o_val.next = val
+        if i_hdr:
+            o_val.next = i_sh[32:16]
+        else:
+            o_val.next = val
         o_l3err.next = i_kind == 0 and val >= n_lut3
         if i_hdr:
             o_cnt.next = i_sh[16:0] + 1
