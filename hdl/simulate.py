@@ -274,6 +274,7 @@ class Outputs:
     timed_out: bool
     sim: str = ""
     seconds: float = 0.0
+    notes: list = field(default_factory=list)   # simulator warnings worth a look (e.g. GHDL metavalues)
 
     @property
     def cycles_per_second(self) -> float:
@@ -674,6 +675,7 @@ def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, tim
     if why:
         raise SimulationError(f"{sim}: {why}")
     p = _params(params)
+    notes = []
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     root = Path(build_dir) if build_dir else cache_root()
@@ -706,6 +708,7 @@ def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, tim
         bad = [ln for ln in text.splitlines() if _GHDL_BAD.search(ln)]
         if bad:
             raise SimulationError(f"ghdl reported: {bad[0]} (log {log})")
+        notes = [ln for ln in text.splitlines() if "warning" in ln]
 
     elif sim == "icarus":
         vdir = convert("Verilog", p, core, root)
@@ -713,10 +716,16 @@ def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, tim
         vvp = workdir / "cosim.vvp"
         _run_cmd(["iverilog", "-g2005", "-o", str(vvp), "-s", "cosim_lutzip_core", f"-Pcosim_lutzip_core.W={p['W']}",
                   str(vdir / "decoder_core.v"), str(TB_DIR / "cosim_lutzip_core.v")], log, 600, what="iverilog")
-        cmd = f"vvp -n -m {vpi.with_suffix('')} {vvp}"
+        xlog = workdir / "icarus_x.log"
+        if xlog.exists():
+            xlog.unlink()
+        cmd = f"vvp -n -m {vpi.with_suffix('')} {vvp} +xlog={xlog}"
         t0 = time.perf_counter()
         _run_python_tb(None, p, cmd, stim_path, out_path)
         dt = time.perf_counter() - t0
+        xs = xlog.read_text().splitlines() if xlog.exists() else ["no x/z check log: the wrapper did not run"]
+        if xs:
+            raise SimulationError(f"icarus: {xs[0]} ({len(xs)} x/z reports, {xlog})")
 
     else:
         vdir = convert("Verilog", p, core, root)
@@ -725,6 +734,7 @@ def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, tim
 
     res = Outputs.read(out_path, sim)
     res.seconds = dt
+    res.notes = notes
     return res
 
 
@@ -782,7 +792,7 @@ def sim_speeds(n: int = 4000, workdir=None, core=None, sims=SIMULATORS) -> dict:
         run(s, stim, workdir / f"warm-{s}", vec.params, core)  # builds/converts once
         o = run(s, stim, workdir / s, vec.params, core)
         out[s] = {"cycles": o.end_cycle, "seconds": o.seconds, "cycles_per_second": o.cycles_per_second,
-                  "matches_reference": first_difference(o, vec.expected) is None}
+                  "matches_reference": first_difference(o, vec.expected) is None, "warnings": len(o.notes)}
     return out
 
 
@@ -792,14 +802,14 @@ def main(argv=None) -> int:
     ap.add_argument("--bench", action="store_true", help="Verilator throughput per stream type")
     ap.add_argument("--speeds", action="store_true", help="cycles/s of each simulator on one small vector")
     ap.add_argument("-n", type=int, default=120_000, help="weights per bench stream (default 120000)")
-    ap.add_argument("--stripe", type=int, default=4096, help="stripe length (default 4096)")
+    ap.add_argument("--stripe", default="4096", help="stripe length(s), comma-separated (default 4096)")
     ap.add_argument("--workdir", help="keep the run files here (default: a temporary directory)")
     a = ap.parse_args(argv)
     if not (a.bench or a.speeds):
         a.bench = True
-    if a.bench:
-        print(f"Verilator throughput, {a.n} weights per stream, stripes of {a.stripe} words:")
-        for name, r in bench(a.n, a.stripe, a.workdir and Path(a.workdir) / "bench").items():
+    for sl in (int(x) for x in a.stripe.split(",") if a.bench):
+        print(f"Verilator throughput, {a.n} weights per stream, stripes of {sl} words:")
+        for name, r in bench(a.n, sl, a.workdir and Path(a.workdir) / f"bench{sl}").items():
             ok = "bit-exact" if r["matches_reference"] else f"MISMATCH: {r['mismatch']}"
             print(f"  {name:16s} {r['weights_per_cycle']:.4f} weights/cycle  {r['bits_per_weight']:.2f} bits/weight"
                   f"  {r['cycles']} cycles in {r['sim_seconds']:.2f} s  ({ok})")
@@ -807,7 +817,8 @@ def main(argv=None) -> int:
         print("Simulation speed (same vector, build/conversion excluded):")
         for s, r in sim_speeds(workdir=a.workdir and Path(a.workdir) / "speeds").items():
             print(f"  {s:10s} {r['cycles_per_second']:12.0f} cycles/s  ({r['cycles']} cycles, {r['seconds']:.2f} s)"
-                  f"{'' if r['matches_reference'] else '  MISMATCH'}")
+                  f"{'' if r['matches_reference'] else '  MISMATCH'}"
+                  f"{'  (%d simulator warnings)' % r['warnings'] if r['warnings'] else ''}")
     return 0
 
 

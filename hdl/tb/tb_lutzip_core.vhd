@@ -70,6 +70,7 @@ begin
     variable cmd_done    : boolean;
     variable rdy         : std_logic;
     variable pend        : boolean := false;   -- a command line read during the header scan
+    variable armed       : boolean := false;   -- reset has been applied and released: no metavalues allowed
 
     procedure idle_drive is
     begin
@@ -176,6 +177,16 @@ begin
 
     loop
       wait until rising_edge(clk);
+      if rst = '1' then
+        armed := true;
+      elsif armed then
+        assert not (is_x(m_axis_tvalid) or is_x(s_axis_tready) or is_x(err_valid) or is_x(busy))
+          report "metavalue on a control output at cycle " & integer'image(k) severity error;
+        assert not (m_axis_tvalid = '1' and (is_x(m_axis_tdata) or is_x(m_axis_tlast) or is_x(m_axis_tuser)))
+          report "metavalue on m_axis data/last/user at cycle " & integer'image(k) severity error;
+        assert not (err_valid = '1' and is_x(err_code))
+          report "metavalue on err_code at cycle " & integer'image(k) severity error;
+      end if;
       if m_axis_tvalid = '1' and rdy = '1' then
         write(lo, character'('O'));
         wint(to_integer(m_axis_tdata));
