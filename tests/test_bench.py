@@ -1,0 +1,71 @@
+"""The benchmark functions and the bundled digits CNN."""
+import numpy as np
+import pytest
+
+from lutzip import bench, models
+
+
+def test_bundled_model_loads_and_classifies():
+    w = models.load_digits_cnn()
+    assert set(w) == set(models.SHAPES)
+    assert all(w[k].dtype == np.float32 and w[k].shape == s for k, s in models.SHAPES.items())
+    assert 5_000 <= sum(a.size for a in w.values()) <= 50_000
+    assert models.accuracy(w) >= 0.95
+
+
+def test_cnn_gradients_match_finite_differences():
+    rng = np.random.default_rng(0)
+    p = {k: (rng.standard_normal(s) * 0.3).astype(np.float64) for k, s in models.SHAPES.items()}
+    x = rng.random((5, 1, 8, 8))
+    y = rng.integers(0, 10, 5)
+
+    def loss(pp):
+        z = models.forward(pp, x)
+        z = z - z.max(1, keepdims=True)
+        return float(-(z[np.arange(5), y] - np.log(np.exp(z).sum(1))).mean())
+
+    _, g = models._grads(p, x, y)
+    for name in models.SHAPES:
+        for _ in range(3):
+            idx = tuple(rng.integers(0, d) for d in p[name].shape)
+            old = p[name][idx]
+            p[name][idx] = old + 1e-5
+            up = loss(p)
+            p[name][idx] = old - 1e-5
+            down = loss(p)
+            p[name][idx] = old
+            num = (up - down) / 2e-5
+            assert abs(num - g[name][idx]) <= 1e-4 + 1e-3 * abs(num), name
+
+
+@pytest.mark.slow
+def test_training_from_scratch_reaches_accuracy():
+    w = models.train(epochs=15)
+    assert models.accuracy(w) >= 0.93
+
+
+def test_bench_rows_and_table():
+    rng = np.random.default_rng(1)
+    arrays = {"w": rng.laplace(0, 0.05, (300, 200)).astype(np.float32), "b": rng.normal(0, 0.1, 300).astype(np.float32)}
+    rows = bench.run(arrays, prunes=(0.0, 0.9), bf16=True)
+    assert [(r["mode"], r["sparsity"]) for r in rows] == [("int16", 0.0), ("int16", 0.9), ("bf16", 0.0)]
+    for r in rows:
+        assert r["raw"] == 2 * 60300          # int16 and bf16: 2 bytes a weight
+        for c in bench.COMPRESSORS:
+            assert 0 < r[c] and abs(r[f"rate {c}"] - (1 - r[c] / r["raw"])) < 1e-12
+        assert r["lutzip"] < r["lutzip-greedy"]
+        assert r["lutzip"] < r["xz -9e"]
+        assert r["enc_MBps"] > 0 and r["dec_MBps"] > 0
+    assert rows[1]["lutzip"] < 0.4 * rows[0]["lutzip"]           # 90 % zeros cost little
+    text = bench.format_table(rows, "t")
+    assert "xz -9e" in text and "H0 bound" in text and "goal <= 0.68" in text
+
+
+def test_entropy_bits():
+    assert bench.entropy_bits(np.array([0, 1, 0, 1], np.uint16)) == 4.0
+    assert bench.entropy_bits(np.zeros(10, np.uint16)) == 0.0
+
+
+def test_minilm_path_is_optional():
+    p = bench.minilm_path()
+    assert p is None or p.endswith("model.safetensors")
