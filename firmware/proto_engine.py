@@ -22,7 +22,7 @@ def get_core(name=None):
 
     The default is the environment variable ``LUTZIP_CORE``, else the real core when it can be imported.
     """
-    name = name or os.environ.get("LUTZIP_CORE", "stub")
+    name = name or os.environ.get("LUTZIP_CORE", "auto")
     if name in ("real", "auto"):
         try:
             from ..hdl.decoder_core import decoder_core
