@@ -8,8 +8,8 @@ from .uart_tx import uart_tx as uart_tx_block
 
 
 @block
-def uart_top(clk, rst, uart_rx, uart_tx, idle,
-             CLK_HZ=100_000_000, BAUD=3_000_000, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024,
+def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
+             CLK_HZ=100_000_000, BAUD=3_000_000, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024,
              core=None):
     """``uart_rx`` is the board's receive line (host -> board), ``uart_tx`` its transmit line; ``idle`` is high
     when nothing is in progress (for simulators and power management)."""
@@ -18,6 +18,8 @@ def uart_top(clk, rst, uart_rx, uart_tx, idle,
     tx_d = Signal(intbv(0)[8:])
     tx_v, tx_r, tx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
     e_idle = Signal(bool(0))
+    if idle is None:
+        idle = Signal(bool(0))
 
     @always_comb
     def glue():

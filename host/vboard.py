@@ -26,7 +26,7 @@ from .errors import LutzError
 #: Parameters of the virtual board per mode (the UART clock ratio keeps pin mode affordable).
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0),
-    "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
+    "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
                 BAUD=3_000_000),
 }
 
