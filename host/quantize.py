@@ -11,7 +11,8 @@ must first go through one of these documented steps, chosen by the user:
   the smallest magnitude become 0 (before quantisation). As usual, only tensors of 2 or more dimensions are
   pruned; biases and norm parameters (1-D) are left alone.
 
-Attributes stored with a quantised tensor: ``{"quantize": "int16", "scale": s}`` (float32 value of ``s``).
+Attributes stored with a quantised tensor: ``{"scale": s}`` (``s`` a float32 written in its shortest decimal
+form; the tensor's dtype, int16 or int8, says which quantisation). Every byte of metadata counts on small models.
 """
 from __future__ import annotations
 
@@ -47,8 +48,7 @@ def prune(arr: np.ndarray, fraction: float) -> np.ndarray:
 
 
 def quantize_int(arr: np.ndarray, dtype: str = "int16"):
-    """Per-tensor symmetric quantisation. Returns ``(q, attrs)`` with ``attrs = {"scale", "quantize",
-    "source_dtype"}``; dequantise with ``q * scale``."""
+    """Per-tensor symmetric quantisation. Returns ``(q, {"scale": scale})``; dequantise with ``q * scale``."""
     if dtype not in QUANT_BITS:
         raise UnsupportedError(f"quantisation to {dtype!r} (choose int16 or int8)")
     a = np.asarray(arr, np.float64)
@@ -59,7 +59,7 @@ def quantize_int(arr: np.ndarray, dtype: str = "int16"):
     # the scale is a float32 (short to store, exact after a JSON round trip via its shortest repr)
     scale = float(str(np.float32(amax / qmax))) if amax > 0 else 1.0
     q = np.clip(np.rint(a / scale), -qmax, qmax).astype(np.int8 if dtype == "int8" else np.int16)
-    return q, {"quantize": dtype, "scale": scale}
+    return q, {"scale": scale}
 
 
 def dequantize(q: np.ndarray, attrs: dict) -> np.ndarray:
