@@ -61,7 +61,7 @@ def greedy_tableset(words: np.ndarray, word_bits: int, L: int = 8, lut3_max: int
     order = order[hist[order] > 0]
     lut3, classes, freqs = [], [], []
     i = 0
-    while i < len(order) and len(classes) < MAX_CLASSES - 1:
+    while i < len(order) and len(classes) < min(MAX_CLASSES, 1 << L) - 1:
         p = hist[order[i]] / total
         bits = round(-math.log2(p))
         j = i

@@ -1,6 +1,8 @@
 """Length-limited Huffman code lengths (package-merge)."""
 from __future__ import annotations
 
+from .errors import TableError
+
 
 def limited_code_lengths(freqs, max_len: int) -> list:
     """Optimal code lengths for ``freqs`` with no length above ``max_len`` (package-merge).
@@ -15,7 +17,7 @@ def limited_code_lengths(freqs, max_len: int) -> list:
         lengths[used[0]] = 1
         return lengths
     if len(used) > (1 << max_len):
-        raise ValueError(f"{len(used)} symbols cannot have codes of at most {max_len} bits")
+        raise TableError(f"{len(used)} classes cannot have codes of at most {max_len} bits")
     leaves = sorted((freqs[i], (i,)) for i in used)
     packages = list(leaves)
     for _ in range(max_len - 1):

@@ -76,7 +76,7 @@ def test_exact_cost_model_matches_coded_size(sparsity, stripe):
         assert sym_bits <= actual < sym_bits + 32 * st.n_stripes
 
 
-@pytest.mark.parametrize("L", [3, 4, 8, 12])
+@pytest.mark.parametrize("L", [1, 2, 3, 4, 8, 12])
 @pytest.mark.parametrize("kind", ["int16", "int8", "sparse", "bf16", "few"])
 def test_tables_respect_format_limits(L, kind):
     rng = np.random.default_rng(2)
