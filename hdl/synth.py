@@ -124,9 +124,9 @@ def run_tool(cmd, cwd, log_name, timeout=3600):
 
 # ----------------------------------------------------------------------------------------------- convert
 def _core_ports(W):
-    from myhdl import Signal, intbv
+    from myhdl import ResetSignal, Signal, intbv
     b = lambda: Signal(bool(0))  # noqa: E731
-    return dict(clk=b(), rst=b(),
+    return dict(clk=b(), rst=ResetSignal(0, active=1, isasync=False),
                 s_axis_tdata=Signal(intbv(0)[32:]), s_axis_tvalid=b(), s_axis_tready=b(), s_axis_tlast=b(),
                 m_axis_tdata=Signal(intbv(0)[W:]), m_axis_tvalid=b(), m_axis_tready=b(), m_axis_tlast=b(),
                 m_axis_tuser=b(), tbl_we=b(), tbl_sel=Signal(intbv(0)[2:]), tbl_addr=Signal(intbv(0)[12:]),
@@ -183,7 +183,27 @@ def run_yosys(verilog, family, top, build_dir, extra_opts=()):
             for k, v in m.get("num_cells_by_type", {}).items():
                 cells[k] = cells.get(k, 0) + v
     warnings = _yosys_warnings(build_dir / f"{top}.yosys.log")
-    return build_dir / f"{top}.json", {"cells": cells, "seconds": round(secs, 1), "warnings": warnings}
+    memories = memory_mapping(build_dir / f"{top}.yosys.log")
+    return build_dir / f"{top}.json", {"cells": cells, "seconds": round(secs, 1), "warnings": warnings,
+                                       "memories": memories}
+
+
+_MEM_LIB_RE = re.compile(r"^mapping memory (\S+?)\.(\S+) via (\S+)", re.M)
+_MEM_LOGIC_RE = re.compile(r"^Mapping memory \\?(\S+) in module", re.M)
+
+
+def memory_mapping(log):
+    """How yosys implemented each inferred memory: ``{name: cell}``, where cell is the RAM primitive
+    template (``$__ICE40_RAM4K_``, ``$__ECP5_DP16KD_``, ``$__TRELLIS_DPR16X4_`` ...) or ``"logic"`` (flip-flops
+    and multiplexers: the memory did not match any RAM, e.g. because of an asynchronous read on iCE40)."""
+    try:
+        text = Path(log).read_text(errors="replace")
+    except OSError:
+        return {}
+    out = {m.group(2): m.group(3) for m in _MEM_LIB_RE.finditer(text)}
+    for m in _MEM_LOGIC_RE.finditer(text):
+        out.setdefault(m.group(1), "logic")
+    return out
 
 
 def _yosys_warnings(log):
@@ -203,6 +223,7 @@ def classify_cells(cells, family):
 
 
 # ----------------------------------------------------------------------------------------------- nextpnr
+_UTIL_RE = re.compile(r"^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%", re.M)
 _FMAX_RE = re.compile(r"Max frequency for clock\s+'([^']+)':\s+([0-9.]+)\s+MHz\s+\((PASS|FAIL)\s+at\s+([0-9.]+)")
 
 
@@ -224,7 +245,21 @@ def run_nextpnr(netlist, target: Target, build_dir, freq_mhz=None, seed=1, const
         cmd += ["--asc", out_name] if target.family == "ice40" else ["--textcfg", out_name]
     cmd += list(extra_args)
     log = f"{top}.nextpnr.log"
-    secs = run_tool(cmd, build_dir, log)
+    try:
+        secs = run_tool(cmd, build_dir, log)
+    except ToolError:
+        text = (build_dir / log).read_text(errors="replace") if (build_dir / log).exists() else ""
+        if "Unable to place cell" not in text and "no BELs remaining" not in text:
+            raise
+        util, avail = {}, {}
+        for m in _UTIL_RE.finditer(text):
+            if int(m.group(2)):
+                util[m.group(1)], avail[m.group(1)] = int(m.group(2)), int(m.group(3))
+        over = [k for k in util if util[k] > avail[k]]
+        return {"fits": False, "utilization": util, "available": avail, "fmax_by_clock": {}, "fmax_mhz": None,
+                "target_mhz": freq, "critical_path": None, "seed": int(seed), "seconds": None,
+                "error": f"design does not fit {target.part}: " + ", ".join(
+                    f"{k} {util[k]}/{avail[k]}" for k in over)}
     rep = json.loads((build_dir / report).read_text())
     util = {k: v.get("used", 0) for k, v in rep.get("utilization", {}).items() if v.get("used", 0)}
     avail = {k: v.get("available", 0) for k, v in rep.get("utilization", {}).items() if v.get("used", 0)}
@@ -232,7 +267,7 @@ def run_nextpnr(netlist, target: Target, build_dir, freq_mhz=None, seed=1, const
     if not fmax:  # older nextpnr: fall back to the log's last "Max frequency" lines
         for m in _FMAX_RE.finditer((build_dir / log).read_text(errors="replace")):
             fmax[m.group(1)] = float(m.group(2))
-    return {"utilization": util, "available": avail, "fmax_by_clock": fmax,
+    return {"fits": True, "utilization": util, "available": avail, "fmax_by_clock": fmax,
             "fmax_mhz": min(fmax.values()) if fmax else None, "target_mhz": freq,
             "critical_path": _critical_path(rep, fmax), "seed": int(seed), "seconds": round(secs, 1)}
 
@@ -281,6 +316,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
         netlist, ys = run_yosys(v, t.family, "decoder_core", build_dir, t.yosys_opts)
         res = {"target": target, "part": t.part, "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH},
                "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family),
+               "memories": ys["memories"],
                "yosys_seconds": ys["seconds"], "yosys_warnings": ys["warnings"], "goal_mhz": t.goal_mhz,
                "tools": {"yosys": tool_version("yosys")}}
         if pnr:
@@ -301,8 +337,13 @@ def format_result(r) -> str:
     lines = [f"target   {r['target']}  ({r['part']})  L={r['params']['L']} W={r['params']['W']} "
              f"LUT3_DEPTH={r['params']['LUT3_DEPTH']}",
              "cells    " + "  ".join(f"{k.upper()}={v}" for k, v in res.items() if v or k in ("lut", "ff", "bram"))]
+    if r.get("memories"):
+        lines.append("memories " + "  ".join(f"{k}: {v.strip('$_') if v != 'logic' else 'LOGIC (not RAM)'}"
+                                              for k, v in sorted(r["memories"].items())))
     p = r.get("pnr")
-    if p:
+    if p and not p.get("fits", True):
+        lines.append(f"placed   {p['error']}")
+    elif p:
         util = "  ".join(f"{k}={v}/{p['available'].get(k, '?')}" for k, v in sorted(p["utilization"].items()))
         lines.append(f"placed   {util}")
         fm = p["fmax_mhz"]

@@ -12,6 +12,7 @@ from .errors import LutzError
 COMMAND_MODULES = [
     "lutzip.cli_codec",
     "lutzip.hdl.cli",
+    "lutzip.hdl.synth",
     "lutzip.cli_board",
 ]
 
