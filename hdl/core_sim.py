@@ -94,11 +94,12 @@ class SimResult:
 
 
 def simulate(packets, ops, L=8, W=16, LUT3_DEPTH=4096, in_gap=0.0, out_stall=0.0, seed=0,
-             max_cycles=None, expect_words=None, trace=False):
+             max_cycles=None, expect_words=None, trace=False, reset_after_tables=False):
     """Run the MyHDL core on ``packets`` (lists of u32) after the table writes ``ops``.
 
     ``in_gap`` / ``out_stall``: probability that ``s_axis_tvalid`` is low / ``m_axis_tready`` is low in a cycle.
     Stops when ``expect_words`` output words were seen and the core is idle, or after ``max_cycles``.
+    ``reset_after_tables``: pulse ``rst`` for 3 cycles between the table writes and the stream (tables survive).
     """
     rng = np.random.default_rng(seed)
     stream = [(int(w), i == len(p) - 1) for p in packets for i, w in enumerate(p)]
@@ -150,6 +151,11 @@ def simulate(packets, ops, L=8, W=16, LUT3_DEPTH=4096, in_gap=0.0, out_stall=0.0
                 yield clk.posedge
             tbl_we.next = 0
             yield clk.posedge
+            if reset_after_tables:
+                rst.next = 1
+                for _ in range(3):
+                    yield clk.posedge
+                rst.next = 0
             i = 0
             cyc = 0
             idle_run = 0
@@ -206,3 +212,67 @@ def check(packets, ops, **kw):
                           f"(got {got[first:first + 3]}, expected {exp[first:first + 3]}, "
                           f"{len(got)} words out, timed out: {res.timed_out})")
     return res
+
+
+# ------------------------------------------------------------------------------------------ random vectors
+def random_tableset(rng, W=16, L=8, max_classes=16, complete=True, lut_kmax=6, zrun_kmax=8) -> TableSet:
+    """A random valid table set with codes of at most ``L`` bits (``complete=False`` may leave prefixes unused)."""
+    from ..huffman import limited_code_lengths
+    from ..tables import LUT, RANGE, ZRUN, ClassSpec
+
+    n = int(rng.integers(1, max_classes + 1))
+    lens = limited_code_lengths([int(f) for f in rng.integers(1, 1000, n)], L)
+    if not complete and n > 1 and rng.random() < 0.7:
+        drop = int(rng.integers(n))
+        lens = lens[:drop] + lens[drop + 1:]
+        n -= 1
+    lut3 = []
+    classes = []
+    for c in lens:
+        kind = int(rng.choice([LUT, RANGE, ZRUN], p=[0.45, 0.4, 0.15]))
+        if kind == LUT:
+            k = int(rng.integers(0, lut_kmax + 1))
+            classes.append(ClassSpec(c, LUT, k, len(lut3)))
+            lut3 += [int(v) for v in rng.integers(0, 1 << W, 1 << k)]
+        elif kind == RANGE:
+            k = int(rng.integers(0, W + 1))
+            base = int(rng.integers(0, 1 << (W - k))) << k
+            classes.append(ClassSpec(c, RANGE, k, base))
+        else:
+            k = int(rng.choice([int(rng.integers(0, zrun_kmax + 1)), 16], p=[0.9, 0.1]))
+            classes.append(ClassSpec(c, ZRUN, k, 0))
+    return TableSet(W, classes, np.array(lut3, np.uint16)).validate()
+
+
+def random_stripe(rng, ts: TableSet, n_max: int, zrun_max=None):
+    """One stripe packet of random symbols of ``ts`` (any class, any index) and the words it decodes to.
+
+    Returns ``(packet, words)``; ``n`` (the header count) is at most ``n_max`` and at least 1.
+    """
+    from ..tables import LUT, RANGE
+
+    codes = ts.codes()
+    acc, nbits, words = 0, 0, []
+    while len(words) < n_max:
+        j = int(rng.integers(len(ts.classes)))
+        cl = ts.classes[j]
+        idx = int(rng.integers(0, 1 << cl.k))
+        if cl.kind == LUT:
+            out = [int(ts.lut3[cl.param + idx])]
+        elif cl.kind == RANGE:
+            out = [cl.param + idx]
+        else:
+            room = n_max - len(words) if zrun_max is None else min(zrun_max, n_max - len(words))
+            if idx + 1 > room:
+                idx = int(rng.integers(0, min(room, 1 << cl.k)))
+            out = [0] * (idx + 1)
+        acc = (acc << cl.total) | (codes[j] << cl.k) | idx
+        nbits += cl.total
+        words += out
+        if rng.random() < 1.0 / max(4, n_max // 2) and words:
+            break
+    pad = -nbits % 32 if nbits else 32
+    acc <<= pad
+    nw = (nbits + pad) // 32
+    payload = [(acc >> (32 * (nw - 1 - i))) & 0xFFFFFFFF for i in range(nw)]
+    return [STRIPE_MARKER | (len(words) - 1)] + payload, words
