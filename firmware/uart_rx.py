@@ -1,5 +1,5 @@
 """UART receiver, 8N1, ``CLK_HZ / BAUD`` clocks per bit (at least 4), majority-free mid-bit sampling."""
-from myhdl import Signal, always, block, concat, enum, intbv
+from myhdl import Signal, always, block, concat, enum, intbv, modbv
 
 ST = enum("U_IDLE", "U_START", "U_DATA", "U_STOP")
 
@@ -12,7 +12,7 @@ def uart_rx(clk, rst, rx, m_tdata, m_tvalid, m_tready, busy, CLK_HZ=100_000_000,
     assert CPB >= 4, "need at least 4 clocks per bit"
     state = Signal(ST.U_IDLE)
     cnt = Signal(intbv(0, min=0, max=CPB + 1))
-    nbit = Signal(intbv(0)[3:])
+    nbit = Signal(modbv(0)[3:])
     sh = Signal(intbv(0)[8:])
     r1 = Signal(bool(1))
     r2 = Signal(bool(1))
