@@ -393,7 +393,7 @@ def _core_hash(core) -> str:
         if f and f.endswith(".py") and Path(f).resolve().parent == src.parent:
             files.add(Path(f).resolve())
     files.discard(Path(__file__).resolve())
-    h = hashlib.sha256(f"{myhdl.__version__}|{getattr(core, '__name__', '')}|{src.name}".encode())
+    h = hashlib.sha256(f"{myhdl.__version__}|{getattr(core, '__name__', '')}|{getattr(core, 'keywords', '')}|{src.name}".encode())
     for f in sorted(files):
         h.update(f.name.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]

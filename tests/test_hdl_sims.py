@@ -21,11 +21,12 @@ from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet, raw_tableset
 def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                  m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy, L=8, W=16, LUT3_DEPTH=4096,
-                 BROKEN=False):
+                 BROKEN=False, UNDRIVEN=False):
     """The core's ports, trivial behaviour: each payload word's low W bits come out as one word.
 
     Header checks and error markers as the real core (bad header -> code 1, tlast before n words -> code 4).
-    ``BROKEN`` flips bit 0 of every 16th output word (for the harness' self-test).
+    ``BROKEN`` flips bit 0 of every 16th output word; ``UNDRIVEN`` drives ``busy`` from a never-written register
+    (0 in MyHDL, a metavalue in converted HDL) -- both for the harness' self-tests.
     """
     st = Signal(intbv(0, min=0, max=4))  # 0 header, 1 data, 2 discard, 3 error marker pending
     cnt = Signal(intbv(0)[17:])
@@ -35,6 +36,8 @@ def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
     ou = Signal(bool(0))
     nlut3 = Signal(intbv(0)[13:])
     bad = 1 if BROKEN else 0
+    ghost = Signal(bool(0))  # a register written only by a config write that never comes: no reset value
+    use_ghost = 1 if UNDRIVEN else 0
 
     @always_comb
     def comb():
@@ -43,7 +46,10 @@ def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
         m_axis_tdata.next = od
         m_axis_tlast.next = ol
         m_axis_tuser.next = ou
-        busy.next = (st != 0) or ov
+        if use_ghost == 1:
+            busy.next = ghost   # direct: MyHDL's VHDL bool() would read a 'U' inside an expression as 0
+        else:
+            busy.next = (st != 0) or ov
 
     @always_seq(clk.posedge, reset=None)
     def seq():
@@ -55,6 +61,8 @@ def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
         else:
             if tbl_we and tbl_sel == 3:
                 nlut3.next = tbl_wdata[13:]
+                if use_ghost == 1 and tbl_addr == 4095:
+                    ghost.next = 1
             if ov and m_axis_tready:
                 ov.next = 0
             if st == 3:
@@ -238,6 +246,21 @@ def test_harness_catches_a_broken_core(tmp_path, hdl_cache):
     msg = S.first_difference(bad, exp)
     i = int(np.nonzero((exp[:, 0] != bad.words[:len(exp), 0]))[0][0]) if len(bad.words) >= len(exp) else -1
     assert msg and i >= 0 and f"word {i} (cycle {bad.words[i, 3]})" in msg
+
+
+@pytest.mark.parametrize("sim", ["ghdl", "icarus"])
+def test_harness_catches_metavalues(sim, tmp_path, hdl_cache):
+    """An output that is U/X after reset in converted HDL is an error, even if the words come out right."""
+    need(sim)
+    ts, w, sl = stream("residual", 200)
+    vec = S.make_vectors(ts, w, sl)
+    stim = S.make_stimulus(vec)
+    core = functools.partial(standin_core, UNDRIVEN=True)
+    core.srcfile = standin_core.srcfile
+    with pytest.raises(S.SimulationError, match="metavalue|x/z"):
+        S.run(sim, stim, tmp_path, vec.params, core=core, build_dir=hdl_cache)
+    ok = S.run(sim, stim, tmp_path / "ok", vec.params, core=standin_core, build_dir=hdl_cache)
+    assert S.first_difference(ok, standin_expected(vec.stripes, 16)) is None
 
 
 # --------------------------------------------------------------------------------- four simulators, quick
