@@ -27,7 +27,7 @@ in_pop[2]                (out, comb) entries to pop this cycle: 1 per window ref
 lut1_addr[L], lut1_q[15] (out) prefix at the pointer, (in) LUT1 entry for it (same cycle)
 credit_ok                registered: room downstream for one more token
 flush, flush_tag[2]      one-cycle pulse from the count stage: the stripe with this tag is finished
-t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_tot[6]
+t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4]
                          (out, registered) the token: header (t_hdr; t_ferr = 1 and t_sym = header word if
                          the marker is bad, else t_sym = tag[17:16] | n-1[15:0]) or symbol (t_sym = 32 bits
                          at the pointer, t_ferr = 3 invalid prefix, 4 overrun)
@@ -43,7 +43,7 @@ MARKER = 0x4C5A
 
 @block
 def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
-               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_tot, idle, L=8):
+               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, idle, L=8):
     st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
     state = Signal(st.F_HDR)
     hi = Signal(intbv(0)[32:])
@@ -180,7 +180,6 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                 t_sym.next = in_data
                 t_c.next = 0
                 t_cls.next = 0
-                t_tot.next = 0
                 if hdr_bad:
                     t_ferr.next = 1
                     if not in_last:
@@ -235,7 +234,6 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                 t_sym.next = sym_top
                 t_cls.next = lut1_q[14:10]
                 t_c.next = lut1_q[10:6]
-                t_tot.next = tot
                 if d_err != 0:
                     state.next = st.F_WAIT
                 elif scount == 0:

@@ -122,11 +122,10 @@ def decoder_core(clk, rst,
     t1_sym = Signal(intbv(0)[32:])
     t1_cls = Signal(intbv(0)[4:])
     t1_c = Signal(intbv(0)[4:])
-    t1_tot = Signal(intbv(0)[6:])
     f_idle = Signal(bool(0))
     lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, L=L)
     front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
-                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_tot, f_idle, L=L)
+                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, f_idle, L=L)
 
     # ---------------------------------------------------------------- S2, S3
     t2_valid, t2_hdr = Signal(bool(0)), Signal(bool(0))
@@ -221,7 +220,7 @@ def decoder_core(clk, rst,
 
     @always_seq(clk.posedge, reset=rst)
     def busy_flag():
-        busy.next = (not f_idle) or t1_valid or t2_valid or t3_valid or c_push or sf_used != 0 or of_used != 0
+        busy.next = (not f_idle) or c_active or t1_valid or t2_valid or t3_valid or c_push or sf_used != 0 or of_used != 0
 
     return (tbl_decode, tbl_config, in_side, in_ready_out, in_fifo, lut1, front, s2, s3, cnt, sf_flags,
             sf_credits, sym_fifo, lut3, xs, out_fifo, of_flags, of_handshake, m_side, of_credits, busy_flag)
