@@ -199,6 +199,8 @@ class Board:
         self.credit = 0
         self.rx_seq = None
         self.rx_gap = False
+        self.strict = False
+        self._last_counters = {}
         self.wire_bytes = 0
         self.retransmissions = 0
         self.nacks = 0
@@ -225,11 +227,16 @@ class Board:
         if not data:
             return []
         frames = self.parser.feed(data)
+        out = []
         for fr in frames:
             if self.rx_seq is not None and fr.seq != self.rx_seq:
                 self.rx_gap = True
+                if self.strict:
+                    raise LinkError(f"board frames were lost on the way to the host (frame {fr.seq}, "
+                                    f"expected {self.rx_seq})")
             self.rx_seq = (fr.seq + 1) & 0xFF
-        return frames
+            out.append(fr)
+        return out
 
     def _await(self, request: bytes, want, what: str, attempts=None):
         """Send ``request`` (again after each ``rto``) until ``want(frame)`` is true for a received frame."""
@@ -294,9 +301,11 @@ class Board:
     def _exchange(self, frames, on_frame=None, done=lambda: True):
         if self.ident is None:
             self.identify()
-        _Session(self, frames, on_frame or self._unexpected).run(done)
-        if self.rx_gap:
-            raise LinkError("board frames were lost or corrupted on the way to the host")
+        self.strict = True
+        try:
+            _Session(self, frames, on_frame or self._unexpected).run(done)
+        finally:
+            self.strict = False
 
     def _unexpected(self, fr):
         raise BoardProtocolError(f"unexpected frame type {fr.type:#04x} from the board")
@@ -318,7 +327,7 @@ class Board:
         self._exchange([(link.BARRIER, b"", 0)], on_frame, lambda: "c" in box)
         return box["c"]
 
-    def stream(self, tensors, words=False, progress=None, retries=2) -> StreamResult:
+    def stream(self, tensors, words=False, progress=None, retries=None) -> StreamResult:
         """Decode tensors on the board.
 
         Parameters
@@ -328,50 +337,71 @@ class Board:
         words : bool
             Return every decoded word (words mode) instead of only a CRC32 per stripe.
         progress : callable(int), optional
-            Called with the number of payload bytes acknowledged since the last call.
-        retries : int
-            Whole-run retries after a :class:`LinkError` (the board is reset each time).
+            Called with the number of stripes finished since the last call.
+        retries : int, optional
+            Restarts allowed without progress after a :class:`LinkError` (default ``max_retries``). After a
+            failure the board is reset and streaming resumes at the first stripe without a result (stripes
+            are independent), so the counters are the sums over all attempts.
 
         Returns
         -------
         StreamResult
             One :class:`StripeResult` per stripe, in order, and the board's counters.
         """
-        tensors = list(tensors)
-        for attempt in range(retries + 1):
+        items = []
+        for name, tables, stripes in tensors:
+            for i, s in enumerate(stripes):
+                items.append((name, tables, i, s))
+        retries = self.max_retries if retries is None else retries
+        results, counters = [], {}
+        w0, r0, pay = self.wire_bytes, self.retransmissions, 0
+        t0 = time.perf_counter()
+        attempts = fails = 0
+        while True:
+            attempts += 1
+            done_before = len(results)
             try:
-                res = self._stream_once(tensors, words, progress)
-                res.attempts = attempt + 1
-                return res
+                cn, pb = self._stream_once(items[len(results):], words, progress, results)
+                pay += pb
+                break
             except LinkError:
-                if attempt == retries:
+                fails = 0 if len(results) > done_before else fails + 1
+                if fails > retries:
                     raise
                 self.parser = link.FrameParser(link.BOARD_MAX_PAYLOAD)
                 self._drain()
+            finally:
+                for k, v in self._last_counters.items():
+                    counters[k] = counters.get(k, 0) + v
+        elapsed = time.perf_counter() - t0
+        return StreamResult(results, counters, elapsed, self.wire_bytes - w0, sum(len(it[3]) * 4 for it in items),
+                            self.retransmissions - r0, attempts,
+                            stats={"nacks": self.nacks, "rx_bad_header": self.parser.bad_header,
+                                   "rx_bad_crc": self.parser.bad_crc})
 
     def _drain(self):
         t_end = time.monotonic() + min(self.rto, 0.2)
         while time.monotonic() < t_end:
             self._read_frames()
 
-    def _stream_once(self, tensors, words, progress):
+    def _stream_once(self, items, words, progress, results):
+        """Stream ``items`` after a reset, appending a StripeResult per stripe to ``results``."""
+        self._last_counters = {}
         self.reset(words)
         W = self.ident.W
         limit = self._payload_limit()
-        frames, owners = [], []
+        frames = []
         payload_bytes = 0
         prev = None
-        for name, tables, stripes in tensors:
+        for name, tables, i, s in items:
             if tables is not prev:
                 frames += self.table_frames(tables)
                 prev = tables
-            for i, s in enumerate(stripes):
-                for p, f in link.stripe_payloads(s, limit):
-                    frames.append((link.STREAM, p, f))
-                    payload_bytes += len(p)
-                owners.append((name, i))
+            for p, f in link.stripe_payloads(s, limit):
+                frames.append((link.STREAM, p, f))
+                payload_bytes += len(p)
         frames.append((link.BARRIER, b"", 0))
-        results = []
+        k0 = len(results)
         cur = []
         box = {}
         dt = np.dtype("<u2" if W == 16 else "u1")
@@ -383,26 +413,24 @@ class Board:
                 cur.append(np.frombuffer(fr.payload, dt))
             elif fr.type == link.RESULT:
                 sn, n, err, crc = link.parse_result(fr)
-                k = len(results)
-                if sn != k or k >= len(owners):
+                k = len(results) - k0
+                if sn != k or k >= len(items):
                     raise LinkError(f"RESULT for stripe {sn}, expected stripe {k}")
                 ws = np.concatenate(cur) if cur else np.zeros(0, dt)
                 cur.clear()
-                results.append(StripeResult(owners[k][0], owners[k][1], n, err, crc, ws if words else None))
+                if words and err == 0 and len(ws) != n:
+                    raise LinkError(f"stripe {k}: {len(ws)} decoded words arrived, the board sent {n}")
+                name, _, idx, _ = items[k]
+                results.append(StripeResult(name, idx, n, err, crc, ws if words else None))
                 if progress:
                     progress(1)
             elif fr.type == link.COUNTERS:
                 box["c"] = link.parse_counters(fr)
+                self._last_counters = box["c"]
             else:
                 self._unexpected(fr)
 
-        w0, r0 = self.wire_bytes, self.retransmissions
-        t0 = time.perf_counter()
         self._exchange(frames, on_frame, lambda: "c" in box)
-        elapsed = time.perf_counter() - t0
-        if len(results) != len(owners):
-            raise LinkError(f"{len(results)} stripe results for {len(owners)} stripes")
-        return StreamResult(results, box["c"], elapsed, self.wire_bytes - w0, payload_bytes,
-                            self.retransmissions - r0,
-                            stats={"nacks": self.nacks, "rx_bad_header": self.parser.bad_header,
-                                   "rx_bad_crc": self.parser.bad_crc})
+        if len(results) - k0 != len(items):
+            raise LinkError(f"{len(results) - k0} stripe results for {len(items)} stripes")
+        return box["c"], payload_bytes
