@@ -19,14 +19,14 @@ def ports():
 
 @block
 def board_arty_a7(CLK100MHZ, ck_rst, uart_txd_in, uart_rxd_out, led, BAUD=3_000_000, L=8, W=16,
-                  LUT3_DEPTH=4096, top=None):
+                  LUT3_DEPTH=4096, top=None, **params):
     if top is None:
         from .uart_top import uart_top as top
     rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high
     hb = Signal(bool(0))
     glue = board_glue(CLK100MHZ, ck_rst, rst, hb, BTN_ACTIVE_LOW=True, HB_BITS=27)
     core = top(CLK100MHZ, rst, uart_txd_in, uart_rxd_out, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W,
-               LUT3_DEPTH=LUT3_DEPTH)
+               LUT3_DEPTH=LUT3_DEPTH, **params)
 
     @always_comb
     def leds():

@@ -18,13 +18,13 @@ def ports():
 
 @block
 def board_icebreaker(CLK, BTN_N, RX, TX, LEDR_N, LEDG_N, BAUD=1_000_000, L=8, W=16, LUT3_DEPTH=4096,
-                     top=None):
+                     top=None, **params):
     if top is None:
         from .uart_top import uart_top as top
     rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high
     hb = Signal(bool(0))
     glue = board_glue(CLK, BTN_N, rst, hb, BTN_ACTIVE_LOW=True, HB_BITS=24)
-    core = top(CLK, rst, RX, TX, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+    core = top(CLK, rst, RX, TX, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, **params)
 
     @always_comb
     def leds():

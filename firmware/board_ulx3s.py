@@ -19,13 +19,13 @@ def ports():
 
 @block
 def board_ulx3s(clk_25mhz, btn_pwr_n, ftdi_txd, ftdi_rxd, led, wifi_gpio0, BAUD=1_000_000, L=8, W=16,
-                LUT3_DEPTH=4096, top=None):
+                LUT3_DEPTH=4096, top=None, **params):
     if top is None:
         from .uart_top import uart_top as top
     rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high
     hb = Signal(bool(0))
     glue = board_glue(clk_25mhz, btn_pwr_n, rst, hb, BTN_ACTIVE_LOW=True, HB_BITS=25)
-    core = top(clk_25mhz, rst, ftdi_txd, ftdi_rxd, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+    core = top(clk_25mhz, rst, ftdi_txd, ftdi_rxd, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, **params)
 
     @always_comb
     def leds():

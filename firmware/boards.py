@@ -6,7 +6,7 @@ Each board has a MyHDL top ``lutzip.firmware.board_<name>.board_<name>`` (thin w
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UnsupportedError
@@ -27,6 +27,8 @@ class Board:
     device_args: tuple = ()  # nextpnr device/package options (open flows)
     vivado_tcl: str = ""   # Vivado batch script in constraints/ (Xilinx)
     notes: str = ""
+    top_params: dict = field(default_factory=dict)  # extra uart_top parameters (RING_DEPTH, ...)
+    core_params: dict = field(default_factory=dict)  # defaults for L / W / LUT3_DEPTH on this board
 
     @property
     def top_name(self) -> str:

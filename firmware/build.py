@@ -19,13 +19,18 @@ from .boards import BOARDS, check_baud, get_board
 __all__ = ["build", "format_build", "add_build_parser", "register"]
 
 
-def build(board_name, out=None, baud=None, seed=1, L=8, W=16, LUT3_DEPTH=4096, top=None, pack=True,
-          xilinx_check=True):
+def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=None, top=None, pack=True,
+          xilinx_check=True, **top_params):
     """Build ``board_name``'s bitstream into ``out`` (default ``build/board-<name>``); returns a result dict.
 
     ``top`` replaces ``lutzip.firmware.uart_top.uart_top`` (same signature), e.g. for tests.
     """
     b = get_board(board_name)
+    core = {"L": 8, "W": 16, "LUT3_DEPTH": 4096, **b.core_params}
+    L = core["L"] if L is None else L
+    W = core["W"] if W is None else W
+    LUT3_DEPTH = core["LUT3_DEPTH"] if LUT3_DEPTH is None else LUT3_DEPTH
+    top_params = {**b.top_params, **top_params}
     baud = b.baud if baud is None else baud
     baud_err = check_baud(b.clk_hz, baud)
     out = Path(out or Path("build") / f"board-{b.name}")
@@ -33,11 +38,11 @@ def build(board_name, out=None, baud=None, seed=1, L=8, W=16, LUT3_DEPTH=4096, t
     if not b.constraints_path.is_file():
         raise UnsupportedError(f"constraints file {b.constraints_path} is missing (run from a source checkout)")
     ports = b.module().ports()
-    inst = b.top()(**ports, BAUD=baud, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, top=top)
+    inst = b.top()(**ports, BAUD=baud, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, top=top, **top_params)
     verilog = sy.convert_block(inst, out, b.top_name)
     shutil.copy(b.constraints_path, out / b.constraints)
     res = {"board": b.name, "title": b.title, "part": b.part, "clk_mhz": b.clk_hz / 1e6, "baud": baud,
-           "baud_error": round(baud_err, 5), "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH},
+           "baud_error": round(baud_err, 5), "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, **top_params},
            "out": str(out), "files": {"verilog": verilog.name, "constraints": b.constraints}}
 
     if b.family == "xilinx":
@@ -51,7 +56,9 @@ def build(board_name, out=None, baud=None, seed=1, L=8, W=16, LUT3_DEPTH=4096, t
             res["resources"] = sy.classify_cells(ys["cells"], "xilinx")
         return res
 
-    _, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
+    netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
+    res["memories"] = ys["memories"]
+    res["ff_by_block"] = sy.ff_by_block(netlist, b.top_name, prefix="uart_top0_proto_engine0_")
     res["cells"] = ys["cells"]
     res["resources"] = sy.classify_cells(ys["cells"], b.family)
     target = sy.Target(b.name, b.family, b.device_args, b.clk_hz / 1e6, b.part)
@@ -59,6 +66,10 @@ def build(board_name, out=None, baud=None, seed=1, L=8, W=16, LUT3_DEPTH=4096, t
     pnr = sy.run_nextpnr(out / f"{b.top_name}.json", target, out, freq_mhz=b.clk_hz / 1e6, seed=seed,
                          constraints=b.constraints_path, out_name=routed, top=b.top_name)
     res["pnr"] = pnr
+    if not pnr["fits"]:
+        raise sy.ToolError(f"{b.title}: {pnr['error']} (yosys cells: {res['resources']}; flip-flops by block: "
+                           f"{res['ff_by_block']}; memories mapped to logic: "
+                           f"{[k for k, v in res['memories'].items() if v == 'logic']}; see {out})")
     res["files"]["routed"] = routed
     res["meets_clock"] = pnr["fmax_mhz"] is not None and pnr["fmax_mhz"] >= b.clk_hz / 1e6
     res["bitstream"] = None
@@ -79,6 +90,8 @@ def format_build(r) -> str:
              f"(divider error {r['baud_error']:.2%})"]
     if "resources" in r:
         lines.append("cells    " + "  ".join(f"{k.upper()}={v}" for k, v in r["resources"].items() if v))
+    if r.get("ff_by_block"):
+        lines.append("FFs by   " + "  ".join(f"{k}={v}" for k, v in r["ff_by_block"].items()))
     p = r.get("pnr")
     if p:
         lines.append("placed   " + "  ".join(f"{k}={v}/{p['available'].get(k, '?')}"
@@ -96,8 +109,9 @@ def format_build(r) -> str:
 
 
 def _cmd_build(args) -> int:
+    extra = {"RING_DEPTH": args.ring_depth} if args.ring_depth else {}
     r = build(args.board, out=args.out, baud=args.baud, seed=args.seed, L=args.L, W=args.W,
-              LUT3_DEPTH=args.lut3_depth, pack=not args.no_pack)
+              LUT3_DEPTH=args.lut3_depth, pack=not args.no_pack, **extra)
     print(json.dumps(r, indent=2) if args.json else format_build(r))
     return 0 if r.get("meets_clock", True) else 1
 
@@ -110,9 +124,10 @@ def add_build_parser(board_subparsers):
     p.add_argument("--out", help="output folder (default build/board-NAME)")
     p.add_argument("--baud", type=int, help="UART baud rate (default: the board's)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr seed")
-    p.add_argument("--L", type=int, default=8)
-    p.add_argument("--W", type=int, default=16)
-    p.add_argument("--lut3-depth", type=int, default=4096)
+    p.add_argument("--L", type=int, help="LUT1 address bits (default: the board's, usually 8)")
+    p.add_argument("--W", type=int, help="word width (default 16)")
+    p.add_argument("--lut3-depth", type=int, help="LUT3 entries (default 4096)")
+    p.add_argument("--ring-depth", type=int, help="command ring entries (default: the board's / uart_top's)")
     p.add_argument("--no-pack", action="store_true", help="stop after place and route")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_build)

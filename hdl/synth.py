@@ -214,6 +214,39 @@ def _yosys_warnings(log):
     return [ln.strip() for ln in lines if ln.startswith("Warning:")][:20]
 
 
+def ff_by_block(netlist, top, prefix="", depth=1, n=12):
+    """Flip-flops per MyHDL instance (from the names of the nets they drive) in a yosys JSON netlist:
+    ``{instance: count}``, the ``n`` largest. ``prefix`` (e.g. ``uart_top0_proto_engine0_``) is stripped first
+    and ``depth`` instance levels are kept. A quick answer to "which block is big"."""
+    import collections
+    mod = json.loads(Path(netlist).read_text())["modules"][top]
+    bit2name = {}
+    for name, v in mod["netnames"].items():
+        if not v.get("hide_name"):
+            for bit in v["bits"]:
+                if isinstance(bit, int):
+                    bit2name.setdefault(bit, name)
+    inst_re = re.compile(r"([A-Za-z_]+?\d+)_")
+    counts = collections.Counter()
+    for c in mod["cells"].values():
+        if not re.match(r"(SB_DFF|TRELLIS_FF|FD[RSCP]E)", c["type"]):
+            continue
+        q = c["connections"].get("Q") or c["connections"].get("O") or [None]
+        name = re.sub(r"\[.*", "", bit2name.get(q[0], "?"))
+        while prefix and name.startswith(prefix):
+            name = name[len(prefix):]
+        parts = []
+        rest = name
+        for _ in range(depth):
+            m = inst_re.match(rest)
+            if not m:
+                break
+            parts.append(m.group(1))
+            rest = rest[m.end():]
+        counts["_".join(parts) if parts else name] += 1
+    return dict(counts.most_common(n))
+
+
 def classify_cells(cells, family):
     """Sum yosys cell counts into resource classes (lut, ff, bram, ...); cell types match by prefix."""
     out = {}
@@ -314,9 +347,10 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     try:
         v = convert_verilog(build_dir, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, core=core)
         netlist, ys = run_yosys(v, t.family, "decoder_core", build_dir, t.yosys_opts)
+        ffs = ff_by_block(netlist, "decoder_core")
         res = {"target": target, "part": t.part, "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH},
                "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family),
-               "memories": ys["memories"],
+               "memories": ys["memories"], "ff_by_block": ffs,
                "yosys_seconds": ys["seconds"], "yosys_warnings": ys["warnings"], "goal_mhz": t.goal_mhz,
                "tools": {"yosys": tool_version("yosys")}}
         if pnr:
@@ -340,6 +374,8 @@ def format_result(r) -> str:
     if r.get("memories"):
         lines.append("memories " + "  ".join(f"{k}: {v.strip('$_') if v != 'logic' else 'LOGIC (not RAM)'}"
                                               for k, v in sorted(r["memories"].items())))
+    if r.get("ff_by_block"):
+        lines.append("FFs by   " + "  ".join(f"{k}={v}" for k, v in r["ff_by_block"].items()))
     p = r.get("pnr")
     if p and not p.get("fits", True):
         lines.append(f"placed   {p['error']}")

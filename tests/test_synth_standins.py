@@ -99,7 +99,8 @@ def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
 
 
 @block
-def standin_uart_top(clk, rst, uart_rx, uart_tx, CLK_HZ=12_000_000, BAUD=1_000_000, L=8, W=16, LUT3_DEPTH=4096):
+def standin_uart_top(clk, rst, uart_rx, uart_tx, CLK_HZ=12_000_000, BAUD=1_000_000, L=8, W=16, LUT3_DEPTH=4096,
+                     **params):
     """Stand-in for lutzip.firmware.uart_top: a shift register feeds every core input, an XOR-rotate
     accumulator of every output drives ``uart_tx`` (so nothing is optimised away)."""
     sr = Signal(intbv(0)[32:])
