@@ -383,8 +383,24 @@ def default_core():
     return decoder_core
 
 
+_FIRST_HASH = {}
+
+
 def _core_hash(core) -> str:
-    """Hash of the sources the core is built from: its file and the loaded modules next to it."""
+    """Hash of the sources the core is built from: its file and the loaded modules next to it.
+
+    MyHDL re-reads the source files when it converts, so sources edited since they were imported would give
+    a mix of old and new code: that is reported as an error instead.
+    """
+    h = _core_hash_now(core)
+    first = _FIRST_HASH.setdefault(id(core), (core, h))[1]
+    if h != first:
+        raise SimulationError("the core's source files changed on disk since this process imported them; "
+                              "run again in a new process")
+    return h
+
+
+def _core_hash_now(core) -> str:
     import myhdl
     src = Path(getattr(core, "srcfile", None) or inspect.getsourcefile(inspect.unwrap(core))).resolve()
     files = {src}

@@ -378,3 +378,40 @@ def test_random_corruption_all_sims(seed, tmp_path, hdl_cache):
         assert msg is None, msg
         if sim != "myhdl":
             assert S.first_cycle_difference(outs["myhdl"], outs[sim]) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("L,W,depth", [(12, 16, 4096), (6, 8, 1024)])
+def test_other_core_parameters(L, W, depth, tmp_path, hdl_cache):
+    """Other LUT1 sizes / word widths / LUT3 depths: converted HDL still bit-exact and cycle-exact."""
+    from lutzip.encoder import greedy_tableset
+    rng = np.random.default_rng(L)
+    if L == 12:   # codes of every length 1..12 (Kraft sum 1), classes drawn uniformly: long codes are common
+        cls = [ClassSpec(1, LUT, 2, 0), ClassSpec(2, RANGE, 8, 0x100), ClassSpec(3, ZRUN, 6, 0)]
+        cls += [ClassSpec(c, RANGE, 4, 0x1000 * c) for c in range(4, 12)]
+        cls += [ClassSpec(12, RANGE, 16, 0), ClassSpec(12, LUT, 3, 4)]
+        ts = TableSet(16, cls, np.array([100, 200, 300, 400, 7, 0xFFFF, 0x8000, 9, 10, 11, 12, 13], np.uint16))
+        parts = []
+        for j in rng.integers(0, len(cls), 6000):
+            c = cls[j]
+            if c.kind == ZRUN:
+                parts.append(np.zeros(int(rng.integers(1, 80)), np.uint16))
+            elif c.kind == LUT:
+                parts.append(ts.lut3[c.param + rng.integers(0, 1 << c.k, 1)])
+            else:
+                parts.append(np.array([c.param + int(rng.integers(0, 1 << c.k))], np.uint16))
+        w = np.concatenate(parts).astype(np.uint16)
+    else:
+        w = np.round(rng.standard_t(3, 8000) * 6).astype(np.int8).view(np.uint8)
+        ts = greedy_tableset(w, W, L=L, lut3_max=depth)
+    assert ts.max_code_len == L
+    vec = S.make_vectors(ts, w, 900, L=L, lut3_depth=depth)
+    stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.6, seed=L)
+    outs = {}
+    for sim in S.SIMULATORS:
+        need(sim)
+        outs[sim] = S.run(sim, stim, tmp_path / sim, vec.params, core=CORE, build_dir=hdl_cache)
+        msg = S.first_difference(outs[sim], expected_of(vec))
+        assert msg is None, msg
+        if sim != "myhdl":
+            assert S.first_cycle_difference(outs["myhdl"], outs[sim]) is None
