@@ -9,7 +9,10 @@ LUT3 and counting are in later stages (the token carries the 32 bits at the poin
 
 The stage does not know exactly where a stripe ends (zero-run lengths are decoded later). Every symbol
 stands for at least one word, so after ``n`` symbols the stripe is certainly over: the stage then moves
-straight on to the next header (no bubble beyond the header and window load for stripes without zero runs).
+straight on to the next stripe: in the cycle of the n-th symbol it takes the next header and both window words
+from the input FIFO when they are there, so consecutive stripes follow without a bubble. The header's ``n``
+and tag travel to the count stage with the stripe's first symbol token (``t_first``); only a bad header
+makes a token of its own.
 Before that it decodes *speculatively*; the count stage (:mod:`lutzip.hdl.count_stage`) drops tokens past
 the stripe's end and raises ``flush`` (tagged with the stripe's 2-bit ``tag``), after which this stage
 discards input through tlast and parses the next header. A flush whose tag is not the current stripe's
@@ -27,10 +30,10 @@ in_pop[2]                (out, comb) entries to pop this cycle: 1 per window ref
 lut1_addr[L], lut1_q[15] (out) prefix at the pointer, (in) LUT1 entry for it (same cycle)
 credit_ok                registered: room downstream for one more token
 flush, flush_tag[2]      one-cycle pulse from the count stage: the stripe with this tag is finished
-t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4]
-                         (out, registered) the token: header (t_hdr; t_ferr = 1 and t_sym = header word if
-                         the marker is bad, else t_sym = tag[17:16] | n-1[15:0]) or symbol (t_sym = 32 bits
-                         at the pointer, t_ferr = 3 invalid prefix, 4 overrun)
+t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[2]
+                         (out, registered) the token: bad header (t_hdr, t_ferr = 1, t_sym = header word) or
+                         symbol (t_sym = 32 bits at the pointer, t_ferr = 3 invalid prefix, 4 overrun;
+                         t_first on a stripe's first symbol, with t_n = n - 1 and t_tag of its header)
 idle                     (out) waiting for a header
 
 For N interleaved stripes, N copies of the window registers share one LUT1 read port in turn (each lane's
@@ -43,7 +46,7 @@ MARKER = 0x4C5A
 
 @block
 def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
-               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, idle, L=8):
+               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, L=8):
     st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
     state = Signal(st.F_HDR)
     hi = Signal(intbv(0)[32:])
@@ -64,21 +67,30 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
     in_data = Signal(intbv(0)[32:])
     in_last = Signal(bool(0))
     in_nonempty = Signal(bool(0))
-    fast3 = Signal(bool(0))
+    hdr_bad = Signal(bool(0))
+    start2 = Signal(bool(0))   # good header + a one-word payload in the FIFO
+    start3 = Signal(bool(0))   # good header + two payload words in the FIFO
     fast2 = Signal(bool(0))
     fl = Signal(bool(0))
     scount = Signal(intbv(0)[16:])
+    pend = Signal(bool(0))
+    pend_n = Signal(intbv(0)[16:])
     tag = Signal(modbv(0)[2:])
     tag1 = Signal(modbv(0)[2:])
-    hdr_bad = Signal(bool(0))
+    chain = Signal(bool(0))    # the n-th symbol is issued now and the next stripe starts in the same cycle
 
     @always_comb
     def fw_input():
         in_data.next = h0[32:0]
         in_last.next = h0[32]
         in_nonempty.next = in_count != 0
-        fast3.next = in_count >= 3 and not h0[32] and not h1[32]
+        hdr_bad.next = h0[32:16] != MARKER
         fast2.next = in_count >= 2 and not h0[32] and not nload and not end_seen
+
+    @always_comb
+    def fw_start():
+        start2.next = in_count >= 2 and h0[32:16] == MARKER and not h0[32] and h1[32]
+        start3.next = in_count >= 3 and h0[32:16] == MARKER and not h0[32] and not h1[32]
 
     @always_comb
     def fw_concat():
@@ -93,7 +105,6 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
         lut1_addr.next = sh[64:64 - L]
         sym_top.next = sh[64:32]
         tot.next = lut1_q[6:0]
-        hdr_bad.next = in_data[32:16] != MARKER
 
     @always_comb
     def fw_next_ptr():
@@ -130,13 +141,19 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
         go.next = state == st.F_RUN and credit_ok and (in_nonempty or end_seen) and not fl
 
     @always_comb
+    def fw_chain():
+        chain.next = go and d_err == 0 and scount == 0 and end_seen and (start2 or start3)
+
+    @always_comb
     def fw_pop():
         if fl:
             in_pop.next = 0
         elif state == st.F_HDR:
             if in_nonempty and credit_ok:
-                if fast3 and not hdr_bad:
+                if start3:
                     in_pop.next = 3
+                elif start2:
+                    in_pop.next = 2
                 else:
                     in_pop.next = 1
             else:
@@ -151,6 +168,10 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
         elif state == st.F_RUN:
             if go and np[5] and not end_seen:
                 in_pop.next = 1
+            elif chain and start3:
+                in_pop.next = 3
+            elif chain:
+                in_pop.next = 2
             else:
                 in_pop.next = 0
         elif state == st.F_DRAIN:
@@ -175,28 +196,36 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                 state.next = st.F_DRAIN
         elif state == st.F_HDR:
             if in_nonempty and credit_ok:
-                t_valid.next = 1
-                t_hdr.next = 1
-                t_sym.next = in_data
-                t_c.next = 0
-                t_cls.next = 0
                 if hdr_bad:
+                    t_valid.next = 1
+                    t_hdr.next = 1
                     t_ferr.next = 1
+                    t_sym.next = in_data
+                    t_c.next = 0
+                    t_cls.next = 0
+                    t_first.next = 0
                     if not in_last:
                         state.next = st.F_DRAIN
                 else:
-                    t_ferr.next = 0
-                    t_sym.next = concat(intbv(0)[14:], tag1, in_data[16:0])
+                    pend.next = 1
+                    pend_n.next = in_data[16:0]
                     tag.next = tag1
                     scount.next = in_data[16:0]
                     ptr.next = 0
                     nload.next = 0
-                    if fast3:
+                    if start3:
                         hi.next = h1[32:0]
                         lo.next = h2[32:0]
                         hi_ok.next = 1
                         lo_ok.next = 1
                         end_seen.next = h2[32]
+                        state.next = st.F_RUN
+                    elif start2:
+                        hi.next = h1[32:0]
+                        lo.next = 0
+                        hi_ok.next = 1
+                        lo_ok.next = 0
+                        end_seen.next = 1
                         state.next = st.F_RUN
                     else:
                         state.next = st.F_LOAD
@@ -234,16 +263,10 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                 t_sym.next = sym_top
                 t_cls.next = lut1_q[14:10]
                 t_c.next = lut1_q[10:6]
-                if d_err != 0:
-                    state.next = st.F_WAIT
-                elif scount == 0:
-                    # n-th symbol: every symbol stands for >= 1 word, so the stripe is certainly over
-                    if end_seen or (np[5] and in_last):
-                        state.next = st.F_HDR
-                    else:
-                        state.next = st.F_DRAIN
-                else:
-                    scount.next = scount - 1
+                t_first.next = pend
+                t_n.next = pend_n
+                t_tag.next = tag
+                pend.next = 0
                 ptr.next = np[5:]
                 if np[5]:
                     hi.next = lo
@@ -255,8 +278,36 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                         lo.next = in_data
                         lo_ok.next = 1
                         end_seen.next = in_last
+                if d_err != 0:
+                    state.next = st.F_WAIT
+                elif scount == 0:
+                    # n-th symbol: every symbol stands for >= 1 word, so the stripe is certainly over
+                    if chain:
+                        # next stripe's header and window words are in the FIFO: start it now
+                        pend.next = 1
+                        pend_n.next = in_data[16:0]
+                        tag.next = tag1
+                        scount.next = in_data[16:0]
+                        ptr.next = 0
+                        hi.next = h1[32:0]
+                        hi_ok.next = 1
+                        if start3:
+                            lo.next = h2[32:0]
+                            lo_ok.next = 1
+                            end_seen.next = h2[32]
+                        else:
+                            lo.next = 0
+                            lo_ok.next = 0
+                            end_seen.next = 1
+                    elif end_seen or (np[5] and in_last):
+                        state.next = st.F_HDR
+                    else:
+                        state.next = st.F_DRAIN
+                else:
+                    scount.next = scount - 1
         elif state == st.F_DRAIN:
             if in_nonempty and in_last:
                 state.next = st.F_HDR
 
-    return fw_input, fw_concat, fw_shift, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush, fw_go, fw_pop, fw_idle, fw_regs
+    return (fw_input, fw_start, fw_concat, fw_shift, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush,
+            fw_go, fw_chain, fw_pop, fw_idle, fw_regs)

@@ -3,7 +3,8 @@
 Token order is stream order, so a token is *in the stripe* iff the words counted so far are fewer than the
 header's ``n``. This stage keeps ``rem`` (words still to come) and:
 
-* header token: good -> ``rem = n``, active; bad marker -> error marker (code 1);
+* a stripe's first symbol token carries ``n`` (and the stripe tag): it opens the stripe (``rem = n``);
+* header token (only for a bad marker): error marker (code 1);
 * symbol token while not active (speculative tokens decoded past the stripe end): dropped;
 * symbol token with a front-end error (3 invalid prefix, 4 overrun), LUT3 range error (5) or a zero run
   longer than ``rem`` (6): error marker, not active, ``flush``;
@@ -13,11 +14,12 @@ header's ``n``. This stage keeps ``rem`` (words still to come) and:
 Interface
 ---------
 clk, rst                 clock, synchronous reset
-i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err   token from S3
+i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err, i_first, i_n[16], i_tag[2]
+                         token from S3
 o_push, o_data[37]       (registered) entry for the symbol FIFO: kind[36:35] | last[34] | err[33] |
                          cnt[32:16] | val[15:0] (error markers: err = 1, last = 1, cnt = 1, val = code)
 o_drop                   (registered) a token was consumed without an entry (returns its credit)
-flush, flush_tag[2]      (registered) one-cycle pulse: the stripe is finished; the tag of its header token (last word or error)
+flush, flush_tag[2]      (registered) one-cycle pulse: the stripe is finished (last word or error); its tag
 err_valid, err_code[4]   (registered) one-cycle pulse and code of each error marker (code holds)
 active                   (out) a stripe is open
 """
@@ -27,22 +29,37 @@ SF_WIDTH = 37
 
 
 @block
-def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
+def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err, i_first, i_n, i_tag,
                 o_push, o_data, o_drop, flush, flush_tag, err_valid, err_code, active):
     act = Signal(bool(0))
     rem = Signal(intbv(0)[17:])
+    remx = Signal(intbv(0)[17:])
+    actx = Signal(bool(0))
+    tagx = Signal(intbv(0)[2:])
     code = Signal(intbv(0)[4:])
     last = Signal(bool(0))
     ctag = Signal(intbv(0)[2:])
 
     @always_comb
+    def c_open():
+        # a stripe's first symbol token opens it: n and tag come with it
+        if i_first:
+            remx.next = i_n + 1
+            actx.next = 1
+            tagx.next = i_tag
+        else:
+            remx.next = rem
+            actx.next = act
+            tagx.next = ctag
+
+    @always_comb
     def c_check():
-        last.next = i_cnt == rem
+        last.next = i_cnt == remx
         if i_ferr != 0:
             code.next = i_ferr
         elif i_kind == 0 and i_l3err:
             code.next = 5
-        elif i_kind[1] and i_cnt > rem:
+        elif i_kind[1] and i_cnt > remx:
             code.next = 6
         else:
             code.next = 0
@@ -50,7 +67,6 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
     @always_comb
     def c_active():
         active.next = act
-        flush_tag.next = ctag
 
     @always_seq(clk.posedge, reset=rst)
     def c_regs():
@@ -60,36 +76,34 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
         err_valid.next = 0
         if i_valid:
             if i_hdr:
-                if i_ferr != 0:
-                    o_push.next = 1
-                    o_data.next = concat(intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], i_ferr)
-                    err_valid.next = 1
-                    err_code.next = i_ferr
-                    act.next = 0
-                else:
-                    o_drop.next = 1
-                    act.next = 1
-                    rem.next = i_cnt
-                    ctag.next = i_val[2:0]
-            elif not act:
-                o_drop.next = 1
-            elif code != 0:
+                # bad header marker (good headers make no token of their own)
                 o_push.next = 1
-                o_data.next = concat(intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], code)
+                o_data.next = concat(intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], i_ferr)
                 err_valid.next = 1
-                err_code.next = code
+                err_code.next = i_ferr
                 act.next = 0
-                flush.next = 1
+            elif not actx:
+                o_drop.next = 1
             else:
-                o_push.next = 1
-                if i_kind[1]:
-                    o_data.next = concat(i_kind, last, False, i_cnt, i_val[16:0])
-                    rem.next = rem - i_cnt
-                else:
-                    o_data.next = concat(i_kind, last, False, intbv(1)[17:], i_val[16:0])
-                    rem.next = rem - 1
-                if last:
+                ctag.next = tagx
+                flush_tag.next = tagx
+                if code != 0:
+                    o_push.next = 1
+                    o_data.next = concat(intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], code)
+                    err_valid.next = 1
+                    err_code.next = code
                     act.next = 0
                     flush.next = 1
+                else:
+                    o_push.next = 1
+                    if i_kind[1]:
+                        o_data.next = concat(i_kind, last, False, i_cnt, i_val[16:0])
+                        rem.next = remx - i_cnt
+                    else:
+                        o_data.next = concat(i_kind, last, False, intbv(1)[17:], i_val[16:0])
+                        rem.next = remx - 1
+                    act.next = not last
+                    if last:
+                        flush.next = 1
 
-    return c_check, c_active, c_regs
+    return c_open, c_check, c_active, c_regs

@@ -6,9 +6,9 @@ Pipeline (each box a file of :mod:`lutzip.hdl`)::
            -> S3 index_stage -> C count_stage -> symbol FIFO -> X expand_stage (+ lut3_ram) -> out FIFO -> m_axis
 
 * Input: a 4-word FIFO (:mod:`lutzip.hdl.input_fifo`), ``s_axis_tready`` = not full (registered count).
-* F issues one token per cycle (header or symbol). After ``n`` symbols it moves straight on to the next
-  stripe (header and both window words in one cycle), so a stripe boundary costs one cycle (the header
-  token). With zero runs it may run speculatively past a stripe's end and is flushed by C (``flush``);
+* F issues one symbol token per cycle. After ``n`` symbols it moves straight on to the next stripe (header
+  and window words taken in the same cycle as the n-th symbol; ``n`` travels with the first symbol token),
+  so consecutive stripes follow without a bubble. With zero runs it may run speculatively past a stripe's end and is flushed by C (``flush``);
   the zero-run expansion downstream hides those cycles while the symbol FIFO holds entries.
 * Flow control is credit based and uses registered counters only: F issues while the tokens in flight
   plus the symbol FIFO entries are below ``SF_DEPTH - 1``; X issues while the words in flight plus the output
@@ -123,9 +123,12 @@ def decoder_core(clk, rst,
     t1_cls = Signal(intbv(0)[4:])
     t1_c = Signal(intbv(0)[4:])
     f_idle = Signal(bool(0))
+    t1_first, t2_first, t3_first = [Signal(bool(0)) for _ in range(3)]
+    t1_n, t2_n, t3_n = [Signal(intbv(0)[16:]) for _ in range(3)]
+    t1_tag, t2_tag, t3_tag = [Signal(intbv(0)[2:]) for _ in range(3)]
     lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, L=L)
     front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
-                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, f_idle, L=L)
+                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle, L=L)
 
     # ---------------------------------------------------------------- S2, S3
     t2_valid, t2_hdr = Signal(bool(0)), Signal(bool(0))
@@ -135,7 +138,8 @@ def decoder_core(clk, rst,
     t2_k = Signal(intbv(0)[5:])
     t2_param = Signal(intbv(0)[16:])
     s2 = lut2_stage(clk, rst, lut2_we, lut2_wa, lut2_wd, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c,
-                    t2_valid, t2_hdr, t2_ferr, t2_sh, t2_kind, t2_k, t2_param)
+                    t1_first, t1_n, t1_tag, t2_valid, t2_hdr, t2_ferr, t2_sh, t2_kind, t2_k, t2_param,
+                    t2_first, t2_n, t2_tag)
     t3_valid, t3_hdr = Signal(bool(0)), Signal(bool(0))
     t3_ferr = Signal(intbv(0)[4:])
     t3_kind = Signal(intbv(0)[2:])
@@ -143,14 +147,15 @@ def decoder_core(clk, rst,
     t3_val = Signal(intbv(0)[17:])
     t3_l3err = Signal(bool(0))
     s3 = index_stage(clk, rst, n_lut3, t2_valid, t2_hdr, t2_ferr, t2_sh, t2_kind, t2_k, t2_param,
-                     t3_valid, t3_hdr, t3_ferr, t3_kind, t3_cnt, t3_val, t3_l3err)
+                     t2_first, t2_n, t2_tag, t3_valid, t3_hdr, t3_ferr, t3_kind, t3_cnt, t3_val, t3_l3err,
+                     t3_first, t3_n, t3_tag)
 
     # ---------------------------------------------------------------- C + symbol FIFO
     c_push = Signal(bool(0))
     c_data = Signal(intbv(0)[SF_WIDTH:])
     c_drop = Signal(bool(0))
     c_active = Signal(bool(0))
-    cnt = count_stage(clk, rst, t3_valid, t3_hdr, t3_ferr, t3_kind, t3_cnt, t3_val, t3_l3err,
+    cnt = count_stage(clk, rst, t3_valid, t3_hdr, t3_ferr, t3_kind, t3_cnt, t3_val, t3_l3err, t3_first, t3_n, t3_tag,
                       c_push, c_data, c_drop, flush, flush_tag, err_valid, err_code, c_active)
     sf_pop = Signal(bool(0))
     sf_rdata = Signal(intbv(0)[SF_WIDTH:])
