@@ -2,9 +2,11 @@
 
 Every stream runs through all four levels with the same stimulus file; each level must produce the reference
 words (``lutzip.bitstream``) and all levels must agree to the clock cycle. Set ``LUTZIP_TEST_STANDIN=1`` to run
-the multi-simulator tests on the stand-in core below instead of ``lutzip.hdl.decoder_core`` (harness work).
+the multi-simulator tests on the stand-in core below instead of ``lutzip.hdl.decoder_core`` (harness work), or
+``LUTZIP_TEST_CORE=package.module:function`` to test another core (e.g. a snapshot of a committed version).
 """
 import functools
+import importlib
 import os
 
 import numpy as np
@@ -133,6 +135,9 @@ def standin_expected(stripes, W):
 USE_STANDIN = os.environ.get("LUTZIP_TEST_STANDIN") == "1"
 if USE_STANDIN:
     CORE, expected_of = standin_core, (lambda vec: standin_expected(vec.stripes, vec.params["W"]))
+elif os.environ.get("LUTZIP_TEST_CORE"):   # "package.module:function", e.g. a snapshot of the core
+    _mod, _fn = os.environ["LUTZIP_TEST_CORE"].split(":")
+    CORE, expected_of = getattr(importlib.import_module(_mod), _fn), (lambda vec: vec.expected)
 else:
     CORE, expected_of = None, (lambda vec: vec.expected)   # None: lutzip.hdl.decoder_core
 
