@@ -76,21 +76,26 @@ def zero_run_plan(tables: TableSet, max_run: int):
     -2 where ``r`` zeros cannot be coded.
     """
     bits, length = symbol_table(tables)
-    single = int(length[0]) if length[0] else None
     zr = [(j, cl) for j, cl in enumerate(tables.classes) if cl.kind == ZRUN]
+    return _zero_run_dp(int(max_run), int(length[0]), np.array([j for j, _ in zr], np.int64),
+                        np.array([cl.k for _, cl in zr], np.int64), np.array([cl.total for _, cl in zr], np.int64))
+
+
+@njit(cache=True)
+def _zero_run_dp(max_run, single, zj, zk, ztot):
     inf = 1 << 60
     cost = np.full(max_run + 1, inf, np.int64)
     choice = np.full(max_run + 1, -2, np.int64)
     cost[0] = 0
     for r in range(1, max_run + 1):
-        if single is not None and cost[r - 1] + single < cost[r]:
+        if single > 0 and cost[r - 1] + single < cost[r]:
             cost[r] = cost[r - 1] + single
             choice[r] = -1
-        for j, cl in zr:
-            m = min(r, 1 << cl.k)
-            if cost[r - m] + cl.total < cost[r]:
-                cost[r] = cost[r - m] + cl.total
-                choice[r] = j
+        for i in range(zj.shape[0]):
+            m = min(r, 1 << zk[i])
+            if cost[r - m] + ztot[i] < cost[r]:
+                cost[r] = cost[r - m] + ztot[i]
+                choice[r] = zj[i]
     return choice, cost
 
 

@@ -25,6 +25,7 @@ design space under an exact cost model:
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -159,9 +160,8 @@ def _lengths(size, kinds, ks, params, totals, lut3):
 
 
 @njit(cache=True)
-def _zrun_bits(runs, single, zk, ztot):
-    """Bits of coding the zero runs ``runs[r]`` optimally (as bitstream.zero_run_plan); -1 if impossible."""
-    maxr = runs.shape[0] - 1
+def _zrun_costs(maxr, single, zk, ztot):
+    """Least bits of a run of ``r`` zeros, ``r = 0..maxr`` (as bitstream.zero_run_plan); ``2^60`` if impossible."""
     inf = 1 << 60
     cost = np.full(maxr + 1, inf, np.int64)
     cost[0] = 0
@@ -172,39 +172,52 @@ def _zrun_bits(runs, single, zk, ztot):
             m = min(r, 1 << zk[j])
             if cost[r - m] + ztot[j] < cost[r]:
                 cost[r] = cost[r - m] + ztot[j]
-    total = 0
-    for r in range(1, maxr + 1):
-        if runs[r]:
-            if cost[r] >= inf:
-                return -1
-            total += runs[r] * cost[r]
-    return total
+    return cost
+
+
+class TableCost:
+    """Per-value symbol lengths and per-run-length zero-run costs of a table set: prices any statistics fast."""
+
+    def __init__(self, ts: TableSet, max_run: int = 1):
+        kinds = np.array([cl.kind for cl in ts.classes], np.int64)
+        self.ks = np.array([cl.k for cl in ts.classes], np.int64)
+        params = np.array([cl.param for cl in ts.classes], np.int64)
+        self.totals = np.array([cl.total for cl in ts.classes], np.int64)
+        self.length = _lengths(1 << ts.word_bits, kinds, self.ks, params, self.totals, ts.lut3.astype(np.int64))
+        self.zmask = kinds == ZRUN
+        self.zcost = None
+        if self.zmask.any():
+            self._run_costs(max_run)
+
+    def _run_costs(self, max_run):
+        self.zcost = _zrun_costs(max(int(max_run), 1), int(self.length[0]), self.ks[self.zmask],
+                                 self.totals[self.zmask])
+
+    def bits(self, st: Stats) -> float:
+        """Payload bits of ``st`` (stripe headers and padding estimated at 48 bits a stripe); inf if a present
+        value is not covered."""
+        hist, length = st.hist, self.length
+        bad = (hist > 0) & (length == 0)
+        if self.zcost is not None:
+            bad[0] = False                  # zeros go through the zero-run plan
+        if bad.any():
+            return math.inf
+        bits = int(np.dot(hist, length))
+        if self.zcost is not None and hist[0]:
+            runs = st.runs
+            if len(runs) > len(self.zcost):
+                self._run_costs(len(runs) - 1)
+            c = self.zcost[:len(runs)]
+            if np.any((runs > 0) & (c >= (1 << 60))):
+                return math.inf
+            bits += int(np.dot(runs, c)) - int(hist[0]) * int(length[0])
+        return float(bits + 48 * st.n_stripes)
 
 
 def exact_bits(ts: TableSet, st: Stats) -> float:
     """Payload bits of coding ``st`` with ``ts`` (stripe headers and padding estimated at 48 bits a stripe);
     ``inf`` when a present value is not covered."""
-    kinds = np.array([cl.kind for cl in ts.classes], np.int64)
-    ks = np.array([cl.k for cl in ts.classes], np.int64)
-    params = np.array([cl.param for cl in ts.classes], np.int64)
-    totals = np.array([cl.total for cl in ts.classes], np.int64)
-    length = _lengths(1 << ts.word_bits, kinds, ks, params, totals, ts.lut3.astype(np.int64))
-    hist = st.hist
-    bits = 0
-    zmask = kinds == ZRUN
-    if zmask.any() and hist[0]:
-        nz = np.nonzero(st.runs)[0]
-        z = _zrun_bits(st.runs[:int(nz[-1]) + 1], int(length[0]), ks[zmask], totals[zmask])
-        if z < 0:
-            return math.inf
-        bits += int(z)
-        hist = hist.copy()
-        hist[0] = 0
-    present = hist > 0
-    if np.any(length[present] == 0):
-        return math.inf
-    bits += int(np.dot(hist, length))
-    return float(bits + 48 * st.n_stripes)
+    return TableCost(ts, len(st.runs) - 1).bits(st)
 
 
 def total_bits(ts: TableSet, st: Stats) -> float:
@@ -409,23 +422,31 @@ def _zrun_symbols(runs, ks):
     return counts
 
 
-def _zrun_candidates(st: Stats, n_nonzero: int):
-    """Candidate sets of ZRUN index lengths: [] (zeros as ordinary values), the best single and best pair."""
+def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
+    """Candidate sets of ZRUN index lengths: () (zeros as ordinary values), and the best ``per_size`` sets of
+    one, two and three ZRUN classes by an estimate (ideal code lengths of the class choice, index bits)."""
     cands = [()]
     h0 = int(st.hist[0])
     if h0 == 0 or h0 < 0.01 * st.n_words:
         return cands
     maxk = min(MAX_ZRUN_K, max(0, int(np.nonzero(st.runs)[0][-1]).bit_length()))
 
-    def approx(ks):
+    def approx(ks, floor):
         cnt = _zrun_symbols(st.runs, ks)
         N = n_nonzero + sum(cnt.values())
-        return sum(c * (k + math.log2(N / c)) + CLASS_BITS for k, c in cnt.items() if c)
+        nz = n_nonzero * math.log2(N / n_nonzero) if n_nonzero else 0.0
+        return nz + sum(c * (k + max(floor, math.log2(N / c))) + CLASS_BITS for k, c in cnt.items() if c)
 
-    singles = sorted((approx((k,)), (k,)) for k in range(0, maxk + 1))
-    cands += [s[1] for s in singles[:2]]
-    pairs = sorted((approx((a, b)), (a, b)) for a in range(0, maxk) for b in range(a + 1, maxk + 1))
-    cands += [p[1] for p in pairs[:2]]
+    # two estimates: ideal code lengths, and code lengths of at least 1 bit (which makes single-zero symbols
+    # dear); neither is right everywhere, the exact costing of the candidates decides
+    for floor in (0.0, 1.0):
+        singles = sorted((approx((k,), floor), (k,)) for k in range(maxk + 1))
+        pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
+        # triples: the best pairs with one more run length
+        triples = {tuple(sorted(set(ks) | {k})) for _, ks in pairs[:3] for k in range(maxk + 1) if k not in ks}
+        triples = sorted((approx(ks, floor), ks) for ks in triples)
+        for scored in (singles, pairs, triples):
+            cands += [ks for _, ks in scored[:per_size] if ks not in cands]
     return cands
 
 
@@ -449,9 +470,8 @@ def _build(W, L, lut_groups, ranges, fres, zruns):
         classes.append((RANGE, W, 0))
         freqs.append(1)
     lens = limited_code_lengths([max(int(round(f)), 1) for f in freqs], L)
-    ts = TableSet(W, [ClassSpec(lens[j], kind, k, p) for j, (kind, k, p) in enumerate(classes)],
-                  np.array(lut3, np.uint16))
-    return ts.validate()
+    return TableSet(W, [ClassSpec(lens[j], kind, k, p) for j, (kind, k, p) in enumerate(classes)],
+                    np.array(lut3, np.uint16))
 
 
 class _ZDesign:
@@ -469,17 +489,27 @@ class _ZDesign:
         self.N = N = float(hist.sum() + sum(F for _, F in self.zruns))
         self.zcost = sum(F * (k + math.log2(N / F)) if F else 0.0 for k, F in self.zruns) + CLASS_BITS * len(zks)
         self.Mv = M - len(zks)
-        order = np.argsort(-hist, kind="stable")
-        self.R = R = int(min(np.count_nonzero(hist), lut3_max))
-        self.order = order[:R]
-        if R:
-            self.lut_best, self.lut_choice = _lut_dp(hist[self.order].astype(np.float64), N, self.Mv, MAX_LUT_K)
-        hs = hist[order]
-        hs = hs[hs > 0].astype(np.float64)
-        self.tail = np.r_[np.cumsum((hs * np.log2(N / hs))[::-1])[::-1], 0.0]
+        self.R = int(min(np.count_nonzero(hist), lut3_max))
+        self.lut3_max = lut3_max
+        self._lut = None
+
+    def _lut_part(self):
+        """Values by falling frequency, the LUT DP over them and the entropy tails (computed on first use)."""
+        if self._lut is None:
+            hist, N = self.hist, self.N
+            order = np.argsort(-hist, kind="stable")
+            self.order = order[:self.R]
+            if self.R:
+                self.lut_best, self.lut_choice = _lut_dp(hist[self.order].astype(np.float64), N, self.Mv,
+                                                         MAX_LUT_K)
+            hs = hist[order]
+            hs = hs[hs > 0].astype(np.float64)
+            self.tail = np.r_[np.cumsum((hs * np.log2(N / hs))[::-1])[::-1], 0.0]
+            self._lut = True
 
     def lower_bound(self, t):
         """No design with the top ``t`` values in LUT3 costs less than this (ideal code lengths)."""
+        self._lut_part()
         lut_lb = float(self.lut_best[t].min()) if t else 0.0
         return lut_lb + self.tail[t] + TABLE_HEAD_BITS + self.zcost
 
@@ -499,7 +529,9 @@ class _ZDesign:
             yield ts, total_bits(ts, st)
             return
         rest = hist.copy()
-        rest[self.order[:t]] = 0
+        if t:
+            self._lut_part()
+            rest[self.order[:t]] = 0
         lut_row = self.lut_best[t] if t else np.r_[0.0, np.full(Mv, INF)]
         tree = _trie_tree(rest, W) if rest.any() else None
         c_res = 12.0
@@ -521,7 +553,7 @@ class _ZDesign:
                 return
             cands.sort(key=lambda x: x[0])
             new_c_res = None
-            for _, m1, ranges, fres in cands[:2]:
+            for _, m1, ranges, fres in cands[:2 if t == 0 else 1]:
                 groups = []
                 i, mm = t, m1
                 while i > 0:
@@ -568,10 +600,38 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     if effort <= 0:
         zcands = zcands[:2]
     zds = [_ZDesign(st, z, lut3_max, M) for z in zcands]
-    scored = sorted(((consider(zd.designs(0, W, L, st)), n) for n, zd in enumerate(zds)))
+    # screen the zero-run choices: the value classes hardly depend on them, so one trie DP over the non-zero
+    # values serves every ZRUN set (only the number of classes left for values differs)
+    scores, full = {}, set()
+    with_z = [n for n, zd in enumerate(zds) if zd.zks]
+    for n, zd in enumerate(zds):
+        if not zd.zks:
+            scores[n] = consider(zd.designs(0, W, L, st))
+            full.add(n)
+    if with_z:
+        ref = zds[with_z[0]]
+        rest = ref.hist
+        solve = _trie_dp(rest, W, ref.N, M - 1, 12.0) if rest.any() else None
+        for n in with_z:
+            zd = zds[n]
+            found = math.inf
+            for residual in (False, True):
+                mm = zd.Mv - (1 if residual else 0)
+                if solve is None:
+                    c, ranges, fres = (0.0, [], 0.0) if not residual else (INF, [], 0.0)
+                elif mm < 0:
+                    continue
+                else:
+                    c, ranges, fres = solve(mm, residual)
+                if c < INF:
+                    ts = _build(W, L, [], ranges, fres, zd.zruns)
+                    found = min(found, consider([(ts, total_bits(ts, st))]))
+            scores[n] = found
     max_t = 4 if effort == 1 else 1000
-    for _, n in scored[:2 if effort <= 1 else len(scored)]:
+    for n in sorted(scores, key=scores.get)[:1 if effort <= 1 else len(scores)]:
         zd = zds[n]
+        if n not in full:
+            consider(zd.designs(0, W, L, st))
         cands = sorted((zd.lower_bound(t), t) for t in zd.t_candidates(effort))
         # the bound is loose, so besides the most promising sizes always try "every value in LUT3" (or the
         # largest LUT3) and the median size
@@ -582,6 +642,7 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
             if lb >= best[1]:
                 continue
             consider(zd.designs(t, W, L, st))
+    best[0].validate()
     return tuple(best)
 
 
@@ -593,6 +654,13 @@ def best_tableset(words: np.ndarray, word_bits: int, L: int = 8, lut3_max: int =
 
 
 # ------------------------------------------------------------------------------------------------ sharing
+def _ideal_bits(st: Stats) -> float:
+    """Order-0 entropy of the words (a rough floor: zero-run classes can go below it on sparse tensors)."""
+    h = st.hist[st.hist > 0].astype(np.float64)
+    n = h.sum()
+    return float(-(h * np.log2(h / n)).sum()) if n else 0.0
+
+
 def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None):
     """Choose table sets for several tensors and which tensor uses which.
 
@@ -602,20 +670,25 @@ def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share:
     """
     stats = [Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)]
     order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
-    tables, members, assignment = [], [], [0] * len(stats)
+    tables, costs, members, assignment = [], [], [], [0] * len(stats)
     for i in order:
         st = stats[i]
-        own, own_bits = design_tableset(st, L)
-        choice, choice_bits = None, own_bits
+        shared, shared_bits = None, math.inf
         if share:
             for j, ts in enumerate(tables):
-                if ts.word_bits != st.word_bits:
-                    continue
-                b = exact_bits(ts, st)
-                if b < choice_bits:
-                    choice, choice_bits = j, b
+                if ts.word_bits == st.word_bits:
+                    b = costs[j].bits(st)
+                    if b < shared_bits:
+                        shared, shared_bits = j, b
+        # no table set of its own can cost less than the order-0 entropy plus one class (for tensors without
+        # zero runs): when an existing set does as well, the tensor joins it without a design of its own
+        own, own_bits = None, math.inf
+        if shared is None or shared_bits > _ideal_bits(st) + CLASS_BITS + TABLE_HEAD_BITS:
+            own, own_bits = design_tableset(st, L, effort=1 if st.n_words >= 4096 else 0)
+        choice = shared if shared_bits <= own_bits else None
         if choice is None:
             tables.append(own)
+            costs.append(TableCost(own, stripe_len))
             members.append([i])
             assignment[i] = len(tables) - 1
         else:
