@@ -17,7 +17,8 @@ Before that it decodes *speculatively*; the count stage (:mod:`lutzip.hdl.count_
 the stripe's end and raises ``flush`` (tagged with the stripe's 2-bit ``tag``), after which this stage
 discards input through tlast and parses the next header. A flush whose tag is not the current stripe's
 (the stage already moved on) is ignored. After a prefix / overrun error the stage stops (WAIT) until the
-flush, which always comes: the error token is among the stripe's first ``n`` symbols.
+flush, which always comes: the error token is among the stripe's first ``n - 1`` symbols (an error in the
+n-th symbol needs no wait).
 
 Interface
 ---------
@@ -142,7 +143,7 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
 
     @always_comb
     def fw_chain():
-        chain.next = go and d_err == 0 and scount == 0 and end_seen and (start2 or start3)
+        chain.next = go and scount == 0 and end_seen and (start2 or start3)
 
     @always_comb
     def fw_pop():
@@ -278,10 +279,9 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                         lo.next = in_data
                         lo_ok.next = 1
                         end_seen.next = in_last
-                if d_err != 0:
-                    state.next = st.F_WAIT
-                elif scount == 0:
-                    # n-th symbol: every symbol stands for >= 1 word, so the stripe is certainly over
+                if scount == 0:
+                    # n-th symbol: every symbol stands for >= 1 word, so the stripe is certainly over (an
+                    # error in this symbol is reported by the count stage; its flush comes with the old tag)
                     if chain:
                         # next stripe's header and window words are in the FIFO: start it now
                         pend.next = 1
@@ -305,6 +305,8 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                         state.next = st.F_DRAIN
                 else:
                     scount.next = scount - 1
+                    if d_err != 0:
+                        state.next = st.F_WAIT
         elif state == st.F_DRAIN:
             if in_nonempty and in_last:
                 state.next = st.F_HDR

@@ -38,7 +38,7 @@ def packets_from_stripes(payload, stripe_words):
     return out
 
 
-def _tables_from_ops(ops, L):
+def _tables_from_ops(ops, L, lut3_depth=4096):
     lut1 = np.zeros(1 << L, np.int64)
     lut2 = np.zeros(16, np.int64)
     lut3 = {}
@@ -48,10 +48,10 @@ def _tables_from_ops(ops, L):
             lut1[addr] = data & 0x7FFF
         elif sel == 1 and addr < 16:
             lut2[addr] = data & 0x7FFFFF
-        elif sel == SEL_LUT3:
+        elif sel == SEL_LUT3 and addr < lut3_depth:
             lut3[addr] = data
         elif sel == SEL_CONFIG and addr == 0:
-            n3 = data
+            n3 = min(data, lut3_depth)  # the core clips the configured size to its RAM
     l3 = np.array([lut3.get(a, 0) for a in range(n3)], np.uint16)
     kinds = (lut2 >> 21) & 3
     ks = (lut2 >> 16) & 31
@@ -59,9 +59,9 @@ def _tables_from_ops(ops, L):
     return lut1, kinds, ks, params, l3
 
 
-def expected_words(packets, ops, L: int = 8):
+def expected_words(packets, ops, L: int = 8, LUT3_DEPTH: int = 4096):
     """Reference output of the core for ``packets`` after the table writes ``ops`` (list of (d, last, user))."""
-    lut1, kinds, ks, params, lut3 = _tables_from_ops(ops, L)
+    lut1, kinds, ks, params, lut3 = _tables_from_ops(ops, L, LUT3_DEPTH)
     out = []
     for words in packets:
         words = np.asarray(words, np.uint32)
@@ -105,7 +105,7 @@ def simulate(packets, ops, L=8, W=16, LUT3_DEPTH=4096, in_gap=0.0, out_stall=0.0
     stream = [(int(w), i == len(p) - 1) for p in packets for i, w in enumerate(p)]
     n_in = len(stream)
     if expect_words is None:
-        expect_words = len(expected_words(packets, ops, L))
+        expect_words = len(expected_words(packets, ops, L, LUT3_DEPTH))
     if max_cycles is None:
         max_cycles = 200 + 4 * (n_in + expect_words) + int(expect_words * 10 * (in_gap + out_stall))
     gaps = rng.random(n_in + max_cycles) < in_gap
@@ -202,8 +202,7 @@ def simulate(packets, ops, L=8, W=16, LUT3_DEPTH=4096, in_gap=0.0, out_stall=0.0
 
 def check(packets, ops, **kw):
     """Simulate and compare against :func:`expected_words`; raise :class:`DecodeError` on a mismatch."""
-    L = kw.get("L", 8)
-    exp = expected_words(packets, ops, L)
+    exp = expected_words(packets, ops, kw.get("L", 8), kw.get("LUT3_DEPTH", 4096))
     res = simulate(packets, ops, expect_words=len(exp), **kw)
     got = res.words
     if res.timed_out or got != exp:

@@ -46,25 +46,28 @@ def test_converted_sources_compile(tmp_path):
                    check=True, capture_output=True)
 
 
-def _vectors():
+def _vectors(L=8, W=16, depth=4096):
     rng = np.random.default_rng(12)
-    ts = cs.random_tableset(rng, complete=False)
+    ts = cs.random_tableset(rng, W=W, L=L, complete=False)
+    while len(ts.lut3) > depth:
+        ts = cs.random_tableset(rng, W=W, L=L, complete=False)
     pk = [cs.random_stripe(rng, ts, int(rng.integers(1, 60)))[0] for _ in range(8)]
     pk[2][1] ^= 0x80000000                       # flipped bit
     pk[4] = [0x4C5B0000] + pk[4][1:]             # bad header marker
     pk[5] = pk[5][:1]                            # truncated stripe
-    ops = cs.table_ops(ts)
-    exp = np.array(cs.expected_words(pk, ops), np.int64).reshape(-1, 3)
-    vec = S.Vectors(ops, [np.asarray(p, np.uint32) for p in pk], exp, {"L": 8, "W": 16, "LUT3_DEPTH": 4096})
+    ops = cs.table_ops(ts, L)
+    exp = np.array(cs.expected_words(pk, ops, L, depth), np.int64).reshape(-1, 3)
+    vec = S.Vectors(ops, [np.asarray(p, np.uint32) for p in pk], exp, {"L": L, "W": W, "LUT3_DEPTH": depth})
     return vec
 
 
-@pytest.mark.parametrize("sim", ["ghdl", "icarus"])
-def test_converted_core_simulates_bit_exact(sim, tmp_path, hdl_cache):
+@pytest.mark.parametrize("sim,L,W,depth", [("ghdl", 8, 16, 4096), ("icarus", 8, 16, 4096),
+                                           ("ghdl", 10, 8, 256)])
+def test_converted_core_simulates_bit_exact(sim, L, W, depth, tmp_path, hdl_cache):
     why = S.available(sim)
     if why:
         pytest.skip(why)
-    vec = _vectors()
+    vec = _vectors(L, W, depth)
     assert vec.expected[:, 2].sum() >= 2  # the vectors do contain error markers
     stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.7, seed=3)
     out = S.run(sim, stim, tmp_path, vec.params, build_dir=hdl_cache)

@@ -174,3 +174,19 @@ def test_tables_survive_reset():
     pk = _good_and_bad(rng, ZT, 200)
     res = cs.check(pk, cs.table_ops(ZT), reset_after_tables=True, out_stall=0.1)
     assert len(res.words) == 200 and res.cycles < 200 + 80
+
+
+@pytest.mark.parametrize("L,W,depth", [(10, 8, 256), (5, 16, 64)])
+def test_other_parameters(L, W, depth):
+    """Other L / W / LUT3_DEPTH: table writes beyond the tables are ignored, LUT3 range vs the clipped config."""
+    rng = np.random.default_rng(L)
+    ts = cs.random_tableset(rng, W=W, L=L, lut_kmax=4, max_classes=min(16, 1 << L))
+    while len(ts.lut3) > depth or sum(cl.kind == LUT for cl in ts.classes) < 2:
+        ts = cs.random_tableset(rng, W=W, L=L, lut_kmax=4, max_classes=min(16, 1 << L))
+    pk = [cs.random_stripe(rng, ts, int(rng.integers(1, 100)))[0] for _ in range(5)]
+    ops = cs.table_ops(ts, L) + [(0, 4095, 0x7FFF), (1, 100, 0x7FFFFF), (2, 4095, 0xFF)]
+    if L == 5:
+        # LUT3 size written larger than the RAM and LUT3 content cut short: the config is clipped to the RAM
+        ops = [op for op in ops if op[0] != cs.SEL_CONFIG and not (op[0] == 2 and op[1] >= depth // 2)]
+        ops.append((cs.SEL_CONFIG, 0, 5000))
+    cs.check(pk, ops, L=L, W=W, LUT3_DEPTH=depth, in_gap=0.2, out_stall=0.2)
