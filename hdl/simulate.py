@@ -387,32 +387,34 @@ _FIRST_HASH = {}
 
 
 def _core_hash(core) -> str:
-    """Hash of the sources the core is built from: its file and the loaded modules next to it.
+    """Hash of the sources the core is built from: its file and the modules next to it that were loaded when
+    it was first converted in this process (the core's own imports).
 
     MyHDL re-reads the source files when it converts, so sources edited since they were imported would give
     a mix of old and new code: that is reported as an error instead.
     """
-    h = _core_hash_now(core)
-    first = _FIRST_HASH.setdefault(id(core), (core, h))[1]
-    if h != first:
+    import myhdl
+    if id(core) not in _FIRST_HASH:
+        src = Path(getattr(core, "srcfile", None) or inspect.getsourcefile(inspect.unwrap(core))).resolve()
+        files = {src}
+        for m in list(sys.modules.values()):
+            f = getattr(m, "__file__", None)
+            if f and f.endswith(".py") and Path(f).resolve().parent == src.parent:
+                files.add(Path(f).resolve())
+        files.discard(Path(__file__).resolve())
+        tag = f"{myhdl.__version__}|{getattr(core, '__name__', '')}|{getattr(core, 'keywords', '')}|{src.name}"
+        _FIRST_HASH[id(core)] = (core, tag, sorted(files), None)
+    core_, tag, files, first = _FIRST_HASH[id(core)]
+    h = hashlib.sha256(tag.encode())
+    for f in files:
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    h = h.hexdigest()[:16]
+    if first is None:
+        _FIRST_HASH[id(core)] = (core_, tag, files, h)
+    elif h != first:
         raise SimulationError("the core's source files changed on disk since this process imported them; "
                               "run again in a new process")
     return h
-
-
-def _core_hash_now(core) -> str:
-    import myhdl
-    src = Path(getattr(core, "srcfile", None) or inspect.getsourcefile(inspect.unwrap(core))).resolve()
-    files = {src}
-    for m in list(sys.modules.values()):
-        f = getattr(m, "__file__", None)
-        if f and f.endswith(".py") and Path(f).resolve().parent == src.parent:
-            files.add(Path(f).resolve())
-    files.discard(Path(__file__).resolve())
-    h = hashlib.sha256(f"{myhdl.__version__}|{getattr(core, '__name__', '')}|{getattr(core, 'keywords', '')}|{src.name}".encode())
-    for f in sorted(files):
-        h.update(f.name.encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def _params(params) -> dict:
