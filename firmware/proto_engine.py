@@ -3,7 +3,7 @@ counters and response framer (docs/PROTOCOL.md). ``uart_top`` puts a UART in fro
 mode feeds it bytes directly."""
 import os
 
-from myhdl import ResetSignal, Signal, always_comb, block, intbv, modbv
+from myhdl import ResetSignal, Signal, always, always_comb, block, intbv, modbv
 
 from .cmd_ring import cmd_ring
 from .fifo import fifo
@@ -71,6 +71,8 @@ def proto_engine(clk, rst, in_tdata, in_tvalid, in_tready, out_tdata, out_tvalid
     res_idle, fr_idle, barrier_req = [Signal(bool(0)) for _ in range(3)]
     credit = Signal(intbv(0)[16:])
     rx_hs, tx_hs = Signal(bool(0)), Signal(bool(0))
+    raw_idle = Signal(bool(0))
+    quiet = Signal(intbv(0)[4:])
     c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 = [Signal(intbv(0)[64:]) for _ in range(10)]
 
     @always_comb
@@ -79,7 +81,17 @@ def proto_engine(clk, rst, in_tdata, in_tvalid, in_tready, out_tdata, out_tvalid
         credit.next = ring_free
         rx_hs.next = in_tvalid and in_tready
         tx_hs.next = out_tvalid and out_tready
-        idle.next = hunting and ring_empty and not busy and fr_idle and not in_tvalid
+        raw_idle.next = (hunting and ring_empty and not busy and fr_idle and not in_tvalid and not ack_req
+                         and not nack_req and not ident_req and not barrier_req and not soft_rst and not qwr)
+        idle.next = quiet == 15
+
+    @always(clk.posedge)
+    def c_quiet():
+        # idle only after 15 quiet cycles: covers the latencies between the pipeline's stages
+        if rst or not raw_idle:
+            quiet.next = 0
+        elif quiet != 15:
+            quiet.next = quiet + 1
 
     u_rx = frame_rx(clk, rst, in_tdata, in_tvalid, in_tready, ring_we, ring_wdata, ring_commit, ring_rollback,
                     ring_free, next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words,
@@ -103,4 +115,4 @@ def proto_engine(clk, rst, in_tdata, in_tvalid, in_tready, out_tdata, out_tvalid
                        c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, fr_idle, res_idle,
                        L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
                        CLK_HZ=CLK_HZ, BAUD=BAUD)
-    return glue, u_rx, u_ring, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr
+    return glue, c_quiet, u_rx, u_ring, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr

@@ -140,7 +140,10 @@ class VirtualBoard:
         if mode not in ("fast", "pin"):
             raise VBoardError(f"unknown --mode {mode!r} (fast or pin)")
         self.hdl, self.mode, self.core, self.quiet = hdl, mode, core, quiet
-        self.params = dict(DEFAULT_PARAMS[mode], **(params or {}))
+        base = dict(DEFAULT_PARAMS[mode])
+        if hdl == "vhdl" and mode == "pin":
+            base.update(CLK_HZ=12_000_000, BAUD=3_000_000)   # 4 clocks per bit: GHDL is slow
+        self.params = dict(base, **(params or {}))
         self.proc = None
         self.port = None
         self._fds = []

@@ -207,3 +207,17 @@ def test_pin_mode_uart(containers):
           f"board's cycles, {r['weights_per_cycle']:.3f} weights/cycle")
     # in CRC mode the UART into the board is the bottleneck: its line should be busy most of the time
     assert r["link_utilisation_board"] > 0.8
+
+
+@pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
+@pytest.mark.parametrize("mode,n", [("fast", 2500), ("pin", 200)])
+def test_ghdl_virtual_board_runs_the_vhdl(mode, n):
+    from lutzip.vboard import VirtualBoard
+    c = codec.compress({"g": np.rint(np.random.default_rng(4).laplace(0, 6, n)).astype(np.int16)},
+                       stripe_len=1000)
+    with VirtualBoard(hdl="vhdl", mode=mode) as vb, Board(vb.port, timeout=30) as b:
+        ident = b.identify()
+        assert ident.baud == (0 if mode == "fast" else 3_000_000)
+        r = stream_container(b, c, "full", progress=False)
+    assert r["ok"], r
+    assert r["counters"]["words"] == n and r["counters"]["link_errors"] == 0

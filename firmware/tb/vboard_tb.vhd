@@ -1,0 +1,159 @@
+-- GHDL virtual board (lutzip.vboard_ghdl): the converted top, fed bytes through named pipes in lock step.
+-- Each request line is "D<hex bytes>"; the bench feeds them to the design, runs until the design is idle (or
+-- MAXC cycles) and answers "<idle 0|1><hex bytes the design sent>". A line "Q" ends the simulation.
+-- PIN = false: proto_engine byte ports; PIN = true: uart_top, bytes serialised 8N1 at CPB clocks per bit.
+library ieee;
+use ieee.std_logic_1164.all;
+use ieee.numeric_std.all;
+use std.textio.all;
+use work.vboard_pkg.all;
+
+entity vboard_tb is
+    generic (FIN : string := "in.fifo"; FOUT : string := "out.fifo"; MAXC : natural := 2000;
+             PIN : boolean := false; CPB : natural := 16);
+end entity vboard_tb;
+
+architecture sim of vboard_tb is
+    signal clk, rst : std_logic := '0';
+    signal in_tdata, out_tdata : std_logic_vector(7 downto 0) := (others => '0');
+    signal in_tvalid, in_tready, out_tvalid, out_tready, idle : std_logic := '0';
+    signal rx_line, tx_line : std_logic := '1';
+    signal done : boolean := false;
+begin
+    clk <= not clk after 5 ns when not done else '0';
+
+    g_fast : if not PIN generate
+        dut : entity work.proto_engine
+            port map (clk => clk, rst => rst, in_tdata => in_tdata, in_tvalid => in_tvalid, in_tready => in_tready,
+                      out_tdata => out_tdata, out_tvalid => out_tvalid, out_tready => out_tready, idle => idle);
+    end generate;
+
+    g_pin : if PIN generate
+        dut : entity work.uart_top
+            port map (clk => clk, rst => rst, uart_rx => rx_line, uart_tx => tx_line, idle => idle);
+    end generate;
+
+    main : process
+        file fi : text;
+        file fo : text;
+        variable li, lo : line;
+        variable buf : byte_array(0 to 65535);
+        variable n, i, cyc : natural;
+        variable c : character;
+        variable ok : boolean;
+        variable b : natural;
+        -- pin mode UART models
+        variable txb, txc, rxs, rxc : integer;
+        variable txsh, rxsh : natural;
+        variable obuf : byte_array(0 to 262143);
+        variable nout : natural;
+    begin
+        rst <= '1';
+        out_tready <= '1';
+        for k in 0 to 7 loop
+            wait until rising_edge(clk);
+        end loop;
+        rst <= '0';
+        file_open(fi, FIN, read_mode);
+        file_open(fo, FOUT, write_mode);
+        txb := -1; txc := 0; rxs := -1; rxc := 0; txsh := 0; rxsh := 0;
+        loop
+            exit when endfile(fi);
+            readline(fi, li);
+            exit when li'length = 0 or li(li'low) = 'Q';
+            n := (li'length - 1) / 2;
+            for k in 0 to n - 1 loop
+                buf(k) := std_logic_vector(to_unsigned(hexval(li(li'low + 1 + 2 * k)) * 16
+                                                      + hexval(li(li'low + 2 + 2 * k)), 8));
+            end loop;
+            deallocate(li);
+            i := 0;
+            cyc := 0;
+            nout := 0;
+            loop
+                if not PIN then
+                    if i < n then
+                        in_tvalid <= '1';
+                        in_tdata <= buf(i);
+                    else
+                        in_tvalid <= '0';
+                    end if;
+                    wait until rising_edge(clk);
+                    if in_tvalid = '1' and in_tready = '1' then
+                        i := i + 1;
+                    end if;
+                    if out_tvalid = '1' and out_tready = '1' and nout <= obuf'high then
+                        obuf(nout) := out_tdata;
+                        nout := nout + 1;
+                    end if;
+                    wait for 1 ns;
+                    exit when i >= n and in_tvalid = '0' and idle = '1';
+                else
+                    if txb < 0 and i < n then
+                        txsh := 512 + to_integer(unsigned(buf(i))) * 2;
+                        i := i + 1;
+                        txb := 0;
+                        txc := 0;
+                    end if;
+                    if txb < 0 then
+                        rx_line <= '1';
+                    elsif (txsh / (2 ** txb)) mod 2 = 1 then
+                        rx_line <= '1';
+                    else
+                        rx_line <= '0';
+                    end if;
+                    wait until rising_edge(clk);
+                    wait for 1 ns;
+                    if txb >= 0 then
+                        txc := txc + 1;
+                        if txc = CPB then
+                            txc := 0;
+                            txb := txb + 1;
+                            if txb = 10 then
+                                txb := -1;
+                            end if;
+                        end if;
+                    end if;
+                    if rxs < 0 then
+                        if tx_line = '0' then
+                            rxs := 0; rxc := 0; rxsh := 0;
+                        end if;
+                    else
+                        rxc := rxc + 1;
+                        if rxc = CPB / 2 + rxs * CPB then
+                            if rxs >= 1 and rxs <= 8 and tx_line = '1' then
+                                rxsh := rxsh + 2 ** (rxs - 1);
+                            end if;
+                            if rxs = 9 then
+                                if nout <= obuf'high then
+                                    obuf(nout) := std_logic_vector(to_unsigned(rxsh, 8));
+                                    nout := nout + 1;
+                                end if;
+                                rxs := -1;
+                            else
+                                rxs := rxs + 1;
+                            end if;
+                        end if;
+                    end if;
+                    exit when i >= n and txb < 0 and rxs < 0 and idle = '1';
+                end if;
+                cyc := cyc + 1;
+                exit when cyc >= MAXC and i >= n;
+            end loop;
+            if idle = '1' then
+                write(lo, character'('1'));
+            else
+                write(lo, character'('0'));
+            end if;
+            for k in 0 to nout - 1 loop
+                b := to_integer(unsigned(obuf(k)));
+                write(lo, hexchar(b / 16));
+                write(lo, hexchar(b mod 16));
+            end loop;
+            writeline(fo, lo);
+            flush(fo);
+        end loop;
+        done <= true;
+        wait;
+    end process;
+end architecture sim;
