@@ -1,6 +1,8 @@
 """Frame parser: bytes in, checked frames out into the command ring (docs/PROTOCOL.md)."""
 from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
+from .crc32_byte import crc32_byte
+from .crc8_byte import crc8_byte
 from ..link import BARRIER, IDENTIFY, PING, RESET, STREAM, SYNC, TABLE
 
 ST = enum("R_HUNT", "R_HDR", "R_PAY", "R_CRC", "R_FIN")
@@ -37,6 +39,11 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
     fin_commit = Signal(bool(0))
     fin_ack = Signal(bool(0))
 
+    c8_n = Signal(intbv(0)[8:])
+    c32_n = Signal(intbv(0)[32:])
+    u_c8 = crc8_byte(c8, in_tdata, c8_n)
+    u_c32 = crc32_byte(c32, in_tdata, c32_n)
+
     @always_comb
     def outs():
         in_tready.next = state != ST.R_FIN
@@ -70,21 +77,11 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
         elif in_tvalid:
             b = intbv(0)[8:]
             b[:] = in_tdata
-            # running CRCs
-            c = modbv(0)[8:]
-            c[:] = c8 ^ b
-            for i in range(8):
-                if c[7]:
-                    c[:] = (c << 1) ^ 0x07
-                else:
-                    c[:] = c << 1
+            # running CRCs (table ROMs)
+            c = intbv(0)[8:]
+            c[:] = c8_n
             k = intbv(0)[32:]
-            k[:] = c32
-            for i in range(8):
-                if k[0] ^ b[i]:
-                    k[:] = (k >> 1) ^ 0xEDB88320
-                else:
-                    k[:] = k >> 1
+            k[:] = c32_n
             if state == ST.R_HUNT:
                 if b == SYNC:
                     state.next = ST.R_HDR
@@ -221,4 +218,4 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
                     else:
                         fin_ack.next = 1
 
-    return outs, fsm
+    return u_c8, u_c32, outs, fsm

@@ -2,6 +2,8 @@
 board -> host frames (docs/PROTOCOL.md), one byte per cycle on an AXI-like byte stream."""
 from myhdl import Signal, always, always_comb, block, concat, enum, intbv, modbv
 
+from .crc32_byte import crc32_byte
+from .crc8_byte import crc8_byte
 from ..link import ACK, COUNTERS, DATA, IDENT, NACK, PROTOCOL_VERSION, RESULT, SYNC
 
 ST = enum("F_IDLE", "F_HDR", "F_PAY", "F_CRC")
@@ -60,6 +62,57 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
             and not p_res and not srst
         dready.next = adv and state == ST.F_PAY and is_data and (WB == 1 or bsel == 1) and not srst
 
+    bb = Signal(intbv(0)[8:])
+    bv = Signal(bool(0))
+    c8n = Signal(intbv(0)[8:])
+    c32n = Signal(intbv(0)[32:])
+    u_c8 = crc8_byte(c8, bb, c8n)
+    u_c32 = crc32_byte(c32, bb, c32n)
+
+    @always_comb
+    def c_byte():
+        """The byte the framer sends next (``bv``: there is one)."""
+        f = intbv(0)[32:]
+        f[:] = c32 ^ 0xFFFFFFFF
+        bv.next = 0
+        bb.next = 0
+        if state == ST.F_HDR:
+            bv.next = 1
+            if idx == 0:
+                bb.next = SYNC
+            elif idx == 1:
+                bb.next = ftype
+            elif idx == 2:
+                bb.next = txseq
+            elif idx == 3:
+                bb.next = 0
+            elif idx == 4:
+                bb.next = flen[8:0]
+            elif idx == 5:
+                bb.next = flen[16:8]
+            else:
+                bb.next = c8
+        elif state == ST.F_PAY:
+            if is_data:
+                bv.next = dvalid
+                if bsel == 0:
+                    bb.next = ddata[8:0]
+                else:
+                    bb.next = ddata[W:W - 8]
+            else:
+                bv.next = 1
+                bb.next = psr[8:0]
+        elif state == ST.F_CRC:
+            bv.next = 1
+            if idx == 0:
+                bb.next = f[8:0]
+            elif idx == 1:
+                bb.next = f[16:8]
+            elif idx == 2:
+                bb.next = f[24:16]
+            else:
+                bb.next = f[32:24]
+
     @always(clk.posedge)
     def fsm():
         if rst or srst:
@@ -86,61 +139,58 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
             if barrier_req:
                 p_cnt.next = 1
             if adv:
-                out_tvalid.next = 0
-                b = intbv(0)[8:]
+                out_tvalid.next = bv
+                out_tdata.next = bb
                 if state == ST.F_IDLE:
-                    v = intbv(0)[640:]
-                    start = True
-                    dt = False
-                    n = intbv(0)[16:]
-                    t = intbv(0)[8:]
-                    if p_nack or p_ack:
-                        t[:] = ACK
-                        if p_nack:
-                            t[:] = NACK
-                            v[16:8] = p_reason
-                        v[8:0] = next_seq
-                        v[32:16] = credit
-                        n[:] = 4
-                        p_ack.next = ack_req
-                        p_nack.next = nack_req
-                    elif p_ident:
-                        t[:] = IDENT
-                        v[:] = IDENT_VAL
-                        n[:] = 20
-                        p_ident.next = ident_req
-                    elif p_cnt:
-                        t[:] = COUNTERS
-                        v[:] = concat(cnt9, cnt8, cnt7, cnt6, cnt5, cnt4, cnt3, cnt2, cnt1, cnt0)
-                        n[:] = 80
-                        p_cnt.next = barrier_req
-                    elif p_res:
-                        t[:] = RESULT
-                        v[32:0] = stripe
-                        v[49:32] = dsc[31:14]
-                        v[68:64] = dsc[14:10]
-                        v[128:96] = dsc[64:32]
-                        n[:] = 16
-                        p_res.next = 0
-                        stripe.next = stripe + 1
-                    elif qvalid:
-                        dsc.next = qdata
-                        if qdata[9:0] != 0:
-                            t[:] = DATA
-                            dt = True
-                            n[:] = qdata[9:0] * WB
-                            p_res.next = qdata[9]
-                        else:
+                    if p_nack or p_ack or p_ident or p_cnt or p_res or qvalid:
+                        v = intbv(0)[640:]
+                        dt = False
+                        n = intbv(0)[16:]
+                        t = intbv(0)[8:]
+                        if p_nack or p_ack:
+                            t[:] = ACK
+                            if p_nack:
+                                t[:] = NACK
+                                v[16:8] = p_reason
+                            v[8:0] = next_seq
+                            v[32:16] = credit
+                            n[:] = 4
+                            p_ack.next = ack_req
+                            p_nack.next = nack_req
+                        elif p_ident:
+                            t[:] = IDENT
+                            v[:] = IDENT_VAL
+                            n[:] = 20
+                            p_ident.next = ident_req
+                        elif p_cnt:
+                            t[:] = COUNTERS
+                            v[:] = concat(cnt9, cnt8, cnt7, cnt6, cnt5, cnt4, cnt3, cnt2, cnt1, cnt0)
+                            n[:] = 80
+                            p_cnt.next = barrier_req
+                        elif p_res:
                             t[:] = RESULT
                             v[32:0] = stripe
-                            v[49:32] = qdata[31:14]
-                            v[68:64] = qdata[14:10]
-                            v[128:96] = qdata[64:32]
+                            v[49:32] = dsc[31:14]
+                            v[68:64] = dsc[14:10]
+                            v[128:96] = dsc[64:32]
                             n[:] = 16
+                            p_res.next = 0
                             stripe.next = stripe + 1
-                    else:
-                        start = False
-                    if start:
+                        else:
+                            dsc.next = qdata
+                            if qdata[9:0] != 0:
+                                t[:] = DATA
+                                dt = True
+                                n[:] = qdata[9:0] * WB
+                                p_res.next = qdata[9]
+                            else:
+                                t[:] = RESULT
+                                v[32:0] = stripe
+                                v[49:32] = qdata[31:14]
+                                v[68:64] = qdata[14:10]
+                                v[128:96] = qdata[64:32]
+                                n[:] = 16
+                                stripe.next = stripe + 1
                         state.next = ST.F_HDR
                         ftype.next = t
                         flen.next = n
@@ -152,41 +202,11 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                         c8.next = 0
                         c32.next = 0xFFFFFFFF
                 elif state == ST.F_HDR:
-                    if idx == 0:
-                        b[:] = SYNC
-                    elif idx == 1:
-                        b[:] = ftype
-                    elif idx == 2:
-                        b[:] = txseq
-                    elif idx == 3:
-                        b[:] = 0
-                    elif idx == 4:
-                        b[:] = flen[8:0]
-                    elif idx == 5:
-                        b[:] = flen[16:8]
-                    else:
-                        b[:] = c8
-                    out_tdata.next = b
-                    out_tvalid.next = 1
                     idx.next = idx + 1
-                    c = modbv(0)[8:]
-                    c[:] = c8 ^ b
-                    for i in range(8):
-                        if c[7]:
-                            c[:] = (c << 1) ^ 0x07
-                        else:
-                            c[:] = c << 1
                     if idx >= 1 and idx <= 5:
-                        c8.next = c
-                    k = intbv(0)[32:]
-                    k[:] = c32
-                    for i in range(8):
-                        if k[0] ^ b[i]:
-                            k[:] = (k >> 1) ^ 0xEDB88320
-                        else:
-                            k[:] = k >> 1
+                        c8.next = c8n
                     if idx >= 1:
-                        c32.next = k
+                        c32.next = c32n
                     if idx == 6:
                         txseq.next = txseq + 1
                         if flen == 0:
@@ -195,50 +215,19 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                         else:
                             state.next = ST.F_PAY
                 elif state == ST.F_PAY:
-                    ok = True
-                    if is_data:
-                        if not dvalid:
-                            ok = False
-                        elif bsel == 0:
-                            b[:] = ddata[8:0]
-                        else:
-                            b[:] = ddata[W:8]
-                    else:
-                        b[:] = psr[8:0]
-                    if ok:
-                        out_tdata.next = b
-                        out_tvalid.next = 1
+                    if bv:
                         if not is_data:
                             psr.next = psr >> 8
                         if WB == 2:
                             bsel.next = bsel + 1
-                        k = intbv(0)[32:]
-                        k[:] = c32
-                        for i in range(8):
-                            if k[0] ^ b[i]:
-                                k[:] = (k >> 1) ^ 0xEDB88320
-                            else:
-                                k[:] = k >> 1
-                        c32.next = k
+                        c32.next = c32n
                         left.next = left - 1
                         if left == 1:
                             state.next = ST.F_CRC
                             idx.next = 0
                 else:
-                    f = intbv(0)[32:]
-                    f[:] = c32 ^ 0xFFFFFFFF
-                    if idx == 0:
-                        b[:] = f[8:0]
-                    elif idx == 1:
-                        b[:] = f[16:8]
-                    elif idx == 2:
-                        b[:] = f[24:16]
-                    else:
-                        b[:] = f[32:24]
-                    out_tdata.next = b
-                    out_tvalid.next = 1
                     idx.next = idx + 1
                     if idx == 3:
                         state.next = ST.F_IDLE
 
-    return c_adv, c_flags, c_pop, fsm
+    return u_c8, u_c32, c_byte, c_adv, c_flags, c_pop, fsm

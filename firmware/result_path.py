@@ -2,50 +2,9 @@
 words (words mode) and one descriptor per chunk / stripe end for the response framer."""
 from myhdl import Signal, always, always_comb, block, intbv, modbv
 
+from .crc32_byte import crc32_byte
+
 CHUNK = 256  # decoded words per DATA frame (at most)
-
-
-def _crc_table():
-    out = []
-    for b in range(256):
-        c = b
-        for _ in range(8):
-            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
-        out.append(c)
-    return tuple(out)
-
-
-CRC_TABLE = _crc_table()
-
-
-@block
-def crc_rom(addr, dout):
-    """The byte-wise CRC32 table (a 256 x 32 ROM)."""
-
-    @always_comb
-    def rom():
-        dout.next = CRC_TABLE[int(addr)]
-
-    return rom
-
-
-@block
-def crc_byte(crc_in, byte, crc_out):
-    """One byte of CRC32 (reflected, zlib polynomial) through the table ROM."""
-    a = Signal(intbv(0)[8:])
-    t = Signal(intbv(0)[32:])
-
-    @always_comb
-    def c_a():
-        a.next = crc_in[8:0] ^ byte
-
-    u_rom = crc_rom(a, t)
-
-    @always_comb
-    def c_out():
-        crc_out.next = (crc_in >> 8) ^ t
-
-    return c_a, u_rom, c_out
 
 
 @block
@@ -75,9 +34,9 @@ def result_path(clk, rst, mode_words,
             b0.next = m_axis_tdata[8:0]
             b1.next = 0
 
-    u_c0 = crc_byte(crc, b0, crc1)
+    u_c0 = crc32_byte(crc, b0, crc1)
     if W == 16:
-        u_c1 = crc_byte(crc1, b1, crc_n)
+        u_c1 = crc32_byte(crc1, b1, crc_n)
     else:
         @always_comb
         def u_c1():

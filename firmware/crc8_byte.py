@@ -1,0 +1,31 @@
+"""One byte of CRC-8 (polynomial 0x07, not reflected) per cycle through a 256-entry table ROM."""
+from myhdl import Signal, always_comb, block, intbv
+
+
+def _table():
+    out = []
+    for b in range(256):
+        c = b
+        for _ in range(8):
+            c = ((c << 1) ^ 0x07) & 0xFF if c & 0x80 else (c << 1) & 0xFF
+        out.append(c)
+    return tuple(out)
+
+
+CRC8_TABLE = _table()
+
+
+@block
+def crc8_byte(crc_in, byte, crc_out):
+    """``crc_out = T[crc_in ^ byte]`` (combinational)."""
+    a = Signal(intbv(0)[8:])
+
+    @always_comb
+    def c_a():
+        a.next = crc_in ^ byte
+
+    @always_comb
+    def rom():
+        crc_out.next = CRC8_TABLE[int(a)]
+
+    return c_a, rom
