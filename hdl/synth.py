@@ -200,9 +200,9 @@ def memory_mapping(log):
         text = Path(log).read_text(errors="replace")
     except OSError:
         return {}
-    out = {m.group(2): m.group(3) for m in _MEM_LIB_RE.finditer(text)}
+    out = {_clean_name(m.group(2)): m.group(3) for m in _MEM_LIB_RE.finditer(text)}
     for m in _MEM_LOGIC_RE.finditer(text):
-        out.setdefault(m.group(1), "logic")
+        out.setdefault(_clean_name(m.group(1)), "logic")
     return out
 
 
@@ -212,6 +212,11 @@ def _yosys_warnings(log):
     except OSError:
         return []
     return [ln.strip() for ln in lines if ln.startswith("Warning:")][:20]
+
+
+def _clean_name(name):
+    """Drop the ``_0_1_2`` suffixes MyHDL appends to instance names after repeated conversions in a process."""
+    return re.sub(r"(?<=\d)(?:_\d+)+(?=_|$)", "", name)
 
 
 def ff_by_block(netlist, top, prefix="", depth=1, n=12):
@@ -232,7 +237,7 @@ def ff_by_block(netlist, top, prefix="", depth=1, n=12):
         if not re.match(r"(SB_DFF|TRELLIS_FF|FD[RSCP]E)", c["type"]):
             continue
         q = c["connections"].get("Q") or c["connections"].get("O") or [None]
-        name = re.sub(r"\[.*", "", bit2name.get(q[0], "?"))
+        name = _clean_name(re.sub(r"\[.*", "", bit2name.get(q[0], "?")))
         while prefix and name.startswith(prefix):
             name = name[len(prefix):]
         parts = []
