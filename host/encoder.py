@@ -128,6 +128,13 @@ class Stats:
     def n_words(self) -> int:
         return int(self.hist.sum())
 
+    def present(self):
+        """``(values, counts)`` of the values that occur (cached)."""
+        if getattr(self, "_present", None) is None:
+            vals = np.flatnonzero(self.hist)
+            self._present = (vals, self.hist[vals].astype(np.int64))
+        return self._present
+
     def __add__(self, other: "Stats") -> "Stats":
         if other.word_bits != self.word_bits or other.stripe_len != self.stripe_len:
             raise ValueError("statistics of different word widths or stripe lengths")
@@ -197,12 +204,14 @@ class TableCost:
         """Payload bits of ``st`` (stripe headers and padding estimated at 48 bits a stripe); inf if a present
         value is not covered."""
         hist, length = st.hist, self.length
-        bad = (hist > 0) & (length == 0)
-        if self.zcost is not None:
+        vals, counts = st.present()
+        lv = length[vals]
+        bad = lv == 0
+        if self.zcost is not None and len(vals) and vals[0] == 0:
             bad[0] = False                  # zeros go through the zero-run plan
         if bad.any():
             return math.inf
-        bits = int(np.dot(hist, length))
+        bits = int(np.dot(counts, lv))
         if self.zcost is not None and hist[0]:
             runs = st.runs
             if len(runs) > len(self.zcost):
