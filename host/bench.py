@@ -164,24 +164,31 @@ def format_table(rows: list, title: str = "") -> str:
 
 
 def plot(results: dict, path: str):
-    """Compression rate against sparsity, one line per compressor, one panel per model."""
+    """Per model: compression rate against sparsity (top) and size relative to xz -9e (bottom)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     n = len(results)
-    fig, axes = plt.subplots(1, n, figsize=(6 * n, 4.2), squeeze=False)
-    for ax, (label, rows) in zip(axes[0], results.items()):
+    fig, axes = plt.subplots(2, n, figsize=(6 * n, 7.5), squeeze=False)
+    for col, (label, rows) in enumerate(results.items()):
         rows = [r for r in rows if r["mode"] == "int16"]
         xs = [100 * r["sparsity"] for r in rows]
         for c in COMPRESSORS:
-            if all(c in r for r in rows):
-                ax.plot(xs, [100 * r[f"rate {c}"] for r in rows], marker="o", label=c,
-                        linewidth=2.5 if c == "lutzip" else 1.2, linestyle="--" if c == "H0 bound" else "-")
-        ax.set_title(f"{label} (int16)")
-        ax.set_xlabel("sparsity (%)")
-        ax.set_ylabel("compression rate (%)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+            if not all(c in r for r in rows):
+                continue
+            style = dict(marker="o", label=c, linewidth=2.5 if c == "lutzip" else 1.2,
+                         linestyle="--" if c == "H0 bound" else "-")
+            axes[0, col].plot(xs, [100 * r[f"rate {c}"] for r in rows], **style)
+            if all("xz -9e" in r for r in rows):
+                axes[1, col].plot(xs, [r[c] / r["xz -9e"] for r in rows], **style)
+        axes[0, col].set_title(f"{label} (int16)")
+        axes[0, col].set_ylabel("compression rate (%)")
+        axes[1, col].set_ylabel("size / size of xz -9e")
+        axes[1, col].axhline(1.0, color="gray", linewidth=0.8)
+        for ax in axes[:, col]:
+            ax.set_xlabel("sparsity (%)")
+            ax.grid(alpha=0.3)
+        axes[0, col].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
