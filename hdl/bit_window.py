@@ -14,7 +14,7 @@ from the input FIFO when they are there, so consecutive stripes follow without a
 and tag travel to the count stage with the stripe's first symbol token (``t_first``); only a bad header
 makes a token of its own.
 Before that it decodes *speculatively*; the count stage (:mod:`lutzip.hdl.count_stage`) drops tokens past
-the stripe's end and raises ``flush`` (tagged with the stripe's 2-bit ``tag``), after which this stage
+the stripe's end and raises ``flush`` (tagged with the stripe's ``tag``), after which this stage
 discards input through tlast and parses the next header. A flush whose tag is not the current stripe's
 (the stage already moved on) is ignored. After a prefix / overrun error the stage stops (WAIT) until the
 flush, which always comes: the error token is among the stripe's first ``n - 1`` symbols (an error in the
@@ -30,8 +30,8 @@ in_pop[2]                (out, comb) entries to pop this cycle: 1 per window ref
                          two window words (2), so a stripe start costs one cycle (the header token)
 lut1_addr[L], lut1_q[15] (out) prefix at the pointer, (in) LUT1 entry for it (same cycle)
 credit_ok                registered: room downstream for one more token
-flush, flush_tag[2]      one-cycle pulse from the count stage: the stripe with this tag is finished
-t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[2]
+flush, flush_tag[3]      one-cycle pulse from the count stage: the stripe with this tag is finished
+t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[3]
                          (out, registered) the token: bad header (t_hdr, t_ferr = 1, t_sym = header word) or
                          symbol (t_sym = 32 bits at the pointer, t_ferr = 3 invalid prefix, 4 overrun;
                          t_first on a stripe's first symbol, with t_n = n - 1 and t_tag of its header)
@@ -76,8 +76,8 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
     scount = Signal(intbv(0)[16:])
     pend = Signal(bool(0))
     pend_n = Signal(intbv(0)[16:])
-    tag = Signal(modbv(0)[2:])
-    tag1 = Signal(modbv(0)[2:])
+    tag = Signal(modbv(0)[len(t_tag):])
+    tag1 = Signal(modbv(0)[len(t_tag):])
     chain = Signal(bool(0))    # the n-th symbol is issued now and the next stripe starts in the same cycle
 
     @always_comb

@@ -14,12 +14,12 @@ header's ``n``. This stage keeps ``rem`` (words still to come) and:
 Interface
 ---------
 clk, rst                 clock, synchronous reset
-i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err, i_first, i_n[16], i_tag[2]
+i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err, i_first, i_n[16], i_tag[3]
                          token from S3
 o_push, o_data[37]       (registered) entry for the symbol FIFO: kind[36:35] | last[34] | err[33] |
                          cnt[32:16] | val[15:0] (error markers: err = 1, last = 1, cnt = 1, val = code)
 o_drop                   (registered) a token was consumed without an entry (returns its credit)
-flush, flush_tag[2]      (registered) one-cycle pulse: the stripe is finished (last word or error); its tag
+flush, flush_tag[3]      (registered) one-cycle pulse: the stripe is finished (last word or error); its tag
 err_valid, err_code[4]   (registered) one-cycle pulse and code of each error marker (code holds)
 active                   (out) a stripe is open
 """
@@ -35,10 +35,10 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
     rem = Signal(intbv(0)[17:])
     remx = Signal(intbv(0)[17:])
     actx = Signal(bool(0))
-    tagx = Signal(intbv(0)[2:])
+    tagx = Signal(intbv(0)[len(i_tag):])
     code = Signal(intbv(0)[4:])
     last = Signal(bool(0))
-    ctag = Signal(intbv(0)[2:])
+    ctag = Signal(intbv(0)[len(i_tag):])
 
     @always_comb
     def c_open():

@@ -40,6 +40,7 @@ from .lut3_ram import lut3_ram
 from .sync_fifo import sync_fifo
 
 SF_DEPTH = 8
+TAG_BITS = 3
 OF_DEPTH = 8
 
 
@@ -116,7 +117,9 @@ def decoder_core(clk, rst,
     lut1_q = Signal(intbv(0)[15:])
     sf_credit = Signal(bool(0))
     flush = Signal(bool(0))
-    flush_tag = Signal(intbv(0)[2:])
+    # stripe tags: more values than stripes F can start while a flush is on its way (<= 3 with a 4-word input
+    # FIFO and a 4-cycle flush latency), so a late flush of an earlier stripe is never taken for the current one
+    flush_tag = Signal(intbv(0)[TAG_BITS:])
     t1_valid, t1_hdr = Signal(bool(0)), Signal(bool(0))
     t1_ferr = Signal(intbv(0)[4:])
     t1_sym = Signal(intbv(0)[32:])
@@ -125,7 +128,7 @@ def decoder_core(clk, rst,
     f_idle = Signal(bool(0))
     t1_first, t2_first, t3_first = [Signal(bool(0)) for _ in range(3)]
     t1_n, t2_n, t3_n = [Signal(intbv(0)[16:]) for _ in range(3)]
-    t1_tag, t2_tag, t3_tag = [Signal(intbv(0)[2:]) for _ in range(3)]
+    t1_tag, t2_tag, t3_tag = [Signal(intbv(0)[TAG_BITS:]) for _ in range(3)]
     lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, L=L)
     front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                        t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle, L=L)

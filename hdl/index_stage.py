@@ -4,9 +4,9 @@ Interface
 ---------
 clk, rst                 clock, synchronous reset
 n_lut3[13]               configured number of valid LUT3 entries (<= LUT3_DEPTH)
-i_valid, i_hdr, i_ferr[4], i_sh[32], i_kind[2], i_k[5], i_param[16], i_first, i_n[16], i_tag[2]
+i_valid, i_hdr, i_ferr[4], i_sh[32], i_kind[2], i_k[5], i_param[16], i_first, i_n[16], i_tag[3]
                          token from S2
-o_valid, o_hdr, o_ferr[4], o_kind[2], o_first, o_n[16], o_tag[2]   token fields passed on (registered)
+o_valid, o_hdr, o_ferr[4], o_kind[2], o_first, o_n[16], o_tag[3]   token fields passed on (registered)
 o_cnt[17]                words the symbol stands for: ZRUN -> index + 1, LUT / RANGE -> 1
 o_val[17]                ``param + index``: the LUT3 address (LUT) or the output word (RANGE)
 o_l3err                  LUT class and ``param + index >= n_lut3``

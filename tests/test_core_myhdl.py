@@ -190,3 +190,14 @@ def test_other_parameters(L, W, depth):
         ops = [op for op in ops if op[0] != cs.SEL_CONFIG and not (op[0] == 2 and op[1] >= depth // 2)]
         ops.append((cs.SEL_CONFIG, 0, 5000))
     cs.check(pk, ops, L=L, W=W, LUT3_DEPTH=depth, in_gap=0.2, out_stall=0.2)
+
+
+def test_tiny_stripes_back_to_back():
+    """Stripes of 1-3 words, input always valid: stripes start every cycle or two while the flushes of
+    earlier stripes are still on their way (tags must keep them apart)."""
+    rng = np.random.default_rng(11)
+    ts = TableSet(16, [ClassSpec(1, ZRUN, 1, 0), ClassSpec(2, RANGE, 4, 0), ClassSpec(2, LUT, 0, 0)],
+                  np.array([7], np.uint16))
+    pk = [cs.random_stripe(rng, ts, int(rng.integers(1, 4)))[0] for _ in range(120)]
+    res = cs.check(pk, cs.table_ops(ts))
+    assert sum(1 for _, last, _ in res.words if last) == 120
