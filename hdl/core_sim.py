@@ -101,6 +101,8 @@ def simulate(packets, ops, L=8, W=16, LUT3_DEPTH=4096, in_gap=0.0, out_stall=0.0
     Stops when ``expect_words`` output words were seen and the core is idle, or after ``max_cycles``.
     ``reset_after_tables``: pulse ``rst`` for 3 cycles between the table writes and the stream (tables survive).
     """
+    from myhdl import _simulator
+    n_signals = len(_simulator._signals)  # MyHDL keeps every Signal ever made in a global list
     rng = np.random.default_rng(seed)
     stream = [(int(w), i == len(p) - 1) for p in packets for i, w in enumerate(p)]
     n_in = len(stream)
@@ -197,6 +199,7 @@ def simulate(packets, ops, L=8, W=16, LUT3_DEPTH=4096, in_gap=0.0, out_stall=0.0
         tb.run_sim(quiet=True)
     finally:
         tb.quit_sim()
+        del _simulator._signals[n_signals:]  # ours only: they die with this call (no leak across runs)
     return res
 
 
