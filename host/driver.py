@@ -285,7 +285,8 @@ class Board:
         self.retries_left = self.max_retries
 
     def _payload_limit(self):
-        return max(8, min(self.max_payload, self.ident.max_payload) // 4 * 4)
+        # a frame must fit the board's ring (half of it, so two frames can be in flight)
+        return max(8, min(self.max_payload, self.ident.max_payload, self.ident.ring_depth * 2) // 4 * 4)
 
     def table_frames(self, tables) -> list:
         """Sequenced frames that load a table set (table-write ops + config ``n_lut3``)."""
