@@ -102,7 +102,6 @@ def _real_uart_top():
 @pytest.mark.parametrize("name", sorted(bd.BOARDS))
 def test_build_real(name, tmp_path):
     _real_uart_top()
-
     b = bd.BOARDS[name]
     if not _have(*FLOW_TOOLS[b.family]):
         pytest.skip(f"{FLOW_TOOLS[b.family]} not installed")
