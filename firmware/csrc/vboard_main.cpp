@@ -31,9 +31,13 @@ static bool service_io(int timeout_ms) {
     }
     if (p[0].revents & POLLIN) {
         if (inpos == inbuf.size()) { inbuf.clear(); inpos = 0; }
+        else if (inpos > (1u << 20)) { inbuf.erase(inbuf.begin(), inbuf.begin() + inpos); inpos = 0; }
         unsigned char tmp[65536];
-        ssize_t n = read(fd, tmp, sizeof tmp);
-        if (n > 0) inbuf.insert(inbuf.end(), tmp, tmp + n);
+        for (int k = 0; k < 64; k++) {  // drain what the pty holds (it hands out a few KiB per read)
+            ssize_t n = read(fd, tmp, sizeof tmp);
+            if (n <= 0) break;
+            inbuf.insert(inbuf.end(), tmp, tmp + n);
+        }
     }
     if (outpos < outbuf.size() && (p[0].revents & POLLOUT)) {
         ssize_t n = write(fd, outbuf.data() + outpos, outbuf.size() - outpos);
@@ -65,7 +69,7 @@ int main(int argc, char** argv) {
     int tx_bit = -1, tx_cnt = 0; unsigned tx_sh = 0;          // host -> board serialiser
     int rx_state = -1, rx_cnt = 0; unsigned rx_sh = 0;         // board -> host deserialiser
 #endif
-    const int BATCH = 4096;
+    const int BATCH = 1024;
     for (;;) {
         bool starving = inpos == inbuf.size();
         if (starving && top->idle && outpos == outbuf.size()) {
