@@ -82,8 +82,19 @@ class _Session:
         last_ping = 0.0
         n = len(self.frames)
         inflight = 0
+        last_barrier = last_progress
         while self.base < n or not done():
             now = time.monotonic()
+            if self.base >= n and self.frames and self.frames[-1][0] == link.BARRIER and \
+                    now - max(last_progress, last_barrier) > 2 * b.rto:
+                # everything acknowledged but the COUNTERS answer is missing (lost?): ask again
+                b.retries_left -= 1
+                if b.retries_left < 0:
+                    raise LinkError("no COUNTERS answer from the board after repeated BARRIERs")
+                self.frames.append((link.BARRIER, b"", 0))
+                self.entries.append(1)
+                n += 1
+                last_barrier = now
             # send what the window and the credit allow
             out = []
             while self.nxt < n and self.nxt - self.base < b.window and \
