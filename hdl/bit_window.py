@@ -28,7 +28,9 @@ in_count                 registered number of entries in the input FIFO (0..4)
 in_pop[2]                (out, comb) entries to pop this cycle: 1 per window refill; at a stripe start
                          the header and both window words are taken in one cycle when present (3), or the
                          two window words (2), so a stripe start costs one cycle (the header token)
-lut1_addr[L], lut1_q[15] (out) prefix at the pointer, (in) LUT1 entry for it (same cycle)
+lut1_addr[L], lut1_q[15] (out) LUT1 address, (in) the LUT1 entry of the current prefix: with
+                         ``LUT1_SYNC`` (block RAM, registered read) the address is the next state's prefix,
+                         else (asynchronous read, distributed RAM) the current prefix
 credit_ok                registered: room downstream for one more token
 flush, flush_tag[3]      one-cycle pulse from the count stage: the stripe with this tag is finished
 t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[3]
@@ -47,7 +49,7 @@ MARKER = 0x4C5A
 
 @block
 def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
-               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, L=8):
+               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, L=8, LUT1_SYNC=True):
     st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
     state = Signal(st.F_HDR)
     hi = Signal(intbv(0)[32:])
@@ -57,9 +59,13 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
     end_seen = Signal(bool(0))
     nload = Signal(bool(0))
     ptr = Signal(intbv(0)[5:])
-    win = Signal(intbv(0)[64:])
-    sh = Signal(modbv(0)[64:])
-    sym_top = Signal(intbv(0)[32:])
+    hi_n = Signal(intbv(0)[32:])
+    lo_n = Signal(intbv(0)[32:])
+    ptr_n = Signal(intbv(0)[5:])
+    win_n = Signal(intbv(0)[64:])
+    sh_n = Signal(modbv(0)[64:])
+    sym_top = Signal(intbv(0)[32:])   # (hi:lo << ptr)[63:32]: a register fed by the next-state shifter
+    #                                   (block-RAM LUT1) or the current shifter's output (distributed LUT1)
     tot = Signal(intbv(0)[6:])
     np = Signal(intbv(0)[7:])
     avail = Signal(intbv(0)[7:])
@@ -94,18 +100,86 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
         start3.next = in_count >= 3 and h0[32:16] == MARKER and not h0[32] and not h1[32]
 
     @always_comb
+    def fw_win_next():
+        # next state of the window: refill / stripe start / load, as in fw_regs
+        hi_n.next = hi
+        lo_n.next = lo
+        ptr_n.next = ptr
+        if fl:
+            pass
+        elif state == st.F_HDR:
+            if in_nonempty and credit_ok and not hdr_bad:
+                ptr_n.next = 0
+                if start3:
+                    hi_n.next = h1[32:0]
+                    lo_n.next = h2[32:0]
+                elif start2:
+                    hi_n.next = h1[32:0]
+                    lo_n.next = 0
+                else:
+                    hi_n.next = 0
+                    lo_n.next = 0
+        elif state == st.F_LOAD:
+            if fast2:
+                hi_n.next = h0[32:0]
+                lo_n.next = h1[32:0]
+            elif in_nonempty or end_seen:
+                hi_n.next = lo
+                if end_seen:
+                    lo_n.next = 0
+                else:
+                    lo_n.next = in_data
+        elif state == st.F_RUN:
+            if go:
+                if chain:
+                    ptr_n.next = 0
+                    hi_n.next = h1[32:0]
+                    if start3:
+                        lo_n.next = h2[32:0]
+                    else:
+                        lo_n.next = 0
+                else:
+                    ptr_n.next = np[5:]
+                    if np[5]:
+                        hi_n.next = lo
+                        if end_seen:
+                            lo_n.next = 0
+                        else:
+                            lo_n.next = in_data
+
+    @always_comb
     def fw_concat():
-        win.next = concat(hi, lo)
+        win_n.next = concat(hi_n, lo_n)
 
     @always_comb
     def fw_shift():
-        sh.next = win << ptr
+        sh_n.next = win_n << ptr_n
 
-    @always_comb
-    def fw_prefix():
-        lut1_addr.next = sh[64:64 - L]
-        sym_top.next = sh[64:32]
-        tot.next = lut1_q[6:0]
+    if LUT1_SYNC:
+        @always_comb
+        def fw_prefix():
+            # LUT1 read synchronously (block RAM): its address is the *next* prefix, so lut1_q holds the
+            # entry of the current prefix during the cycle
+            lut1_addr.next = sh_n[64:64 - L]
+            tot.next = lut1_q[6:0]
+    else:
+        win = Signal(intbv(0)[64:])
+        sh = Signal(modbv(0)[64:])
+
+        @always_comb
+        def fw_cur_concat():
+            win.next = concat(hi, lo)
+
+        @always_comb
+        def fw_cur_shift():
+            sh.next = win << ptr
+
+        @always_comb
+        def fw_prefix():
+            # LUT1 read asynchronously (distributed RAM) at the current prefix, selected from the window
+            # registers (logic between the registers and the RAM keeps it out of block RAM)
+            lut1_addr.next = sh[64:64 - L]
+            tot.next = lut1_q[6:0]
 
     @always_comb
     def fw_next_ptr():
@@ -187,6 +261,24 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
     def fw_idle():
         idle.next = state == st.F_HDR
 
+    if LUT1_SYNC:
+        @always_seq(clk.posedge, reset=rst)
+        def fw_win_regs():
+            hi.next = hi_n
+            lo.next = lo_n
+            ptr.next = ptr_n
+            sym_top.next = sh_n[64:32]
+    else:
+        @always_seq(clk.posedge, reset=rst)
+        def fw_win_regs():
+            hi.next = hi_n
+            lo.next = lo_n
+            ptr.next = ptr_n
+
+        @always_comb
+        def fw_cur_sym():
+            sym_top.next = sh[64:32]
+
     @always_seq(clk.posedge, reset=rst)
     def fw_regs():
         t_valid.next = 0
@@ -212,18 +304,13 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                     pend_n.next = in_data[16:0]
                     tag.next = tag1
                     scount.next = in_data[16:0]
-                    ptr.next = 0
                     nload.next = 0
                     if start3:
-                        hi.next = h1[32:0]
-                        lo.next = h2[32:0]
                         hi_ok.next = 1
                         lo_ok.next = 1
                         end_seen.next = h2[32]
                         state.next = st.F_RUN
                     elif start2:
-                        hi.next = h1[32:0]
-                        lo.next = 0
                         hi_ok.next = 1
                         lo_ok.next = 0
                         end_seen.next = 1
@@ -231,26 +318,19 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                     else:
                         state.next = st.F_LOAD
                         end_seen.next = in_last
-                        hi.next = 0
-                        lo.next = 0
                         hi_ok.next = 0
                         lo_ok.next = 0
         elif state == st.F_LOAD:
             if fast2:
-                hi.next = h0[32:0]
-                lo.next = h1[32:0]
                 hi_ok.next = 1
                 lo_ok.next = 1
                 end_seen.next = h1[32]
                 state.next = st.F_RUN
             elif in_nonempty or end_seen:
-                hi.next = lo
                 hi_ok.next = lo_ok
                 if end_seen:
-                    lo.next = 0
                     lo_ok.next = 0
                 else:
-                    lo.next = in_data
                     lo_ok.next = 1
                     end_seen.next = in_last
                 nload.next = 1
@@ -268,15 +348,11 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                 t_n.next = pend_n
                 t_tag.next = tag
                 pend.next = 0
-                ptr.next = np[5:]
                 if np[5]:
-                    hi.next = lo
                     hi_ok.next = lo_ok
                     if end_seen:
-                        lo.next = 0
                         lo_ok.next = 0
                     else:
-                        lo.next = in_data
                         lo_ok.next = 1
                         end_seen.next = in_last
                 if scount == 0:
@@ -288,15 +364,11 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                         pend_n.next = in_data[16:0]
                         tag.next = tag1
                         scount.next = in_data[16:0]
-                        ptr.next = 0
-                        hi.next = h1[32:0]
                         hi_ok.next = 1
                         if start3:
-                            lo.next = h2[32:0]
                             lo_ok.next = 1
                             end_seen.next = h2[32]
                         else:
-                            lo.next = 0
                             lo_ok.next = 0
                             end_seen.next = 1
                     elif end_seen or (np[5] and in_last):
@@ -311,5 +383,6 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
             if in_nonempty and in_last:
                 state.next = st.F_HDR
 
-    return (fw_input, fw_start, fw_concat, fw_shift, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush,
-            fw_go, fw_chain, fw_pop, fw_idle, fw_regs)
+    extra = (fw_concat, fw_shift) if LUT1_SYNC else (fw_cur_concat, fw_cur_shift, fw_cur_sym)
+    return extra + (fw_input, fw_start, fw_win_next, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush,
+            fw_go, fw_chain, fw_pop, fw_idle, fw_win_regs, fw_regs)

@@ -30,7 +30,7 @@ def core_signals(W=16):
         err_valid=Signal(bool(0)), err_code=Signal(intbv(0)[4:]), busy=Signal(bool(0)))
 
 
-def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096):
+def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block"):
     """Write the converted core into ``out_dir``; returns the list of files written.
 
     Parameters
@@ -41,6 +41,9 @@ def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096):
         ``"vhdl"`` and/or ``"verilog"``.
     L, W, LUT3_DEPTH : int
         Core parameters (docs/CORE.md).
+    LUT1_RAM : str
+        ``"block"`` (registered LUT1 read: block RAM, needed on iCE40) or ``"distributed"`` (asynchronous read
+        from a registered prefix: LUT RAM, faster on ECP5 / Xilinx).
     """
     if isinstance(hdl, str):
         hdl = (hdl,)
@@ -57,7 +60,7 @@ def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "driven but not read" notes on interface signals
             for h in hdl:
-                inst = decoder_core(**core_signals(W), L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+                inst = decoder_core(**core_signals(W), L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM)
                 kw = dict(hdl="VHDL") if h == "vhdl" else dict(hdl="Verilog", testbench=False)
                 inst.convert(path=str(out), name="decoder_core", **kw)
     finally:

@@ -50,7 +50,10 @@ def decoder_core(clk, rst,
                  m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  err_valid, err_code, busy,
-                 L=8, W=16, LUT3_DEPTH=4096):
+                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block"):
+    if LUT1_RAM not in ("block", "distributed"):
+        raise ValueError(f"LUT1_RAM = {LUT1_RAM!r}: 'block' or 'distributed'")
+    lut1_sync = LUT1_RAM == "block"
     if not 1 <= L <= 12:
         raise ValueError(f"L = {L}: LUT1 address bits must be 1..12")
     if W not in (8, 16):
@@ -129,9 +132,10 @@ def decoder_core(clk, rst,
     t1_first, t2_first, t3_first = [Signal(bool(0)) for _ in range(3)]
     t1_n, t2_n, t3_n = [Signal(intbv(0)[16:]) for _ in range(3)]
     t1_tag, t2_tag, t3_tag = [Signal(intbv(0)[TAG_BITS:]) for _ in range(3)]
-    lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, L=L)
+    lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, L=L, SYNC=lut1_sync)
     front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
-                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle, L=L)
+                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle, L=L,
+                       LUT1_SYNC=lut1_sync)
 
     # ---------------------------------------------------------------- S2, S3
     t2_valid, t2_hdr = Signal(bool(0)), Signal(bool(0))

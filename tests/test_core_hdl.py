@@ -1,6 +1,7 @@
 """The converted decoder core: lutzip.hdl.convert output compiles, has the docs/CORE.md ports, and the
 converted VHDL / Verilog simulate bit-exactly in GHDL and Icarus on a short stream (random table set with
 errors), using the shared simulation harness (lutzip.hdl.simulate)."""
+import functools
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from lutzip.errors import UnsupportedError
 from lutzip.hdl import core_sim as cs
 from lutzip.hdl import simulate as S
 from lutzip.hdl.convert import convert
+from lutzip.hdl.decoder_core import decoder_core
 
 PORTS = ["clk", "rst", "s_axis_tdata", "s_axis_tvalid", "s_axis_tready", "s_axis_tlast", "m_axis_tdata",
          "m_axis_tvalid", "m_axis_tready", "m_axis_tlast", "m_axis_tuser", "tbl_we", "tbl_sel", "tbl_addr",
@@ -21,7 +23,7 @@ PORTS = ["clk", "rst", "s_axis_tdata", "s_axis_tvalid", "s_axis_tready", "s_axis
 def test_convert_writes_both_hdls_with_the_documented_ports(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "hdl"
-    files = convert(out, L=9, W=8, LUT3_DEPTH=1024)
+    files = convert(out, L=9, W=8, LUT3_DEPTH=1024, LUT1_RAM="distributed")
     names = sorted(p.split("/")[-1] for p in files)
     assert "decoder_core.v" in names and "decoder_core.vhd" in names
     assert any(n.startswith("pck_myhdl") for n in names)
@@ -61,16 +63,21 @@ def _vectors(L=8, W=16, depth=4096):
     return vec
 
 
-@pytest.mark.parametrize("sim,L,W,depth", [("ghdl", 8, 16, 4096), ("icarus", 8, 16, 4096),
-                                           ("ghdl", 10, 8, 256)])
-def test_converted_core_simulates_bit_exact(sim, L, W, depth, tmp_path, hdl_cache):
+_DISTRIBUTED = functools.partial(decoder_core, LUT1_RAM="distributed")
+_DISTRIBUTED.srcfile = decoder_core.srcfile
+
+
+@pytest.mark.parametrize("sim,L,W,depth,ram", [("ghdl", 8, 16, 4096, "block"), ("icarus", 8, 16, 4096, "block"),
+                                               ("ghdl", 10, 8, 256, "block"), ("ghdl", 8, 16, 4096, "distributed")])
+def test_converted_core_simulates_bit_exact(sim, L, W, depth, ram, tmp_path, hdl_cache):
     why = S.available(sim)
     if why:
         pytest.skip(why)
     vec = _vectors(L, W, depth)
     assert vec.expected[:, 2].sum() >= 2  # the vectors do contain error markers
     stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.7, seed=3)
-    out = S.run(sim, stim, tmp_path, vec.params, build_dir=hdl_cache)
+    core = _DISTRIBUTED if ram == "distributed" else None
+    out = S.run(sim, stim, tmp_path, vec.params, core=core, build_dir=hdl_cache)
     assert S.first_difference(out, vec.expected) is None
     ref = S.run("myhdl", stim, tmp_path / "myhdl", vec.params, build_dir=hdl_cache)
     assert S.first_cycle_difference(out, ref) is None  # same words on the same cycles as the MyHDL core

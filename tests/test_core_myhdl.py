@@ -36,13 +36,14 @@ def test_model_matches_reference_decoder():
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2**32 - 1), W=st.sampled_from([8, 16]))
-def test_random_tablesets_random_symbols(seed, W):
-    """Random table sets (any kinds, index lengths, LUT3 contents), random symbols, gaps and backpressure."""
+@given(seed=st.integers(0, 2**32 - 1), W=st.sampled_from([8, 16]), ram=st.sampled_from(["block", "distributed"]))
+def test_random_tablesets_random_symbols(seed, W, ram):
+    """Random table sets (any kinds, index lengths, LUT3 contents), random symbols, gaps and backpressure;
+    both LUT1 read styles."""
     rng = np.random.default_rng(seed)
     ts = cs.random_tableset(rng, W=W)
     pk = [cs.random_stripe(rng, ts, int(rng.integers(1, 120)))[0] for _ in range(6)]
-    cs.check(pk, cs.table_ops(ts), W=W, in_gap=0.2, out_stall=0.2, seed=seed % 1000)
+    cs.check(pk, cs.table_ops(ts), W=W, in_gap=0.2, out_stall=0.2, seed=seed % 1000, LUT1_RAM=ram)
 
 
 @pytest.mark.parametrize("zeros", [0.6, 0.9])
@@ -199,5 +200,6 @@ def test_tiny_stripes_back_to_back():
     ts = TableSet(16, [ClassSpec(1, ZRUN, 1, 0), ClassSpec(2, RANGE, 4, 0), ClassSpec(2, LUT, 0, 0)],
                   np.array([7], np.uint16))
     pk = [cs.random_stripe(rng, ts, int(rng.integers(1, 4)))[0] for _ in range(120)]
-    res = cs.check(pk, cs.table_ops(ts))
-    assert sum(1 for _, last, _ in res.words if last) == 120
+    for ram in ("block", "distributed"):
+        res = cs.check(pk, cs.table_ops(ts), LUT1_RAM=ram)
+        assert sum(1 for _, last, _ in res.words if last) == 120
