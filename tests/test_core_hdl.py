@@ -81,3 +81,13 @@ def test_converted_core_simulates_bit_exact(sim, L, W, depth, ram, tmp_path, hdl
     assert S.first_difference(out, vec.expected) is None
     ref = S.run("myhdl", stim, tmp_path / "myhdl", vec.params, build_dir=hdl_cache)
     assert S.first_cycle_difference(out, ref) is None  # same words on the same cycles as the MyHDL core
+
+
+def test_cli_hdl_convert(tmp_path, capsys):
+    from lutzip.cli import main
+    assert main(["hdl", "convert", "--out", str(tmp_path), "--hdl", "verilog", "--L", "6", "--W", "8",
+                 "--lut1-ram", "distributed"]) == 0
+    assert (tmp_path / "decoder_core.v").exists() and not (tmp_path / "decoder_core.vhd").exists()
+    assert "decoder_core.v" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["hdl", "convert", "--out", str(tmp_path), "--L", "13"])
