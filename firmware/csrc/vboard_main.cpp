@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     int tx_bit = -1, tx_cnt = 0; unsigned tx_sh = 0;          // host -> board serialiser
     int rx_state = -1, rx_cnt = 0; unsigned rx_sh = 0;         // board -> host deserialiser
 #endif
-    const int BATCH = 1024;
+    const int BATCH = 4096;
     for (;;) {
         bool starving = inpos == inbuf.size();
         if (starving && top->idle && outpos == outbuf.size()) {
