@@ -59,7 +59,8 @@ def test_onnx_initializers_and_constants(tmp_path):
     onnx = pytest.importorskip("onnx")
     from onnx import helper, numpy_helper, TensorProto
     a = _arrays()
-    init = [numpy_helper.from_array(a["w"], "w"), numpy_helper.from_array(a["q"], "q")]
+    init = [numpy_helper.from_array(a["w"], "w"), numpy_helper.from_array(a["q"], "q"),
+            numpy_helper.from_array(a["bf"], "bf")]
     const = helper.make_node("Constant", [], ["c_out"], value=numpy_helper.from_array(a["h"], "c"))
     add = helper.make_node("Add", ["x", "w"], ["y"])
     graph = helper.make_graph([const, add], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 5])],
@@ -67,6 +68,7 @@ def test_onnx_initializers_and_constants(tmp_path):
     onnx.save(helper.make_model(graph), str(tmp_path / "m.onnx"))
     got = loaders.load(tmp_path / "m.onnx")
     assert _same(got["w"], a["w"]) and _same(got["q"], a["q"]) and _same(got["c_out"], a["h"])
+    assert _same(got["bf"], a["bf"])
     (tmp_path / "bad.onnx").write_bytes(b"\x0a\xff\xff\xff")
     with pytest.raises(FormatError):
         loaders.load(tmp_path / "bad.onnx")
