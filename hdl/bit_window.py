@@ -4,13 +4,15 @@ The window is two 32-bit registers ``hi:lo`` and a pointer ``ptr`` (0..31) to th
 Each cycle in state RUN it reads LUT1 at the L-bit prefix ``(hi:lo << ptr)[63:64-L]``, issues one symbol
 token and advances ``ptr`` by the symbol's total length ``c+k``; when ``ptr`` crosses 32 the window shifts by
 one word (``hi <= lo``, ``lo <= next input word``) in the same cycle, so word boundaries cost no bubble.
-The loop is exactly ptr -> prefix mux -> LUT1 -> ptr + (c+k) -> ptr / refill; index extraction, LUT2,
-LUT3 and counting are in later stages (the token carries the 32 bits at the pointer).
+The loop is exactly LUT1 -> ptr + (c+k) -> next ptr / window -> prefix -> LUT1; with ``LUT1_SYNC`` the LUT1
+block RAM holds the loop's register (its address is the next state's prefix, ``fw_win_next``), else the
+window registers do and LUT1 is read asynchronously. Index extraction, LUT2, LUT3 and counting are in later
+stages (the token carries the 32 bits at the pointer, ``sym_top``).
 
 The stage does not know exactly where a stripe ends (zero-run lengths are decoded later). Every symbol
 stands for at least one word, so after ``n`` symbols the stripe is certainly over: the stage then moves
-straight on to the next stripe: in the cycle of the n-th symbol it takes the next header and both window words
-from the input FIFO when they are there, so consecutive stripes follow without a bubble. The header's ``n``
+straight on to the next stripe: in the cycle of the n-th symbol it takes the next header and both window
+words from the input FIFO when they are there, so consecutive stripes follow without a bubble. The header's ``n``
 and tag travel to the count stage with the stripe's first symbol token (``t_first``); only a bad header
 makes a token of its own.
 Before that it decodes *speculatively*; the count stage (:mod:`lutzip.hdl.count_stage`) drops tokens past
@@ -25,9 +27,9 @@ Interface
 clk, rst                 clock, synchronous reset
 h0, h1, h2 [33]          the three oldest input FIFO entries ``tlast | tdata`` (:mod:`lutzip.hdl.input_fifo`)
 in_count                 registered number of entries in the input FIFO (0..4)
-in_pop[2]                (out, comb) entries to pop this cycle: 1 per window refill; at a stripe start
-                         the header and both window words are taken in one cycle when present (3), or the
-                         two window words (2), so a stripe start costs one cycle (the header token)
+in_pop[2]                (out, comb) entries to pop this cycle: 1 per window refill or discarded word; at a
+                         stripe start the header and the window words are taken in one cycle when present
+                         (3, or 2 for a one-word payload), else the two window words (2) or one at a time
 lut1_addr[L], lut1_q[15] (out) LUT1 address, (in) the LUT1 entry of the current prefix: with
                          ``LUT1_SYNC`` (block RAM, registered read) the address is the next state's prefix,
                          else (asynchronous read, distributed RAM) the current prefix
