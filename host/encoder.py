@@ -517,7 +517,8 @@ class _ZDesign:
             self._lut = True
 
     def lower_bound(self, t):
-        """No design with the top ``t`` values in LUT3 costs less than this (ideal code lengths)."""
+        """Estimated floor of any design with the top ``t`` values in LUT3: the LUT part plus the ideal
+        (entropy) bits of the other values and of the zero runs. Used to order and prune LUT sizes."""
         self._lut_part()
         lut_lb = float(self.lut_best[t].min()) if t else 0.0
         return lut_lb + self.tail[t] + TABLE_HEAD_BITS + self.zcost

@@ -9,6 +9,9 @@ from lutzip.bitstream import decode_stripes, encode_stripes
 from lutzip.errors import DecodeError, LutzError
 from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
 
+#: "never a hang": every test here must finish well within this
+pytestmark = pytest.mark.timeout(120)
+
 SETTINGS = dict(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

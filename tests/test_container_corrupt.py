@@ -22,6 +22,9 @@ def sample_file():
     return ct.to_bytes(codec.compress(arrays, stripe_len=256, attrs={"w": {"scale": 0.5}})), arrays
 
 
+#: "never a hang": every test here must finish well within this
+pytestmark = pytest.mark.timeout(120)
+
 DATA, ARRAYS = sample_file()
 
 
