@@ -143,7 +143,10 @@ def _open_board(args, vb=None):
     port = vb.port if vb else args.port
     if not port:
         raise LutzError("give --port PORT (e.g. /dev/ttyUSB0 or the port `lutzip board --sim` printed) or --sim")
-    return Board(port, baud=args.baud, timeout=args.timeout)
+    timeout = args.timeout
+    if vb is not None and vb.hdl == "vhdl":
+        timeout = max(timeout, 60.0)     # GHDL simulates some 10^4..10^5 cycles per second
+    return Board(port, baud=args.baud, timeout=timeout)
 
 
 def _start_sim(args, quiet=False):

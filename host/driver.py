@@ -70,6 +70,7 @@ class _Session:
         self.enc = {}                 # index -> encoded bytes (cached while outstanding)
         self.entries = [link.ring_entries(t, len(p)) for t, p, _ in frames]
         self.credit = board.credit
+        self.sent_at = {}             # index -> time of its first transmission (RTT samples, Karn's rule)
 
     def seq_of(self, i):
         return (self.b.seq0 + i) & 0xFF
@@ -86,7 +87,7 @@ class _Session:
         while self.base < n or not done():
             now = time.monotonic()
             if self.base >= n and self.frames and self.frames[-1][0] == link.BARRIER and \
-                    now - max(last_progress, last_barrier) > 2 * b.rto:
+                    now - max(last_progress, last_barrier) > 2 * b.rto_eff:
                 # everything acknowledged but the COUNTERS answer is missing (lost?): ask again
                 b.retries_left -= 1
                 if b.retries_left < 0:
@@ -106,15 +107,16 @@ class _Session:
                     fb = self.enc[i] = link.encode_frame(t, self.seq_of(i), p, f)
                 out.append(fb)
                 inflight += self.entries[i]
+                self.sent_at[i] = None if i in self.sent_at else now
                 self.nxt += 1
             if out:
                 data = b"".join(out)
-                ser.write(data)
+                b._write(data)
                 b.wire_bytes += len(data)
                 last_send = now
-            elif self.nxt < n and self.nxt == self.base and now - last_ping > b.rto / 4:
+            elif self.nxt < n and self.nxt == self.base and now - last_ping > b.rto_eff / 4:
                 # nothing in flight and no credit: ask for the current credit
-                ser.write(b.ping_frame)
+                b._write(b.ping_frame)
                 b.wire_bytes += len(b.ping_frame)
                 last_ping = now
             # receive
@@ -128,6 +130,9 @@ class _Session:
                     if k > 0:
                         for i in range(self.base, self.base + k):
                             self.enc.pop(i, None)
+                            t_sent = self.sent_at.pop(i, None)
+                            if t_sent is not None:
+                                b._rtt_sample(now - t_sent)
                         self.base += k
                         last_progress = now
                         b.retries_left = b.max_retries
@@ -145,7 +150,7 @@ class _Session:
             if got:
                 continue
             now = time.monotonic()
-            if self.nxt > self.base and now - last_send > b.rto:
+            if self.nxt > self.base and now - last_send > b.rto_eff:
                 # no answer: go back and resend everything outstanding
                 b.retries_left -= 1
                 if b.retries_left < 0:
@@ -200,6 +205,8 @@ class Board:
         self.baud = baud
         self.timeout = float(timeout)
         self.rto = float(rto)
+        self.rto_eff = self.rto       # adapted to the measured round trip (slow simulators)
+        self.srtt = None
         self.window = max(1, min(64, int(window)))
         self.max_retries = int(max_retries)
         self.retries_left = self.max_retries
@@ -231,6 +238,18 @@ class Board:
     def __exit__(self, *exc):
         self.close()
 
+    def _rtt_sample(self, rtt):
+        self.srtt = rtt if self.srtt is None else 0.875 * self.srtt + 0.125 * rtt
+        self.rto_eff = min(max(self.rto, 3 * self.srtt), max(self.rto, self.timeout / 2))
+
+    def _write(self, data):
+        """Write to the port; a write that times out is left to the retransmission logic."""
+        try:
+            self.ser.write(data)
+        except Exception as e:        # serial.SerialTimeoutException (pyserial) and alike
+            if type(e).__name__ != "SerialTimeoutException":
+                raise
+
     def _read_frames(self):
         ser = self.ser
         n = ser.in_waiting
@@ -254,9 +273,9 @@ class Board:
         attempts = attempts or self.max_retries
         deadline = time.monotonic() + self.timeout
         for _ in range(attempts + 1):
-            self.ser.write(request)
+            self._write(request)
             self.wire_bytes += len(request)
-            t_end = min(deadline, time.monotonic() + max(self.rto, 0.05))
+            t_end = min(deadline, time.monotonic() + max(self.rto_eff, 0.05))
             while time.monotonic() < t_end:
                 for fr in self._read_frames():
                     if want(fr):
