@@ -221,3 +221,26 @@ def test_ghdl_virtual_board_runs_the_vhdl(mode, n):
         r = stream_container(b, c, "full", progress=False)
     assert r["ok"], r
     assert r["counters"]["words"] == n and r["counters"]["link_errors"] == 0
+
+
+def test_link_dying_mid_run_ends_with_error_not_hang(vboard, containers):
+    import serial
+    import time
+
+    class DiesAfter(FaultySerial):
+        budget = 6000
+
+        def write(self, data):
+            if self.budget <= 0:
+                return len(data)
+            self.budget -= len(data)
+            return self.ser.write(data)
+
+    b = Board(serial=DiesAfter(serial.serial_for_url(vboard.port, timeout=0.002)), timeout=1.0, rto=0.1,
+              max_retries=2)
+    b.port = vboard.port
+    t0 = time.monotonic()
+    with pytest.raises(LinkError):
+        stream_container(b, containers[0], "crc", progress=False)
+    assert time.monotonic() - t0 < 60
+    b.close()
