@@ -1,5 +1,5 @@
 """One byte of CRC-8 (polynomial 0x07, not reflected) per cycle through a 256-entry table ROM."""
-from myhdl import Signal, always_comb, block, intbv
+from myhdl import Signal, always_comb, block, intbv, modbv
 
 
 def _table():
@@ -16,8 +16,23 @@ CRC8_TABLE = _table()
 
 
 @block
-def crc8_byte(crc_in, byte, crc_out):
-    """``crc_out = T[crc_in ^ byte]`` (combinational)."""
+def crc8_byte(crc_in, byte, crc_out, ROM=False):
+    """One byte into a running CRC-8 (combinational): shift/XOR steps, or ``T[crc_in ^ byte]`` with ``ROM``
+    (see :func:`lutzip.firmware.crc32_byte.crc32_byte`)."""
+    if not ROM:
+        @always_comb
+        def bitwise():
+            c = modbv(0)[8:]
+            c[:] = crc_in ^ byte
+            for i in range(8):
+                if c[7]:
+                    c[:] = (c << 1) ^ 0x07
+                else:
+                    c[:] = c << 1
+            crc_out.next = c
+
+        return bitwise
+
     a = Signal(intbv(0)[8:])
 
     @always_comb

@@ -12,7 +12,7 @@ ST = enum("R_HUNT", "R_HDR", "R_PAY", "R_CRC", "R_FIN")
 def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
              ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
              next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
-             MAX_PAYLOAD=1024):
+             MAX_PAYLOAD=1024, FAST_CRC=False):
     """Parse host frames; write TABLE/STREAM/BARRIER frames to the ring, request ACK/NACK/IDENT answers.
 
     ``soft_rst`` pulses for a RESET frame; ``mode_words`` is the RESET frame's mode bit 0.
@@ -41,8 +41,8 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
 
     c8_n = Signal(intbv(0)[8:])
     c32_n = Signal(intbv(0)[32:])
-    u_c8 = crc8_byte(c8, in_tdata, c8_n)
-    u_c32 = crc32_byte(c32, in_tdata, c32_n)
+    u_c8 = crc8_byte(c8, in_tdata, c8_n, ROM=FAST_CRC)
+    u_c32 = crc32_byte(c32, in_tdata, c32_n, ROM=FAST_CRC)
 
     @always_comb
     def outs():

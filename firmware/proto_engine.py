@@ -37,8 +37,11 @@ def get_core(name=None):
 @block
 def proto_engine(clk, rst, in_tdata, in_tvalid, in_tready, out_tdata, out_tvalid, out_tready, idle,
                  L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                 core=None):
-    """Byte stream in (host frames), byte stream out (board frames); ``idle`` when nothing is in progress."""
+                 core=None, FAST_CRC=False):
+    """Byte stream in (host frames), byte stream out (board frames); ``idle`` when nothing is in progress.
+
+    ``FAST_CRC`` computes the CRCs through table ROMs: faster to simulate, bigger on an FPGA (same results).
+    """
     core = core or get_core()
     AW = (RING_DEPTH - 1).bit_length()
     # parser <-> ring
@@ -95,7 +98,7 @@ def proto_engine(clk, rst, in_tdata, in_tvalid, in_tready, out_tdata, out_tvalid
 
     u_rx = frame_rx(clk, rst, in_tdata, in_tvalid, in_tready, ring_we, ring_wdata, ring_commit, ring_rollback,
                     ring_free, next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words,
-                    link_err, hunting, MAX_PAYLOAD=MAX_PAYLOAD)
+                    link_err, hunting, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC)
     u_ring = cmd_ring(clk, rst_all, ring_we, ring_wdata, ring_commit, ring_rollback, ring_rd, ring_valid,
                       ring_ready, ring_free, ring_empty, DEPTH=RING_DEPTH)
     u_ld = table_loader(clk, rst_all, ring_rd, ring_valid, ring_ready, s_tdata, s_tvalid, s_tready, s_tlast,
@@ -104,7 +107,7 @@ def proto_engine(clk, rst, in_tdata, in_tvalid, in_tready, out_tdata, out_tvalid
                   m_tuser, tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
                   L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
     u_res = result_path(clk, rst_all, mode_words, m_tdata, m_tvalid, m_tready, m_tlast, m_tuser,
-                        dwr, dwdata, dfull, qwr, qwdata, qfull, stripes_done, W=W)
+                        dwr, dwdata, dfull, qwr, qwdata, qfull, stripes_done, W=W, FAST_CRC=FAST_CRC)
     u_dfifo = fifo(clk, rst_all, dwdata, dwr, ddata, dvalid, dready, dfull, DEPTH=DATA_DEPTH)
     u_qfifo = fifo(clk, rst_all, qwdata, qwr, qdata, qvalid, qready, qfull, DEPTH=DESC_DEPTH)
     u_cnt = perf_counters(clk, rst_all, busy, s_tvalid, s_tready, m_tvalid, m_tready, m_tlast, m_tuser,
@@ -114,5 +117,5 @@ def proto_engine(clk, rst, in_tdata, in_tvalid, in_tready, out_tdata, out_tvalid
                        qdata, qvalid, qready, ddata, dvalid, dready,
                        c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, fr_idle, res_idle,
                        L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
-                       CLK_HZ=CLK_HZ, BAUD=BAUD)
+                       CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC)
     return glue, c_quiet, u_rx, u_ring, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr

@@ -1,6 +1,6 @@
 """Response framer: turns ACK/NACK/IDENT requests, result descriptors, decoded words and counter snapshots into
 board -> host frames (docs/PROTOCOL.md), one byte per cycle on an AXI-like byte stream."""
-from myhdl import Signal, always, always_comb, block, concat, enum, intbv, modbv
+from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
 from .crc32_byte import crc32_byte
 from .crc8_byte import crc8_byte
@@ -21,7 +21,8 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                 qdata, qvalid, qready, ddata, dvalid, dready,
                 cnt0, cnt1, cnt2, cnt3, cnt4, cnt5, cnt6, cnt7, cnt8, cnt9,
                 idle, res_idle,
-                L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0):
+                L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
+                FAST_CRC=False):
     """``srst`` aborts the frame being sent and restarts the frame numbering."""
     IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
     WB = W // 8
@@ -41,7 +42,11 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
     stripe = Signal(modbv(0)[32:])
     idx = Signal(intbv(0)[3:])
     bsel = Signal(modbv(0)[1:])
-    psr = Signal(intbv(0)[640:])
+    psr = Signal(intbv(0)[160:])
+    csr = Signal(intbv(0)[64:])      # the counter being sent (COUNTERS frames)
+    cidx = Signal(intbv(0)[4:])
+    cpos = Signal(modbv(0)[3:])
+    nxc = Signal(intbv(0)[64:])
     c8 = Signal(intbv(0)[8:])
     c32 = Signal(intbv(0)[32:])
     adv = Signal(bool(0))
@@ -66,8 +71,30 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
     bv = Signal(bool(0))
     c8n = Signal(intbv(0)[8:])
     c32n = Signal(intbv(0)[32:])
-    u_c8 = crc8_byte(c8, bb, c8n)
-    u_c32 = crc32_byte(c32, bb, c32n)
+    u_c8 = crc8_byte(c8, bb, c8n, ROM=FAST_CRC)
+    u_c32 = crc32_byte(c32, bb, c32n, ROM=FAST_CRC)
+
+    @always_comb
+    def c_nxc():
+        """The next counter to send (COUNTERS frames, one counter after the other)."""
+        if cidx == 0:
+            nxc.next = cnt1
+        elif cidx == 1:
+            nxc.next = cnt2
+        elif cidx == 2:
+            nxc.next = cnt3
+        elif cidx == 3:
+            nxc.next = cnt4
+        elif cidx == 4:
+            nxc.next = cnt5
+        elif cidx == 5:
+            nxc.next = cnt6
+        elif cidx == 6:
+            nxc.next = cnt7
+        elif cidx == 7:
+            nxc.next = cnt8
+        else:
+            nxc.next = cnt9
 
     @always_comb
     def c_byte():
@@ -99,6 +126,9 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                     bb.next = ddata[8:0]
                 else:
                     bb.next = ddata[W:W - 8]
+            elif ftype == COUNTERS:
+                bv.next = 1
+                bb.next = csr[8:0]
             else:
                 bv.next = 1
                 bb.next = psr[8:0]
@@ -143,7 +173,7 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                 out_tdata.next = bb
                 if state == ST.F_IDLE:
                     if p_nack or p_ack or p_ident or p_cnt or p_res or qvalid:
-                        v = intbv(0)[640:]
+                        v = intbv(0)[160:]
                         dt = False
                         n = intbv(0)[16:]
                         t = intbv(0)[8:]
@@ -164,7 +194,9 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                             p_ident.next = ident_req
                         elif p_cnt:
                             t[:] = COUNTERS
-                            v[:] = concat(cnt9, cnt8, cnt7, cnt6, cnt5, cnt4, cnt3, cnt2, cnt1, cnt0)
+                            csr.next = cnt0
+                            cidx.next = 0
+                            cpos.next = 0
                             n[:] = 80
                             p_cnt.next = barrier_req
                         elif p_res:
@@ -216,7 +248,14 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                             state.next = ST.F_PAY
                 elif state == ST.F_PAY:
                     if bv:
-                        if not is_data:
+                        if ftype == COUNTERS:
+                            cpos.next = cpos + 1
+                            if cpos == 7:
+                                csr.next = nxc
+                                cidx.next = cidx + 1
+                            else:
+                                csr.next = csr >> 8
+                        elif not is_data:
                             psr.next = psr >> 8
                         if WB == 2:
                             bsel.next = bsel + 1
@@ -230,4 +269,4 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                     if idx == 3:
                         state.next = ST.F_IDLE
 
-    return u_c8, u_c32, c_byte, c_adv, c_flags, c_pop, fsm
+    return u_c8, u_c32, c_nxc, c_byte, c_adv, c_flags, c_pop, fsm

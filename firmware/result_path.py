@@ -10,7 +10,7 @@ CHUNK = 256  # decoded words per DATA frame (at most)
 @block
 def result_path(clk, rst, mode_words,
                 m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
-                dwr, dwdata, dfull, qwr, qwdata, qfull, stripes_done, W=16):
+                dwr, dwdata, dfull, qwr, qwdata, qfull, stripes_done, W=16, FAST_CRC=False):
     """Descriptor (64 bits): ``crc[63:32] | count[30:14] | err[13:10] | end[9] | n_data[8:0]``."""
     crc = Signal(intbv(0xFFFFFFFF)[32:])
     cnt = Signal(intbv(0)[17:])
@@ -34,9 +34,9 @@ def result_path(clk, rst, mode_words,
             b0.next = m_axis_tdata[8:0]
             b1.next = 0
 
-    u_c0 = crc32_byte(crc, b0, crc1)
+    u_c0 = crc32_byte(crc, b0, crc1, ROM=FAST_CRC)
     if W == 16:
-        u_c1 = crc32_byte(crc1, b1, crc_n)
+        u_c1 = crc32_byte(crc1, b1, crc_n, ROM=FAST_CRC)
     else:
         @always_comb
         def u_c1():

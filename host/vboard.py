@@ -25,7 +25,8 @@ from .errors import LutzError
 
 #: Parameters of the virtual board per mode (the UART clock ratio keeps pin mode affordable).
 DEFAULT_PARAMS = {
-    "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0),
+    "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
+                 FAST_CRC=True),
     "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
                 BAUD=3_000_000),
 }
@@ -141,8 +142,10 @@ class VirtualBoard:
             raise VBoardError(f"unknown --mode {mode!r} (fast or pin)")
         self.hdl, self.mode, self.core, self.quiet = hdl, mode, core, quiet
         base = dict(DEFAULT_PARAMS[mode])
-        if hdl == "vhdl" and mode == "pin":
-            base.update(CLK_HZ=12_000_000, BAUD=3_000_000)   # 4 clocks per bit: GHDL is slow
+        if hdl == "vhdl":
+            base["FAST_CRC"] = False       # GHDL runs the VHDL exactly as boards get it
+            if mode == "pin":
+                base.update(CLK_HZ=12_000_000, BAUD=3_000_000)   # 4 clocks per bit: GHDL is slow
         self.params = dict(base, **(params or {}))
         self.proc = None
         self.port = None

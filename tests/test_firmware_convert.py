@@ -51,3 +51,56 @@ def test_w8_engine_decodes_int8():
     got = np.concatenate([x.words for x in r.stripes])
     assert np.array_equal(got, a.view(np.uint8))
     assert r.stripes[1].crc == link.words_crc(a.view(np.uint8)[450:], 8)
+
+
+@pytest.mark.parametrize("which", ["crc32", "crc8"])
+def test_crc_rom_and_bitwise_agree(which):
+    """The table-ROM CRC (virtual board) and the shift/XOR CRC (boards) are the same function."""
+    import random
+    import zlib
+
+    from myhdl import Signal, block, delay, instance, intbv
+    from lutzip.firmware.crc32_byte import crc32_byte
+    from lutzip.firmware.crc8_byte import crc8_byte
+
+    width = 32 if which == "crc32" else 8
+    fn = crc32_byte if which == "crc32" else crc8_byte
+    rnd = random.Random(1)
+    cases = [(rnd.getrandbits(width), b) for b in range(256)] + [(0, 0), ((1 << width) - 1, 255)]
+    crc_in, byte = Signal(intbv(0)[width:]), Signal(intbv(0)[8:])
+    o_rom, o_bit = Signal(intbv(0)[width:]), Signal(intbv(0)[width:])
+    got = []
+
+    @block
+    def tb():
+        a = fn(crc_in, byte, o_rom, ROM=True)
+        b = fn(crc_in, byte, o_bit, ROM=False)
+
+        @instance
+        def drive():
+            for c, d in cases:
+                crc_in.next, byte.next = c, d
+                yield delay(1)
+                got.append((int(o_rom), int(o_bit)))
+
+        return a, b, drive
+
+    t = tb()
+    try:
+        t.run_sim(quiet=1)
+    finally:
+        t.quit_sim()
+    assert all(r == b for r, b in got) and len(got) == len(cases)
+    if which == "crc32":   # and it is zlib's CRC32 step
+        for (c, d), (r, _) in zip(cases[:5], got[:5]):
+            ref = c
+            for _ in range(1):
+                x = (ref ^ d) & 0xFF
+                for _ in range(8):
+                    x = (x >> 1) ^ 0xEDB88320 if x & 1 else x >> 1
+                ref = (ref >> 8) ^ x
+            assert r == ref
+    else:
+        from lutzip.link import crc8
+        for (c, d), (r, _) in zip(cases, got):
+            assert r == crc8(bytes([d]), c)
