@@ -13,7 +13,7 @@ from .resp_framer import resp_framer
 from .result_path import result_path
 from .table_loader import table_loader
 
-DATA_DEPTH = 512
+DATA_DEPTH = 256
 DESC_DEPTH = 32
 
 

@@ -4,7 +4,7 @@ from myhdl import Signal, always, always_comb, block, intbv, modbv
 
 from .crc32_byte import crc32_byte
 
-CHUNK = 256  # decoded words per DATA frame (at most)
+CHUNK = 128  # decoded words per DATA frame (at most; the data FIFO holds 256)
 
 
 @block
