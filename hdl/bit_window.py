@@ -64,10 +64,13 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
     hi_n = Signal(intbv(0)[32:])
     lo_n = Signal(intbv(0)[32:])
     ptr_n = Signal(intbv(0)[5:])
-    win_n = Signal(intbv(0)[64:])
-    sh_n = Signal(modbv(0)[64:])
-    sym_top = Signal(intbv(0)[32:])   # (hi:lo << ptr)[63:32]: a register fed by the next-state shifter
-    #                                   (block-RAM LUT1) or the current shifter's output (distributed LUT1)
+    xw = Signal(intbv(0)[32:])
+    v96 = Signal(intbv(0)[96:])
+    shv = Signal(modbv(0)[96:])
+    sym_top = Signal(intbv(0)[32:])   # register: (hi:lo << ptr)[63:32], the 32 bits at the pointer
+    sym_n = Signal(intbv(0)[32:])
+    pref_q = Signal(intbv(0)[L:])     # register: the current L-bit prefix (= sym_top[32:32-L])
+    pref_n = Signal(intbv(0)[L:])
     tot = Signal(intbv(0)[6:])
     np = Signal(intbv(0)[7:])
     avail = Signal(intbv(0)[7:])
@@ -150,19 +153,60 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                             lo_n.next = in_data
 
     @always_comb
-    def fw_concat():
-        win_n.next = concat(hi_n, lo_n)
+    def fw_xword():
+        # the word a refill would bring in (zeros past the stripe's last word)
+        if end_seen:
+            xw.next = 0
+        else:
+            xw.next = in_data
 
     @always_comb
-    def fw_shift():
-        sh_n.next = win_n << ptr_n
+    def fw_v96():
+        v96.next = concat(hi, lo, xw)
+
+    @always_comb
+    def fw_vshift():
+        # bits [np, np + 32) of hi:lo:next word = the next state's 32 bits at the pointer after a RUN step:
+        # selected straight by np, so the refill multiplexer is not between LUT1 and its next address
+        shv.next = v96 << np
+
+    @always_comb
+    def fw_pref_next():
+        # next state's prefix / top 32 bits, case by case as fw_win_next (ptr is 0 after every load)
+        pref_n.next = pref_q
+        sym_n.next = sym_top
+        if fl:
+            pass
+        elif state == st.F_HDR:
+            if in_nonempty and credit_ok and not hdr_bad:
+                if start3 or start2:
+                    pref_n.next = h1[32:32 - L]
+                    sym_n.next = h1[32:0]
+                else:
+                    pref_n.next = 0
+                    sym_n.next = 0
+        elif state == st.F_LOAD:
+            if fast2:
+                pref_n.next = h0[32:32 - L]
+                sym_n.next = h0[32:0]
+            elif in_nonempty or end_seen:
+                pref_n.next = lo[32:32 - L]
+                sym_n.next = lo
+        elif state == st.F_RUN:
+            if go:
+                if chain:
+                    pref_n.next = h1[32:32 - L]
+                    sym_n.next = h1[32:0]
+                else:
+                    pref_n.next = shv[96:96 - L]
+                    sym_n.next = shv[96:64]
 
     if LUT1_SYNC:
         @always_comb
         def fw_prefix():
             # LUT1 read synchronously (block RAM): its address is the *next* prefix, so lut1_q holds the
             # entry of the current prefix during the cycle
-            lut1_addr.next = sh_n[64:64 - L]
+            lut1_addr.next = pref_n
             tot.next = lut1_q[6:0]
     else:
         win = Signal(intbv(0)[64:])
@@ -179,7 +223,7 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
         @always_comb
         def fw_prefix():
             # LUT1 read asynchronously (distributed RAM) at the current prefix, selected from the window
-            # registers (logic between the registers and the RAM keeps it out of block RAM)
+            # registers (a registered address would let yosys absorb it into a block RAM)
             lut1_addr.next = sh[64:64 - L]
             tot.next = lut1_q[6:0]
 
@@ -269,7 +313,8 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
             hi.next = hi_n
             lo.next = lo_n
             ptr.next = ptr_n
-            sym_top.next = sh_n[64:32]
+            pref_q.next = pref_n
+            sym_top.next = sym_n
     else:
         @always_seq(clk.posedge, reset=rst)
         def fw_win_regs():
@@ -385,6 +430,9 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
             if in_nonempty and in_last:
                 state.next = st.F_HDR
 
-    extra = (fw_concat, fw_shift) if LUT1_SYNC else (fw_cur_concat, fw_cur_shift, fw_cur_sym)
+    if LUT1_SYNC:
+        extra = (fw_xword, fw_v96, fw_vshift, fw_pref_next)
+    else:
+        extra = (fw_cur_concat, fw_cur_shift, fw_cur_sym)
     return extra + (fw_input, fw_start, fw_win_next, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush,
             fw_go, fw_chain, fw_pop, fw_idle, fw_win_regs, fw_regs)

@@ -36,8 +36,10 @@ def lut1_table(clk, we, waddr, wdata, raddr, rdata, L=8, SYNC=True):
 
     @always(clk.posedge)
     def lut1_port():
+        # no read while writing: the ports never collide, so synthesis needs no bypass logic after the RAM
         if we:
             mem[waddr].next = wdata
-        rdata.next = mem[raddr]
+        else:
+            rdata.next = mem[raddr]
 
     return lut1_port

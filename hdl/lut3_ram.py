@@ -19,8 +19,11 @@ def lut3_ram(clk, we, waddr, wdata, raddr, q, DEPTH=4096):
 
     @always(clk.posedge)
     def lut3_port():
+        # no read while writing (tables are written while the core is idle): the ports never collide, so
+        # synthesis needs no bypass logic after the RAM
         if we:
             mem[waddr].next = wdata
-        q.next = mem[raddr]
+        else:
+            q.next = mem[raddr]
 
     return lut3_port
