@@ -244,3 +244,17 @@ def test_link_dying_mid_run_ends_with_error_not_hang(vboard, containers):
         stream_container(b, containers[0], "crc", progress=False)
     assert time.monotonic() - t0 < 60
     b.close()
+
+
+def test_driver_library_calls(vboard, containers):
+    c = containers[1]
+    with Board(vboard.port, timeout=10) as b:
+        ident = b.identify()
+        assert (ident.version, ident.W, ident.baud) == (1, 16, 0)
+        b.reset()
+        b.load_tables(c.tables[0])
+        cn = b.read_counters()
+        n_ops = (1 << ident.L) + 16 + len(c.tables[0].lut3) + 1
+        assert cn["rx_bytes"] >= 4 * n_ops and cn["words"] == 0 and cn["link_errors"] == 0
+        cn2 = b.read_counters()
+        assert cn2["cycles"] > cn["cycles"] and cn2["rx_bytes"] > cn["rx_bytes"]
