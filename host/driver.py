@@ -200,6 +200,10 @@ class Board:
                 serial = pyserial.serial_for_url(port, baudrate=baud, timeout=0.002, write_timeout=timeout)
             except (pyserial.SerialException, ValueError) as e:
                 raise LinkError(f"cannot open {port}: {e}") from e
+            try:   # USB-UARTs (FTDI) batch their input for up to 16 ms by default: ACKs would come late
+                serial.set_low_latency_mode(True)
+            except (AttributeError, NotImplementedError, ValueError, OSError):
+                pass
         self.ser = serial
         self.port = port
         self.baud = baud
