@@ -113,7 +113,7 @@ def decoder_core(clk, rst,
     def in_ready_out():
         s_axis_tready.next = in_ready and not rst
 
-    in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count)
+    in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, SHIFT=lut1_sync)
 
     # ---------------------------------------------------------------- F: bit window + LUT1 loop
     lut1_addr = Signal(intbv(0)[L:])
