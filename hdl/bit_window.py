@@ -25,7 +25,8 @@ n-th symbol needs no wait).
 Interface
 ---------
 clk, rst                 clock, synchronous reset
-h0, h1, h2 [33]          the three oldest input FIFO entries ``tlast | tdata`` (:mod:`lutzip.hdl.input_fifo`)
+h0, h1, h2 [34]          the three oldest input FIFO entries ``marker_ok | tlast | tdata``
+                         (:mod:`lutzip.hdl.input_fifo`; marker_ok = tdata[31:16] == 0x4C5A, computed on push)
 in_count                 registered number of entries in the input FIFO (0..4)
 in_pop[2]                (out, comb) entries to pop this cycle: 1 per window refill or discarded word; at a
                          stripe start the header and the window words are taken in one cycle when present
@@ -96,13 +97,13 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
         in_data.next = h0[32:0]
         in_last.next = h0[32]
         in_nonempty.next = in_count != 0
-        hdr_bad.next = h0[32:16] != MARKER
+        hdr_bad.next = not h0[33]
         fast2.next = in_count >= 2 and not h0[32] and not nload and not end_seen
 
     @always_comb
     def fw_start():
-        start2.next = in_count >= 2 and h0[32:16] == MARKER and not h0[32] and h1[32]
-        start3.next = in_count >= 3 and h0[32:16] == MARKER and not h0[32] and not h1[32]
+        start2.next = in_count >= 2 and h0[33] and not h0[32] and h1[32]
+        start3.next = in_count >= 3 and h0[33] and not h0[32] and not h1[32]
 
     @always_comb
     def fw_win_next():

@@ -28,7 +28,7 @@ counter per lane and a reorder-free output (each lane's words are contiguous per
 """
 from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
 
-from .bit_window import bit_window
+from .bit_window import MARKER, bit_window
 from .count_stage import SF_WIDTH, count_stage
 from .expand_stage import expand_stage
 from .index_stage import index_stage
@@ -97,17 +97,22 @@ def decoder_core(clk, rst,
 
     # ---------------------------------------------------------------- input FIFO
     in_push = Signal(bool(0))
-    in_wdata = Signal(intbv(0)[33:])
+    in_wdata = Signal(intbv(0)[34:])  # marker_ok | tlast | tdata (marker_ok: the word is a good header)
     in_pop = Signal(intbv(0)[2:])
-    h0, h1, h2 = [Signal(intbv(0)[33:]) for _ in range(3)]
+    h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
     in_count = Signal(intbv(0, min=0, max=IN_DEPTH + 1))
     in_ready = Signal(bool(0))
+    in_mk = Signal(bool(0))
 
     @always_comb
     def in_side():
         in_ready.next = in_count < IN_DEPTH
         in_push.next = s_axis_tvalid and in_count < IN_DEPTH and not rst
-        in_wdata.next = concat(s_axis_tlast, s_axis_tdata)
+        in_mk.next = s_axis_tdata[32:16] == MARKER
+
+    @always_comb
+    def in_word():
+        in_wdata.next = concat(in_mk, s_axis_tlast, s_axis_tdata)
 
     @always_comb
     def in_ready_out():
@@ -234,5 +239,5 @@ def decoder_core(clk, rst,
     def busy_flag():
         busy.next = (not f_idle) or c_active or t1_valid or t2_valid or t3_valid or c_push or sf_used != 0 or of_used != 0
 
-    return (tbl_decode, tbl_config, in_side, in_ready_out, in_fifo, lut1, front, s2, s3, cnt, sf_flags,
+    return (tbl_decode, tbl_config, in_side, in_word, in_ready_out, in_fifo, lut1, front, s2, s3, cnt, sf_flags,
             sf_credits, sym_fifo, lut3, xs, out_fifo, of_flags, of_handshake, m_side, of_credits, busy_flag)
