@@ -350,6 +350,10 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
         build_dir = tmp
     build_dir = Path(build_dir)
     try:
+        if core is None and t.family == "ecp5":  # ECP5 has LUT RAM: the faster, smaller LUT1 (docs/CORE.md)
+            import functools
+            from .decoder_core import decoder_core
+            core = functools.partial(decoder_core, LUT1_RAM="distributed")
         v = convert_verilog(build_dir, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, core=core)
         netlist, ys = run_yosys(v, t.family, "decoder_core", build_dir, t.yosys_opts)
         ffs = ff_by_block(netlist, "decoder_core")
