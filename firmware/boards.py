@@ -51,7 +51,7 @@ BOARDS = {
                         1_000_000, ("--up5k", "--package", "sg48"),
                         notes="yosys + nextpnr-ice40 + icepack -> .bin (iceprog); smallest configuration by default "
                               "(the UP5K has 5280 LCs and 30 RAM4K)",
-                        core_params={"L": 6}, top_params={"RING_DEPTH": 256}),
+                        core_params={"L": 6, "LUT3_DEPTH": 2048}, top_params={"RING_DEPTH": 256}),
     "ulx3s": Board("ulx3s", "ULX3S 85F", "ecp5", "LFE5U-85F-6BG381C", 25_000_000, "ulx3s.lpf", 1_000_000,
                    ("--85k", "--package", "CABGA381"),
                    notes="yosys + nextpnr-ecp5 + ecppack -> .bit (openFPGALoader / fujprog)"),
