@@ -62,13 +62,14 @@ def _compress(args):
                                   args.format)
     if not arrays:
         raise UnsupportedError(f"{args.input}: no tensor left to code")
-    bar = _progress(len(arrays), "coding")
+    bar = _progress(2 * len(arrays), "compressing")
     fn = None
     if args.greedy:
         fn = lambda w, b: greedy_tableset(w, b, L=args.L)  # noqa: E731
     try:
         c = codec.compress(arrays, tableset_fn=fn, stripe_len=args.stripe, attrs=attrs, L=args.L,
-                           share=not args.no_share, progress=lambda name: bar.update(1))
+                           share=not args.no_share, progress=lambda name: bar.update(1),
+                           plan_progress=lambda name: bar.update(1))
     finally:
         bar.close()
     n = ct.write(args.output, c)

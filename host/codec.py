@@ -43,7 +43,7 @@ def from_words(words: np.ndarray, dtype: str, shape) -> np.ndarray:
 
 
 def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
-             progress=None, L: int = 8, share: bool = True) -> ct.Container:
+             progress=None, L: int = 8, share: bool = True, plan_progress=None) -> ct.Container:
     """Code named arrays into a container.
 
     Parameters
@@ -64,6 +64,8 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         Longest class code (the decoder's LUT1 address bits), 1..12.
     share : bool
         Let tensors share table sets (default encoder only).
+    plan_progress : callable(name), optional
+        Called once per tensor when its table set has been chosen (default encoder only).
     """
     from .bitstream import MAX_STRIPE_WORDS
     from .errors import TableError
@@ -80,7 +82,8 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     bits_list = [ct.dtype_bits(d) for d in dtypes]
     if tableset_fn is None:
         from .encoder import plan_tables
-        tables, assignment = plan_tables(word_list, bits_list, stripe_len, L=L, share=share)
+        tables, assignment = plan_tables(word_list, bits_list, stripe_len, L=L, share=share,
+                                         progress=(lambda i: plan_progress(names[i])) if plan_progress else None)
     else:
         tables = [tableset_fn(w, b) for w, b in zip(word_list, bits_list)]
         assignment = list(range(len(tables)))
