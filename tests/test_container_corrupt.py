@@ -34,7 +34,7 @@ def decode_all(data):
 
 def rebuild(meta: bytes, payload: bytes = b"") -> bytes:
     """A file with valid header and CRCs around arbitrary metadata: only the parser's checks stand."""
-    head = struct.pack("<4sHHIIQI", b"LUTZ", 1, 0, len(meta), zlib.crc32(meta), len(payload), 0)
+    head = struct.pack("<4sHHIIQI", b"LUTZ", ct.VERSION, 0, len(meta), zlib.crc32(meta), len(payload), 0)
     return head + struct.pack("<I", zlib.crc32(head)) + meta + payload
 
 
@@ -92,7 +92,7 @@ def test_damaged_payload_without_crc_never_crashes():
 def test_bad_magic_version_flags():
     with pytest.raises(FormatError, match="magic"):
         decode_all(b"XXXX" + DATA[4:])
-    for field, val, msg in [(4, 2, "version"), (6, 1, "flags")]:
+    for field, val, msg in [(4, 1, "version 1"), (4, 3, "version 3"), (6, 1, "flags")]:
         head = bytearray(DATA[:28])
         struct.pack_into("<H", head, field, val)
         buf = bytes(head) + struct.pack("<I", zlib.crc32(bytes(head))) + DATA[32:]
@@ -102,58 +102,103 @@ def test_bad_magic_version_flags():
 
 @pytest.mark.parametrize("meta_len,payload_len", [(2**32 - 1, 0), (0, 2**63), (10, 2**40 + 4), (0, 6)])
 def test_header_claiming_absurd_sizes(meta_len, payload_len):
-    head = struct.pack("<4sHHIIQI", b"LUTZ", 1, 0, meta_len, 0, payload_len, 0)
+    head = struct.pack("<4sHHIIQI", b"LUTZ", ct.VERSION, 0, meta_len, 0, payload_len, 0)
     buf = head + struct.pack("<I", zlib.crc32(head)) + b"\0" * 64
     with pytest.raises(FormatError):
         decode_all(buf)
 
 
+def uv(v: int) -> bytes:
+    """Unsigned LEB128 (written here independently of the container module)."""
+    out = bytearray()
+    while True:
+        out.append((v & 0x7F) | (0x80 if v >> 7 else 0))
+        v >>= 7
+        if not v:
+            return bytes(out)
+
+
+def _counts(n_tables=1, n_tensors=0):
+    return uv(n_tables) + uv(n_tensors)
+
+
 def _table(w=16, classes=((1, 1, 16, 0),), lut3=()):
-    out = struct.pack("<BBH", w, len(classes), len(lut3))
+    out = struct.pack("<BB", w, len(classes)) + uv(len(lut3))
     for c, kind, k, p in classes:
-        out += struct.pack("<BBBBI", c, kind, k, 0, p)
-    return out + np.asarray(lut3, "<u2").tobytes()
+        out += struct.pack("<BB", c | kind << 4, k) + uv(p)
+    return out + np.asarray(lut3, "<u2" if w == 16 else "u1").tobytes()
 
 
-def _tensor(name=b"t", dtype=3, shape=(4,), attrs=b"", table=0, S=4096, offset=0, stripes=((2, 0),)):
-    out = struct.pack("<H", len(name)) + name + struct.pack("<BB", dtype, len(shape))
-    out += struct.pack(f"<{len(shape)}Q", *shape) + struct.pack("<I", len(attrs)) + attrs
-    out += struct.pack("<HIQI", table, S, offset, len(stripes))
-    for n, crc in stripes:
-        out += struct.pack("<II", n, crc)
+def _tensor(name=b"t", dtype=3, shape=(4,), flags=0, scale=b"", attrs=b"", table=0, S=4096, offset=0,
+            stripes=((2, 0),), n_stripes=None):
+    out = uv(len(name)) + name + struct.pack("<BB", dtype, len(shape)) + b"".join(uv(d) for d in shape)
+    out += struct.pack("<B", flags) + scale + uv(len(attrs)) + attrs
+    out += uv(table) + uv(S) + uv(offset) + uv(len(stripes) if n_stripes is None else n_stripes)
+    out += b"".join(uv(n) for n, _ in stripes) + b"".join(struct.pack("<I", crc) for _, crc in stripes)
     return out
 
 
+def test_varint_helper_matches_spec():
+    assert uv(0) == b"\0" and uv(127) == b"\x7f" and uv(128) == b"\x80\x01" and uv(300) == b"\xac\x02"
+    assert len(uv(2**64 - 1)) == 10
+
+
+ONE = _counts(1, 1) + _table()
+
+
 @pytest.mark.parametrize("meta,match", [
-    (struct.pack("<HI", 0, 0), "no table set"),
-    (struct.pack("<HI", 1, 0) + struct.pack("<BBH", 16, 200, 0), "claims"),
-    (struct.pack("<HI", 1, 0) + struct.pack("<BBH", 16, 1, 60000), "claims"),
-    (struct.pack("<HI", 1, 2**32 - 1) + _table(), "cannot fit"),
-    (struct.pack("<HI", 5, 0) + _table(), "truncated"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(shape=(2**40,), stripes=()), "stripes recorded"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(shape=(4,) * 9), "dimensions"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(dtype=9), "dtype code"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(dtype=1), "does not match"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(table=3), "table set 3"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(S=0), "stripe length"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(offset=2**60), "outside"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(stripes=((2**31, 0),)), "outside"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(attrs=b"[1]"), "JSON object"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(attrs=b"{"), "not JSON"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor()[:-3], "do not fit"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor(name=b"n" * 40)[:-30], "truncated"),
-    (struct.pack("<HI", 1, 1) + _table() + _tensor() + b"\0", "unexpected bytes"),
+    (_counts(0, 0), "no table set"),
+    (_counts(1, 0) + struct.pack("<BB", 16, 200) + uv(0), "claims"),
+    (_counts(1, 0) + struct.pack("<BB", 16, 1) + uv(60000), "claims"),
+    (_counts(1, 2**32 - 1) + _table(), "cannot fit"),
+    (_counts(1, 2**60) + _table(), "cannot fit"),
+    (_counts(5, 0) + _table(), "truncated"),
+    (_counts(2**16, 0) + _table(), "exceeds"),
+    (ONE + _tensor(shape=(2**40,), stripes=()), "stripes recorded"),
+    (ONE + _tensor(shape=(4,) * 9), "dimensions"),
+    (ONE + _tensor(shape=(2**63,)), "exceeds"),
+    (ONE + _tensor(dtype=9), "dtype code"),
+    (ONE + _tensor(dtype=1), "does not match"),
+    (ONE + _tensor(table=3), "table set 3"),
+    (ONE + _tensor(S=0), "stripe length"),
+    (ONE + _tensor(S=2**40), "stripe length"),
+    (ONE + _tensor(offset=2**60), "outside"),
+    (ONE + _tensor(offset=2), "outside"),
+    (ONE + _tensor(shape=(4,), S=4, stripes=((6, 0),)), "exceeds"),      # > S + 1 words
+    (ONE + _tensor(stripes=((1, 0),)), "fewer than 2"),
+    (ONE + _tensor(stripes=((100, 0),)), "outside"),
+    (ONE + _tensor(attrs=b"[1]"), "JSON object"),
+    (ONE + _tensor(attrs=b"{"), "not JSON"),
+    (ONE + _tensor(attrs=b"\xff"), "not JSON"),
+    (ONE + _tensor(flags=2), "attribute flags"),
+    (ONE + _tensor(flags=1, scale=b"\0\0\0?", attrs=b'{"scale":1}'), "both"),
+    (ONE + uv(8) + b"t" * 8 + struct.pack("<BB", 3, 1) + uv(4) + b"\x01\0\0", "truncated"),  # scale cut
+    (ONE + _tensor(name=b"\xff"), "UTF-8"),
+    (ONE + uv(5000) + b"n" * 5000, "exceeds"),                                  # name longer than MAX_NAME
+    (ONE + uv(1) + b"t" + struct.pack("<BB", 3, 1) + uv(4) + b"\0" + uv(2**21) + b"{}" * 9, "exceeds"),
+    (ONE + _tensor()[:-3], "do not fit"),
+    (ONE + _tensor(name=b"n" * 40)[:-30], "truncated"),
+    (ONE + _tensor() + b"\0", "unexpected bytes"),
+    # hostile varints
+    (b"\x81\x80\x80\x80\x80\x80\x80\x80\x80\x80\x00" + uv(0) + _table(), "longer than 10"),
+    (b"\x81\x00" + uv(0) + _table(), "overlong"),
+    (uv(1) + b"\x80\x00" + _table(), "overlong"),
+    (uv(1) + b"\x80\x80", "truncated"),
+    (uv(1) + b"\xff" * 9 + b"\x7f" + _table(), "exceeds|cannot fit"),           # > 2^64 - 1 is no value
 ])
 def test_hostile_metadata(meta, match):
     with pytest.raises(FormatError, match=match):
         decode_all(rebuild(meta, b"\0" * 8))
 
 
-def test_huge_stripe_count_not_allocated():
-    """A tensor claiming 2^32-1 stripes in a small file fails on the count, before any allocation."""
-    meta = struct.pack("<HI", 1, 1) + _table() + _tensor(shape=(2**40,), S=256, stripes=())
-    meta = meta[:-4] + struct.pack("<I", 2**32 - 1)
-    with pytest.raises(FormatError):
+@pytest.mark.parametrize("n", [2**32 - 1, 2**60, 2**64 - 1])
+def test_huge_stripe_count_not_allocated(n):
+    """A tensor claiming 2^32-1 .. 2^64-1 stripes in a small file fails on the count, before any allocation."""
+    meta = ONE + _tensor(shape=(2**40, 2**40, 2**40), S=256, stripes=(), n_stripes=n)
+    with pytest.raises(FormatError, match="stripes"):
+        decode_all(rebuild(meta))
+    meta = ONE + _tensor(shape=(2**20,), S=1, stripes=(), n_stripes=2**20)
+    with pytest.raises(FormatError, match="do not fit"):
         decode_all(rebuild(meta))
 
 
@@ -171,15 +216,24 @@ def test_huge_stripe_count_not_allocated():
     ((), (), "classes"),
 ])
 def test_bad_tables_in_container(classes, lut3, match):
-    meta = struct.pack("<HI", 1, 0) + _table(classes=classes, lut3=lut3)
+    meta = _counts(1, 0) + _table(classes=classes, lut3=lut3)
     with pytest.raises(TableError, match=match):
         decode_all(rebuild(meta))
 
 
+def test_bad_word_width():
+    with pytest.raises(TableError, match="word width 12"):
+        decode_all(rebuild(_counts(1, 0) + _table(w=12)))
+
+
 def test_lut3_value_too_wide_for_8_bits():
-    meta = struct.pack("<HI", 1, 0) + _table(w=8, classes=((1, 0, 0, 0),), lut3=(300,))
+    """v2 stores an 8-bit table set's LUT3 as bytes: a value of 300 cannot be written, nor read."""
+    ts = ct.TableSet(8, [ct.ClassSpec(1, 0, 0, 0)], np.array([300], np.uint16))
+    c = ct.Container([ts], [], np.zeros(0, np.uint32))
     with pytest.raises(TableError, match="fit"):
-        decode_all(rebuild(meta))
+        ct.to_bytes(c)
+    meta = _counts(1, 0) + _table(w=8, classes=((1, 0, 0, 0),), lut3=(200,))
+    assert ct.from_bytes(rebuild(meta)).tables[0].lut3.tolist() == [200]
 
 
 def test_stripe_count_mismatch_and_crc():
@@ -218,3 +272,22 @@ def test_attrs_roundtrip_json():
     c = ct.from_bytes(DATA)
     assert c.tensor("w").attrs == {"scale": 0.5}
     assert json.loads(json.dumps(c.tensor("w").attrs)) == {"scale": 0.5}
+
+
+@pytest.mark.parametrize("attrs", [{"scale": 3.9999e-05}, {"scale": 0.1}, {"scale": 0.123456789},
+                                   {"scale": 1}, {"scale": float("inf")}, {"scale": 1e300},
+                                   {"scale": 0.5, "source_dtype": "float32"}, {"note": "x"}])
+def test_attrs_roundtrip_exactly(attrs):
+    a = np.arange(10, dtype=np.int16)
+    c = ct.from_bytes(ct.to_bytes(codec.compress({"a": a}, attrs={"a": attrs})))
+    got = c.tensor("a").attrs
+    assert got == attrs and {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in attrs.items()}
+
+
+def test_scale_stored_in_4_bytes():
+    """A float32-exact scale costs 1 flags byte + 4 bytes, not a JSON string."""
+    a = np.arange(10, dtype=np.int16)
+    n0 = len(ct.to_bytes(codec.compress({"a": a})))
+    n1 = len(ct.to_bytes(codec.compress({"a": a}, attrs={"a": {"scale": 3.9999e-05}})))
+    assert n1 - n0 == 4
+    assert len(ct.to_bytes(codec.compress({"a": a}, attrs={"a": {"scale": 0.123456789}}))) - n0 > 10
