@@ -11,8 +11,9 @@ must first go through one of these documented steps, chosen by the user:
   the smallest magnitude become 0 (before quantisation). As usual, only tensors of 2 or more dimensions are
   pruned; biases and norm parameters (1-D) are left alone.
 
-Attributes stored with a quantised tensor: ``{"scale": s}`` (``s`` a float32 written in its shortest decimal
-form; the tensor's dtype, int16 or int8, says which quantisation). Every byte of metadata counts on small models.
+Attributes stored with a quantised tensor: ``{"scale": s}`` (``s`` the Python float of a float32's shortest
+decimal form, which the container stores in 4 bytes and reads back exactly, docs/FORMAT.md section 4; the
+tensor's dtype, int16 or int8, says which quantisation). Every byte of metadata counts on small models.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def quantize_int(arr: np.ndarray, dtype: str = "int16"):
         raise UnsupportedError("cannot quantise a tensor with NaN or infinite values")
     qmax = (1 << (QUANT_BITS[dtype] - 1)) - 1
     amax = float(np.abs(a).max()) if a.size else 0.0
-    # the scale is a float32 (short to store, exact after a JSON round trip via its shortest repr)
+    # the scale is a float32 (stored as 4 bytes; its shortest repr as a Python float round-trips exactly)
     scale = float(str(np.float32(amax / qmax))) if amax > 0 else 1.0
     q = np.clip(np.rint(a / scale), -qmax, qmax).astype(np.int8 if dtype == "int8" else np.int16)
     return q, {"scale": scale}
