@@ -86,7 +86,9 @@ def build_verilator(mode="fast", params=None, core=None, quiet=True) -> Path:
     params = dict(DEFAULT_PARAMS[mode], **(params or {}))
     from .firmware.proto_engine import get_core
     core_fn = get_core(core)
-    key = f"verilator|{mode}|{sorted(params.items())}|{core_fn.__name__}|{_tool_version(['verilator', '--version'])}"
+    cflags = "-O3 -march=native"
+    key = (f"verilator|{mode}|{sorted(params.items())}|{core_fn.__name__}|{cflags}|"
+           f"{_tool_version(['verilator', '--version'])}")
     d = cache_dir() / _sources_hash(key)
     exe = d / "vboard"
     if exe.exists():
@@ -97,7 +99,6 @@ def build_verilator(mode="fast", params=None, core=None, quiet=True) -> Path:
     tmp.mkdir(parents=True)
     top = "proto_engine" if mode == "fast" else "uart_top"
     vfile = _convert(top, "verilog", tmp, params, core_fn)
-    cflags = "-O2"
     if mode == "pin":
         cflags += f" -DPIN_MODE -DCLKS_PER_BIT={params['CLK_HZ'] // params['BAUD']}"
     cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial", "fast",
