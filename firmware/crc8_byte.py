@@ -1,18 +1,9 @@
 """One byte of CRC-8 (polynomial 0x07, not reflected) per cycle through a 256-entry table ROM."""
 from myhdl import Signal, always_comb, block, intbv, modbv
 
+from ..link import crc8_table
 
-def _table():
-    out = []
-    for b in range(256):
-        c = b
-        for _ in range(8):
-            c = ((c << 1) ^ 0x07) & 0xFF if c & 0x80 else (c << 1) & 0xFF
-        out.append(c)
-    return tuple(out)
-
-
-CRC8_TABLE = _table()
+CRC8_TABLE = tuple(crc8_table())
 
 
 @block

@@ -39,7 +39,8 @@ class ProtocolError(LutzError):
     """A frame breaks docs/PROTOCOL.md (wrong length or content for its type)."""
 
 
-def _crc8_table():
+def crc8_table() -> bytes:
+    """The 256-entry CRC-8 table (poly 0x07, not reflected); the firmware's table ROM uses it too."""
     table = []
     for b in range(256):
         c = b
@@ -49,7 +50,7 @@ def _crc8_table():
     return bytes(table)
 
 
-_CRC8 = _crc8_table()
+_CRC8 = crc8_table()
 
 
 def crc8(data: bytes, crc: int = 0) -> int:
