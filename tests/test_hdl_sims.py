@@ -359,14 +359,9 @@ def test_verilator_throughput(tmp_path, hdl_cache):
 
 
 # ------------------------------------------------------------------------------------------------ slow
-@pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2])
-@pytest.mark.parametrize("name", [*QUICK])
-def test_bit_exact_big(name, seed, tmp_path, hdl_cache):
-    """Bigger streams, harder backpressure and source gaps, all four levels cycle-exact."""
-    ts, w, sl = stream(name, 20_000, seed=seed)
-    vec = S.make_vectors(ts, w, sl * 3)
-    stim = S.make_stimulus(vec, gap_prob=0.3, gap_max=9, ready_prob=0.4, ready_len=4096, seed=seed)
+def assert_all_sims_agree(vec, stim, tmp_path, hdl_cache):
+    """Run ``stim`` in every simulator: each bit-exact against the reference, each converted HDL cycle-exact
+    against the MyHDL run."""
     outs = {}
     for sim in S.SIMULATORS:
         need(sim)
@@ -376,6 +371,17 @@ def test_bit_exact_big(name, seed, tmp_path, hdl_cache):
         if sim != "myhdl":
             diff = S.first_cycle_difference(outs["myhdl"], outs[sim])
             assert diff is None, diff
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("name", [*QUICK])
+def test_bit_exact_big(name, seed, tmp_path, hdl_cache):
+    """Bigger streams, harder backpressure and source gaps, all four levels cycle-exact."""
+    ts, w, sl = stream(name, 20_000, seed=seed)
+    vec = S.make_vectors(ts, w, sl * 3)
+    stim = S.make_stimulus(vec, gap_prob=0.3, gap_max=9, ready_prob=0.4, ready_len=4096, seed=seed)
+    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache)
 
 
 @pytest.mark.slow
@@ -402,14 +408,7 @@ def test_random_corruption_all_sims(seed, tmp_path, hdl_cache):
 
     vec = S.make_vectors(ts, w, sl, corrupt=corrupt)
     stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.6, seed=seed)
-    outs = {}
-    for sim in S.SIMULATORS:
-        need(sim)
-        outs[sim] = S.run(sim, stim, tmp_path / sim, vec.params, core=CORE, build_dir=hdl_cache)
-        msg = S.first_difference(outs[sim], expected_of(vec))
-        assert msg is None, msg
-        if sim != "myhdl":
-            assert S.first_cycle_difference(outs["myhdl"], outs[sim]) is None
+    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache)
 
 
 @pytest.mark.slow
@@ -439,11 +438,4 @@ def test_other_core_parameters(L, W, depth, tmp_path, hdl_cache):
     assert ts.max_code_len == L
     vec = S.make_vectors(ts, w, 900, L=L, lut3_depth=depth)
     stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.6, seed=L)
-    outs = {}
-    for sim in S.SIMULATORS:
-        need(sim)
-        outs[sim] = S.run(sim, stim, tmp_path / sim, vec.params, core=CORE, build_dir=hdl_cache)
-        msg = S.first_difference(outs[sim], expected_of(vec))
-        assert msg is None, msg
-        if sim != "myhdl":
-            assert S.first_cycle_difference(outs["myhdl"], outs[sim]) is None
+    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache)
