@@ -33,7 +33,8 @@ def add_core_params(p):
 def _cmd_convert(args):
     from .convert import convert
     hdls = ("vhdl", "verilog") if args.hdl == "both" else (args.hdl,)
-    files = convert(args.out, hdls, L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, LUT1_RAM=args.lut1_ram)
+    files = convert(args.out, hdls, L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, LUT1_RAM=args.lut1_ram,
+                    FRONT=args.front)
     for f in files:
         print(f)
     return 0
@@ -45,6 +46,8 @@ def _add_convert(hsub):
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument("--hdl", choices=("vhdl", "verilog", "both"), default="both", help="which HDL (default both)")
     add_core_params(p)
+    p.add_argument("--front", choices=("window", "vector"), default="window",
+                   help="front end: window (LUT1 in the loop, small) or vector (fast, 32 TL block RAMs)")
     p.add_argument("--lut1-ram", choices=("block", "distributed"), default="block",
                    help="LUT1 read: registered (block RAM; iCE40) or asynchronous (LUT RAM; ECP5 / Xilinx)")
     p.set_defaults(func=_cmd_convert)

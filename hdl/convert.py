@@ -30,7 +30,7 @@ def core_signals(W=16):
         err_valid=Signal(bool(0)), err_code=Signal(intbv(0)[4:]), busy=Signal(bool(0)))
 
 
-def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block"):
+def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window"):
     """Write the converted core into ``out_dir``; returns the list of files written.
 
     Parameters
@@ -44,6 +44,9 @@ def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block"):
     LUT1_RAM : str
         ``"block"`` (registered LUT1 read: block RAM, needed on iCE40) or ``"distributed"`` (asynchronous read
         from a registered prefix: LUT RAM, faster on ECP5 / Xilinx).
+    FRONT : str
+        ``"window"`` (LUT1 in the one-cycle loop; small, for iCE40) or ``"vector"`` (next positions
+        precomputed per word: the fast front, 32 TL block RAMs; docs/CORE.md).
     """
     if isinstance(hdl, str):
         hdl = (hdl,)
@@ -60,7 +63,8 @@ def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "driven but not read" notes on interface signals
             for h in hdl:
-                inst = decoder_core(**core_signals(W), L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM)
+                inst = decoder_core(**core_signals(W), L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM,
+                                    FRONT=FRONT)
                 kw = dict(hdl="VHDL") if h == "vhdl" else dict(hdl="Verilog", testbench=False)
                 inst.convert(path=str(out), name="decoder_core", **kw)
     finally:

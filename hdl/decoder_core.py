@@ -28,19 +28,19 @@ counter per lane and a reorder-free output (each lane's words are contiguous per
 """
 from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
 
-from .bit_window import MARKER, bit_window
 from .count_stage import SF_WIDTH, count_stage
 from .expand_stage import expand_stage
+from .front_vector import front_vector
+from .front_window import front_window
 from .index_stage import index_stage
-from .input_fifo import DEPTH as IN_DEPTH
-from .input_fifo import input_fifo
 from .lut1_table import lut1_table
 from .lut2_stage import lut2_stage
 from .lut3_ram import lut3_ram
 from .sync_fifo import sync_fifo
 
 SF_DEPTH = 8
-TAG_BITS = 3
+SF_DEPTH_VECTOR = 16  # the vector front's token pipeline is two stages longer: more credits for 1 word/cycle
+TAG_BITS = 4
 OF_DEPTH = 8
 
 
@@ -50,10 +50,14 @@ def decoder_core(clk, rst,
                  m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  err_valid, err_code, busy,
-                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block"):
+                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window"):
     if LUT1_RAM not in ("block", "distributed"):
         raise ValueError(f"LUT1_RAM = {LUT1_RAM!r}: 'block' or 'distributed'")
+    if FRONT not in ("window", "vector"):
+        raise ValueError(f"FRONT = {FRONT!r}: 'window' or 'vector'")
     lut1_sync = LUT1_RAM == "block"
+    vector = FRONT == "vector"
+    sf_depth = SF_DEPTH_VECTOR if vector else SF_DEPTH
     if not 1 <= L <= 12:
         raise ValueError(f"L = {L}: LUT1 address bits must be 1..12")
     if W not in (8, 16):
@@ -95,38 +99,11 @@ def decoder_core(clk, rst,
             else:
                 n_lut3.next = tbl_wdata[13:0]
 
-    # ---------------------------------------------------------------- input FIFO
-    in_push = Signal(bool(0))
-    in_wdata = Signal(intbv(0)[34:])  # marker_ok | tlast | tdata (marker_ok: the word is a good header)
-    in_pop = Signal(intbv(0)[2:])
-    h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
-    in_count = Signal(intbv(0, min=0, max=IN_DEPTH + 1))
-    in_ready = Signal(bool(0))
-    in_mk = Signal(bool(0))
-
-    @always_comb
-    def in_side():
-        in_ready.next = in_count < IN_DEPTH
-        in_push.next = s_axis_tvalid and in_count < IN_DEPTH and not rst
-        in_mk.next = s_axis_tdata[32:16] == MARKER
-
-    @always_comb
-    def in_word():
-        in_wdata.next = concat(in_mk, s_axis_tlast, s_axis_tdata)
-
-    @always_comb
-    def in_ready_out():
-        s_axis_tready.next = in_ready and not rst
-
-    in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, SHIFT=lut1_sync)
-
-    # ---------------------------------------------------------------- F: bit window + LUT1 loop
-    lut1_addr = Signal(intbv(0)[L:])
-    lut1_q = Signal(intbv(0)[15:])
+    # ---------------------------------------------------------------- F: front end -> tokens t1_*
     sf_credit = Signal(bool(0))
     flush = Signal(bool(0))
-    # stripe tags: more values than stripes F can start while a flush is on its way (<= 3 with a 4-word input
-    # FIFO and a 4-cycle flush latency), so a late flush of an earlier stripe is never taken for the current one
+    # stripe tags: more values than stripes F can start while a flush is on its way, so a late flush of an
+    # earlier stripe is never taken for the current one
     flush_tag = Signal(intbv(0)[TAG_BITS:])
     t1_valid, t1_hdr = Signal(bool(0)), Signal(bool(0))
     t1_ferr = Signal(intbv(0)[4:])
@@ -137,10 +114,21 @@ def decoder_core(clk, rst,
     t1_first, t2_first, t3_first = [Signal(bool(0)) for _ in range(3)]
     t1_n, t2_n, t3_n = [Signal(intbv(0)[16:]) for _ in range(3)]
     t1_tag, t2_tag, t3_tag = [Signal(intbv(0)[TAG_BITS:]) for _ in range(3)]
+    lut1_addr = Signal(intbv(0)[L:])
+    lut1_q = Signal(intbv(0)[15:])
+    tok_issued = Signal(bool(0))   # F issued a token last cycle (counted against the symbol-FIFO credits)
+    f_inflight = Signal(bool(0))   # tokens between F and S2 (vector front)
     lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, L=L, SYNC=lut1_sync)
-    front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
-                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle, L=L,
-                       LUT1_SYNC=lut1_sync)
+    if vector:
+        front = front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
+                              lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
+                              t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
+                              tok_issued, f_inflight, L=L, LUT1_SYNC=lut1_sync)
+    else:
+        front = front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
+                              lut1_addr, lut1_q, sf_credit, flush, flush_tag,
+                              t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
+                              tok_issued, f_inflight, L=L, LUT1_SYNC=lut1_sync)
 
     # ---------------------------------------------------------------- S2, S3
     t2_valid, t2_hdr = Signal(bool(0)), Signal(bool(0))
@@ -171,20 +159,20 @@ def decoder_core(clk, rst,
                       c_push, c_data, c_drop, flush, flush_tag, err_valid, err_code, c_active)
     sf_pop = Signal(bool(0))
     sf_rdata = Signal(intbv(0)[SF_WIDTH:])
-    sf_count = Signal(intbv(0, min=0, max=SF_DEPTH + 1))
+    sf_count = Signal(intbv(0, min=0, max=sf_depth + 1))
     sf_nonempty = Signal(bool(0))
-    sf_used = Signal(intbv(0, min=0, max=SF_DEPTH + 1))
-    sym_fifo = sync_fifo(clk, rst, c_push, c_data, sf_pop, sf_rdata, sf_count, DEPTH=SF_DEPTH)
+    sf_used = Signal(intbv(0, min=0, max=sf_depth + 1))
+    sym_fifo = sync_fifo(clk, rst, c_push, c_data, sf_pop, sf_rdata, sf_count, DEPTH=sf_depth)
 
     @always_comb
     def sf_flags():
         sf_nonempty.next = sf_count != 0
-        sf_credit.next = sf_used < SF_DEPTH - 1
+        sf_credit.next = sf_used < sf_depth - 1
 
     @always_seq(clk.posedge, reset=rst)
     def sf_credits():
-        # tokens issued by F (counted from S2 entry) minus tokens dropped by C minus entries popped by X
-        if t1_valid:
+        # tokens issued by F (counted from F's token register) minus tokens dropped by C minus entries popped by X
+        if tok_issued:
             if c_drop and sf_pop:
                 sf_used.next = sf_used - 1
             elif not c_drop and not sf_pop:
@@ -237,7 +225,8 @@ def decoder_core(clk, rst,
 
     @always_seq(clk.posedge, reset=rst)
     def busy_flag():
-        busy.next = (not f_idle) or c_active or t1_valid or t2_valid or t3_valid or c_push or sf_used != 0 or of_used != 0
+        busy.next = (not f_idle) or c_active or f_inflight or t1_valid or t2_valid or t3_valid or c_push or sf_used != 0 or of_used != 0
 
-    return (tbl_decode, tbl_config, in_side, in_word, in_ready_out, in_fifo, lut1, front, s2, s3, cnt, sf_flags,
+    return (tbl_decode, tbl_config, lut1, front, s2, s3, cnt, sf_flags,
             sf_credits, sym_fifo, lut3, xs, out_fifo, of_flags, of_handshake, m_side, of_credits, busy_flag)
+

@@ -24,7 +24,8 @@ from myhdl import Signal, always_comb, always_seq, block, concat, intbv
 def expand_stage(clk, rst, sf_data, sf_nonempty, sf_pop, credit_ok, lut3_raddr, lut3_q,
                  o_push, o_data, x1_valid, W=16):
     abits = len(lut3_raddr)
-    xoff = Signal(intbv(0)[17:])
+    xrun = Signal(bool(0))           # in the middle of a multi-word (zero-run) entry
+    xrem = Signal(intbv(0)[17:])     # words of that entry still to issue
     h_kind = Signal(intbv(0)[2:])
     h_last = Signal(bool(0))
     h_err = Signal(bool(0))
@@ -53,7 +54,11 @@ def expand_stage(clk, rst, sf_data, sf_nonempty, sf_pop, credit_ok, lut3_raddr, 
     @always_comb
     def x_issue():
         issue.next = sf_nonempty and credit_ok
-        fin.next = xoff + 1 == h_cnt
+        # last word of the head entry: no adder before the comparison (a down-counter of what is left)
+        if xrun:
+            fin.next = xrem == 1
+        else:
+            fin.next = h_cnt == 1
 
     @always_comb
     def x_pop():
@@ -64,9 +69,13 @@ def expand_stage(clk, rst, sf_data, sf_nonempty, sf_pop, credit_ok, lut3_raddr, 
         x1_valid.next = issue
         if issue:
             if fin:
-                xoff.next = 0
+                xrun.next = 0
             else:
-                xoff.next = xoff + 1
+                xrun.next = 1
+                if xrun:
+                    xrem.next = xrem - 1
+                else:
+                    xrem.next = h_cnt - 1
             x1_lut.next = h_kind == 0 and not h_err
             x1_last.next = h_last and fin
             x1_user.next = h_err

@@ -333,7 +333,7 @@ def _critical_path(rep, fmax):
 
 # -------------------------------------------------------------------------------------------------- flow
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
-          core=None, keep=None):
+          core=None, keep=None, front=None):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -350,14 +350,19 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
         build_dir = tmp
     build_dir = Path(build_dir)
     try:
-        if core is None and t.family == "ecp5":  # ECP5 has LUT RAM: the faster, smaller LUT1 (docs/CORE.md)
+        if front is None:   # ECP5: the vector front (fast, 32 TL block RAMs); iCE40: the small window front
+            front = "vector" if t.family == "ecp5" else "window"
+        if core is None:
             import functools
             from .decoder_core import decoder_core
-            core = functools.partial(decoder_core, LUT1_RAM="distributed")
+            # ECP5 has LUT RAM: the asynchronous LUT1 read (docs/CORE.md); iCE40 needs the registered one
+            core = functools.partial(decoder_core, LUT1_RAM="distributed" if t.family == "ecp5" else "block",
+                                     FRONT=front)
         v = convert_verilog(build_dir, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, core=core)
         netlist, ys = run_yosys(v, t.family, "decoder_core", build_dir, t.yosys_opts)
         ffs = ff_by_block(netlist, "decoder_core")
-        res = {"target": target, "part": t.part, "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH},
+        res = {"target": target, "part": t.part,
+               "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, "FRONT": front},
                "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family),
                "memories": ys["memories"], "ff_by_block": ffs,
                "yosys_seconds": ys["seconds"], "yosys_warnings": ys["warnings"], "goal_mhz": t.goal_mhz,
@@ -413,7 +418,7 @@ def _cmd_synth(args) -> int:
         if args.out:
             bd = Path(args.out) / (f"{args.target}-seed{s}" if len(seeds) > 1 else args.target)
         results.append(synth(args.target, L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, seed=s,
-                             freq_mhz=args.freq, pnr=not args.no_pnr, build_dir=bd))
+                             freq_mhz=args.freq, pnr=not args.no_pnr, build_dir=bd, front=args.front))
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
     else:
@@ -437,6 +442,8 @@ def register_synth(hdl_subparsers):
     p.add_argument("--L", type=int, default=8, help="LUT1 address bits (default 8)")
     p.add_argument("--W", type=int, default=16, help="output word width (default 16)")
     p.add_argument("--lut3-depth", type=int, default=4096, help="LUT3 entries (default 4096)")
+    p.add_argument("--front", choices=("window", "vector"),
+                   help="core front end (default: vector on ECP5, window on iCE40; docs/CORE.md)")
     p.add_argument("--no-pnr", action="store_true", help="stop after yosys")
     p.add_argument("--out", help="keep the build files in this directory")
     p.set_defaults(func=_cmd_synth)

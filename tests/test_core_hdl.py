@@ -89,5 +89,7 @@ def test_cli_hdl_convert(tmp_path, capsys):
                  "--lut1-ram", "distributed"]) == 0
     assert (tmp_path / "decoder_core.v").exists() and not (tmp_path / "decoder_core.vhd").exists()
     assert "decoder_core.v" in capsys.readouterr().out
+    assert main(["hdl", "convert", "--out", str(tmp_path / "v"), "--hdl", "verilog", "--front", "vector"]) == 0
+    assert "tl_read" in (tmp_path / "v" / "decoder_core.v").read_text()
     with pytest.raises(SystemExit):
         main(["hdl", "convert", "--out", str(tmp_path), "--L", "13"])

@@ -141,6 +141,20 @@ elif os.environ.get("LUTZIP_TEST_CORE"):   # "package.module:function", e.g. a s
 else:
     CORE, expected_of = None, (lambda vec: vec.expected)   # None: lutzip.hdl.decoder_core
 
+if CORE is None:   # both front ends of the real core (docs/CORE.md): window (default) and vector
+    from lutzip.hdl.decoder_core import decoder_core as _dc
+    _VECTOR = functools.partial(_dc, FRONT="vector")
+    _VECTOR.srcfile = _dc.srcfile
+    CORES = {"window": None, "vector": _VECTOR}
+else:
+    CORES = {"core": CORE}
+
+
+@pytest.fixture(params=list(CORES))
+def core(request):
+    """The core under test: each front end of lutzip.hdl.decoder_core (or the stand-in / LUTZIP_TEST_CORE)."""
+    return CORES[request.param]
+
 
 def need(sim):
     why = S.available(sim)
@@ -295,22 +309,23 @@ def quick_cases():
     return {name: _quick_case(name) for name in [*QUICK, "errors"]}
 
 
-def _myhdl_run(name, quick_cases, hdl_cache, tmp_path_factory):
-    """The MyHDL run of a quick case (once per module): the cycle-exact yardstick of the converted HDL."""
-    if name not in _myhdl_runs:
+def _myhdl_run(name, core, quick_cases, hdl_cache, tmp_path_factory):
+    """The MyHDL run of a quick case (once per module and core): the cycle-exact yardstick of the converted HDL."""
+    key = (name, id(core))
+    if key not in _myhdl_runs:
         vec, stim = quick_cases[name]
-        _myhdl_runs[name] = S.run("myhdl", stim, tmp_path_factory.mktemp(f"myhdl-{name}"), vec.params, core=CORE,
-                                  build_dir=hdl_cache)
-    return _myhdl_runs[name]
+        _myhdl_runs[key] = S.run("myhdl", stim, tmp_path_factory.mktemp(f"myhdl-{name}"), vec.params, core=core,
+                                 build_dir=hdl_cache)
+    return _myhdl_runs[key]
 
 
 @pytest.mark.parametrize("sim", S.SIMULATORS)
 @pytest.mark.parametrize("name", [*QUICK, "errors"])
-def test_bit_exact(name, sim, quick_cases, tmp_path, tmp_path_factory, hdl_cache):
+def test_bit_exact(name, sim, core, quick_cases, tmp_path, tmp_path_factory, hdl_cache):
     need(sim)
     vec, stim = quick_cases[name]
-    ref = _myhdl_run(name, quick_cases, hdl_cache, tmp_path_factory)
-    out = ref if sim == "myhdl" else S.run(sim, stim, tmp_path, vec.params, core=CORE, build_dir=hdl_cache)
+    ref = _myhdl_run(name, core, quick_cases, hdl_cache, tmp_path_factory)
+    out = ref if sim == "myhdl" else S.run(sim, stim, tmp_path, vec.params, core=core, build_dir=hdl_cache)
     msg = S.first_difference(out, expected_of(vec))
     assert msg is None, msg
     if sim != "myhdl":   # converted HDL: same words in the same cycles as the MyHDL description
@@ -319,7 +334,7 @@ def test_bit_exact(name, sim, quick_cases, tmp_path, tmp_path_factory, hdl_cache
 
 
 @pytest.mark.parametrize("sim", S.SIMULATORS)
-def test_reset_mid_stripe(sim, tmp_path, hdl_cache):
+def test_reset_mid_stripe(sim, core, tmp_path, hdl_cache):
     """rst in the middle of a stripe: the rest of that packet is garbage (marker), tables survive, the next
     stripes decode exactly; before the reset the core has output a prefix of the expected words."""
     need(sim)
@@ -334,7 +349,7 @@ def test_reset_mid_stripe(sim, tmp_path, hdl_cache):
     before = S.expected_outputs(vec.stripes[:j + 1], ts)
     after = S.expected_outputs([vec.stripes[j][m:]] + vec.stripes[j + 1:], ts)
     assert after[0, 2] == 1   # the tail of the cut stripe is rejected
-    out = S.run(sim, stim, tmp_path, vec.params, core=CORE, build_dir=hdl_cache)
+    out = S.run(sim, stim, tmp_path, vec.params, core=core, build_dir=hdl_cache)
     got = out.words[:, :3]
     head = len(got) - len(after)
     assert 0 <= head <= len(before), f"{len(got)} words out: {len(before)} + {len(after)} at most"
@@ -346,12 +361,12 @@ def test_reset_mid_stripe(sim, tmp_path, hdl_cache):
 
 
 # ------------------------------------------------------------------------------------------- throughput
-def test_verilator_throughput(tmp_path, hdl_cache):
+def test_verilator_throughput(core, tmp_path, hdl_cache):
     """>= 100 k weights per stream type, source always valid, sink always ready: ~one weight per cycle."""
     need("verilator")
     if USE_STANDIN:
         pytest.skip("throughput is a property of the real core")
-    res = S.bench(100_000, 4096, tmp_path, core=CORE)
+    res = S.bench(100_000, 4096, tmp_path, core=core)
     for name, r in res.items():
         assert r["matches_reference"], r["mismatch"]
         assert r["words"] >= 100_000
@@ -359,13 +374,13 @@ def test_verilator_throughput(tmp_path, hdl_cache):
 
 
 # ------------------------------------------------------------------------------------------------ slow
-def assert_all_sims_agree(vec, stim, tmp_path, hdl_cache):
+def assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=CORE):
     """Run ``stim`` in every simulator: each bit-exact against the reference, each converted HDL cycle-exact
     against the MyHDL run."""
     outs = {}
     for sim in S.SIMULATORS:
         need(sim)
-        outs[sim] = S.run(sim, stim, tmp_path / sim, vec.params, core=CORE, build_dir=hdl_cache)
+        outs[sim] = S.run(sim, stim, tmp_path / sim, vec.params, core=core, build_dir=hdl_cache)
         msg = S.first_difference(outs[sim], expected_of(vec))
         assert msg is None, msg
         if sim != "myhdl":
@@ -376,17 +391,17 @@ def assert_all_sims_agree(vec, stim, tmp_path, hdl_cache):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("name", [*QUICK])
-def test_bit_exact_big(name, seed, tmp_path, hdl_cache):
+def test_bit_exact_big(name, seed, core, tmp_path, hdl_cache):
     """Bigger streams, harder backpressure and source gaps, all four levels cycle-exact."""
     ts, w, sl = stream(name, 20_000, seed=seed)
     vec = S.make_vectors(ts, w, sl * 3)
     stim = S.make_stimulus(vec, gap_prob=0.3, gap_max=9, ready_prob=0.4, ready_len=4096, seed=seed)
-    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache)
+    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=core)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
-def test_random_corruption_all_sims(seed, tmp_path, hdl_cache):
+def test_random_corruption_all_sims(seed, core, tmp_path, hdl_cache):
     """Random bit flips, truncations and header damage on many stripes: same words and markers everywhere."""
     rng = np.random.default_rng(100 + seed)
     name = ["lut_int8", "zero_run", "residual", "bf16_mixed"][seed % 4]
@@ -408,12 +423,12 @@ def test_random_corruption_all_sims(seed, tmp_path, hdl_cache):
 
     vec = S.make_vectors(ts, w, sl, corrupt=corrupt)
     stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.6, seed=seed)
-    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache)
+    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=core)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("L,W,depth", [(12, 16, 4096), (6, 8, 1024)])
-def test_other_core_parameters(L, W, depth, tmp_path, hdl_cache):
+def test_other_core_parameters(L, W, depth, core, tmp_path, hdl_cache):
     """Other LUT1 sizes / word widths / LUT3 depths: converted HDL still bit-exact and cycle-exact."""
     from lutzip.encoder import greedy_tableset
     rng = np.random.default_rng(L)
@@ -438,4 +453,4 @@ def test_other_core_parameters(L, W, depth, tmp_path, hdl_cache):
     assert ts.max_code_len == L
     vec = S.make_vectors(ts, w, 900, L=L, lut3_depth=depth)
     stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.6, seed=L)
-    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache)
+    assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=core)

@@ -1,0 +1,82 @@
+"""The vector front of the decoder core: next positions precomputed per input word, a select-only loop.
+
+``FRONT="vector"`` of :mod:`lutzip.hdl.decoder_core` (the fast front; ECP5)::
+
+    s_axis -> P pos_stage (TL x 32 reads: nx[j] = j + (c+k) at every bit j) -> entry_ring (16 entries)
+           -> F vector_front (loop: rp, ptr -> nx[ptr] -> rp, ptr) -> S1 align_stage (bits at ptr, LUT1)
+           -> t1_* tokens, the same as the window front's
+
+Interface
+---------
+clk, rst                 clock, synchronous reset
+s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast   the core's input stream
+lut1_we, lut1_wa, tbl_wdata   LUT1 writes (TL takes ``tbl_wdata[6:0]``, the ``c+k`` field, with them)
+lut1_addr, lut1_q        LUT1 read port (:mod:`lutzip.hdl.lut1_table`), used by S1
+credit_ok, flush, flush_tag   flow control and stripe flush from the count stage
+t1_*                     (out) token for S2 (:mod:`lutzip.hdl.lut2_stage`)
+idle                     (out) waiting for a header
+tok_issued               (out) F's token register is valid (the symbol-FIFO credits count from there)
+inflight                 (out) a token is in F's register or S1 (for ``busy``)
+L, LUT1_SYNC             LUT1 address bits; LUT1 read registered (block RAM) or not
+RING_DEPTH, RING_CAP     ring entries; input words accepted and not yet popped (s_axis_tready)
+"""
+from myhdl import Signal, always_comb, always_seq, block, intbv, modbv
+
+from .align_stage import align_stage
+from .entry_ring import entry_ring
+from .pos_stage import pos_stage
+from .vector_front import vector_front
+
+
+@block
+def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_we, lut1_wa, tbl_wdata,
+                 lut1_addr, lut1_q, credit_ok, flush, flush_tag, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c,
+                 t1_first, t1_n, t1_tag, idle, tok_issued, inflight, L=8, LUT1_SYNC=True, RING_DEPTH=16,
+                 RING_CAP=14):
+    pbits = (RING_DEPTH - 1).bit_length() + 1
+    tl_wd = Signal(intbv(0)[6:])
+    pop = Signal(intbv(0)[2:])
+    e_push, e_last, e_mk = [Signal(bool(0)) for _ in range(3)]
+    e_w, e_wn = [Signal(intbv(0)[32:]) for _ in range(2)]
+    e_v0, e_v1, e_v2, e_v3, e_v4, e_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
+    rp = Signal(modbv(0)[pbits:])
+    wp = Signal(modbv(0)[pbits:])
+    r0_w, r0_wn, r1_w, r1_wn = [Signal(intbv(0)[32:]) for _ in range(4)]
+    r0_last, r0_mk, r1_last, r1_mk = [Signal(bool(0)) for _ in range(4)]
+    r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
+    r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
+    t0_valid, t0_hdr, t0_ovr, t0_first = [Signal(bool(0)) for _ in range(4)]
+    t0_w, t0_wn = [Signal(intbv(0)[32:]) for _ in range(2)]
+    t0_ptr = Signal(intbv(0)[5:])
+    t0_n = Signal(intbv(0)[16:])
+    t0_tag = Signal(intbv(0)[len(t1_tag):])
+    t0_q, t0_q2, t0_q3 = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+
+    @always_comb
+    def fv_tl():
+        tl_wd.next = tbl_wdata[6:0]
+
+    pos = pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_we, lut1_wa, tl_wd,
+                    pop, e_push, e_w, e_wn, e_last, e_mk, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, L=L, CAP=RING_CAP)
+    rd = (r0_w, r0_wn, r0_last, r0_mk, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
+          r1_w, r1_wn, r1_last, r1_mk, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5)
+    ring = entry_ring(clk, rst, e_push, e_w, e_wn, e_last, e_mk, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, rp, wp, *rd,
+                      DEPTH=RING_DEPTH)
+    front = vector_front(clk, rst, rp, pop, e_push, *rd, credit_ok, flush, flush_tag,
+                         t0_valid, t0_hdr, t0_ovr, t0_w, t0_wn, t0_ptr, t0_first, t0_n, t0_tag, idle)
+    s1 = align_stage(clk, rst, lut1_addr, lut1_q, t0_valid, t0_hdr, t0_ovr, t0_w, t0_wn, t0_ptr, t0_first, t0_n,
+                     t0_tag, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, L=L,
+                     SYNC=LUT1_SYNC)
+
+    @always_seq(clk.posedge, reset=rst)
+    def fv_track():
+        t0_q.next = t0_valid
+        t0_q2.next = t0_q
+        t0_q3.next = t0_q2
+
+    @always_comb
+    def fv_flags():
+        tok_issued.next = t0_valid
+        inflight.next = t0_valid or t0_q or t0_q2 or t0_q3
+
+    return fv_tl, pos, ring, front, s1, fv_track, fv_flags

@@ -1,0 +1,61 @@
+"""The window front of the decoder core: input FIFO + bit window (LUT1 inside the one-cycle loop).
+
+``FRONT="window"`` of :mod:`lutzip.hdl.decoder_core` (the smaller front; iCE40 boards). It turns the input
+stream into symbol tokens for S2 (see :mod:`lutzip.hdl.bit_window` for the loop and the token).
+
+Interface
+---------
+clk, rst                 clock, synchronous reset
+s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast   the core's input stream
+lut1_addr, lut1_q        LUT1 read port (:mod:`lutzip.hdl.lut1_table`)
+credit_ok, flush, flush_tag   flow control and stripe flush from the count stage
+t1_*                     (out) token for S2 (:mod:`lutzip.hdl.lut2_stage`)
+idle                     (out) waiting for a header
+tok_issued               (out) a token was issued (= t1_valid), for the symbol-FIFO credits
+inflight                 (out) tokens between F and S2 that t1_valid does not show (none here)
+"""
+from myhdl import Signal, always_comb, block, concat, intbv
+
+from .bit_window import MARKER, bit_window
+from .input_fifo import DEPTH as IN_DEPTH
+from .input_fifo import input_fifo
+
+
+@block
+def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_addr, lut1_q,
+                 credit_ok, flush, flush_tag, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n,
+                 t1_tag, idle, tok_issued, inflight, L=8, LUT1_SYNC=True):
+    in_push = Signal(bool(0))
+    in_wdata = Signal(intbv(0)[34:])  # marker_ok | tlast | tdata (marker_ok: the word is a good header)
+    in_pop = Signal(intbv(0)[2:])
+    h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
+    in_count = Signal(intbv(0, min=0, max=IN_DEPTH + 1))
+    in_ready = Signal(bool(0))
+    in_mk = Signal(bool(0))
+
+    @always_comb
+    def in_side():
+        in_ready.next = in_count < IN_DEPTH
+        in_push.next = s_axis_tvalid and in_count < IN_DEPTH and not rst
+        in_mk.next = s_axis_tdata[32:16] == MARKER
+
+    @always_comb
+    def in_word():
+        in_wdata.next = concat(in_mk, s_axis_tlast, s_axis_tdata)
+
+    @always_comb
+    def in_ready_out():
+        s_axis_tready.next = in_ready and not rst
+
+    in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, SHIFT=LUT1_SYNC)
+
+    front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
+                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, idle, L=L,
+                       LUT1_SYNC=LUT1_SYNC)
+
+    @always_comb
+    def wf_issued():
+        tok_issued.next = t1_valid
+        inflight.next = 0
+
+    return in_side, in_word, in_ready_out, in_fifo, front, wf_issued
