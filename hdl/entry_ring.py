@@ -8,39 +8,38 @@ asynchronous).
 Interface
 ---------
 clk                      clock (storage is not reset; occupancy is ``wp - rp``)
-push, w[32], wn[32], last, mk, v0 .. v5[32]
+push, w[32], wn[32], meta, v0 .. v5[32]
                          entry to store at ``wp`` (see :mod:`lutzip.hdl.pos_stage`)
 rp[PB]                   read pointer (modulo 2 * DEPTH, kept by the front)
 wp[PB]                   (out, registered) write pointer, reset to 0
-r0_*, r1_*               (out) the entries at ``rp`` and ``rp + 1``: ``w``, ``wn``, ``last``, ``mk``,
+r0_*, r1_*               (out) the entries at ``rp`` and ``rp + 1``: ``w``, ``wn``, ``meta``,
                          ``v0`` .. ``v5``
 DEPTH                    entries, a power of two; pointers have one more bit to tell full from empty
 """
-from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
+from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 
 
 @block
-def entry_ring(clk, rst, push, w, wn, last, mk, v0, v1, v2, v3, v4, v5, rp, wp,
-               r0_w, r0_wn, r0_last, r0_mk, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
-               r1_w, r1_wn, r1_last, r1_mk, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5, DEPTH=16):
+def entry_ring(clk, rst, push, w, wn, meta, v0, v1, v2, v3, v4, v5, rp, wp,
+               r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
+               r1_w, r1_wn, r1_meta, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5, DEPTH=16):
     ab = (DEPTH - 1).bit_length()
     if 1 << ab != DEPTH:
         raise ValueError(f"DEPTH = {DEPTH}: a power of two")
     m_w = [Signal(intbv(0)[32:]) for _ in range(DEPTH)]
     m_wn = [Signal(intbv(0)[32:]) for _ in range(DEPTH)]
-    m_f = [Signal(intbv(0)[2:]) for _ in range(DEPTH)]
+    m_f = [Signal(intbv(0)[len(meta):]) for _ in range(DEPTH)]
     m_v0, m_v1, m_v2, m_v3, m_v4, m_v5 = [[Signal(intbv(0)[32:]) for _ in range(DEPTH)] for _ in range(6)]
     wa = Signal(intbv(0)[ab:])
     ra0 = Signal(intbv(0)[ab:])
     ra1 = Signal(modbv(0)[ab:])
-    f0, f1 = [Signal(intbv(0)[2:]) for _ in range(2)]
 
     @always(clk.posedge)
     def ring_store():
         if push:
             m_w[wa].next = w
             m_wn[wa].next = wn
-            m_f[wa].next = concat(last, mk)
+            m_f[wa].next = meta
             m_v0[wa].next = v0
             m_v1[wa].next = v1
             m_v2[wa].next = v2
@@ -63,7 +62,7 @@ def entry_ring(clk, rst, push, w, wn, last, mk, v0, v1, v2, v3, v4, v5, rp, wp,
     def ring_read():
         r0_w.next = m_w[ra0]
         r0_wn.next = m_wn[ra0]
-        f0.next = m_f[ra0]
+        r0_meta.next = m_f[ra0]
         r0_v0.next = m_v0[ra0]
         r0_v1.next = m_v1[ra0]
         r0_v2.next = m_v2[ra0]
@@ -72,7 +71,7 @@ def entry_ring(clk, rst, push, w, wn, last, mk, v0, v1, v2, v3, v4, v5, rp, wp,
         r0_v5.next = m_v5[ra0]
         r1_w.next = m_w[ra1]
         r1_wn.next = m_wn[ra1]
-        f1.next = m_f[ra1]
+        r1_meta.next = m_f[ra1]
         r1_v0.next = m_v0[ra1]
         r1_v1.next = m_v1[ra1]
         r1_v2.next = m_v2[ra1]
@@ -80,11 +79,4 @@ def entry_ring(clk, rst, push, w, wn, last, mk, v0, v1, v2, v3, v4, v5, rp, wp,
         r1_v4.next = m_v4[ra1]
         r1_v5.next = m_v5[ra1]
 
-    @always_comb
-    def ring_fields():
-        r0_last.next = f0[1]
-        r0_mk.next = f0[0]
-        r1_last.next = f1[1]
-        r1_mk.next = f1[0]
-
-    return ring_store, ring_wp, ring_addr, ring_read, ring_fields
+    return ring_store, ring_wp, ring_addr, ring_read

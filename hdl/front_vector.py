@@ -24,7 +24,7 @@ from myhdl import Signal, always_comb, always_seq, block, intbv, modbv
 
 from .align_stage import align_stage
 from .entry_ring import entry_ring
-from .pos_stage import pos_stage
+from .pos_stage import META_BITS, pos_stage
 from .vector_front import vector_front
 
 
@@ -36,13 +36,14 @@ def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
     pbits = (RING_DEPTH - 1).bit_length() + 1
     tl_wd = Signal(intbv(0)[6:])
     pop = Signal(intbv(0)[2:])
-    e_push, e_last, e_mk = [Signal(bool(0)) for _ in range(3)]
+    e_push = Signal(bool(0))
+    e_meta = Signal(intbv(0)[META_BITS:])
     e_w, e_wn = [Signal(intbv(0)[32:]) for _ in range(2)]
     e_v0, e_v1, e_v2, e_v3, e_v4, e_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     rp = Signal(modbv(0)[pbits:])
     wp = Signal(modbv(0)[pbits:])
     r0_w, r0_wn, r1_w, r1_wn = [Signal(intbv(0)[32:]) for _ in range(4)]
-    r0_last, r0_mk, r1_last, r1_mk = [Signal(bool(0)) for _ in range(4)]
+    r0_meta, r1_meta = [Signal(intbv(0)[META_BITS:]) for _ in range(2)]
     r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     t0_valid, t0_hdr, t0_ovr, t0_first = [Signal(bool(0)) for _ in range(4)]
@@ -57,10 +58,10 @@ def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
         tl_wd.next = tbl_wdata[6:0]
 
     pos = pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_we, lut1_wa, tl_wd,
-                    pop, e_push, e_w, e_wn, e_last, e_mk, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, L=L, CAP=RING_CAP)
-    rd = (r0_w, r0_wn, r0_last, r0_mk, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
-          r1_w, r1_wn, r1_last, r1_mk, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5)
-    ring = entry_ring(clk, rst, e_push, e_w, e_wn, e_last, e_mk, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, rp, wp, *rd,
+                    pop, e_push, e_w, e_wn, e_meta, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, L=L, CAP=RING_CAP)
+    rd = (r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
+          r1_w, r1_wn, r1_meta, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5)
+    ring = entry_ring(clk, rst, e_push, e_w, e_wn, e_meta, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, rp, wp, *rd,
                       DEPTH=RING_DEPTH)
     front = vector_front(clk, rst, rp, pop, e_push, *rd, credit_ok, flush, flush_tag,
                          t0_valid, t0_hdr, t0_ovr, t0_w, t0_wn, t0_ptr, t0_first, t0_n, t0_tag, idle)

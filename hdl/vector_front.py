@@ -12,10 +12,12 @@ so the one-cycle loop is ``ptr -> 32:1 select -> ptr, cur``: no prefix shifter, 
 and no memory read. The token carries the word, the word after it and ``ptr``; the next stage
 (:mod:`lutzip.hdl.align_stage`) extracts the 32 bits at the pointer and reads the full LUT1 entry.
 
-Stripes: as :mod:`lutzip.hdl.bit_window`, the front counts symbols (each stands for at least one word);
-after ``n`` symbols it takes the next header at once when ``cur`` is the stripe's last word (``chain``),
-else drains to tlast (a stripe whose last symbol ends in its second-to-last word or spans into the last
-word costs two cycles there). With zero runs it decodes past the stripe end until the count stage's
+Stripes: as :mod:`lutzip.hdl.bit_window`, the front counts symbols (each stands for at least one word).
+Good headers with payload have no entry of their own: their ``n`` rides on the stripe's first payload
+entry (``first``); a bad header or a header-only packet is an entry with ``hdr`` set. After ``n`` symbols
+the front starts the next stripe in the same cycle by loading its first entry into ``cur``: ``ring[rp]``
+when ``cur`` is the stripe's last word (``chain_a``), ``ring[rp + 1]`` when ``ring[rp]`` is
+(``chain_b``); otherwise it drains to tlast. With zero runs it decodes past the stripe end until the count stage's
 ``flush``. ``exh`` marks that the bits of the packet's last word are used up (or a header-only packet):
 every further symbol is an overrun. After an overrun the front waits for the flush. An invalid prefix is
 only known in the next stage: the front goes on until the flush arrives (a few cycles) or the stripe's
@@ -26,7 +28,8 @@ Interface
 clk, rst                 clock, synchronous reset
 rp[PB], pop[2]           (out) ring read pointer (registered) and entries taken this cycle (``rp`` step)
 push                     an entry is written into the ring at this clock (counted in the registered fill level)
-r0_*, r1_*               ring entries at rp, rp + 1 (:mod:`lutzip.hdl.entry_ring`): the next words
+r0_*, r1_*               ring entries at rp, rp + 1 (:mod:`lutzip.hdl.entry_ring`): the next words, with
+                         ``meta`` = n[19:4] | first[3] | hdr[2] | mk[1] | last[0]
 credit_ok                registered: room downstream for one more token
 flush, flush_tag         one-cycle pulse from the count stage: the stripe with this tag is finished
 t_valid, t_hdr, t_ovr, t_w[32], t_wn[32], t_ptr[5], t_first, t_n[16], t_tag
@@ -40,11 +43,14 @@ from myhdl import Signal, always_comb, always_seq, block, concat, enum, intbv, m
 
 @block
 def vector_front(clk, rst, rp, pop, push,
-                 r0_w, r0_wn, r0_last, r0_mk, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
-                 r1_w, r1_wn, r1_last, r1_mk, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5,
+                 r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
+                 r1_w, r1_wn, r1_meta, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5,
                  credit_ok, flush, flush_tag,
                  t_valid, t_hdr, t_ovr, t_w, t_wn, t_ptr, t_first, t_n, t_tag, idle):
-    st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
+    st = enum("F_HDR", "F_RUN", "F_WAIT", "F_DRAIN")
+    r0_last, r0_mk, r0_hdr, r0_first, r1_last, r1_mk, r1_hdr, r1_first = [Signal(bool(0)) for _ in range(8)]
+    r0_n, r1_n = [Signal(intbv(0)[16:]) for _ in range(2)]
+    r0_start, r1_start = [Signal(bool(0)) for _ in range(2)]   # the entry starts a stripe
     state = Signal(st.F_HDR)
     pb = len(rp)
     ptr = Signal(intbv(0)[5:])
@@ -67,6 +73,7 @@ def vector_front(clk, rst, rp, pop, push,
     go = Signal(bool(0))
     zc = Signal(bool(0))
     chain_a = Signal(bool(0))
+    chain_b = Signal(bool(0))
     fl = Signal(bool(0))
     inc = Signal(intbv(0)[2:])
     ld = Signal(intbv(0)[2:])   # cur <= 0: keep, 1: ring[rp], 2: ring[rp + 1]
@@ -115,10 +122,28 @@ def vector_front(clk, rst, rp, pop, push,
         go.next = state == st.F_RUN and credit_ok and (cur_last or a1) and not fl
 
     @always_comb
+    def vf_meta():
+        # entry flags (:mod:`lutzip.hdl.pos_stage`): n | first | hdr | mk | last
+        r0_last.next = r0_meta[0]
+        r0_mk.next = r0_meta[1]
+        r0_hdr.next = r0_meta[2]
+        r0_first.next = r0_meta[3]
+        r0_n.next = r0_meta[20:4]
+        r1_last.next = r1_meta[0]
+        r1_mk.next = r1_meta[1]
+        r1_hdr.next = r1_meta[2]
+        r1_first.next = r1_meta[3]
+        r1_n.next = r1_meta[20:4]
+        r0_start.next = r0_first or (r0_hdr and r0_mk)
+        r1_start.next = r1_first or (r1_hdr and r1_mk)
+
+    @always_comb
     def vf_chain():
-        # n-th symbol now, cur is the stripe's last word and the next header (and its first payload word) is
-        # present behind it: start the next stripe in this cycle
-        chain_a.next = go and zc and cur_last and a1 and r0_mk and (r0_last or a2)
+        # n-th symbol now and the next stripe's first entry (its first payload word carrying the header's n,
+        # or a header-only packet) is the entry after the rest of this stripe (a: cur is the stripe's last
+        # word; b: the next entry is): start the next stripe in this cycle
+        chain_a.next = go and zc and cur_last and a1 and r0_start
+        chain_b.next = go and zc and not cur_last and a1 and r0_last and a2 and r1_start
 
     @always_comb
     def vf_take():
@@ -129,29 +154,18 @@ def vector_front(clk, rst, rp, pop, push,
             pass
         elif state == st.F_HDR:
             if a1 and credit_ok:
-                if not r0_mk or r0_last:
-                    inc.next = 1
-                    if r0_mk:
-                        ld.next = 1
-                elif a2:
-                    inc.next = 2
-                    ld.next = 2
-                else:
-                    inc.next = 1
-        elif state == st.F_LOAD:
-            if a1:
                 inc.next = 1
-                ld.next = 1
+                if r0_start:
+                    ld.next = 1
         elif state == st.F_RUN:
             if go:
                 if zc:
                     if chain_a:
-                        if r0_last:
-                            inc.next = 1
-                            ld.next = 1
-                        else:
-                            inc.next = 2
-                            ld.next = 2
+                        inc.next = 1
+                        ld.next = 1
+                    elif chain_b:
+                        inc.next = 2
+                        ld.next = 2
                 elif e[5] and not cur_last:
                     inc.next = 1
                     ld.next = 1
@@ -207,7 +221,7 @@ def vector_front(clk, rst, rp, pop, push,
                 state.next = st.F_DRAIN
         elif state == st.F_HDR:
             if a1 and credit_ok:
-                if not r0_mk:
+                if r0_hdr and not r0_mk:
                     t_valid.next = 1
                     t_hdr.next = 1
                     t_ovr.next = 0
@@ -217,20 +231,14 @@ def vector_front(clk, rst, rp, pop, push,
                     t_first.next = 0
                     if not r0_last:
                         state.next = st.F_DRAIN
-                else:
+                elif r0_start:
                     pend.next = 1
-                    pend_n.next = r0_w[16:0]
-                    scount.next = r0_w[16:0]
+                    pend_n.next = r0_n
+                    scount.next = r0_n
                     tag.next = tag1
                     ptr.next = 0
-                    exh.next = r0_last   # header-only packet: no payload bits at all
-                    if r0_last or a2:
-                        state.next = st.F_RUN
-                    else:
-                        state.next = st.F_LOAD
-        elif state == st.F_LOAD:
-            if a1:
-                state.next = st.F_RUN
+                    exh.next = r0_hdr    # header-only packet: no payload bits at all
+                    state.next = st.F_RUN
         elif state == st.F_RUN:
             if go:
                 t_valid.next = 1
@@ -252,9 +260,16 @@ def vector_front(clk, rst, rp, pop, push,
                         pend.next = 1
                         tag.next = tag1
                         ptr.next = 0
-                        pend_n.next = r0_w[16:0]
-                        scount.next = r0_w[16:0]
-                        exh.next = r0_last
+                        pend_n.next = r0_n
+                        scount.next = r0_n
+                        exh.next = r0_hdr
+                    elif chain_b:
+                        pend.next = 1
+                        tag.next = tag1
+                        ptr.next = 0
+                        pend_n.next = r1_n
+                        scount.next = r1_n
+                        exh.next = r1_hdr
                     elif cur_last:
                         state.next = st.F_HDR
                     else:
@@ -270,5 +285,5 @@ def vector_front(clk, rst, rp, pop, push,
             if a1 and r0_last:
                 state.next = st.F_HDR
 
-    return (vf_avail, vf_level, vf_count, vf_flags, vf_select, vf_ovr, vf_flush, vf_go, vf_chain, vf_take, vf_pop, vf_idle, vf_rp,
+    return (vf_avail, vf_level, vf_count, vf_meta, vf_flags, vf_select, vf_ovr, vf_flush, vf_go, vf_chain, vf_take, vf_pop, vf_idle, vf_rp,
             vf_cur, vf_regs)
