@@ -35,7 +35,7 @@ lut1_addr[L], lut1_q[15] (out) LUT1 address, (in) the LUT1 entry of the current 
                          ``LUT1_SYNC`` (block RAM, registered read) the address is the next state's prefix,
                          else (asynchronous read, distributed RAM) the current prefix
 credit_ok                registered: room downstream for one more token
-flush, flush_tag[3]      one-cycle pulse from the count stage: the stripe with this tag is finished
+flush, flush_tag[T]      one-cycle pulse from the count stage: the stripe with this tag is finished
 t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[3]
                          (out, registered) the token: bad header (t_hdr, t_ferr = 1, t_sym = header word) or
                          symbol (t_sym = 32 bits at the pointer, t_ferr = 3 invalid prefix, 4 overrun;

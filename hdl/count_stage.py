@@ -14,12 +14,12 @@ header's ``n``. This stage keeps ``rem`` (words still to come) and:
 Interface
 ---------
 clk, rst                 clock, synchronous reset
-i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err, i_first, i_n[16], i_tag[3]
+i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err, i_first, i_n[16], i_tag[T]
                          token from S3
 o_push, o_data[37]       (registered) entry for the symbol FIFO: kind[36:35] | last[34] | err[33] |
                          cnt[32:16] | val[15:0] (error markers: err = 1, last = 1, cnt = 1, val = code)
 o_drop                   (registered) a token was consumed without an entry (returns its credit)
-flush, flush_tag[3]      (registered) one-cycle pulse: the stripe is finished (last word or error); its tag
+flush, flush_tag[T]      (registered) one-cycle pulse: the stripe is finished (last word or error); its tag
 err_valid, err_code[4]   (registered) one-cycle pulse and code of each error marker (code holds)
 active                   (out) a stripe is open
 """
