@@ -14,9 +14,9 @@ header's ``n``. This stage keeps ``rem`` (words still to come) and:
 Interface
 ---------
 clk, rst                 clock, synchronous reset
-i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err, i_first, i_n[16], i_tag[T]
+i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err, i_first, i_n[17], i_tag[T]
                          token from S3
-o_push, o_data[37]       (registered) entry for the symbol FIFO: kind[36:35] | last[34] | err[33] |
+o_push, o_data[38]       (registered) entry for the symbol FIFO: one[37] | kind[36:35] | last[34] | err[33] |
                          cnt[32:16] | val[15:0] (error markers: err = 1, last = 1, cnt = 1, val = code)
 o_drop                   (registered) a token was consumed without an entry (returns its credit)
 flush, flush_tag[T]      (registered) one-cycle pulse: the stripe is finished (last word or error); its tag
@@ -25,7 +25,7 @@ active                   (out) a stripe is open
 """
 from myhdl import Signal, always_comb, always_seq, block, concat, intbv
 
-SF_WIDTH = 37
+SF_WIDTH = 38
 
 
 @block
@@ -38,13 +38,14 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
     tagx = Signal(intbv(0)[len(i_tag):])
     code = Signal(intbv(0)[4:])
     last = Signal(bool(0))
+    cnt1 = Signal(bool(0))   # the entry stands for one word (stored so X needs no comparison)
     ctag = Signal(intbv(0)[len(i_tag):])
 
     @always_comb
     def c_open():
         # a stripe's first symbol token opens it: n and tag come with it
         if i_first:
-            remx.next = i_n + 1
+            remx.next = i_n
             actx.next = 1
             tagx.next = i_tag
         else:
@@ -54,6 +55,7 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
 
     @always_comb
     def c_check():
+        cnt1.next = i_cnt == 1
         last.next = i_cnt == remx
         if i_ferr != 0:
             code.next = i_ferr
@@ -78,7 +80,7 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
             if i_hdr:
                 # bad header marker (good headers make no token of their own)
                 o_push.next = 1
-                o_data.next = concat(intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], i_ferr)
+                o_data.next = concat(True, intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], i_ferr)
                 err_valid.next = 1
                 err_code.next = i_ferr
                 act.next = 0
@@ -89,7 +91,7 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
                 flush_tag.next = tagx
                 if code != 0:
                     o_push.next = 1
-                    o_data.next = concat(intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], code)
+                    o_data.next = concat(True, intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], code)
                     err_valid.next = 1
                     err_code.next = code
                     act.next = 0
@@ -97,10 +99,10 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
                 else:
                     o_push.next = 1
                     if i_kind[1]:
-                        o_data.next = concat(i_kind, last, False, i_cnt, i_val[16:0])
+                        o_data.next = concat(cnt1, i_kind, last, False, i_cnt, i_val[16:0])
                         rem.next = remx - i_cnt
                     else:
-                        o_data.next = concat(i_kind, last, False, intbv(1)[17:], i_val[16:0])
+                        o_data.next = concat(True, i_kind, last, False, intbv(1)[17:], i_val[16:0])
                         rem.next = remx - 1
                     act.next = not last
                     if last:

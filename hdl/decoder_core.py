@@ -112,7 +112,8 @@ def decoder_core(clk, rst,
     t1_c = Signal(intbv(0)[4:])
     f_idle = Signal(bool(0))
     t1_first, t2_first, t3_first = [Signal(bool(0)) for _ in range(3)]
-    t1_n, t2_n, t3_n = [Signal(intbv(0)[16:]) for _ in range(3)]
+    t1_n, t2_n = [Signal(intbv(0)[16:]) for _ in range(2)]
+    t3_n = Signal(intbv(0)[17:])   # n itself (S3 adds the 1 to the header's n - 1)
     t1_tag, t2_tag, t3_tag = [Signal(intbv(0)[TAG_BITS:]) for _ in range(3)]
     lut1_addr = Signal(intbv(0)[L:])
     lut1_q = Signal(intbv(0)[15:])
@@ -164,24 +165,49 @@ def decoder_core(clk, rst,
     sf_used = Signal(intbv(0, min=0, max=sf_depth + 1))
     sym_fifo = sync_fifo(clk, rst, c_push, c_data, sf_pop, sf_rdata, sf_count, DEPTH=sf_depth)
 
+    sf_credit_r = Signal(bool(0))
+    sf_pop_q = Signal(bool(0))
+    sf_pop_c = Signal(bool(0))
+
     @always_comb
     def sf_flags():
         sf_nonempty.next = sf_count != 0
-        sf_credit.next = sf_used < sf_depth - 1
+        if vector:
+            # registered (one cycle late, so one entry more of margin): F's control starts from flip-flops
+            sf_credit.next = sf_credit_r
+        else:
+            sf_credit.next = sf_used < sf_depth - 1
+
+    @always_seq(clk.posedge, reset=rst)
+    def sf_credit_reg():
+        sf_credit_r.next = sf_used < sf_depth - 2
 
     @always_seq(clk.posedge, reset=rst)
     def sf_credits():
         # tokens issued by F (counted from F's token register) minus tokens dropped by C minus entries popped by X
+        # (vector front: X's pops counted one cycle late, from a register: conservative, and no path from the
+        # symbol FIFO's head through X's pop decision into this counter)
         if tok_issued:
-            if c_drop and sf_pop:
+            if c_drop and sf_pop_c:
                 sf_used.next = sf_used - 1
-            elif not c_drop and not sf_pop:
+            elif not c_drop and not sf_pop_c:
                 sf_used.next = sf_used + 1
         else:
-            if c_drop and sf_pop:
+            if c_drop and sf_pop_c:
                 sf_used.next = sf_used - 2
-            elif c_drop or sf_pop:
+            elif c_drop or sf_pop_c:
                 sf_used.next = sf_used - 1
+
+    @always_seq(clk.posedge, reset=rst)
+    def sf_pop_reg():
+        sf_pop_q.next = sf_pop
+
+    @always_comb
+    def sf_pop_count():
+        if vector:
+            sf_pop_c.next = sf_pop_q
+        else:
+            sf_pop_c.next = sf_pop
 
     # ---------------------------------------------------------------- X + LUT3 + output FIFO
     lut3_raddr = Signal(intbv(0)[abits:])
@@ -228,5 +254,6 @@ def decoder_core(clk, rst,
         busy.next = (not f_idle) or c_active or f_inflight or t1_valid or t2_valid or t3_valid or c_push or sf_used != 0 or of_used != 0
 
     return (tbl_decode, tbl_config, lut1, front, s2, s3, cnt, sf_flags,
-            sf_credits, sym_fifo, lut3, xs, out_fifo, of_flags, of_handshake, m_side, of_credits, busy_flag)
+            sf_credits, sf_pop_reg, sf_pop_count, sf_credit_reg, sym_fifo, lut3, xs, out_fifo, of_flags,
+            of_handshake, m_side, of_credits, busy_flag)
 

@@ -1,4 +1,4 @@
-"""The vector front's entry ring: input words with their next-position vectors, read at two places.
+"""The vector front's entry ring: input words with their next-position vectors, read in order.
 
 Entries come from :mod:`lutzip.hdl.pos_stage` in stream order; the front (:mod:`lutzip.hdl.vector_front`)
 owns the read pointer ``rp`` and pops by moving it; it copies the entry it decodes into its own registers,
@@ -12,7 +12,7 @@ push, w[32], wn[32], meta, v0 .. v5[32]
                          entry to store at ``wp`` (see :mod:`lutzip.hdl.pos_stage`)
 rp[PB]                   read pointer (modulo 2 * DEPTH, kept by the front)
 wp[PB]                   (out, registered) write pointer, reset to 0
-r0_*, r1_*               (out) the entries at ``rp`` and ``rp + 1``: ``w``, ``wn``, ``meta``,
+r0_*                     (out) the entry at ``rp``: ``w``, ``wn``, ``meta``,
                          ``v0`` .. ``v5``
 DEPTH                    entries, a power of two; pointers have one more bit to tell full from empty
 """
@@ -21,8 +21,7 @@ from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 
 @block
 def entry_ring(clk, rst, push, w, wn, meta, v0, v1, v2, v3, v4, v5, rp, wp,
-               r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
-               r1_w, r1_wn, r1_meta, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5, DEPTH=16):
+               r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5, DEPTH=16):
     ab = (DEPTH - 1).bit_length()
     if 1 << ab != DEPTH:
         raise ValueError(f"DEPTH = {DEPTH}: a power of two")
@@ -32,7 +31,6 @@ def entry_ring(clk, rst, push, w, wn, meta, v0, v1, v2, v3, v4, v5, rp, wp,
     m_v0, m_v1, m_v2, m_v3, m_v4, m_v5 = [[Signal(intbv(0)[32:]) for _ in range(DEPTH)] for _ in range(6)]
     wa = Signal(intbv(0)[ab:])
     ra0 = Signal(intbv(0)[ab:])
-    ra1 = Signal(modbv(0)[ab:])
 
     @always(clk.posedge)
     def ring_store():
@@ -56,7 +54,6 @@ def entry_ring(clk, rst, push, w, wn, meta, v0, v1, v2, v3, v4, v5, rp, wp,
     def ring_addr():
         wa.next = wp[ab:]
         ra0.next = rp[ab:]
-        ra1.next = rp[ab:] + 1
 
     @always_comb
     def ring_read():
@@ -69,14 +66,5 @@ def entry_ring(clk, rst, push, w, wn, meta, v0, v1, v2, v3, v4, v5, rp, wp,
         r0_v3.next = m_v3[ra0]
         r0_v4.next = m_v4[ra0]
         r0_v5.next = m_v5[ra0]
-        r1_w.next = m_w[ra1]
-        r1_wn.next = m_wn[ra1]
-        r1_meta.next = m_f[ra1]
-        r1_v0.next = m_v0[ra1]
-        r1_v1.next = m_v1[ra1]
-        r1_v2.next = m_v2[ra1]
-        r1_v3.next = m_v3[ra1]
-        r1_v4.next = m_v4[ra1]
-        r1_v5.next = m_v5[ra1]
 
     return ring_store, ring_wp, ring_addr, ring_read

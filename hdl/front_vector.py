@@ -42,10 +42,9 @@ def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
     e_v0, e_v1, e_v2, e_v3, e_v4, e_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     rp = Signal(modbv(0)[pbits:])
     wp = Signal(modbv(0)[pbits:])
-    r0_w, r0_wn, r1_w, r1_wn = [Signal(intbv(0)[32:]) for _ in range(4)]
-    r0_meta, r1_meta = [Signal(intbv(0)[META_BITS:]) for _ in range(2)]
+    r0_w, r0_wn = [Signal(intbv(0)[32:]) for _ in range(2)]
+    r0_meta = Signal(intbv(0)[META_BITS:])
     r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
-    r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     t0_valid, t0_hdr, t0_ovr, t0_first = [Signal(bool(0)) for _ in range(4)]
     t0_w, t0_wn = [Signal(intbv(0)[32:]) for _ in range(2)]
     t0_ptr = Signal(intbv(0)[5:])
@@ -59,8 +58,7 @@ def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
 
     pos = pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_we, lut1_wa, tl_wd,
                     pop, e_push, e_w, e_wn, e_meta, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, L=L, CAP=RING_CAP)
-    rd = (r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
-          r1_w, r1_wn, r1_meta, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5)
+    rd = (r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5)
     ring = entry_ring(clk, rst, e_push, e_w, e_wn, e_meta, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, rp, wp, *rd,
                       DEPTH=RING_DEPTH)
     front = vector_front(clk, rst, rp, pop, e_push, *rd, credit_ok, flush, flush_tag,

@@ -11,7 +11,8 @@ clk, rst                 clock, synchronous reset
 n_lut3[13]               configured number of valid LUT3 entries (<= LUT3_DEPTH)
 i_valid, i_hdr, i_ferr[4], i_sh[32], i_kind[2], i_k[5], i_param[16], i_first, i_n[16], i_tag
                          token from S2
-o_valid, o_hdr, o_ferr[4], o_kind[2], o_first, o_n[16], o_tag   token fields passed on (two registers)
+o_valid, o_hdr, o_ferr[4], o_kind[2], o_first, o_tag   token fields passed on (two registers)
+o_n[17]                  ``i_n + 1``: the stripe's word count ``n`` (the header carries ``n - 1``)
 o_cnt[17]                words the symbol stands for: ZRUN -> index + 1, LUT / RANGE -> 1
 o_val[17]                ``param + index``: the LUT3 address (LUT) or the output word (RANGE)
 o_l3err                  LUT class and ``param + index >= n_lut3``
@@ -67,7 +68,7 @@ def index_stage(clk, rst, n_lut3, i_valid, i_hdr, i_ferr, i_sh, i_kind, i_k, i_p
         o_kind.next = a_kind
         o_val.next = a_param + a_idx
         o_first.next = a_first
-        o_n.next = a_n
+        o_n.next = a_n + 1
         o_tag.next = a_tag
         o_l3err.next = a_kind == 0 and (a_lim <= 0 or a_idx >= a_lim)
         if a_kind[1]:

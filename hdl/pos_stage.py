@@ -56,8 +56,9 @@ def pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast
     rdy = Signal(bool(0))
     acc = Signal(bool(0))
     occ = Signal(intbv(0, min=0, max=CAP + 4))
-    occ_n = Signal(intbv(0, min=-4, max=CAP + 4))
+    occ_n = Signal(intbv(0, min=-5, max=CAP + 4))
     pop_q = Signal(intbv(0)[2:])
+    absorb_q = Signal(bool(0))
     a_v = Signal(bool(0))
     a_w = Signal(intbv(0)[32:])
     a_last = Signal(bool(0))
@@ -110,11 +111,14 @@ def pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast
 
     @always_comb
     def p_occ():
-        occ_n.next = occ + load - pop_q    # absorbed headers make no entry and take no room
+        # absorbed headers make no entry: counted when accepted and given back a cycle later (no path from the
+        # header check into tready)
+        occ_n.next = occ + acc - pop_q - absorb_q
 
     @always_seq(clk.posedge, reset=rst)
     def p_flow():
         pop_q.next = pop
+        absorb_q.next = absorb
         occ.next = occ_n
         rdy.next = occ_n < CAP
 

@@ -1,34 +1,38 @@
 """Stage F of the vector front: the bit pointer loop over precomputed next positions, and the header parser.
 
 The ring (:mod:`lutzip.hdl.entry_ring`) holds the input words in stream order, each with ``nx[j]``, the
-start of the next symbol for a symbol starting at bit ``j`` (:mod:`lutzip.hdl.pos_stage`). The front copies
-the word it decodes into registers (``cur``) and keeps the bit pointer ``ptr`` (0..31); ``rp`` points at
-the ring entry after ``cur``. A decode step is::
+start of the next symbol for a symbol starting at bit ``j`` (:mod:`lutzip.hdl.pos_stage`). The front holds
+the word being decoded (``cur``) and the word after it (``nxt``) in registers and runs one symbol ahead:
+``ptr`` is the current symbol's start in ``cur`` and ``p2`` the next symbol's start relative to ``cur``
+(0..63). A decode step is::
 
-    e = nx[ptr] of cur                     (six 32:1 multiplexers of flip-flops)
-    ptr <= e mod 32;  cur <= ring[rp], rp <= rp + 1 if e >= 32 (and cur is not its packet's last word)
+    ptr <= p2 mod 32
+    p2  <= nx[p2 mod 32] of (nxt if p2 >= 32 else cur)    (a 2:1 and six 32:1 multiplexers)
+    cur <= nxt, nxt <= next ring entry                     if p2 >= 32 (and cur is not its packet's last)
 
-so the one-cycle loop is ``ptr -> 32:1 select -> ptr, cur``: no prefix shifter, no LUT1 read, no adder
-and no memory read. The token carries the word, the word after it and ``ptr``; the next stage
+The values of ``nx`` are relative to the word they belong to, and after such a step that word is ``cur``:
+no adder. Whether the step moves to the next word is bit 5 of the *registered* ``p2``, so the wide loads
+of ``cur`` and ``nxt`` hang off a flip-flop, not off the select: the one-cycle loop is just
+``p2 -> 64:1 select -> p2``. The token carries the word, the word after it and ``ptr``; the next stage
 (:mod:`lutzip.hdl.align_stage`) extracts the 32 bits at the pointer and reads the full LUT1 entry.
 
 Stripes: as :mod:`lutzip.hdl.bit_window`, the front counts symbols (each stands for at least one word).
 Good headers with payload have no entry of their own: their ``n`` rides on the stripe's first payload
 entry (``first``); a bad header or a header-only packet is an entry with ``hdr`` set. After ``n`` symbols
-the front starts the next stripe in the same cycle by loading its first entry into ``cur``: ``ring[rp]``
-when ``cur`` is the stripe's last word (``chain_a``), ``ring[rp + 1]`` when ``ring[rp]`` is
-(``chain_b``); otherwise it drains to tlast. With zero runs it decodes past the stripe end until the count stage's
-``flush``. ``exh`` marks that the bits of the packet's last word are used up (or a header-only packet):
-every further symbol is an overrun. After an overrun the front waits for the flush. An invalid prefix is
-only known in the next stage: the front goes on until the flush arrives (a few cycles) or the stripe's
-``n`` symbols are issued.
+the front starts the next stripe in the same cycle by loading its first entry into ``cur``: ``nxt`` when
+``cur`` is the stripe's last word (``chain_a``), ``ring[rp]`` when ``nxt`` is (``chain_b``; ``nxt`` is
+refilled a cycle later, before the first symbol can need it); otherwise it drains to tlast. With zero runs it decodes past the stripe end until the count stage's ``flush``.
+``exh`` marks that the bits of the packet's last word are used up (or a header-only packet): every
+further symbol is an overrun. After an overrun the front waits for the flush. An invalid prefix is only
+known in the next stage: the front goes on until the flush arrives (a few cycles) or the stripe's ``n``
+symbols are issued.
 
 Interface
 ---------
 clk, rst                 clock, synchronous reset
-rp[PB], pop[2]           (out) ring read pointer (registered) and entries taken this cycle (``rp`` step)
+rp[PB], pop[2]           (out) ring read pointer (registered) and entries taken this cycle (0 or 1)
 push                     an entry is written into the ring at this clock (counted in the registered fill level)
-r0_*, r1_*               ring entries at rp, rp + 1 (:mod:`lutzip.hdl.entry_ring`): the next words, with
+r0_*                     the ring entry at rp (:mod:`lutzip.hdl.entry_ring`): the word after ``nxt``, with
                          ``meta`` = n[19:4] | first[3] | hdr[2] | mk[1] | last[0]
 credit_ok                registered: room downstream for one more token
 flush, flush_tag         one-cycle pulse from the count stage: the stripe with this tag is finished
@@ -44,172 +48,178 @@ from myhdl import Signal, always_comb, always_seq, block, concat, enum, intbv, m
 @block
 def vector_front(clk, rst, rp, pop, push,
                  r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
-                 r1_w, r1_wn, r1_meta, r1_v0, r1_v1, r1_v2, r1_v3, r1_v4, r1_v5,
                  credit_ok, flush, flush_tag,
                  t_valid, t_hdr, t_ovr, t_w, t_wn, t_ptr, t_first, t_n, t_tag, idle):
     st = enum("F_HDR", "F_RUN", "F_WAIT", "F_DRAIN")
-    r0_last, r0_mk, r0_hdr, r0_first, r1_last, r1_mk, r1_hdr, r1_first = [Signal(bool(0)) for _ in range(8)]
-    r0_n, r1_n = [Signal(intbv(0)[16:]) for _ in range(2)]
-    r0_start, r1_start = [Signal(bool(0)) for _ in range(2)]   # the entry starts a stripe
     state = Signal(st.F_HDR)
     pb = len(rp)
+    depth = 1 << (pb - 1)
+    mb = len(r0_meta)
+    # the current word and the next one
+    cur_w, cur_wn, nxt_w, nxt_wn = [Signal(intbv(0)[32:]) for _ in range(4)]
+    cur_meta, nxt_meta = [Signal(intbv(0)[mb:]) for _ in range(2)]
+    cur_v0, cur_v1, cur_v2, cur_v3, cur_v4, cur_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
+    nxt_v0, nxt_v1, nxt_v2, nxt_v3, nxt_v4, nxt_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
+    nx_ok = Signal(bool(0))
+    cur_last, nxt_last, nxt_mk, nxt_hdr, nxt_start, r0_last, r0_hdr, r0_start = [Signal(bool(0)) for _ in range(8)]
+    nxt_n, r0_n = [Signal(intbv(0)[16:]) for _ in range(2)]
     ptr = Signal(intbv(0)[5:])
+    p2 = Signal(intbv(0)[6:])
+    p2_n = Signal(intbv(0)[6:])
+    nxt_at0 = Signal(intbv(0)[6:])       # nx[0] of nxt / of ring[rp]: p2 of a stripe's first symbol
+    r0_at0 = Signal(intbv(0)[6:])
     exh = Signal(bool(0))
-    cur_w, cur_wn = [Signal(intbv(0)[32:]) for _ in range(2)]
-    cur_last = Signal(bool(0))
-    c0, c1, c2, c3, c4, c5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     scount = Signal(intbv(0)[16:])
+    zc = Signal(bool(0))
     pend = Signal(bool(0))
     pend_n = Signal(intbv(0)[16:])
     tag = Signal(modbv(0)[len(t_tag):])
     tag1 = Signal(modbv(0)[len(t_tag):])
-    depth = 1 << (pb - 1)
-    th = Signal(intbv(0)[depth:])     # ring fill level as a thermometer code: th[k] = level > k
+    th = Signal(intbv(0)[depth:])        # ring fill level as a thermometer code: th[k] = level > k
     th_r = Signal(intbv(0)[depth:])
     th_n = Signal(modbv(0)[depth:])
-    a1, a2 = [Signal(bool(0)) for _ in range(2)]
-    e = Signal(intbv(0)[6:])
     ovr = Signal(bool(0))
     go = Signal(bool(0))
-    zc = Signal(bool(0))
-    chain_a = Signal(bool(0))
-    chain_b = Signal(bool(0))
+    adv = Signal(bool(0))                # this step moves to the next word
+    chain_a, chain_b, start_h = [Signal(bool(0)) for _ in range(3)]
     fl = Signal(bool(0))
+    fl_raw, fl_q, chg_q = [Signal(bool(0)) for _ in range(3)]
+    take = Signal(bool(0))               # nxt is consumed this cycle (moved into cur or discarded)
     inc = Signal(intbv(0)[2:])
-    ld = Signal(intbv(0)[2:])   # cur <= 0: keep, 1: ring[rp], 2: ring[rp + 1]
-    rp1, rp2 = [Signal(modbv(0)[pb:]) for _ in range(2)]
+    rp1 = Signal(modbv(0)[pb:])
 
     @always_comb
-    def vf_avail():
-        rp1.next = rp + 1
-        rp2.next = rp + 2
-        th_r.next = th >> inc
-        a1.next = th[0]
-        a2.next = th[1]
-
-    @always_comb
-    def vf_level():
-        # level - inc + push as a shift of the thermometer code: no adder or comparator after the loop's inc
-        if push:
-            th_n.next = (th_r << 1) | 1
-        else:
-            th_n.next = th_r
-
-    @always_seq(clk.posedge, reset=rst)
-    def vf_count():
-        th.next = th_n
-
-    @always_comb
-    def vf_flags():
-        zc.next = scount == 0
-        tag1.next = tag + 1
+    def vf_fields():
+        # entry flags (:mod:`lutzip.hdl.pos_stage`): n | first | hdr | mk | last
+        cur_last.next = cur_meta[0]
+        nxt_last.next = nxt_meta[0]
+        nxt_mk.next = nxt_meta[1]
+        nxt_hdr.next = nxt_meta[2]
+        nxt_start.next = nxt_meta[3] or (nxt_meta[2] and nxt_meta[1])
+        nxt_n.next = nxt_meta[mb:4]
+        r0_last.next = r0_meta[0]
+        r0_hdr.next = r0_meta[2]
+        r0_start.next = r0_meta[3] or (r0_meta[2] and r0_meta[1])
+        r0_n.next = r0_meta[mb:4]
+        nxt_at0.next = concat(nxt_v5[0], nxt_v4[0], nxt_v3[0], nxt_v2[0], nxt_v1[0], nxt_v0[0])
+        r0_at0.next = concat(r0_v5[0], r0_v4[0], r0_v3[0], r0_v2[0], r0_v1[0], r0_v0[0])
 
     @always_comb
     def vf_select():
-        # the loop: bit ptr of the six bit-sliced vectors of the current word
-        e.next = concat(c5[ptr], c4[ptr], c3[ptr], c2[ptr], c1[ptr], c0[ptr])
+        # the loop: the start of the symbol after the next one, from the word the next one starts in
+        if p2[5]:
+            p2_n.next = concat(nxt_v5[p2[5:0]], nxt_v4[p2[5:0]], nxt_v3[p2[5:0]], nxt_v2[p2[5:0]],
+                               nxt_v1[p2[5:0]], nxt_v0[p2[5:0]])
+        else:
+            p2_n.next = concat(cur_v5[p2[5:0]], cur_v4[p2[5:0]], cur_v3[p2[5:0]], cur_v2[p2[5:0]],
+                               cur_v1[p2[5:0]], cur_v0[p2[5:0]])
 
     @always_comb
-    def vf_ovr():
-        ovr.next = exh or (cur_last and e[5] and e[5:0] != 0)
-
-    @always_comb
-    def vf_flush():
-        fl.next = flush and flush_tag == tag and (state == st.F_RUN or state == st.F_WAIT)
+    def vf_flags():
+        tag1.next = tag + 1
+        rp1.next = rp + 1
+        ovr.next = exh or (cur_last and p2[5] and p2[5:0] != 0)
+        fl_raw.next = flush and flush_tag == tag and (state == st.F_RUN or state == st.F_WAIT)
+        # the flush acts one cycle later (from flip-flops), unless the stripe ended meanwhile
+        fl.next = fl_q and not chg_q and (state == st.F_RUN or state == st.F_WAIT)
 
     @always_comb
     def vf_go():
-        go.next = state == st.F_RUN and credit_ok and (cur_last or a1) and not fl
+        # nxt is needed only when the next symbol starts in it (p2 >= 32)
+        go.next = state == st.F_RUN and credit_ok and (cur_last or nx_ok or not p2[5]) and not fl
 
     @always_comb
-    def vf_meta():
-        # entry flags (:mod:`lutzip.hdl.pos_stage`): n | first | hdr | mk | last
-        r0_last.next = r0_meta[0]
-        r0_mk.next = r0_meta[1]
-        r0_hdr.next = r0_meta[2]
-        r0_first.next = r0_meta[3]
-        r0_n.next = r0_meta[20:4]
-        r1_last.next = r1_meta[0]
-        r1_mk.next = r1_meta[1]
-        r1_hdr.next = r1_meta[2]
-        r1_first.next = r1_meta[3]
-        r1_n.next = r1_meta[20:4]
-        r0_start.next = r0_first or (r0_hdr and r0_mk)
-        r1_start.next = r1_first or (r1_hdr and r1_mk)
-
-    @always_comb
-    def vf_chain():
-        # n-th symbol now and the next stripe's first entry (its first payload word carrying the header's n,
-        # or a header-only packet) is the entry after the rest of this stripe (a: cur is the stripe's last
-        # word; b: the next entry is): start the next stripe in this cycle
-        chain_a.next = go and zc and cur_last and a1 and r0_start
-        chain_b.next = go and zc and not cur_last and a1 and r0_last and a2 and r1_start
+    def vf_steps():
+        adv.next = go and not zc and p2[5] and not cur_last
+        # n-th symbol now and the next stripe's first entry follows the rest of this stripe: start it now
+        chain_a.next = go and zc and cur_last and nx_ok and nxt_start
+        chain_b.next = go and zc and not cur_last and nx_ok and nxt_last and th[0] and r0_start
+        start_h.next = state == st.F_HDR and nx_ok and credit_ok and nxt_start
 
     @always_comb
     def vf_take():
-        # ring entries taken this cycle (inc, moves rp) and which of them becomes cur (ld)
-        inc.next = 0
-        ld.next = 0
+        # nxt leaves its register this cycle: into cur, or discarded (bad header, drain, stray word)
+        take.next = 0
         if fl:
             pass
         elif state == st.F_HDR:
-            if a1 and credit_ok:
-                inc.next = 1
-                if r0_start:
-                    ld.next = 1
+            take.next = nx_ok and credit_ok
         elif state == st.F_RUN:
-            if go:
-                if zc:
-                    if chain_a:
-                        inc.next = 1
-                        ld.next = 1
-                    elif chain_b:
-                        inc.next = 2
-                        ld.next = 2
-                elif e[5] and not cur_last:
-                    inc.next = 1
-                    ld.next = 1
+            take.next = adv or chain_a or chain_b
         elif state == st.F_DRAIN:
-            if a1:
-                inc.next = 1
+            take.next = nx_ok
+
+    @always_comb
+    def vf_inc():
+        # ring entries taken this cycle: refill nxt (and for chain_b also cur from the ring)
+        inc.next = 0
+        if chain_b:
+            inc.next = 1     # ring[rp] goes straight into cur; nxt is refilled next cycle
+        elif (take or not nx_ok) and th[0]:
+            inc.next = 1
 
     @always_comb
     def vf_pop():
         pop.next = inc
+        th_r.next = th >> inc
+
+    @always_comb
+    def vf_level():
+        if push:
+            th_n.next = (th_r << 1) | 1
+        else:
+            th_n.next = th_r
 
     @always_comb
     def vf_idle():
         idle.next = state == st.F_HDR
 
     @always_seq(clk.posedge, reset=rst)
-    def vf_rp():
-        if inc == 1:
-            rp.next = rp1
-        elif inc == 2:
-            rp.next = rp2
+    def vf_flush_reg():
+        fl_q.next = fl_raw
+        chg_q.next = chain_a or chain_b
 
     @always_seq(clk.posedge, reset=rst)
-    def vf_cur():
-        if ld == 1:
+    def vf_ring():
+        th.next = th_n
+        if inc == 1:
+            rp.next = rp1
+
+    @always_seq(clk.posedge, reset=rst)
+    def vf_words():
+        if chain_b:
             cur_w.next = r0_w
             cur_wn.next = r0_wn
-            cur_last.next = r0_last
-            c0.next = r0_v0
-            c1.next = r0_v1
-            c2.next = r0_v2
-            c3.next = r0_v3
-            c4.next = r0_v4
-            c5.next = r0_v5
-        elif ld == 2:
-            cur_w.next = r1_w
-            cur_wn.next = r1_wn
-            cur_last.next = r1_last
-            c0.next = r1_v0
-            c1.next = r1_v1
-            c2.next = r1_v2
-            c3.next = r1_v3
-            c4.next = r1_v4
-            c5.next = r1_v5
+            cur_meta.next = r0_meta
+            cur_v0.next = r0_v0
+            cur_v1.next = r0_v1
+            cur_v2.next = r0_v2
+            cur_v3.next = r0_v3
+            cur_v4.next = r0_v4
+            cur_v5.next = r0_v5
+        elif adv or chain_a or start_h:
+            cur_w.next = nxt_w
+            cur_wn.next = nxt_wn
+            cur_meta.next = nxt_meta
+            cur_v0.next = nxt_v0
+            cur_v1.next = nxt_v1
+            cur_v2.next = nxt_v2
+            cur_v3.next = nxt_v3
+            cur_v4.next = nxt_v4
+            cur_v5.next = nxt_v5
+        if chain_b:
+            nx_ok.next = 0
+        elif take or not nx_ok:
+            nx_ok.next = th[0]
+            nxt_w.next = r0_w
+            nxt_wn.next = r0_wn
+            nxt_meta.next = r0_meta
+            nxt_v0.next = r0_v0
+            nxt_v1.next = r0_v1
+            nxt_v2.next = r0_v2
+            nxt_v3.next = r0_v3
+            nxt_v4.next = r0_v4
+            nxt_v5.next = r0_v5
 
     @always_seq(clk.posedge, reset=rst)
     def vf_regs():
@@ -220,24 +230,26 @@ def vector_front(clk, rst, rp, pop, push,
             else:
                 state.next = st.F_DRAIN
         elif state == st.F_HDR:
-            if a1 and credit_ok:
-                if r0_hdr and not r0_mk:
+            if nx_ok and credit_ok:
+                if nxt_hdr and not nxt_mk:
                     t_valid.next = 1
                     t_hdr.next = 1
                     t_ovr.next = 0
-                    t_w.next = r0_w
+                    t_w.next = nxt_w
                     t_wn.next = 0
                     t_ptr.next = 0
                     t_first.next = 0
-                    if not r0_last:
+                    if not nxt_last:
                         state.next = st.F_DRAIN
-                elif r0_start:
+                elif nxt_start:
                     pend.next = 1
-                    pend_n.next = r0_n
-                    scount.next = r0_n
+                    pend_n.next = nxt_n
+                    scount.next = nxt_n
+                    zc.next = nxt_n == 0
                     tag.next = tag1
                     ptr.next = 0
-                    exh.next = r0_hdr    # header-only packet: no payload bits at all
+                    p2.next = nxt_at0
+                    exh.next = nxt_hdr    # header-only packet: no payload bits at all
                     state.next = st.F_RUN
         elif state == st.F_RUN:
             if go:
@@ -260,30 +272,37 @@ def vector_front(clk, rst, rp, pop, push,
                         pend.next = 1
                         tag.next = tag1
                         ptr.next = 0
-                        pend_n.next = r0_n
-                        scount.next = r0_n
-                        exh.next = r0_hdr
+                        p2.next = nxt_at0
+                        pend_n.next = nxt_n
+                        scount.next = nxt_n
+                        zc.next = nxt_n == 0
+                        exh.next = nxt_hdr
                     elif chain_b:
                         pend.next = 1
                         tag.next = tag1
                         ptr.next = 0
-                        pend_n.next = r1_n
-                        scount.next = r1_n
-                        exh.next = r1_hdr
+                        p2.next = r0_at0
+                        pend_n.next = r0_n
+                        scount.next = r0_n
+                        zc.next = r0_n == 0
+                        exh.next = r0_hdr
                     elif cur_last:
                         state.next = st.F_HDR
                     else:
                         state.next = st.F_DRAIN
                 else:
                     scount.next = scount - 1
-                    ptr.next = e[5:0]
-                    if e[5] and cur_last:
+                    zc.next = scount == 1       # registered: the n-th symbol is known a cycle ahead
+                    ptr.next = p2[5:0]
+                    if p2[5] and cur_last:
                         exh.next = 1
+                    else:
+                        p2.next = p2_n
                     if ovr:
                         state.next = st.F_WAIT
         elif state == st.F_DRAIN:
-            if a1 and r0_last:
+            if nx_ok and nxt_last:
                 state.next = st.F_HDR
 
-    return (vf_avail, vf_level, vf_count, vf_meta, vf_flags, vf_select, vf_ovr, vf_flush, vf_go, vf_chain, vf_take, vf_pop, vf_idle, vf_rp,
-            vf_cur, vf_regs)
+    return (vf_fields, vf_select, vf_flags, vf_go, vf_steps, vf_take, vf_inc, vf_pop, vf_level, vf_idle,
+            vf_flush_reg, vf_ring, vf_words, vf_regs)
