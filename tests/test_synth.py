@@ -129,7 +129,7 @@ def test_core_ecp5_place_and_route():
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=False, reason="issue-3 goals not met yet (docs/SYNTH.md: HX8K ~60 MHz, ECP5 vector "
-                   "front ~94-98 MHz); XPASS once the core gets there")
+                   "front ~111-117 MHz); XPASS once the core gets there")
 @pytest.mark.parametrize("target", ["ice40-hx8k", "ecp5-85k"])
 def test_core_meets_goals(target):
     """The issue-3 goals at the default parameters: fits, >= 80 MHz HX8K / >= 125 MHz ECP5-85 (speed 6)."""
