@@ -3,7 +3,8 @@
 ``FRONT="vector"`` of :mod:`lutzip.hdl.decoder_core` (the fast front; ECP5)::
 
     s_axis -> P pos_stage (TL x 32 reads: nx[j] = j + (c+k) at every bit j) -> entry_ring (16 entries)
-           -> F vector_front (loop: rp, ptr -> nx[ptr] -> rp, ptr) -> S1 align_stage (bits at ptr, LUT1)
+           -> F vector_front (current + next word in registers; loop: p2 -> nx[p2] -> p2)
+           -> S1 align_stage (bits at ptr, LUT1)
            -> t1_* tokens, the same as the window front's
 
 Interface
