@@ -16,14 +16,14 @@ Interface
 clk, rst                 clock, synchronous reset
 i_valid, i_hdr, i_ferr[4], i_kind[2], i_cnt[17], i_val[17], i_l3err, i_first, i_n[17], i_tag[T]
                          token from S3
-o_push, o_data[38]       (registered) entry for the symbol FIFO: one[37] | kind[36:35] | last[34] | err[33] |
+o_push, o_data[38]       (registered, two cycles after the token) entry for the symbol FIFO: one[37] | kind[36:35] | last[34] | err[33] |
                          cnt[32:16] | val[15:0] (error markers: err = 1, last = 1, cnt = 1, val = code)
 o_drop                   (registered) a token was consumed without an entry (returns its credit)
 flush, flush_tag[T]      (registered) one-cycle pulse: the stripe is finished (last word or error); its tag
-err_valid, err_code[4]   (registered) one-cycle pulse and code of each error marker (code holds)
+err_valid, err_code[4]   (registered, with o_push) one-cycle pulse and code of each error marker (code holds)
 active                   (out) a stripe is open
 """
-from myhdl import Signal, always_comb, always_seq, block, concat, intbv
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 SF_WIDTH = 38
 
@@ -32,7 +32,7 @@ SF_WIDTH = 38
 def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err, i_first, i_n, i_tag,
                 o_push, o_data, o_drop, flush, flush_tag, err_valid, err_code, active):
     act = Signal(bool(0))
-    rem = Signal(intbv(0)[17:])
+    rem = Signal(modbv(0)[17:])     # wraps after an error (the stripe is closed, rem unused)
     remx = Signal(intbv(0)[17:])
     actx = Signal(bool(0))
     tagx = Signal(intbv(0)[len(i_tag):])
@@ -40,6 +40,12 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
     last = Signal(bool(0))
     cnt1 = Signal(bool(0))   # the entry stands for one word (stored so X needs no comparison)
     ctag = Signal(intbv(0)[len(i_tag):])
+    # the decision, registered: the symbol-FIFO entry's fields
+    p_push, p_err, p_last, p_cnt1 = [Signal(bool(0)) for _ in range(4)]
+    p_kind = Signal(intbv(0)[2:])
+    p_cnt = Signal(intbv(0)[17:])
+    p_val = Signal(intbv(0)[16:])
+    p_code = Signal(intbv(0)[4:])
 
     @always_comb
     def c_open():
@@ -72,40 +78,55 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
 
     @always_seq(clk.posedge, reset=rst)
     def c_regs():
-        o_push.next = 0
+        # decision: drop, error marker or entry; the stripe's state (rem, act, tag) and flush. The token's
+        # fields are registered as they are; the comparison's result goes to a few flip-flops only
         o_drop.next = 0
         flush.next = 0
-        err_valid.next = 0
+        p_push.next = i_valid and (i_hdr or actx)
+        p_err.next = i_hdr or code != 0
+        p_last.next = last
+        p_kind.next = i_kind
+        p_cnt1.next = cnt1
+        p_cnt.next = i_cnt
+        p_val.next = i_val[16:0]
+        if i_hdr:
+            p_code.next = i_ferr
+        else:
+            p_code.next = code
         if i_valid:
             if i_hdr:
                 # bad header marker (good headers make no token of their own)
-                o_push.next = 1
-                o_data.next = concat(True, intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], i_ferr)
-                err_valid.next = 1
-                err_code.next = i_ferr
                 act.next = 0
             elif not actx:
                 o_drop.next = 1
             else:
                 ctag.next = tagx
                 flush_tag.next = tagx
+                # rem is left as it is after an error (the stripe is closed)
+                if i_kind[1]:
+                    rem.next = remx - i_cnt
+                else:
+                    rem.next = remx - 1
                 if code != 0:
-                    o_push.next = 1
-                    o_data.next = concat(True, intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], code)
-                    err_valid.next = 1
-                    err_code.next = code
                     act.next = 0
                     flush.next = 1
                 else:
-                    o_push.next = 1
-                    if i_kind[1]:
-                        o_data.next = concat(cnt1, i_kind, last, False, i_cnt, i_val[16:0])
-                        rem.next = remx - i_cnt
-                    else:
-                        o_data.next = concat(True, i_kind, last, False, intbv(1)[17:], i_val[16:0])
-                        rem.next = remx - 1
                     act.next = not last
                     if last:
                         flush.next = 1
 
-    return c_open, c_check, c_active, c_regs
+    @always_seq(clk.posedge, reset=rst)
+    def c_out():
+        # the entry (or error marker) a cycle after the decision
+        o_push.next = p_push
+        err_valid.next = p_push and p_err
+        if p_err:
+            o_data.next = concat(True, intbv(0)[2:], True, True, intbv(1)[17:], intbv(0)[12:], p_code)
+            if p_push:
+                err_code.next = p_code
+        elif p_kind[1]:
+            o_data.next = concat(p_cnt1, p_kind, p_last, False, p_cnt, p_val)
+        else:
+            o_data.next = concat(True, p_kind, p_last, False, intbv(1)[17:], p_val)
+
+    return c_open, c_check, c_active, c_regs, c_out

@@ -21,7 +21,7 @@ inflight                 (out) a token is in F's register or S1 (for ``busy``)
 L, LUT1_SYNC             LUT1 address bits; LUT1 read registered (block RAM) or not
 RING_DEPTH, RING_CAP     ring entries; input words accepted and not yet popped (s_axis_tready)
 """
-from myhdl import Signal, always_comb, always_seq, block, intbv, modbv
+from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
 from .align_stage import align_stage
 from .entry_ring import entry_ring
@@ -52,17 +52,27 @@ def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
     t0_n = Signal(intbv(0)[16:])
     t0_tag = Signal(intbv(0)[len(t1_tag):])
     t0_q, t0_q2, t0_q3 = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    r1_flags, e_flags = Signal(intbv(0)[3:]), Signal(intbv(0)[3:])
+    e_start, e_last, e_n0 = [Signal(bool(0)) for _ in range(3)]
 
     @always_comb
     def fv_tl():
         tl_wd.next = tbl_wdata[6:0]
+        # the pushed entry's flags (kept beside the ring for the front's head-of-ring flip-flops)
+        e_start.next = e_meta[3] or (e_meta[2] and e_meta[1])
+        e_last.next = e_meta[0]
+        e_n0.next = e_meta[META_BITS:4] == 0
+
+    @always_comb
+    def fv_flags3():
+        e_flags.next = concat(e_n0, e_last, e_start)
 
     pos = pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_we, lut1_wa, tl_wd,
                     pop, e_push, e_w, e_wn, e_meta, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, L=L, CAP=RING_CAP)
     rd = (r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5)
-    ring = entry_ring(clk, rst, e_push, e_w, e_wn, e_meta, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, rp, wp, *rd,
-                      DEPTH=RING_DEPTH)
-    front = vector_front(clk, rst, rp, pop, e_push, *rd, credit_ok, flush, flush_tag,
+    ring = entry_ring(clk, rst, e_push, e_w, e_wn, e_meta, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, e_flags, rp, wp, *rd,
+                      r1_flags, DEPTH=RING_DEPTH)
+    front = vector_front(clk, rst, rp, pop, e_push, e_flags, *rd, r1_flags, credit_ok, flush, flush_tag,
                          t0_valid, t0_hdr, t0_ovr, t0_w, t0_wn, t0_ptr, t0_first, t0_n, t0_tag, idle)
     s1 = align_stage(clk, rst, lut1_addr, lut1_q, t0_valid, t0_hdr, t0_ovr, t0_w, t0_wn, t0_ptr, t0_first, t0_n,
                      t0_tag, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, L=L,
@@ -79,4 +89,4 @@ def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
         tok_issued.next = t0_valid
         inflight.next = t0_valid or t0_q or t0_q2 or t0_q3
 
-    return fv_tl, pos, ring, front, s1, fv_track, fv_flags
+    return fv_tl, fv_flags3, pos, ring, front, s1, fv_track, fv_flags

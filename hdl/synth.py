@@ -360,10 +360,15 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
                                      FRONT=front)
         v = convert_verilog(build_dir, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, core=core)
         netlist, ys = run_yosys(v, t.family, "decoder_core", build_dir, t.yosys_opts)
+        outregs = 0
+        if t.family == "ecp5":  # flip-flops right after a block RAM read become its output register
+            from .bram_outreg import absorb_bram_outregs
+            outregs, moved = absorb_bram_outregs(netlist, "decoder_core")
+            ys["cells"]["TRELLIS_FF"] = ys["cells"].get("TRELLIS_FF", 0) - moved
         ffs = ff_by_block(netlist, "decoder_core")
         res = {"target": target, "part": t.part,
                "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, "FRONT": front},
-               "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family),
+               "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family), "bram_outregs": outregs,
                "memories": ys["memories"], "ff_by_block": ffs,
                "yosys_seconds": ys["seconds"], "yosys_warnings": ys["warnings"], "goal_mhz": t.goal_mhz,
                "tools": {"yosys": tool_version("yosys")}}

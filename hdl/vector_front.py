@@ -32,8 +32,11 @@ Interface
 clk, rst                 clock, synchronous reset
 rp[PB], pop[2]           (out) ring read pointer (registered) and entries taken this cycle (0 or 1)
 push                     an entry is written into the ring at this clock (counted in the registered fill level)
+push_flags[3]            that entry's flags: [0] starts a stripe (``first``, or ``hdr`` and ``mk``), [1] last,
+                         [2] n = 0
 r0_*                     the ring entry at rp (:mod:`lutzip.hdl.entry_ring`): the word after ``nxt``, with
                          ``meta`` = n[19:4] | first[3] | hdr[2] | mk[1] | last[0]
+r1_flags[3]              the same flags of the entry at rp + 1 (the front keeps those of ring[rp] in ``r0f``)
 credit_ok                registered: room downstream for one more token
 flush, flush_tag         one-cycle pulse from the count stage: the stripe with this tag is finished
 t_valid, t_hdr, t_ovr, t_w[32], t_wn[32], t_ptr[5], t_first, t_n[16], t_tag
@@ -44,13 +47,15 @@ idle                     (out) waiting for a header
 """
 from myhdl import Signal, always_comb, always_seq, block, concat, enum, intbv, modbv
 
+from .select64 import select64
+
 
 @block
-def vector_front(clk, rst, rp, pop, push,
-                 r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5,
+def vector_front(clk, rst, rp, pop, push, push_flags,
+                 r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5, r1_flags,
                  credit_ok, flush, flush_tag,
                  t_valid, t_hdr, t_ovr, t_w, t_wn, t_ptr, t_first, t_n, t_tag, idle):
-    st = enum("F_HDR", "F_RUN", "F_WAIT", "F_DRAIN")
+    st = enum("F_HDR", "F_RUN", "F_WAIT", "F_DRAIN", encoding="one_hot")
     state = Signal(st.F_HDR)
     pb = len(rp)
     depth = 1 << (pb - 1)
@@ -61,11 +66,22 @@ def vector_front(clk, rst, rp, pop, push,
     cur_v0, cur_v1, cur_v2, cur_v3, cur_v4, cur_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     nxt_v0, nxt_v1, nxt_v2, nxt_v3, nxt_v4, nxt_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     nx_ok = Signal(bool(0))
-    cur_last, nxt_last, nxt_mk, nxt_hdr, nxt_start, r0_last, r0_hdr, r0_start = [Signal(bool(0)) for _ in range(8)]
+    nxt_start_r = Signal(bool(0))        # nxt_start, registered when nxt is loaded
+    cur_last, nxt_last, nxt_mk, nxt_hdr, r0_hdr = [Signal(bool(0)) for _ in range(5)]
+    r0f = Signal(intbv(0)[3:])           # flags of ring[rp] (start, last, n = 0) in flip-flops, not read through the RAM
     nxt_n, r0_n = [Signal(intbv(0)[16:]) for _ in range(2)]
     ptr = Signal(intbv(0)[5:])
     p2 = Signal(intbv(0)[6:])
     p2_n = Signal(intbv(0)[6:])
+    p2_d = Signal(intbv(0)[6:])          # next value of p2
+    p2_alt = Signal(intbv(0)[6:])
+    p2_use = Signal(bool(0))
+    # copies of p2 for the six vector multiplexers, each stored XOR a constant so that synthesis does not
+    # merge them with p2 (yosys still merges equal bits: per bit one true and one inverted copy remain, which
+    # halves the fan-out of the loop's select lines)
+    q0, q1, q2, q3, q4, q5 = [Signal(intbv(0)[6:]) for _ in range(6)]
+    i0, i1, i2, i3, i4, i5 = [Signal(intbv(0)[6:]) for _ in range(6)]
+    b0, b1, b2, b3, b4, b5 = [Signal(bool(0)) for _ in range(6)]
     nxt_at0 = Signal(intbv(0)[6:])       # nx[0] of nxt / of ring[rp]: p2 of a stripe's first symbol
     r0_at0 = Signal(intbv(0)[6:])
     exh = Signal(bool(0))
@@ -86,6 +102,9 @@ def vector_front(clk, rst, rp, pop, push,
     fl_raw, fl_q, chg_q = [Signal(bool(0)) for _ in range(3)]
     take = Signal(bool(0))               # nxt is consumed this cycle (moved into cur or discarded)
     inc = Signal(intbv(0)[2:])
+    state_n = Signal(st.F_HDR)
+    zc_n, cur_last_n, hstart, hbad, step, chain = [Signal(bool(0)) for _ in range(6)]
+    m_adv, m_ca, m_cb = [Signal(bool(0)) for _ in range(3)]   # registered: RUN and zc / cur_last as adv, chain_a, chain_b need
     rp1 = Signal(modbv(0)[pb:])
 
     @always_comb
@@ -95,24 +114,60 @@ def vector_front(clk, rst, rp, pop, push,
         nxt_last.next = nxt_meta[0]
         nxt_mk.next = nxt_meta[1]
         nxt_hdr.next = nxt_meta[2]
-        nxt_start.next = nxt_meta[3] or (nxt_meta[2] and nxt_meta[1])
         nxt_n.next = nxt_meta[mb:4]
-        r0_last.next = r0_meta[0]
         r0_hdr.next = r0_meta[2]
-        r0_start.next = r0_meta[3] or (r0_meta[2] and r0_meta[1])
         r0_n.next = r0_meta[mb:4]
         nxt_at0.next = concat(nxt_v5[0], nxt_v4[0], nxt_v3[0], nxt_v2[0], nxt_v1[0], nxt_v0[0])
         r0_at0.next = concat(r0_v5[0], r0_v4[0], r0_v3[0], r0_v2[0], r0_v1[0], r0_v0[0])
 
     @always_comb
+    def vf_index():
+        i0.next = q0 ^ 0x3f
+        i1.next = q1 ^ 0x15
+        i2.next = q2 ^ 0x2a
+        i3.next = q3 ^ 0x33
+        i4.next = q4 ^ 0x0c
+        i5.next = q5 ^ 0x1e
+
+    # the loop: the start of the symbol after the next one, from the word the next one starts in
+    sel0 = select64(cur_v0, nxt_v0, i0, b0)
+    sel1 = select64(cur_v1, nxt_v1, i1, b1)
+    sel2 = select64(cur_v2, nxt_v2, i2, b2)
+    sel3 = select64(cur_v3, nxt_v3, i3, b3)
+    sel4 = select64(cur_v4, nxt_v4, i4, b4)
+    sel5 = select64(cur_v5, nxt_v5, i5, b5)
+
+    @always_comb
     def vf_select():
-        # the loop: the start of the symbol after the next one, from the word the next one starts in
-        if p2[5]:
-            p2_n.next = concat(nxt_v5[p2[5:0]], nxt_v4[p2[5:0]], nxt_v3[p2[5:0]], nxt_v2[p2[5:0]],
-                               nxt_v1[p2[5:0]], nxt_v0[p2[5:0]])
+        p2_n.next = concat(b5, b4, b3, b2, b1, b0)
+
+    @always_comb
+    def vf_p2():
+        # as the branches of vf_regs: a stripe's first symbol, a chained stripe, a step within the stripe;
+        # the loop's value p2_n meets one 2:1 at the end (p2_alt and p2_use come from the control in parallel)
+        p2_alt.next = p2
+        if hstart or chain_a:
+            p2_alt.next = nxt_at0
+        elif chain_b:
+            p2_alt.next = r0_at0
+        p2_use.next = step and not (p2[5] and cur_last)
+
+    @always_comb
+    def vf_p2d():
+        if p2_use:
+            p2_d.next = p2_n
         else:
-            p2_n.next = concat(cur_v5[p2[5:0]], cur_v4[p2[5:0]], cur_v3[p2[5:0]], cur_v2[p2[5:0]],
-                               cur_v1[p2[5:0]], cur_v0[p2[5:0]])
+            p2_d.next = p2_alt
+
+    @always_seq(clk.posedge, reset=rst)
+    def vf_p2_regs():
+        p2.next = p2_d
+        q0.next = p2_d ^ 0x3f
+        q1.next = p2_d ^ 0x15
+        q2.next = p2_d ^ 0x2a
+        q3.next = p2_d ^ 0x33
+        q4.next = p2_d ^ 0x0c
+        q5.next = p2_d ^ 0x1e
 
     @always_comb
     def vf_flags():
@@ -125,24 +180,25 @@ def vector_front(clk, rst, rp, pop, push,
 
     @always_comb
     def vf_go():
-        # nxt is needed only when the next symbol starts in it (p2 >= 32)
-        go.next = state == st.F_RUN and credit_ok and (cur_last or nx_ok or not p2[5]) and not fl
+        # nxt is needed only when the next symbol starts in it (p2 >= 32). A flush does not stop the word
+        # registers (it only changes the state and suppresses the token), so their loads hang off few bits.
+        go.next = state == st.F_RUN and credit_ok and (cur_last or nx_ok or not p2[5])
 
     @always_comb
     def vf_steps():
-        adv.next = go and not zc and p2[5] and not cur_last
+        # as go and not zc and p2[5] and not cur_last; go and zc and cur_last and ...; ... (m_* = state and zc and
+        # cur_last, registered)
+        adv.next = m_adv and credit_ok and nx_ok and p2[5]
         # n-th symbol now and the next stripe's first entry follows the rest of this stripe: start it now
-        chain_a.next = go and zc and cur_last and nx_ok and nxt_start
-        chain_b.next = go and zc and not cur_last and nx_ok and nxt_last and th[0] and r0_start
-        start_h.next = state == st.F_HDR and nx_ok and credit_ok and nxt_start
+        chain_a.next = m_ca and credit_ok and nx_ok and nxt_start_r
+        chain_b.next = m_cb and credit_ok and nx_ok and nxt_last and th[0] and r0f[0]
+        start_h.next = hstart
 
     @always_comb
     def vf_take():
         # nxt leaves its register this cycle: into cur, or discarded (bad header, drain, stray word)
         take.next = 0
-        if fl:
-            pass
-        elif state == st.F_HDR:
+        if state == st.F_HDR:
             take.next = nx_ok and credit_ok
         elif state == st.F_RUN:
             take.next = adv or chain_a or chain_b
@@ -184,6 +240,13 @@ def vector_front(clk, rst, rp, pop, push,
         th.next = th_n
         if inc == 1:
             rp.next = rp1
+            # the new head: the entry after it, or the one written now if the ring held only one
+            if th[1]:
+                r0f.next = r1_flags
+            else:
+                r0f.next = push_flags
+        elif not th[0]:
+            r0f.next = push_flags
 
     @always_seq(clk.posedge, reset=rst)
     def vf_words():
@@ -207,10 +270,9 @@ def vector_front(clk, rst, rp, pop, push,
             cur_v3.next = nxt_v3
             cur_v4.next = nxt_v4
             cur_v5.next = nxt_v5
-        if chain_b:
-            nx_ok.next = 0
-        elif take or not nx_ok:
-            nx_ok.next = th[0]
+        if take or not nx_ok:
+            nx_ok.next = th[0] and not chain_b     # chain_b: ring[rp] went into cur; refill next cycle
+            nxt_start_r.next = r0f[0]
             nxt_w.next = r0_w
             nxt_wn.next = r0_wn
             nxt_meta.next = r0_meta
@@ -221,88 +283,125 @@ def vector_front(clk, rst, rp, pop, push,
             nxt_v4.next = r0_v4
             nxt_v5.next = r0_v5
 
-    @always_seq(clk.posedge, reset=rst)
-    def vf_regs():
-        t_valid.next = 0
-        if fl:
-            if cur_last:
-                state.next = st.F_HDR
+    @always_comb
+    def vf_hstart():
+        # a stripe's first entry is in nxt while waiting for a header (a bad header is hdr without mk)
+        hstart.next = state == st.F_HDR and nx_ok and credit_ok and not (nxt_hdr and not nxt_mk) and nxt_start_r
+        hbad.next = state == st.F_HDR and nx_ok and credit_ok and nxt_hdr and not nxt_mk
+        step.next = go and not fl and not zc
+        chain.next = chain_a or chain_b
+
+    @always_comb
+    def vf_next():
+        # next state, zc and cur_last (registered below, with the step conditions derived from them)
+        state_n.next = state
+        zc_n.next = zc
+        if fl and not chain:
+            # the stripe is finished: no token; the word registers may have moved on this cycle
+            if adv:
+                if nxt_last:
+                    state_n.next = st.F_HDR
+                else:
+                    state_n.next = st.F_DRAIN
+            elif cur_last:
+                state_n.next = st.F_HDR
             else:
-                state.next = st.F_DRAIN
+                state_n.next = st.F_DRAIN
         elif state == st.F_HDR:
-            if nx_ok and credit_ok:
-                if nxt_hdr and not nxt_mk:
-                    t_valid.next = 1
-                    t_hdr.next = 1
-                    t_ovr.next = 0
-                    t_w.next = nxt_w
-                    t_wn.next = 0
-                    t_ptr.next = 0
-                    t_first.next = 0
-                    if not nxt_last:
-                        state.next = st.F_DRAIN
-                elif nxt_start:
-                    pend.next = 1
-                    pend_n.next = nxt_n
-                    scount.next = nxt_n
-                    zc.next = nxt_n == 0
-                    tag.next = tag1
-                    ptr.next = 0
-                    p2.next = nxt_at0
-                    exh.next = nxt_hdr    # header-only packet: no payload bits at all
-                    state.next = st.F_RUN
+            if hbad:
+                if not nxt_last:
+                    state_n.next = st.F_DRAIN
+            elif hstart:
+                zc_n.next = nxt_n == 0
+                state_n.next = st.F_RUN
         elif state == st.F_RUN:
-            if go:
-                t_valid.next = 1
-                t_hdr.next = 0
-                t_ovr.next = ovr
-                if exh:
-                    t_w.next = 0
-                    t_wn.next = 0
+            if chain_a:
+                zc_n.next = nxt_n == 0
+            elif chain_b:
+                zc_n.next = r0f[2]
+            elif go and zc:
+                if cur_last:
+                    state_n.next = st.F_HDR
                 else:
-                    t_w.next = cur_w
-                    t_wn.next = cur_wn
-                t_ptr.next = ptr
-                t_first.next = pend
-                t_n.next = pend_n
-                t_tag.next = tag
-                pend.next = 0
-                if zc:
-                    if chain_a:
-                        pend.next = 1
-                        tag.next = tag1
-                        ptr.next = 0
-                        p2.next = nxt_at0
-                        pend_n.next = nxt_n
-                        scount.next = nxt_n
-                        zc.next = nxt_n == 0
-                        exh.next = nxt_hdr
-                    elif chain_b:
-                        pend.next = 1
-                        tag.next = tag1
-                        ptr.next = 0
-                        p2.next = r0_at0
-                        pend_n.next = r0_n
-                        scount.next = r0_n
-                        zc.next = r0_n == 0
-                        exh.next = r0_hdr
-                    elif cur_last:
-                        state.next = st.F_HDR
-                    else:
-                        state.next = st.F_DRAIN
-                else:
-                    scount.next = scount - 1
-                    zc.next = scount == 1       # registered: the n-th symbol is known a cycle ahead
-                    ptr.next = p2[5:0]
-                    if p2[5] and cur_last:
-                        exh.next = 1
-                    else:
-                        p2.next = p2_n
-                    if ovr:
-                        state.next = st.F_WAIT
+                    state_n.next = st.F_DRAIN
+            elif go:
+                zc_n.next = scount == 1       # registered: the n-th symbol is known a cycle ahead
+                if ovr:
+                    state_n.next = st.F_WAIT
         elif state == st.F_DRAIN:
             if nx_ok and nxt_last:
-                state.next = st.F_HDR
+                state_n.next = st.F_HDR
+        if chain_b:
+            cur_last_n.next = r0f[1]
+        elif adv or chain_a or start_h:
+            cur_last_n.next = nxt_last
+        else:
+            cur_last_n.next = cur_last
+
+    @always_seq(clk.posedge, reset=rst)
+    def vf_state():
+        state.next = state_n
+        zc.next = zc_n
+        # the word registers' load conditions from few flip-flops (see vf_steps)
+        m_adv.next = state_n == st.F_RUN and not zc_n and not cur_last_n
+        m_ca.next = state_n == st.F_RUN and zc_n and cur_last_n
+        m_cb.next = state_n == st.F_RUN and zc_n and not cur_last_n
+
+    @always_seq(clk.posedge, reset=rst)
+    def vf_regs():
+        t_valid.next = hbad or (go and not fl)
+        if hstart:
+            pend.next = 1
+            pend_n.next = nxt_n
+            scount.next = nxt_n
+            tag.next = tag1
+            ptr.next = 0
+            exh.next = nxt_hdr    # header-only packet: no payload bits at all
+        elif chain_a:
+            pend.next = 1
+            tag.next = tag1
+            ptr.next = 0
+            pend_n.next = nxt_n
+            scount.next = nxt_n
+            exh.next = nxt_hdr
+        elif chain_b:
+            pend.next = 1
+            tag.next = tag1
+            ptr.next = 0
+            pend_n.next = r0_n
+            scount.next = r0_n
+            exh.next = r0_hdr
+        elif step:
+            pend.next = 0
+            scount.next = scount - 1
+            ptr.next = p2[5:0]
+            if p2[5] and cur_last:
+                exh.next = 1
+        elif go and not fl:
+            pend.next = 0
+
+    @always_seq(clk.posedge, reset=rst)
+    def vf_tok():
+        # token data, loaded every cycle (t_valid says when it is a token): a bad header or the symbol at ptr
+        hd = state == st.F_HDR
+        t_hdr.next = hd
+        t_ovr.next = ovr and not hd
+        t_ptr.next = 0
+        t_first.next = 0
+        t_wn.next = 0
+        if hd:
+            t_w.next = nxt_w
+        elif exh:
+            t_w.next = 0
+        else:
+            t_w.next = cur_w
+            t_wn.next = cur_wn
+        if not hd:
+            t_ptr.next = ptr
+            t_first.next = pend
+        t_n.next = pend_n
+        t_tag.next = tag
 
     return (vf_fields, vf_select, vf_flags, vf_go, vf_steps, vf_take, vf_inc, vf_pop, vf_level, vf_idle,
-            vf_flush_reg, vf_ring, vf_words, vf_regs)
+            vf_flush_reg, vf_ring, vf_words, vf_regs, vf_index, vf_p2d, sel0, sel1, sel2, sel3, sel4, sel5, vf_p2, vf_p2_regs, vf_hstart, vf_next, vf_state,
+            vf_tok)
