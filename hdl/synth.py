@@ -333,13 +333,15 @@ def _critical_path(rep, fmax):
 
 # -------------------------------------------------------------------------------------------------- flow
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
-          core=None, keep=None, front=None):
+          core=None, keep=None, front=None, more_seeds=()):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
     (lut/ff/bram/... from the cell counts), ``pnr`` (utilisation, ``fmax_mhz``, critical path; absent
     with ``pnr=False``), ``goal_mhz``, ``meets_goal``, ``build_dir`` (kept only if ``build_dir`` was given
-    or ``keep``).
+    or ``keep``). ``more_seeds``: place and route the same netlist again with each of these seeds; their
+    results are in ``more`` (a list of dicts like this one, sharing the synthesis fields; nextpnr's files in
+    ``seed<N>/`` of the build directory), so the seeds compare placements of one netlist.
     """
     if target not in TARGETS:
         raise UnsupportedError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -377,6 +379,17 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
             res["tools"]["nextpnr"] = tool_version(f"nextpnr-{t.family}")
             fm = res["pnr"]["fmax_mhz"]
             res["meets_goal"] = fm is not None and fm >= t.goal_mhz
+            res["more"] = []
+            for s in more_seeds:
+                sd = build_dir / f"seed{s}"
+                sd.mkdir(parents=True, exist_ok=True)
+                shutil.copy(netlist, sd / Path(netlist).name)
+                r = {k: v for k, v in res.items() if k != "more"}
+                r["pnr"] = run_nextpnr(sd / Path(netlist).name, t, sd, freq_mhz=freq_mhz or t.goal_mhz, seed=s)
+                fm = r["pnr"]["fmax_mhz"]
+                r["meets_goal"] = fm is not None and fm >= t.goal_mhz
+                r["build_dir"] = str(sd) if (tmp is None or keep) else None
+                res["more"].append(r)
         res["build_dir"] = str(build_dir) if (tmp is None or keep) else None
         return res
     finally:
@@ -417,13 +430,12 @@ def format_result(r) -> str:
 # --------------------------------------------------------------------------------------------------- CLI
 def _cmd_synth(args) -> int:
     seeds = args.seed or [1]
-    results = []
-    for s in seeds:
-        bd = None
-        if args.out:
-            bd = Path(args.out) / (f"{args.target}-seed{s}" if len(seeds) > 1 else args.target)
-        results.append(synth(args.target, L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, seed=s,
-                             freq_mhz=args.freq, pnr=not args.no_pnr, build_dir=bd, front=args.front))
+    # one synthesis; every seed places and routes that same netlist
+    bd = Path(args.out) / args.target if args.out else None
+    first = synth(args.target, L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, seed=seeds[0],
+                  freq_mhz=args.freq, pnr=not args.no_pnr, build_dir=bd, front=args.front,
+                  more_seeds=seeds[1:] if not args.no_pnr else ())
+    results = [first] + first.pop("more", [])
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
     else:
@@ -442,7 +454,8 @@ def register_synth(hdl_subparsers):
                                   "LUT/FF/BRAM use and Fmax")
     p.add_argument("--target", choices=sorted(TARGETS), default="ice40-hx8k")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--seed", type=int, action="append", help="nextpnr seed (repeat for several runs)")
+    p.add_argument("--seed", type=int, action="append",
+                   help="nextpnr seed (repeat: one synthesis, the same netlist placed with each seed)")
     p.add_argument("--freq", type=float, help="clock constraint in MHz (default: the target's goal)")
     p.add_argument("--L", type=int, default=8, help="LUT1 address bits (default 8)")
     p.add_argument("--W", type=int, default=16, help="output word width (default 16)")

@@ -69,8 +69,13 @@ def test_cli_parser_registers():
 @need_ice40
 def test_standin_ice40_place_and_route(tmp_path):
     """The whole flow on the stand-in: yosys + nextpnr, report parsed, LUT3 in block RAM."""
-    r = sy.synth("ice40-hx8k", L=6, W=16, LUT3_DEPTH=1024, core=standin_core, build_dir=tmp_path, seed=2)
+    r = sy.synth("ice40-hx8k", L=6, W=16, LUT3_DEPTH=1024, core=standin_core, build_dir=tmp_path, seed=2,
+                 more_seeds=(5,))
     _sane(r, min_bram=4)                    # 1024 x 16 bits needs 4 SB_RAM40_4K
+    # a further seed places the same netlist again: same cells, its own nextpnr run and files
+    (m,) = r["more"]
+    assert m["pnr"]["seed"] == 5 and m["cells"] == r["cells"] and m["pnr"]["fits"]
+    assert (tmp_path / "seed5" / "decoder_core.nextpnr.log").exists()
     p = r["pnr"]
     assert p["fits"] and p["utilization"]["ICESTORM_RAM"] == r["resources"]["bram"]
     assert p["utilization"]["ICESTORM_LC"] >= r["resources"]["lut"] * 0.8
