@@ -33,7 +33,7 @@ def entry_ring(clk, rst, push, w, wn, meta, v0, v1, v2, v3, v4, v5, flags, rp, w
     m_wn = [Signal(intbv(0)[32:]) for _ in range(DEPTH)]
     m_f = [Signal(intbv(0)[len(meta):]) for _ in range(DEPTH)]
     m_v0, m_v1, m_v2, m_v3, m_v4, m_v5 = [[Signal(intbv(0)[32:]) for _ in range(DEPTH)] for _ in range(6)]
-    m_s = [Signal(intbv(0)[3:]) for _ in range(DEPTH)]
+    m_s = [Signal(intbv(0)[len(flags):]) for _ in range(DEPTH)]
     wa = Signal(intbv(0)[ab:])
     ra0 = Signal(intbv(0)[ab:])
     ra1 = Signal(modbv(0)[ab:])

@@ -65,6 +65,7 @@ def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
 
     @always_comb
     def fv_flags3():
+        # concat of signals (MyHDL's VHDL for concat over boolean expressions does not analyse in GHDL)
         e_flags.next = concat(e_n0, e_last, e_start)
 
     pos = pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_we, lut1_wa, tl_wd,

@@ -374,23 +374,26 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
                "memories": ys["memories"], "ff_by_block": ffs,
                "yosys_seconds": ys["seconds"], "yosys_warnings": ys["warnings"], "goal_mhz": t.goal_mhz,
                "tools": {"yosys": tool_version("yosys")}}
+        kept = tmp is None or keep
+
+        def place(r, s, where):
+            r["pnr"] = run_nextpnr(where / Path(netlist).name, t, where, freq_mhz=freq_mhz or t.goal_mhz, seed=s)
+            fm = r["pnr"]["fmax_mhz"]
+            r["meets_goal"] = fm is not None and fm >= t.goal_mhz
+            r["build_dir"] = str(where) if kept else None
+            return r
+
+        res["build_dir"] = str(build_dir) if kept else None
         if pnr:
-            res["pnr"] = run_nextpnr(netlist, t, build_dir, freq_mhz=freq_mhz or t.goal_mhz, seed=seed)
             res["tools"]["nextpnr"] = tool_version(f"nextpnr-{t.family}")
-            fm = res["pnr"]["fmax_mhz"]
-            res["meets_goal"] = fm is not None and fm >= t.goal_mhz
-            res["more"] = []
+            place(res, seed, build_dir)
+            more = []
             for s in more_seeds:
                 sd = build_dir / f"seed{s}"
                 sd.mkdir(parents=True, exist_ok=True)
                 shutil.copy(netlist, sd / Path(netlist).name)
-                r = {k: v for k, v in res.items() if k != "more"}
-                r["pnr"] = run_nextpnr(sd / Path(netlist).name, t, sd, freq_mhz=freq_mhz or t.goal_mhz, seed=s)
-                fm = r["pnr"]["fmax_mhz"]
-                r["meets_goal"] = fm is not None and fm >= t.goal_mhz
-                r["build_dir"] = str(sd) if (tmp is None or keep) else None
-                res["more"].append(r)
-        res["build_dir"] = str(build_dir) if (tmp is None or keep) else None
+                more.append(place(dict(res), s, sd))
+            res["more"] = more
         return res
     finally:
         if tmp is not None and not keep:
