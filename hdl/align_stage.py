@@ -9,14 +9,15 @@ the front-end error code: 3 invalid prefix (invalid entry or ``c+k > 32``), else
 Interface
 ---------
 clk, rst                 clock, synchronous reset
-lut1_addr[L], lut1_q[15] (out) LUT1 address, (in) its entry: ``SYNC`` (block RAM, registered read) the
-                         address is step (a)'s next symbol prefix, else (asynchronous read) its registered one
+lut1_addr[L], lut1_q[15] (out) LUT1 address = the prefix registered in step (a), (in) its entry: ``SYNC``
+                         (block RAM) read on the clock edge, so the entry arrives in step (b) without a
+                         register of ours; else (asynchronous read) registered in step (b)
 i_valid, i_hdr, i_ovr, i_w[32], i_wn[32], i_ptr[5], i_first, i_n[16], i_tag
                          token from the front
 o_valid, o_hdr, o_ferr[4], o_sym[32], o_cls[4], o_c[4], o_first, o_n[16], o_tag
                          (out, registered) token for S2 (bad header: o_ferr = 1, o_sym = the word)
 """
-from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
+from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
 
 
 @block
@@ -43,18 +44,26 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
     def al_shift():
         sh.next = concat(i_w, i_wn) << i_ptr
 
-    if SYNC:
-        @always_comb
-        def al_addr():
-            lut1_addr.next = sh[64:64 - L]
-    else:
-        @always_comb
-        def al_addr():
-            lut1_addr.next = a_sym[32:32 - L]
+    @always_comb
+    def al_addr():
+        lut1_addr.next = a_sym[32:32 - L]
 
     @always_comb
     def al_tot():
         tot.next = c_q[6:0]
+
+    if SYNC:
+        @always(clk.posedge)
+        def al_lut1():
+            # the block RAM registers the address (the prefix in a_sym) and its read data arrive a cycle later,
+            # where the asynchronous read's b_q would be; c_q (no reset) becomes the RAM's output register on
+            # ECP5 (:mod:`lutzip.hdl.bram_outreg`)
+            c_q.next = lut1_q
+    else:
+        @always(clk.posedge)
+        def al_lut1():
+            b_q.next = lut1_q
+            c_q.next = b_q
 
     @always_seq(clk.posedge, reset=rst)
     def al_regs():
@@ -72,7 +81,6 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
         b_n.next = a_n
         b_tag.next = a_tag
         b_sym.next = a_sym
-        b_q.next = lut1_q
         c_valid.next = b_valid
         c_hdr.next = b_hdr
         c_ovr.next = b_ovr
@@ -80,7 +88,6 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
         c_n.next = b_n
         c_tag.next = b_tag
         c_sym.next = b_sym
-        c_q.next = b_q
         o_valid.next = c_valid
         o_hdr.next = c_hdr
         o_first.next = c_first
@@ -100,4 +107,4 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
         else:
             o_ferr.next = 0
 
-    return al_shift, al_addr, al_tot, al_regs
+    return al_shift, al_addr, al_tot, al_lut1, al_regs

@@ -38,6 +38,7 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
     tagx = Signal(intbv(0)[len(i_tag):])
     code = Signal(intbv(0)[4:])
     last = Signal(bool(0))
+    eq_n, eq_r, gt_n, gt_r = [Signal(bool(0)) for _ in range(4)]
     cnt1 = Signal(bool(0))   # the entry stands for one word (stored so X needs no comparison)
     ctag = Signal(intbv(0)[len(i_tag):])
     # the decision, registered: the symbol-FIFO entry's fields
@@ -60,14 +61,26 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
             tagx.next = ctag
 
     @always_comb
+    def c_cmp():
+        # the word count against both candidates for the stripe's remaining words (the token's n when it
+        # opens the stripe, else rem), selected afterwards: no multiplexer in front of the comparators
+        eq_n.next = i_cnt == i_n
+        eq_r.next = i_cnt == rem
+        gt_n.next = i_cnt > i_n
+        gt_r.next = i_cnt > rem
+
+    @always_comb
     def c_check():
         cnt1.next = i_cnt == 1
-        last.next = i_cnt == remx
+        if i_first:
+            last.next = eq_n
+        else:
+            last.next = eq_r
         if i_ferr != 0:
             code.next = i_ferr
         elif i_kind == 0 and i_l3err:
             code.next = 5
-        elif i_kind[1] and i_cnt > remx:
+        elif i_kind[1] and ((i_first and gt_n) or (not i_first and gt_r)):
             code.next = 6
         else:
             code.next = 0
@@ -129,4 +142,4 @@ def count_stage(clk, rst, i_valid, i_hdr, i_ferr, i_kind, i_cnt, i_val, i_l3err,
         else:
             o_data.next = concat(True, p_kind, p_last, False, intbv(1)[17:], p_val)
 
-    return c_open, c_check, c_active, c_regs, c_out
+    return c_open, c_cmp, c_check, c_active, c_regs, c_out

@@ -229,11 +229,17 @@ def decoder_core(clk, rst,
     @always_comb
     def of_flags():
         of_credit.next = of_used < OF_DEPTH - 1
-        m_valid.next = of_count != 0
+
+    @always_seq(clk.posedge, reset=rst)
+    def of_valid():
+        # m_axis_tvalid from a flip-flop: the output FIFO holds an entry next cycle
+        m_valid.next = x_push or of_count > 1 or (of_count == 1 and not of_pop)
 
     @always_comb
     def of_handshake():
-        of_pop.next = m_valid and m_axis_tready and not rst
+        # not gated by rst (everything it drives is reset then anyway), so it is not derived from the
+        # m_axis_tvalid output, whose logic sits beside the port
+        of_pop.next = m_valid and m_axis_tready
 
     @always_comb
     def m_side():
@@ -254,6 +260,6 @@ def decoder_core(clk, rst,
         busy.next = (not f_idle) or c_active or f_inflight or t1_valid or t2_valid or t3_valid or c_push or sf_used != 0 or of_used != 0
 
     return (tbl_decode, tbl_config, lut1, front, s2, s3, cnt, sf_flags,
-            sf_credits, sf_pop_reg, sf_pop_count, sf_credit_reg, sym_fifo, lut3, xs, out_fifo, of_flags,
+            sf_credits, sf_pop_reg, sf_pop_count, sf_credit_reg, sym_fifo, lut3, xs, out_fifo, of_flags, of_valid,
             of_handshake, m_side, of_credits, busy_flag)
 

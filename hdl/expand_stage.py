@@ -18,7 +18,7 @@ o_push, o_data[W+2]      (out, registered) output FIFO write: user[W+1] | last[W
 x1_valid                 (out) a word was issued last cycle (counted into the output credit)
 W                        output word width
 """
-from myhdl import Signal, always_comb, always_seq, block, concat, intbv
+from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv
 
 
 @block
@@ -110,6 +110,10 @@ def expand_stage(clk, rst, sf_data, sf_nonempty, sf_pop, credit_ok, lut3_raddr, 
         x3_val.next = x2_val
         x3_last.next = x2_last
         x3_user.next = x2_user
+
+    @always(clk.posedge)
+    def x_lut3_reg():
+        # no reset, always enabled: on ECP5 this is the block RAM's own output register (hdl/bram_outreg.py)
         x3_q.next = lut3_q
 
     @always_comb
@@ -120,4 +124,4 @@ def expand_stage(clk, rst, sf_data, sf_nonempty, sf_pop, credit_ok, lut3_raddr, 
         else:
             o_data.next = concat(x3_user, x3_last, x3_val)
 
-    return x_fields, x_issue, x_pop, x_regs, x_out_regs, x_select
+    return x_fields, x_issue, x_pop, x_regs, x_out_regs, x_lut3_reg, x_select

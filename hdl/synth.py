@@ -357,10 +357,19 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
         if core is None:
             import functools
             from .decoder_core import decoder_core
-            # ECP5 has LUT RAM: the asynchronous LUT1 read (docs/CORE.md); iCE40 needs the registered one
-            core = functools.partial(decoder_core, LUT1_RAM="distributed" if t.family == "ecp5" else "block",
-                                     FRONT=front)
+            # the window front on ECP5 reads LUT1 asynchronously inside its loop (LUT RAM, docs/CORE.md); the
+            # vector front reads it outside the loop, registered, so the block RAM needs no bypass logic and
+            # gets its output register; iCE40 has no LUT RAM
+            ram = "distributed" if t.family == "ecp5" and front == "window" else "block"
+            core = functools.partial(decoder_core, LUT1_RAM=ram, FRONT=front)
         v = convert_verilog(build_dir, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, core=core)
+        selects = 0
+        if t.family == "ecp5":  # the vector front's loop multiplexers from slice primitives (ecp5_select)
+            from .ecp5_select import map_select64
+            text, selects = map_select64(v.read_text())
+            if selects:
+                v.rename(v.with_suffix(".generic.v"))
+                v.write_text(text)
         netlist, ys = run_yosys(v, t.family, "decoder_core", build_dir, t.yosys_opts)
         outregs = 0
         if t.family == "ecp5":  # flip-flops right after a block RAM read become its output register
@@ -371,6 +380,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
         res = {"target": target, "part": t.part,
                "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, "FRONT": front},
                "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family), "bram_outregs": outregs,
+               "select64_mapped": selects,
                "memories": ys["memories"], "ff_by_block": ffs,
                "yosys_seconds": ys["seconds"], "yosys_warnings": ys["warnings"], "goal_mhz": t.goal_mhz,
                "tools": {"yosys": tool_version("yosys")}}

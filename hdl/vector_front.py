@@ -49,6 +49,9 @@ from myhdl import Signal, always_comb, always_seq, block, concat, enum, intbv, m
 
 from .select64 import select64
 
+# the constants the six copies of p2 are stored XOR (one per next-position bit's select tree)
+P2_COPY_XOR = (0x3f, 0x15, 0x2a, 0x33, 0x0c, 0x1e)
+
 
 @block
 def vector_front(clk, rst, rp, pop, push, push_flags,
@@ -67,6 +70,7 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
     nxt_v0, nxt_v1, nxt_v2, nxt_v3, nxt_v4, nxt_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
     nx_ok = Signal(bool(0))
     nxt_start_r = Signal(bool(0))        # nxt_start, registered when nxt is loaded
+    nxt_z_r = Signal(bool(0))            # nxt's n = 0, the same way
     cur_last, nxt_last, nxt_mk, nxt_hdr, r0_hdr = [Signal(bool(0)) for _ in range(5)]
     r0f = Signal(intbv(0)[3:])           # flags of ring[rp] (start, last, n = 0) in flip-flops, not read through the RAM
     nxt_n, r0_n = [Signal(intbv(0)[16:]) for _ in range(2)]
@@ -80,7 +84,7 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
     # merge them with p2 (yosys still merges equal bits: per bit one true and one inverted copy remain, which
     # halves the fan-out of the loop's select lines)
     q0, q1, q2, q3, q4, q5 = [Signal(intbv(0)[6:]) for _ in range(6)]
-    i0, i1, i2, i3, i4, i5 = [Signal(intbv(0)[6:]) for _ in range(6)]
+    X0, X1, X2, X3, X4, X5 = P2_COPY_XOR
     b0, b1, b2, b3, b4, b5 = [Signal(bool(0)) for _ in range(6)]
     nxt_at0 = Signal(intbv(0)[6:])       # nx[0] of nxt / of ring[rp]: p2 of a stripe's first symbol
     r0_at0 = Signal(intbv(0)[6:])
@@ -98,9 +102,10 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
     go = Signal(bool(0))
     adv = Signal(bool(0))                # this step moves to the next word
     chain_a, chain_b, start_h = [Signal(bool(0)) for _ in range(3)]
+    cur_ld = Signal(bool(0))             # cur is loaded this cycle
+    nxt_ld = Signal(bool(0))             # nxt is loaded this cycle
     fl = Signal(bool(0))
     fl_raw, fl_q, chg_q = [Signal(bool(0)) for _ in range(3)]
-    take = Signal(bool(0))               # nxt is consumed this cycle (moved into cur or discarded)
     inc = Signal(intbv(0)[2:])
     state_n = Signal(st.F_HDR)
     zc_n, cur_last_n, hstart, hbad, step, chain = [Signal(bool(0)) for _ in range(6)]
@@ -120,22 +125,13 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
         nxt_at0.next = concat(nxt_v5[0], nxt_v4[0], nxt_v3[0], nxt_v2[0], nxt_v1[0], nxt_v0[0])
         r0_at0.next = concat(r0_v5[0], r0_v4[0], r0_v3[0], r0_v2[0], r0_v1[0], r0_v0[0])
 
-    @always_comb
-    def vf_index():
-        i0.next = q0 ^ 0x3f
-        i1.next = q1 ^ 0x15
-        i2.next = q2 ^ 0x2a
-        i3.next = q3 ^ 0x33
-        i4.next = q4 ^ 0x0c
-        i5.next = q5 ^ 0x1e
-
     # the loop: the start of the symbol after the next one, from the word the next one starts in
-    sel0 = select64(cur_v0, nxt_v0, i0, b0)
-    sel1 = select64(cur_v1, nxt_v1, i1, b1)
-    sel2 = select64(cur_v2, nxt_v2, i2, b2)
-    sel3 = select64(cur_v3, nxt_v3, i3, b3)
-    sel4 = select64(cur_v4, nxt_v4, i4, b4)
-    sel5 = select64(cur_v5, nxt_v5, i5, b5)
+    sel0 = select64(cur_v0, nxt_v0, q0, b0, INV=P2_COPY_XOR[0])
+    sel1 = select64(cur_v1, nxt_v1, q1, b1, INV=P2_COPY_XOR[1])
+    sel2 = select64(cur_v2, nxt_v2, q2, b2, INV=P2_COPY_XOR[2])
+    sel3 = select64(cur_v3, nxt_v3, q3, b3, INV=P2_COPY_XOR[3])
+    sel4 = select64(cur_v4, nxt_v4, q4, b4, INV=P2_COPY_XOR[4])
+    sel5 = select64(cur_v5, nxt_v5, q5, b5, INV=P2_COPY_XOR[5])
 
     @always_comb
     def vf_select():
@@ -162,12 +158,12 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
     @always_seq(clk.posedge, reset=rst)
     def vf_p2_regs():
         p2.next = p2_d
-        q0.next = p2_d ^ 0x3f
-        q1.next = p2_d ^ 0x15
-        q2.next = p2_d ^ 0x2a
-        q3.next = p2_d ^ 0x33
-        q4.next = p2_d ^ 0x0c
-        q5.next = p2_d ^ 0x1e
+        q0.next = p2_d ^ X0
+        q1.next = p2_d ^ X1
+        q2.next = p2_d ^ X2
+        q3.next = p2_d ^ X3
+        q4.next = p2_d ^ X4
+        q5.next = p2_d ^ X5
 
     @always_comb
     def vf_flags():
@@ -195,23 +191,20 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
         start_h.next = hstart
 
     @always_comb
-    def vf_take():
-        # nxt leaves its register this cycle: into cur, or discarded (bad header, drain, stray word)
-        take.next = 0
-        if state == st.F_HDR:
-            take.next = nx_ok and credit_ok
-        elif state == st.F_RUN:
-            take.next = adv or chain_a or chain_b
-        elif state == st.F_DRAIN:
-            take.next = nx_ok
-
-    @always_comb
     def vf_inc():
-        # ring entries taken this cycle: refill nxt (and for chain_b also cur from the ring)
+        # nxt is loaded from ring[rp] when it is empty or leaves its register (into cur: adv, chain_a, chain_b,
+        # a header start; or discarded: a bad header, a drained word), and a ring entry is taken then if there
+        # is one (for chain_b ring[rp] goes straight into cur and nxt is refilled next cycle). Written out
+        # from flip-flops (m_* imply RUN, and exclude each other) so that both are shallow functions.
+        nxt_ld.next = 0
+        if not nx_ok or state == st.F_DRAIN or (credit_ok and (
+                state == st.F_HDR or (m_adv and p2[5]) or (m_ca and nxt_start_r)
+                or (m_cb and nxt_last and th[0] and r0f[0]))):
+            nxt_ld.next = 1
         inc.next = 0
-        if chain_b:
-            inc.next = 1     # ring[rp] goes straight into cur; nxt is refilled next cycle
-        elif (take or not nx_ok) and th[0]:
+        if th[0] and (not nx_ok or state == st.F_DRAIN or (credit_ok and (
+                state == st.F_HDR or (m_adv and p2[5]) or (m_ca and nxt_start_r)
+                or (m_cb and nxt_last and r0f[0])))):
             inc.next = 1
 
     @always_comb
@@ -248,31 +241,42 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
         elif not th[0]:
             r0f.next = push_flags
 
+    @always_comb
+    def vf_curld():
+        # cur is loaded this cycle (chain_b, adv, chain_a or start_h), written out from flip-flops
+        cur_ld.next = nx_ok and credit_ok and ((m_cb and nxt_last and th[0] and r0f[0]) or (m_adv and p2[5])
+                                               or (m_ca and nxt_start_r)
+                                               or (state == st.F_HDR and nxt_start_r and not (nxt_hdr and not nxt_mk)))
+
     @always_seq(clk.posedge, reset=rst)
     def vf_words():
-        if chain_b:
-            cur_w.next = r0_w
-            cur_wn.next = r0_wn
-            cur_meta.next = r0_meta
-            cur_v0.next = r0_v0
-            cur_v1.next = r0_v1
-            cur_v2.next = r0_v2
-            cur_v3.next = r0_v3
-            cur_v4.next = r0_v4
-            cur_v5.next = r0_v5
-        elif adv or chain_a or start_h:
-            cur_w.next = nxt_w
-            cur_wn.next = nxt_wn
-            cur_meta.next = nxt_meta
-            cur_v0.next = nxt_v0
-            cur_v1.next = nxt_v1
-            cur_v2.next = nxt_v2
-            cur_v3.next = nxt_v3
-            cur_v4.next = nxt_v4
-            cur_v5.next = nxt_v5
-        if take or not nx_ok:
+        # while cur is loaded, chain_b is the case m_cb (the other three need m_adv, m_ca or the header state):
+        # the data come through a 2:1 selected by a flip-flop and the load is the flip-flops' enable
+        if cur_ld:
+            if m_cb:
+                cur_w.next = r0_w
+                cur_wn.next = r0_wn
+                cur_meta.next = r0_meta
+                cur_v0.next = r0_v0
+                cur_v1.next = r0_v1
+                cur_v2.next = r0_v2
+                cur_v3.next = r0_v3
+                cur_v4.next = r0_v4
+                cur_v5.next = r0_v5
+            else:
+                cur_w.next = nxt_w
+                cur_wn.next = nxt_wn
+                cur_meta.next = nxt_meta
+                cur_v0.next = nxt_v0
+                cur_v1.next = nxt_v1
+                cur_v2.next = nxt_v2
+                cur_v3.next = nxt_v3
+                cur_v4.next = nxt_v4
+                cur_v5.next = nxt_v5
+        if nxt_ld:
             nx_ok.next = th[0] and not chain_b     # chain_b: ring[rp] went into cur; refill next cycle
             nxt_start_r.next = r0f[0]
+            nxt_z_r.next = r0f[2]
             nxt_w.next = r0_w
             nxt_wn.next = r0_wn
             nxt_meta.next = r0_meta
@@ -312,11 +316,11 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
                 if not nxt_last:
                     state_n.next = st.F_DRAIN
             elif hstart:
-                zc_n.next = nxt_n == 0
+                zc_n.next = nxt_z_r
                 state_n.next = st.F_RUN
         elif state == st.F_RUN:
             if chain_a:
-                zc_n.next = nxt_n == 0
+                zc_n.next = nxt_z_r
             elif chain_b:
                 zc_n.next = r0f[2]
             elif go and zc:
@@ -402,6 +406,6 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
         t_n.next = pend_n
         t_tag.next = tag
 
-    return (vf_fields, vf_select, vf_flags, vf_go, vf_steps, vf_take, vf_inc, vf_pop, vf_level, vf_idle,
-            vf_flush_reg, vf_ring, vf_words, vf_regs, vf_index, vf_p2d, sel0, sel1, sel2, sel3, sel4, sel5, vf_p2, vf_p2_regs, vf_hstart, vf_next, vf_state,
+    return (vf_fields, vf_select, vf_flags, vf_go, vf_steps, vf_inc, vf_pop, vf_level, vf_idle,
+            vf_flush_reg, vf_ring, vf_curld, vf_words, vf_regs, vf_p2d, sel0, sel1, sel2, sel3, sel4, sel5, vf_p2, vf_p2_regs, vf_hstart, vf_next, vf_state,
             vf_tok)
