@@ -421,6 +421,9 @@ def format_result(r) -> str:
                                               for k, v in sorted(r["memories"].items())))
     if r.get("ff_by_block"):
         lines.append("FFs by   " + "  ".join(f"{k}={v}" for k, v in r["ff_by_block"].items()))
+    if r.get("select64_mapped") or r.get("bram_outregs"):
+        lines.append(f"ecp5     loop selects built from slice primitives: {r.get('select64_mapped', 0)}; block RAM "
+                     f"read ports with their output register: {r.get('bram_outregs', 0)}")
     p = r.get("pnr")
     if p and not p.get("fits", True):
         lines.append(f"placed   {p['error']}")

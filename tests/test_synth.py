@@ -126,6 +126,7 @@ def test_core_ecp5_vector_synth():
     assert r["bram_outregs"] == 32 + 1 + 4 == r["resources"]["bram"], (r["bram_outregs"], r["resources"])
     # the loop's six 64:1 selects built from slice primitives (hdl/ecp5_select.py): 9 L6MUX21 each
     assert r["select64_mapped"] == 6 and r["cells"].get("L6MUX21", 0) >= 6 * 9, (r["select64_mapped"], r["cells"])
+    assert "slice primitives: 6; block RAM read ports with their output register: 37" in sy.format_result(r)
 
 
 @pytest.mark.slow
