@@ -6,7 +6,8 @@ start (see :mod:`lutzip.hdl.bit_window`). Two implementations, same behaviour:
 * ``SHIFT=True`` (used with the block-RAM LUT1): the entries are kept in place as a shift register, they move
   towards ``h0`` by the number popped and a pushed word lands behind the last entry kept, so ``h0``, ``h1``,
   ``h2`` come straight from flip-flops (no read multiplexer in the bit window's paths; iCE40 needs flip-flops
-  for this FIFO anyway).
+  for this FIFO anyway). What each slot takes for each pop count is prepared from ``count`` alone; the pop
+  count (late: it comes from the bit window's loop) only selects among those.
 * ``SHIFT=False`` (used with the distributed LUT1): a circular buffer (LUT RAM on ECP5) read at ``rp``,
   ``rp + 1``, ``rp + 2``; ``pop`` only moves the read pointer, so the loop's refill decision drives 2
   pointer bits instead of the 4 x N storage multiplexers.
@@ -35,44 +36,61 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, SHIFT=True):
             count.next = count - pop
 
     if SHIFT:
-        s3 = Signal(modbv(0)[len(wdata):])
+        n = len(wdata)
+        s3 = Signal(modbv(0)[n:])
+        g0, g1, g2, g3 = [Signal(bool(0)) for _ in range(4)]
+        # what each slot takes for pop = 0, 1, 2, 3, from registers only (the pop count comes late in the
+        # cycle, from the bit window's loop: it only drives a 4:1 multiplexer per bit)
+        a0, a1, a2, a3 = [Signal(modbv(0)[n:]) for _ in range(4)]
+        b0, b1, b2 = [Signal(modbv(0)[n:]) for _ in range(3)]
+        c0, c1 = [Signal(modbv(0)[n:]) for _ in range(2)]
+        d0 = Signal(modbv(0)[n:])
+
+        @always_comb
+        def ififo_kept():
+            g0.next = count > 0
+            g1.next = count > 1
+            g2.next = count > 2
+            g3.next = count > 3
+
+        @always_comb
+        def ififo_cand():
+            # slot i takes entry i + pop while that is kept, else the pushed word (slots past the end unused)
+            a0.next = h0 if g0 else wdata
+            a1.next = h1 if g1 else wdata
+            a2.next = h2 if g2 else wdata
+            a3.next = s3 if g3 else wdata
+            b0.next = h1 if g1 else wdata
+            b1.next = h2 if g2 else wdata
+            b2.next = s3 if g3 else wdata
+            c0.next = h2 if g2 else wdata
+            c1.next = s3 if g3 else wdata
+            d0.next = s3 if g3 else wdata
 
         @always(clk.posedge)
         def ififo_shift():
-            # slot i takes entry i + pop while that is kept, else the pushed word (slots past the end unused)
-            if count > pop:
-                if pop == 0:
-                    h0.next = h0
-                elif pop == 1:
-                    h0.next = h1
-                elif pop == 2:
-                    h0.next = h2
-                else:
-                    h0.next = s3
-            else:
-                h0.next = wdata
-            if count > pop + 1:
-                if pop == 0:
-                    h1.next = h1
-                elif pop == 1:
-                    h1.next = h2
-                else:
-                    h1.next = s3
-            else:
-                h1.next = wdata
-            if count > pop + 2:
-                if pop == 0:
-                    h2.next = h2
-                else:
-                    h2.next = s3
-            else:
+            if pop == 0:
+                h0.next = a0
+                h1.next = b0
+                h2.next = c0
+                s3.next = d0
+            elif pop == 1:
+                h0.next = a1
+                h1.next = b1
+                h2.next = c1
+                s3.next = wdata
+            elif pop == 2:
+                h0.next = a2
+                h1.next = b2
                 h2.next = wdata
-            if count > pop + 3:
-                s3.next = s3
+                s3.next = wdata
             else:
+                h0.next = a3
+                h1.next = wdata
+                h2.next = wdata
                 s3.next = wdata
 
-        return ififo_count, ififo_shift
+        return ififo_count, ififo_kept, ififo_cand, ififo_shift
 
     mem = [Signal(modbv(0)[len(wdata):]) for _ in range(DEPTH)]
     wp = Signal(modbv(0)[2:])
