@@ -195,7 +195,9 @@ def vector_front(clk, rst, rp, pop, push, push_flags,
         # nxt is loaded from ring[rp] when it is empty or leaves its register (into cur: adv, chain_a, chain_b,
         # a header start; or discarded: a bad header, a drained word), and a ring entry is taken then if there
         # is one (for chain_b ring[rp] goes straight into cur and nxt is refilled next cycle). Written out
-        # from flip-flops (m_* imply RUN, and exclude each other) so that both are shallow functions.
+        # from flip-flops (m_* imply RUN, and exclude each other) so that both are shallow functions. inc is
+        # exactly ``th[0] and nxt_ld``; it is written out on its own so that the ring pointer and fill level
+        # do not hang behind nxt_ld, the enable of ~270 flip-flops.
         nxt_ld.next = 0
         if not nx_ok or state == st.F_DRAIN or (credit_ok and (
                 state == st.F_HDR or (m_adv and p2[5]) or (m_ca and nxt_start_r)
