@@ -32,7 +32,6 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
     b_n = Signal(intbv(0)[16:])
     b_tag = Signal(intbv(0)[len(i_tag):])
     b_sym = Signal(intbv(0)[32:])
-    b_q = Signal(intbv(0)[15:])
     c_valid, c_hdr, c_ovr, c_first = [Signal(bool(0)) for _ in range(4)]
     c_n = Signal(intbv(0)[16:])
     c_tag = Signal(intbv(0)[len(i_tag):])
@@ -60,6 +59,8 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
             # ECP5 (:mod:`lutzip.hdl.bram_outreg`)
             c_q.next = lut1_q
     else:
+        b_q = Signal(intbv(0)[15:])   # the asynchronous read, registered in step (b)
+
         @always(clk.posedge)
         def al_lut1():
             b_q.next = lut1_q
