@@ -59,7 +59,7 @@ def _symbols_per_word(packets, ts):
 
 
 def run(n: int = 100_000, stripe_len: int = 4096, sim: str = "myhdl", names=None, workdir=None,
-        front: str = "window") -> dict:
+        front: str = "window", step: str = "adder") -> dict:
     """Benchmark each stream; returns ``{name: dict(weights, cycles, weights_per_cycle, ...)}``."""
     res = {}
     for name, (ts, words) in streams(n).items():
@@ -71,7 +71,7 @@ def run(n: int = 100_000, stripe_len: int = 4096, sim: str = "myhdl", names=None
         exp = cs.expected_words(packets, ops)
         t0 = time.perf_counter()
         if sim == "myhdl":
-            r = cs.simulate(packets, ops, W=ts.word_bits, expect_words=len(exp), FRONT=front)
+            r = cs.simulate(packets, ops, W=ts.word_bits, expect_words=len(exp), FRONT=front, STEP=step)
             got, oc, timed_out = r.words, np.asarray(r.out_cycles), r.timed_out
         else:
             from . import simulate as S
@@ -79,10 +79,10 @@ def run(n: int = 100_000, stripe_len: int = 4096, sim: str = "myhdl", names=None
                             np.array(exp, np.int64).reshape(-1, 3), {"L": 8, "W": ts.word_bits, "LUT3_DEPTH": 4096})
             wd = Path(workdir or tempfile.mkdtemp(prefix="lutzip-bench-")) / name
             core = None
-            if front != "window":
+            if front != "window" or step != "adder":
                 import functools
                 from .decoder_core import decoder_core
-                core = functools.partial(decoder_core, FRONT=front)
+                core = functools.partial(decoder_core, FRONT=front, STEP=step)
                 core.srcfile = decoder_core.srcfile
             out = S.run(sim, S.make_stimulus(vec, drain=8), wd, vec.params, core=core)
             got = [tuple(int(x) for x in row[:3]) for row in out.words]
@@ -108,11 +108,14 @@ def main(argv=None) -> int:
     ap.add_argument("--sim", default="myhdl", choices=("myhdl", "verilator", "ghdl", "icarus"))
     ap.add_argument("--stream", action="append", help="only these streams (repeatable)")
     ap.add_argument("--front", default="window", choices=("window", "vector"), help="core front end (docs/CORE.md)")
+    ap.add_argument("--step", default="adder", choices=("adder", "onehot"),
+                    help="the window front's decode step (docs/CORE.md)")
     a = ap.parse_args(argv)
-    print(f"decoder core ({a.front} front), {a.sim}, {a.n} weights per stream, stripes of {a.stripe} words, "
+    step = f", {a.step} step" if a.front == "window" else ""
+    print(f"decoder core ({a.front} front{step}), {a.sim}, {a.n} weights per stream, stripes of {a.stripe} words, "
           f"input always valid, output always ready:")
     ok = True
-    for name, r in run(a.n, a.stripe, a.sim, a.stream, front=a.front).items():
+    for name, r in run(a.n, a.stripe, a.sim, a.stream, front=a.front, step=a.step).items():
         ok &= r["bit_exact"]
         print(f"  {name:15s} {r['weights_per_cycle']:.5f} weights/cycle  ({r['weights']} weights in {r['cycles']} "
               f"cycles, {r['idle_cycles']} idle cycles over {r['stripes']} stripes; {r['bits_per_weight']:.2f} "

@@ -28,12 +28,17 @@ clk, rst                 clock, synchronous reset
 h0, h1, h2 [34]          the three oldest input FIFO entries ``marker_ok | tlast | tdata``
                          (:mod:`lutzip.hdl.input_fifo`; marker_ok = tdata[31:16] == 0x4C5A, computed on push)
 in_count                 registered number of entries in the input FIFO (0..4)
-in_pop[2]                (out, comb) entries to pop this cycle: 1 per window refill or discarded word; at a
-                         stripe start the header and the window words are taken in one cycle when present
-                         (3, or 2 for a one-word payload), else the two window words (2) or one at a time
+in_pop[2], in_pop_x      (out, comb) entries to pop this cycle, ``in_pop + in_pop_x``: ``in_pop_x`` = 1 for the
+                         refill of a decode step (late: it depends on LUT1's c+k), ``in_pop`` for a discarded
+                         word or at a stripe start, where the header and the window words are taken in one
+                         cycle when present (3, or 2 for a one-word payload), else the two window words (2)
+                         or one at a time
 lut1_addr[L], lut1_q[15] (out) LUT1 address, (in) the LUT1 entry of the current prefix: with
                          ``LUT1_SYNC`` (block RAM, registered read) the address is the next state's prefix,
                          else (asynchronous read, distributed RAM) the current prefix
+lut1_oh[OH], lut1_re     (in, optional, with ``LUT1_SYNC``) the entry's ``c+k`` one-hot
+                         (:mod:`lutzip.hdl.lut1_table`, ``OH = onehot_width(L)``), (out) LUT1's read enable
+                         (low while the loop stalls): see "One-hot step" below
 credit_ok                registered: room downstream for one more token
 flush, flush_tag[T]      one-cycle pulse from the count stage: the stripe with this tag is finished
 t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[3]
@@ -41,6 +46,19 @@ t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[
                          symbol (t_sym = 32 bits at the pointer, t_ferr = 3 invalid prefix, 4 overrun;
                          t_first on a stripe's first symbol, with t_n = n - 1 and t_tag of its header)
 idle                     (out) waiting for a header
+
+One-hot step (``lut1_oh`` given; what iCE40 builds)
+-------------------------------------------------
+The step's next state is not computed as ``(hi:lo:next word) << (ptr + c+k)`` (an adder, then a 7-bit
+shifter: 8 LUT levels from ``ptr`` on iCE40) but in two AND-OR selects of at most 32 terms each (3 LUT4
+levels each): ``X`` = the ``XB`` bits at the pointer, selected from the window by a one-hot copy of ``ptr``
+(flip-flops, no LUT1 involved), then the next ``vwin`` (the ``VB`` bits at the next pointer; ``sym_top`` is
+its top 32) = ``X << c+k`` selected by LUT1's one-hot ``c+k``; the next LUT1 address = ``vwin << c+k``
+selected the same way from the ``vwin`` register (3 levels after the RAM). The one-hot pointer advances by
+the same AND-OR (a rotation). Loads and holds enter as one more OR term (``b*``, from registers); the
+one-hot ``c+k`` is gated by ``s_run`` (registers, 2 levels, ready before the RAM output). In a flush
+cycle these registers may take any value: the next header load sets them. ``c+k`` is limited to
+``OH = L + 16`` (the longest valid symbol; longer entries are invalid prefixes, error 3).
 
 For N interleaved stripes, N copies of the window registers share one LUT1 read port in turn (each lane's
 loop then has N cycles); the token gains a lane number.
@@ -50,9 +68,31 @@ from myhdl import Signal, always_comb, always_seq, block, concat, enum, intbv, m
 MARKER = 0x4C5A
 
 
+def onehot_widths(L):
+    """(OH, VB, XB) of the one-hot step for L-bit LUT1 addresses: OH = longest valid ``c+k`` (= LUT1's one-hot
+    width), VB = bits kept at the pointer (>= 32, and enough for the next prefix after OH bits), XB = bits
+    selected at the pointer for the step. OH = 0 where XB exceeds what ``hi:lo:next word`` holds past any
+    pointer (65 bits; L >= 12)."""
+    oh = min(32, L + 16)
+    vb = max(32, oh + L)
+    xb = oh + vb
+    return (oh, vb, xb) if xb <= 65 else (0, vb, xb)
+
+
+def onehot_width(L):
+    """Width of LUT1's one-hot ``c+k`` copy used by the block-RAM bit window (0: not used at this L)."""
+    return onehot_widths(L)[0]
+
+
 @block
-def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
-               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, L=8, LUT1_SYNC=True):
+def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
+               t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, lut1_oh=None, lut1_re=None,
+               L=8,
+               LUT1_SYNC=True):
+    OH, VB, XB = onehot_widths(L)
+    ONEHOT = LUT1_SYNC and lut1_oh is not None
+    if ONEHOT and (OH == 0 or len(lut1_oh) != OH or lut1_re is None):
+        raise ValueError(f"bit_window: lut1_oh must have onehot_width(L) = {OH} bits (L = {L})")
     st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
     state = Signal(st.F_HDR)
     hi = Signal(intbv(0)[32:])
@@ -90,7 +130,11 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
     pend_n = Signal(intbv(0)[16:])
     tag = Signal(modbv(0)[len(t_tag):])
     tag1 = Signal(modbv(0)[len(t_tag):])
+    lo_zero = Signal(intbv(0)[32:])   # constant 0
     chain = Signal(bool(0))    # the n-th symbol is issued now and the next stripe starts in the same cycle
+    sc0 = Signal(bool(1))      # register: scount == 0
+    es_n = Signal(bool(0))     # end_seen's next value
+    fl_raw, fl_q, chg_q = [Signal(bool(0)) for _ in range(3)]
 
     @always_comb
     def fw_input():
@@ -241,14 +285,31 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
         else:
             avail.next = 0
 
-    @always_comb
-    def fw_err():
-        if not lut1_q[14] or tot > 32:
-            d_err.next = 3
-        elif tot > avail:
-            d_err.next = 4
-        else:
-            d_err.next = 0
+    if ONEHOT:
+        oh_nz = Signal(bool(0))
+
+        @always_comb
+        def fw_oh_nz():
+            # the one-hot c+k is zero for invalid entries and for c+k outside 1..OH
+            oh_nz.next = lut1_oh != 0
+
+        @always_comb
+        def fw_err():
+            if not oh_nz:
+                d_err.next = 3
+            elif tot > avail:
+                d_err.next = 4
+            else:
+                d_err.next = 0
+    else:
+        @always_comb
+        def fw_err():
+            if not lut1_q[14] or tot > 32:
+                d_err.next = 3
+            elif tot > avail:
+                d_err.next = 4
+            else:
+                d_err.next = 0
 
     @always_comb
     def fw_tag():
@@ -256,7 +317,14 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
 
     @always_comb
     def fw_flush():
-        fl.next = flush and flush_tag == tag and (state == st.F_RUN or state == st.F_WAIT)
+        fl_raw.next = flush and flush_tag == tag and (state == st.F_RUN or state == st.F_WAIT)
+        # the flush acts one cycle later (from flip-flops), unless the stripe ended meanwhile
+        fl.next = fl_q and not chg_q and (state == st.F_RUN or state == st.F_WAIT)
+
+    @always_seq(clk.posedge, reset=rst)
+    def fw_flush_reg():
+        fl_q.next = fl_raw
+        chg_q.next = chain
 
     @always_comb
     def fw_go():
@@ -264,7 +332,12 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
 
     @always_comb
     def fw_chain():
-        chain.next = go and scount == 0 and end_seen and (start2 or start3)
+        chain.next = go and sc0 and end_seen and (start2 or start3)
+
+    @always_comb
+    def fw_pop_x():
+        # the refill's pop, decided late (ptr + c+k >= 32): the input FIFO selects it with one 2:1 per bit
+        in_pop_x.next = go and np[5] and not end_seen
 
     @always_comb
     def fw_pop():
@@ -288,9 +361,7 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
             else:
                 in_pop.next = 0
         elif state == st.F_RUN:
-            if go and np[5] and not end_seen:
-                in_pop.next = 1
-            elif chain and start3:
+            if chain and start3:
                 in_pop.next = 3
             elif chain:
                 in_pop.next = 2
@@ -308,7 +379,13 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
     def fw_idle():
         idle.next = state == st.F_HDR
 
-    if LUT1_SYNC:
+    if ONEHOT:
+        @always_seq(clk.posedge, reset=rst)
+        def fw_win_regs():
+            hi.next = hi_n
+            lo.next = lo_n
+            ptr.next = ptr_n
+    elif LUT1_SYNC:
         @always_seq(clk.posedge, reset=rst)
         def fw_win_regs():
             hi.next = hi_n
@@ -327,9 +404,39 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
         def fw_cur_sym():
             sym_top.next = sh[64:32]
 
+    @always_comb
+    def fw_es_next():
+        # end_seen's next value: the window's last word is the stripe's last (zeros follow)
+        es_n.next = end_seen
+        if fl:
+            pass
+        elif state == st.F_HDR:
+            if in_nonempty and credit_ok and not hdr_bad:
+                if start3:
+                    es_n.next = h2[32]
+                elif start2:
+                    es_n.next = 1
+                else:
+                    es_n.next = in_last
+        elif state == st.F_LOAD:
+            if fast2:
+                es_n.next = h1[32]
+            elif in_nonempty and not end_seen:
+                es_n.next = in_last
+        elif state == st.F_RUN:
+            if go:
+                if chain:
+                    if start3:
+                        es_n.next = h2[32]
+                    else:
+                        es_n.next = 1
+                elif np[5] and not end_seen:
+                    es_n.next = in_last
+
     @always_seq(clk.posedge, reset=rst)
     def fw_regs():
         t_valid.next = 0
+        end_seen.next = es_n
         if fl:
             if end_seen:
                 state.next = st.F_HDR
@@ -352,27 +459,24 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                     pend_n.next = in_data[16:0]
                     tag.next = tag1
                     scount.next = in_data[16:0]
+                    sc0.next = in_data[16:0] == 0
                     nload.next = 0
                     if start3:
                         hi_ok.next = 1
                         lo_ok.next = 1
-                        end_seen.next = h2[32]
                         state.next = st.F_RUN
                     elif start2:
                         hi_ok.next = 1
                         lo_ok.next = 0
-                        end_seen.next = 1
                         state.next = st.F_RUN
                     else:
                         state.next = st.F_LOAD
-                        end_seen.next = in_last
                         hi_ok.next = 0
                         lo_ok.next = 0
         elif state == st.F_LOAD:
             if fast2:
                 hi_ok.next = 1
                 lo_ok.next = 1
-                end_seen.next = h1[32]
                 state.next = st.F_RUN
             elif in_nonempty or end_seen:
                 hi_ok.next = lo_ok
@@ -380,7 +484,6 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                     lo_ok.next = 0
                 else:
                     lo_ok.next = 1
-                    end_seen.next = in_last
                 nload.next = 1
                 if nload:
                     state.next = st.F_RUN
@@ -402,8 +505,7 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                         lo_ok.next = 0
                     else:
                         lo_ok.next = 1
-                        end_seen.next = in_last
-                if scount == 0:
+                if sc0:
                     # n-th symbol: every symbol stands for >= 1 word, so the stripe is certainly over (an
                     # error in this symbol is reported by the count stage; its flush comes with the old tag)
                     if chain:
@@ -412,28 +514,192 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit
                         pend_n.next = in_data[16:0]
                         tag.next = tag1
                         scount.next = in_data[16:0]
+                        sc0.next = in_data[16:0] == 0
                         hi_ok.next = 1
                         if start3:
                             lo_ok.next = 1
-                            end_seen.next = h2[32]
                         else:
                             lo_ok.next = 0
-                            end_seen.next = 1
                     elif end_seen or (np[5] and in_last):
                         state.next = st.F_HDR
                     else:
                         state.next = st.F_DRAIN
                 else:
                     scount.next = scount - 1
+                    sc0.next = scount == 1
                     if d_err != 0:
                         state.next = st.F_WAIT
         elif state == st.F_DRAIN:
             if in_nonempty and in_last:
                 state.next = st.F_HDR
 
-    if LUT1_SYNC:
+    if ONEHOT:
+        ptr_oh = Signal(intbv(1)[32:])    # register: one-hot ptr
+        ptr_ohx = Signal(intbv(1)[32:])   # register: ptr_oh while the next input word is part of the stripe
+        vwin = Signal(intbv(0)[VB:])      # register: the VB bits at the pointer (sym_top = the top 32)
+        ptr_oh_n = Signal(intbv(0)[32:])
+        ptr_ohx_n = Signal(intbv(0)[32:])
+        vwin_n = Signal(intbv(0)[VB:])
+        hl0 = Signal(intbv(0)[96:])
+        x0 = Signal(intbv(0)[96:])
+        xv = Signal(intbv(0)[XB:])
+        s_run = Signal(bool(0))
+        stall = Signal(bool(0))
+        np_lo = Signal(intbv(0)[5:])
+        es_ld = Signal(bool(0))
+        dhg = Signal(intbv(0)[OH:])
+        ld = Signal(bool(0))
+        ldw = Signal(intbv(0)[64:])
+        bv = Signal(intbv(0)[VB:])
+        bp = Signal(intbv(0)[L:])
+
+        @always_comb
+        def fw_oh_cat():
+            v = intbv(0)[96:]
+            v[96:64] = hi
+            v[64:32] = lo
+            hl0.next = v
+            w = intbv(0)[96:]
+            w[32:0] = h0[32:0]
+            x0.next = w
+
+        @always_comb
+        def fw_oh_x():
+            # X = bits [ptr, ptr + XB) of hi:lo:next word (zeros past the stripe's last word: ptr_ohx)
+            acc = intbv(0)[XB:]
+            t = modbv(0)[96:]
+            for i in range(32):
+                if ptr_oh[i]:
+                    t[:] = hl0 << i
+                    acc[:] = acc | t[96:96 - XB]
+                if ptr_ohx[i]:
+                    t[:] = x0 << i
+                    acc[:] = acc | t[96:96 - XB]
+            xv.next = acc
+
+        @always_comb
+        def fw_oh_run():
+            # in RUN and not at the n-th symbol of a stripe whose last word is in: a step is the only way on
+            # (from three flip-flops; a stall holds the registers by their enable, a flush is not looked
+            # at: after it the next header load sets them)
+            s_run.next = state == st.F_RUN and not (sc0 and end_seen)
+            stall.next = state == st.F_RUN and not go
+            np_lo.next = np[5:]
+
+        @always_comb
+        def fw_oh_gate():
+            if s_run:
+                dhg.next = lut1_oh
+            else:
+                dhg.next = 0
+
+
+        @always_comb
+        def fw_oh_load():
+            # a load: the window after it (pointer 0), from registers (as fw_win_next)
+            ld.next = 0
+            ldw.next = 0
+            es_ld.next = 0
+            if state == st.F_HDR:
+                if in_nonempty and credit_ok and not hdr_bad:
+                    ld.next = 1
+                    if start3:
+                        ldw.next = concat(h1[32:0], h2[32:0])
+                        es_ld.next = h2[32]
+                    elif start2:
+                        ldw.next = concat(h1[32:0], lo_zero)
+                        es_ld.next = 1
+                    else:
+                        es_ld.next = in_last
+            elif state == st.F_LOAD:
+                if fast2:
+                    ld.next = 1
+                    ldw.next = concat(h0[32:0], h1[32:0])
+                    es_ld.next = h1[32]
+                elif in_nonempty or end_seen:
+                    ld.next = 1
+                    ldw.next = concat(lo, xw)
+                    es_ld.next = end_seen or in_last
+            elif state == st.F_RUN:
+                if credit_ok and end_seen and sc0 and (start2 or start3):
+                    ld.next = 1
+                    if start3:
+                        ldw.next = concat(h1[32:0], h2[32:0])
+                        es_ld.next = h2[32]
+                    else:
+                        ldw.next = concat(h1[32:0], lo_zero)
+                        es_ld.next = 1
+
+        @always_comb
+        def fw_oh_b():
+            # the OR term of loads and holds (zero in a step, whose value comes from the AND-OR)
+            if ld:
+                bv.next = ldw[64:64 - VB]
+                bp.next = ldw[64:64 - L]
+            elif state == st.F_RUN:
+                bv.next = 0
+                bp.next = 0
+            else:
+                bv.next = vwin
+                bp.next = vwin[VB:VB - L]
+
+        @always_comb
+        def fw_oh_step():
+            # AND-OR by the one-hot c+k: next bits at the pointer and next LUT1 address
+            av = intbv(0)[VB:]
+            ap = intbv(0)[L:]
+            t = modbv(0)[XB:]
+            u = modbv(0)[VB:]
+            for d in range(OH):
+                if dhg[d]:
+                    t[:] = xv << (d + 1)
+                    av[:] = av | t[XB:XB - VB]
+                    u[:] = vwin << (d + 1)
+                    ap[:] = ap | u[VB:VB - L]
+            vwin_n.next = av | bv
+            pref_n.next = ap | bp
+
+        @always_comb
+        def fw_oh_ptr():
+            # one-hot copies of the next pointer (decoded from the adder's result, off the AND-OR path); in
+            # RUN only a step or a stripe chain (load) matter (a stall holds by the enable)
+            v = intbv(0)[32:]
+            v[np_lo] = 1
+            ptr_oh_n.next = ptr_oh
+            ptr_ohx_n.next = ptr_ohx
+            if ld:
+                ptr_oh_n.next = 1
+                if es_ld:
+                    ptr_ohx_n.next = 0
+                else:
+                    ptr_ohx_n.next = 1
+            elif state == st.F_RUN:
+                ptr_oh_n.next = v
+                if end_seen or (np[5] and in_last):
+                    ptr_ohx_n.next = 0
+                else:
+                    ptr_ohx_n.next = v
+
+        @always_comb
+        def fw_oh_sym():
+            sym_top.next = vwin[VB:VB - 32]
+
+        @always_seq(clk.posedge, reset=rst)
+        def fw_oh_regs():
+            if not stall:
+                vwin.next = vwin_n
+                ptr_oh.next = ptr_oh_n
+                ptr_ohx.next = ptr_ohx_n
+
+        @always_comb
+        def fw_oh_re():
+            lut1_re.next = not stall
+
+        extra = (fw_oh_nz, fw_xword, fw_oh_cat, fw_oh_x, fw_oh_run, fw_oh_gate, fw_oh_load, fw_oh_b, fw_oh_step,
+                 fw_oh_ptr, fw_oh_sym, fw_oh_regs, fw_oh_re)
+    elif LUT1_SYNC:
         extra = (fw_xword, fw_v96, fw_vshift, fw_pref_next)
     else:
         extra = (fw_cur_concat, fw_cur_shift, fw_cur_sym)
-    return extra + (fw_input, fw_start, fw_win_next, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush,
-            fw_go, fw_chain, fw_pop, fw_idle, fw_win_regs, fw_regs)
+    return extra + (fw_input, fw_start, fw_win_next, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush, fw_flush_reg,
+            fw_go, fw_chain, fw_pop_x, fw_pop, fw_idle, fw_win_regs, fw_es_next, fw_regs)

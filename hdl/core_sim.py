@@ -95,7 +95,7 @@ class SimResult:
 
 def simulate(packets, ops, L=8, W=16, LUT3_DEPTH=4096, in_gap=0.0, out_stall=0.0, seed=0,
              max_cycles=None, expect_words=None, trace=False, reset_after_tables=False, LUT1_RAM="block",
-             FRONT="window"):
+             FRONT="window", STEP="adder"):
     """Run the MyHDL core on ``packets`` (lists of u32) after the table writes ``ops``.
 
     ``in_gap`` / ``out_stall``: probability that ``s_axis_tvalid`` is low / ``m_axis_tready`` is low in a cycle.
@@ -133,7 +133,8 @@ def simulate(packets, ops, L=8, W=16, LUT3_DEPTH=4096, in_gap=0.0, out_stall=0.0
     def bench():
         dut = decoder_core(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, m_tdata, m_tvalid, m_tready,
                            m_tlast, m_tuser, tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
-                           L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT)
+                           L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT,
+                           STEP=STEP)
 
         @instance
         def clkgen():

@@ -33,6 +33,7 @@ from .expand_stage import expand_stage
 from .front_vector import front_vector
 from .front_window import front_window
 from .index_stage import index_stage
+from .bit_window import onehot_width
 from .lut1_table import lut1_table
 from .lut2_stage import lut2_stage
 from .lut3_ram import lut3_ram
@@ -50,7 +51,9 @@ def decoder_core(clk, rst,
                  m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  err_valid, err_code, busy,
-                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window"):
+                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window", STEP="adder"):
+    if STEP not in ("adder", "onehot"):
+        raise ValueError(f"STEP = {STEP!r}: 'adder' or 'onehot'")
     if LUT1_RAM not in ("block", "distributed"):
         raise ValueError(f"LUT1_RAM = {LUT1_RAM!r}: 'block' or 'distributed'")
     if FRONT not in ("window", "vector"):
@@ -119,7 +122,13 @@ def decoder_core(clk, rst,
     lut1_q = Signal(intbv(0)[15:])
     tok_issued = Signal(bool(0))   # F issued a token last cycle (counted against the symbol-FIFO credits)
     f_inflight = Signal(bool(0))   # tokens between F and S2 (vector front)
-    lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, L=L, SYNC=lut1_sync)
+    # the window front with block-RAM LUT1 steps by a one-hot c+k stored beside each entry (bit_window)
+    # (STEP="onehot"; where it applies: window front, block-RAM LUT1, L <= 11, else the adder step)
+    n_oh = onehot_width(L) if (STEP == "onehot" and lut1_sync and not vector) else 0
+    lut1_oh = Signal(intbv(0)[n_oh:]) if n_oh else None
+    lut1_re = Signal(bool(1)) if n_oh else None
+    lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, lut1_oh, lut1_re, L=L, SYNC=lut1_sync,
+                      OH=n_oh)
     if vector:
         front = front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                               lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
@@ -129,7 +138,8 @@ def decoder_core(clk, rst,
         front = front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                               lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                               t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
-                              tok_issued, f_inflight, L=L, LUT1_SYNC=lut1_sync)
+                              tok_issued, f_inflight, lut1_oh=lut1_oh, lut1_re=lut1_re, L=L,
+                              LUT1_SYNC=lut1_sync)
 
     # ---------------------------------------------------------------- S2, S3
     t2_valid, t2_hdr = Signal(bool(0)), Signal(bool(0))
@@ -166,13 +176,14 @@ def decoder_core(clk, rst,
     sym_fifo = sync_fifo(clk, rst, c_push, c_data, sf_pop, sf_rdata, sf_count, DEPTH=sf_depth)
 
     sf_credit_r = Signal(bool(0))
+    reg_credit = vector or n_oh > 0   # fronts whose control starts from flip-flops
     sf_pop_q = Signal(bool(0))
     sf_pop_c = Signal(bool(0))
 
     @always_comb
     def sf_flags():
         sf_nonempty.next = sf_count != 0
-        if vector:
+        if reg_credit:
             # registered (one cycle late, so one entry more of margin): F's control starts from flip-flops
             sf_credit.next = sf_credit_r
         else:

@@ -8,6 +8,7 @@ Interface
 clk, rst                 clock, synchronous reset
 s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast   the core's input stream
 lut1_addr, lut1_q        LUT1 read port (:mod:`lutzip.hdl.lut1_table`)
+lut1_oh, lut1_re         LUT1's one-hot ``c+k`` and (out) read enable (optional; :mod:`lutzip.hdl.bit_window`, "One-hot step")
 credit_ok, flush, flush_tag   flow control and stripe flush from the count stage
 t1_*                     (out) token for S2 (:mod:`lutzip.hdl.lut2_stage`)
 idle                     (out) waiting for a header
@@ -24,10 +25,12 @@ from .input_fifo import input_fifo
 @block
 def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_addr, lut1_q,
                  credit_ok, flush, flush_tag, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n,
-                 t1_tag, idle, tok_issued, inflight, L=8, LUT1_SYNC=True):
+                 t1_tag, idle, tok_issued, inflight, lut1_oh=None, lut1_re=None, L=8,
+                 LUT1_SYNC=True):
     in_push = Signal(bool(0))
     in_wdata = Signal(intbv(0)[34:])  # marker_ok | tlast | tdata (marker_ok: the word is a good header)
     in_pop = Signal(intbv(0)[2:])
+    in_pop_x = Signal(bool(0))
     h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
     in_count = Signal(intbv(0, min=0, max=IN_DEPTH + 1))
     in_ready = Signal(bool(0))
@@ -47,11 +50,12 @@ def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
     def in_ready_out():
         s_axis_tready.next = in_ready and not rst
 
-    in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, SHIFT=LUT1_SYNC)
+    in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, pop_x=in_pop_x,
+                         SHIFT=LUT1_SYNC)
 
-    front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
-                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, idle, L=L,
-                       LUT1_SYNC=LUT1_SYNC)
+    front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
+                       t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, idle,
+                       lut1_oh=lut1_oh, lut1_re=lut1_re, L=L, LUT1_SYNC=LUT1_SYNC)
 
     @always_comb
     def wf_issued():

@@ -17,6 +17,9 @@ Interface
 clk, rst                 clock, synchronous reset (storage is not reset)
 wr, wdata[N]             push (caller checks ``count < 4``, i.e. ``s_axis_tready``); any width N
 pop[2]                   number of entries to pop this cycle (<= count)
+pop_x                    (optional) pop one more entry (pop + pop_x <= count): for a pop decided late in the
+                         cycle; with ``SHIFT`` each slot selects between its candidates for ``pop`` and
+                         ``pop + 1`` (prepared from ``count`` and ``pop``) by ``pop_x`` alone
 h0, h1, h2 [N]           the oldest, second and third entry (valid when count > 0, 1, 2)
 count                    registered number of entries, 0..4
 """
@@ -26,21 +29,25 @@ DEPTH = 4
 
 
 @block
-def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, SHIFT=True):
+def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, SHIFT=True):
+    if pop_x is None:
+        pop_x = Signal(bool(0))
 
     @always_seq(clk.posedge, reset=rst)
     def ififo_count():
-        if wr:
+        if wr and not pop_x:
             count.next = count + 1 - pop
-        else:
+        elif wr or not pop_x:
             count.next = count - pop
+        else:
+            count.next = count - pop - 1
 
     if SHIFT:
         n = len(wdata)
         s3 = Signal(modbv(0)[n:])
         g0, g1, g2, g3 = [Signal(bool(0)) for _ in range(4)]
         # what each slot takes for pop = 0, 1, 2, 3, from registers only (the pop count comes late in the
-        # cycle, from the bit window's loop: it only drives a 4:1 multiplexer per bit)
+        # cycle: it only drives a 4:1 multiplexer per bit, and pop_x, later still, one 2:1)
         a0, a1, a2, a3 = [Signal(modbv(0)[n:]) for _ in range(4)]
         b0, b1, b2 = [Signal(modbv(0)[n:]) for _ in range(3)]
         c0, c1 = [Signal(modbv(0)[n:]) for _ in range(2)]
@@ -67,30 +74,63 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, SHIFT=True):
             c1.next = s3 if g3 else wdata
             d0.next = s3 if g3 else wdata
 
+        # each slot's value for pop (e*) and for pop + 1 (f*): 4:1 multiplexers by the early pop count
+        e0, e1, e2, e3 = [Signal(modbv(0)[n:]) for _ in range(4)]
+        f0, f1, f2, f3 = [Signal(modbv(0)[n:]) for _ in range(4)]
+
+        @always_comb
+        def ififo_sel():
+            if pop == 0:
+                e0.next = a0
+                e1.next = b0
+                e2.next = c0
+                e3.next = d0
+                f0.next = a1
+                f1.next = b1
+                f2.next = c1
+                f3.next = wdata
+            elif pop == 1:
+                e0.next = a1
+                e1.next = b1
+                e2.next = c1
+                e3.next = wdata
+                f0.next = a2
+                f1.next = b2
+                f2.next = wdata
+                f3.next = wdata
+            elif pop == 2:
+                e0.next = a2
+                e1.next = b2
+                e2.next = wdata
+                e3.next = wdata
+                f0.next = a3
+                f1.next = wdata
+                f2.next = wdata
+                f3.next = wdata
+            else:
+                e0.next = a3
+                e1.next = wdata
+                e2.next = wdata
+                e3.next = wdata
+                f0.next = a3
+                f1.next = wdata
+                f2.next = wdata
+                f3.next = wdata
+
         @always(clk.posedge)
         def ififo_shift():
-            if pop == 0:
-                h0.next = a0
-                h1.next = b0
-                h2.next = c0
-                s3.next = d0
-            elif pop == 1:
-                h0.next = a1
-                h1.next = b1
-                h2.next = c1
-                s3.next = wdata
-            elif pop == 2:
-                h0.next = a2
-                h1.next = b2
-                h2.next = wdata
-                s3.next = wdata
+            if pop_x:
+                h0.next = f0
+                h1.next = f1
+                h2.next = f2
+                s3.next = f3
             else:
-                h0.next = a3
-                h1.next = wdata
-                h2.next = wdata
-                s3.next = wdata
+                h0.next = e0
+                h1.next = e1
+                h2.next = e2
+                s3.next = e3
 
-        return ififo_count, ififo_kept, ififo_cand, ififo_shift
+        return ififo_count, ififo_kept, ififo_cand, ififo_sel, ififo_shift
 
     mem = [Signal(modbv(0)[len(wdata):]) for _ in range(DEPTH)]
     wp = Signal(modbv(0)[2:])
@@ -107,7 +147,10 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, SHIFT=True):
     def ififo_ptrs():
         if wr:
             wp.next = wp + 1
-        rp.next = rp + pop
+        if pop_x:
+            rp.next = rp + pop + 1
+        else:
+            rp.next = rp + pop
 
     @always_comb
     def ififo_idx():

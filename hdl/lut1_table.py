@@ -10,8 +10,14 @@ raddr, rdata    synchronous read: ``rdata`` holds ``LUT1[raddr]`` one clock afte
                 RAM output -> c+k -> next pointer / window -> prefix -> RAM address.
                 ``SYNC=False``: asynchronous read (distributed RAM); the bit window then addresses it with
                 its registered current prefix: the same loop with the register before the RAM.
+re              (with ``OH``) read enable: while low the outputs keep their entry
+rdata_oh        (``OH`` > 0, synchronous read only) the entry's ``c+k`` one-hot: bit ``d - 1`` set for
+                ``c+k = d``, 1 <= d <= OH, on a valid entry; all zero otherwise. Derived from ``wdata``
+                when the entry is written and stored beside it (block RAM), so the bit window can shift by
+                ``c+k`` with an AND-OR instead of an adder and a multiplexer tree (iCE40).
 L               address bits (2^L entries)
 SYNC            True: synchronous read (block RAM), False: asynchronous read (distributed RAM / LUTs)
+OH              width of ``rdata_oh`` (0: no one-hot copy)
 
 Contents survive reset. For N interleaved stripes each lane gets its own read port (or copy) of this table.
 """
@@ -19,8 +25,10 @@ from myhdl import Signal, always, always_comb, block, intbv
 
 
 @block
-def lut1_table(clk, we, waddr, wdata, raddr, rdata, L=8, SYNC=True):
+def lut1_table(clk, we, waddr, wdata, raddr, rdata, rdata_oh=None, re=None, L=8, SYNC=True, OH=0):
     mem = [Signal(intbv(0)[15:]) for _ in range(1 << L)]
+    if OH and (not SYNC or re is None):
+        raise ValueError("LUT1: the one-hot copy (OH) needs the synchronous read and a read enable")
 
     if not SYNC:
         @always(clk.posedge)
@@ -33,6 +41,30 @@ def lut1_table(clk, we, waddr, wdata, raddr, rdata, L=8, SYNC=True):
             rdata.next = mem[raddr]
 
         return lut1_write, lut1_read
+
+    if OH:
+        mem_oh = [Signal(intbv(0)[OH:]) for _ in range(1 << L)]
+        woh = Signal(intbv(0)[OH:])
+
+        @always_comb
+        def lut1_onehot():
+            v = intbv(0)[OH:]
+            for d in range(OH):
+                if wdata[14] and wdata[6:0] == d + 1:
+                    v[d] = 1
+            woh.next = v
+
+        @always(clk.posedge)
+        def lut1_port():
+            # no read while writing: the ports never collide, so synthesis needs no bypass logic after the RAM
+            if we:
+                mem[waddr].next = wdata
+                mem_oh[waddr].next = woh
+            elif re:
+                rdata.next = mem[raddr]
+                rdata_oh.next = mem_oh[raddr]
+
+        return lut1_onehot, lut1_port
 
     @always(clk.posedge)
     def lut1_port():

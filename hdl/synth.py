@@ -333,7 +333,7 @@ def _critical_path(rep, fmax):
 
 # -------------------------------------------------------------------------------------------------- flow
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
-          core=None, keep=None, front=None, more_seeds=()):
+          core=None, keep=None, front=None, more_seeds=(), step=None):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -342,6 +342,8 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     or ``keep``). ``more_seeds``: place and route the same netlist again with each of these seeds; their
     results are in ``more`` (a list of dicts like this one, sharing the synthesis fields; nextpnr's files in
     ``seed<N>/`` of the build directory), so the seeds compare placements of one netlist.
+    ``step``: the window front's decode step (``decoder_core`` ``STEP``); default ``"onehot"`` on the
+    iCE40 HX8K (faster, ~1800 LUT4 more), else ``"adder"``.
     """
     if target not in TARGETS:
         raise UnsupportedError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
@@ -354,6 +356,8 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     try:
         if front is None:   # ECP5: the vector front (fast, 32 TL block RAMs); iCE40: the small window front
             front = "vector" if t.family == "ecp5" else "window"
+        if step is None:    # the HX8K has room for the one-hot step's AND-OR selects; the UP5K does not
+            step = "onehot" if target == "ice40-hx8k" and front == "window" else "adder"
         if core is None:
             import functools
             from .decoder_core import decoder_core
@@ -361,7 +365,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
             # vector front reads it outside the loop, registered, so the block RAM needs no bypass logic and
             # gets its output register; iCE40 has no LUT RAM
             ram = "distributed" if t.family == "ecp5" and front == "window" else "block"
-            core = functools.partial(decoder_core, LUT1_RAM=ram, FRONT=front)
+            core = functools.partial(decoder_core, LUT1_RAM=ram, FRONT=front, STEP=step)
         v = convert_verilog(build_dir, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, core=core)
         selects = 0
         if t.family == "ecp5":  # the vector front's loop multiplexers from slice primitives (ecp5_select)
@@ -378,7 +382,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
             ys["cells"]["TRELLIS_FF"] = ys["cells"].get("TRELLIS_FF", 0) - moved
         ffs = ff_by_block(netlist, "decoder_core")
         res = {"target": target, "part": t.part,
-               "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, "FRONT": front},
+               "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, "FRONT": front, "STEP": step},
                "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family), "bram_outregs": outregs,
                "select64_mapped": selects,
                "memories": ys["memories"], "ff_by_block": ffs,
@@ -414,7 +418,8 @@ def format_result(r) -> str:
     """Human readable summary of a :func:`synth` result."""
     res = r["resources"]
     lines = [f"target   {r['target']}  ({r['part']})  L={r['params']['L']} W={r['params']['W']} "
-             f"LUT3_DEPTH={r['params']['LUT3_DEPTH']}",
+             f"LUT3_DEPTH={r['params']['LUT3_DEPTH']}  front={r['params'].get('FRONT', '?')}"
+             + (f" step={r['params']['STEP']}" if r['params'].get('FRONT') == "window" and 'STEP' in r['params'] else ""),
              "cells    " + "  ".join(f"{k.upper()}={v}" for k, v in res.items() if v or k in ("lut", "ff", "bram"))]
     if r.get("memories"):
         lines.append("memories " + "  ".join(f"{k}: {v.strip('$_') if v != 'logic' else 'LOGIC (not RAM)'}"
@@ -449,7 +454,7 @@ def _cmd_synth(args) -> int:
     # one synthesis; every seed places and routes that same netlist
     bd = Path(args.out) / args.target if args.out else None
     first = synth(args.target, L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, seed=seeds[0],
-                  freq_mhz=args.freq, pnr=not args.no_pnr, build_dir=bd, front=args.front,
+                  freq_mhz=args.freq, pnr=not args.no_pnr, build_dir=bd, front=args.front, step=args.step,
                   more_seeds=seeds[1:] if not args.no_pnr else ())
     results = [first] + first.pop("more", [])
     if args.json:
@@ -478,6 +483,8 @@ def register_synth(hdl_subparsers):
     p.add_argument("--lut3-depth", type=int, default=4096, help="LUT3 entries (default 4096)")
     p.add_argument("--front", choices=("window", "vector"),
                    help="core front end (default: vector on ECP5, window on iCE40; docs/CORE.md)")
+    p.add_argument("--step", choices=("adder", "onehot"),
+                   help="window front's decode step (default: onehot on ice40-hx8k, else adder; docs/CORE.md)")
     p.add_argument("--no-pnr", action="store_true", help="stop after yosys")
     p.add_argument("--out", help="keep the build files in this directory")
     p.set_defaults(func=_cmd_synth)

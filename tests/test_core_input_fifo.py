@@ -1,4 +1,5 @@
-"""The core's input FIFO (both implementations) against a Python model: random pushes and 0..3-word pops."""
+"""The core's input FIFO (both implementations) against a Python model: random pushes and 0..3-word pops, split
+between the early pop count and the late ``pop_x`` bit."""
 from collections import deque
 
 import numpy as np
@@ -9,7 +10,7 @@ from lutzip.hdl.input_fifo import DEPTH, input_fifo
 
 
 @block
-def _bench(shift, seed, cycles, log):
+def _bench(shift, seed, cycles, log, late=False):
     clk = Signal(bool(0))
     rst = ResetSignal(1, active=1, isasync=False)
     wr = Signal(bool(0))
@@ -17,7 +18,8 @@ def _bench(shift, seed, cycles, log):
     pop = Signal(intbv(0)[2:])
     h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
     count = Signal(intbv(0, min=0, max=DEPTH + 1))
-    dut = input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, SHIFT=shift)
+    pop_x = Signal(bool(0))
+    dut = input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=pop_x if late else None, SHIFT=shift)
     rng = np.random.default_rng(seed)
 
     @instance
@@ -39,7 +41,9 @@ def _bench(shift, seed, cycles, log):
             p = int(rng.integers(0, min(3, len(model)) + 1))
             w = len(model) < DEPTH and rng.random() < 0.7
             d = int(rng.integers(0, 1 << 34))
-            pop.next = p
+            x = late and p > 0 and rng.random() < 0.5   # one of the p pops comes as pop_x
+            pop.next = p - int(x)
+            pop_x.next = x
             wr.next = w
             wdata.next = d
             yield delay(1)
@@ -56,10 +60,11 @@ def _bench(shift, seed, cycles, log):
     return dut, stim
 
 
+@pytest.mark.parametrize("late", [False, True])
 @pytest.mark.parametrize("shift", [True, False])
-def test_input_fifo_matches_model(shift):
+def test_input_fifo_matches_model(shift, late):
     log = []
-    inst = _bench(shift, 7 if shift else 8, 3000, log)
+    inst = _bench(shift, 7 if shift else 8, 3000, log, late=late)
     try:
         inst.run_sim(quiet=1)
     finally:

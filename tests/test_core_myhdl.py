@@ -14,10 +14,12 @@ ZT = TableSet(16, [ClassSpec(1, ZRUN, 5, 0), ClassSpec(2, LUT, 2, 0), ClassSpec(
               np.array([0, 1, 0xFFFF, 2], np.uint16))
 
 
-@pytest.fixture(params=["window", "vector"])
+@pytest.fixture(params=["window", "vector", "window-onehot"])
 def front(request):
-    """Both front ends of the core (docs/CORE.md): same ports, same words, same errors."""
-    return request.param
+    """Both front ends of the core and the window front's one-hot step (docs/CORE.md): same ports, same
+    words, same errors. Returned as the core's keyword parameters."""
+    return {"window": {"FRONT": "window"}, "vector": {"FRONT": "vector"},
+            "window-onehot": {"FRONT": "window", "STEP": "onehot"}}[request.param]
 
 
 def _laplace_int16(rng, n, zeros):
@@ -49,7 +51,7 @@ def test_random_tablesets_random_symbols(seed, W, ram, front):
     rng = np.random.default_rng(seed)
     ts = cs.random_tableset(rng, W=W)
     pk = [cs.random_stripe(rng, ts, int(rng.integers(1, 120)))[0] for _ in range(6)]
-    cs.check(pk, cs.table_ops(ts), W=W, in_gap=0.2, out_stall=0.2, seed=seed % 1000, LUT1_RAM=ram, FRONT=front)
+    cs.check(pk, cs.table_ops(ts), W=W, in_gap=0.2, out_stall=0.2, seed=seed % 1000, LUT1_RAM=ram, **front)
 
 
 @pytest.mark.parametrize("zeros", [0.6, 0.9])
@@ -58,7 +60,7 @@ def test_laplace_int16_with_zeros(zeros, front):
     w = _laplace_int16(rng, 2500, zeros)
     ts = best_tableset(w, 16, stripe_len=700)
     pk = _encode(w, ts, 700)
-    res = cs.check(pk, cs.table_ops(ts), in_gap=0.25, out_stall=0.3, seed=1, FRONT=front)
+    res = cs.check(pk, cs.table_ops(ts), in_gap=0.25, out_stall=0.3, seed=1, **front)
     assert len(res.words) == w.size and not res.errors
 
 
@@ -68,7 +70,7 @@ def test_bf16_weights(front):
     w = (rng.standard_normal(2000) * 0.02).astype(ml_dtypes.bfloat16).view(np.uint16)
     ts = best_tableset(w, 16, stripe_len=512)
     pk = _encode(w, ts, 512)
-    res = cs.check(pk, cs.table_ops(ts), in_gap=0.1, out_stall=0.1, seed=2, FRONT=front)
+    res = cs.check(pk, cs.table_ops(ts), in_gap=0.1, out_stall=0.1, seed=2, **front)
     assert [d for d, _, _ in res.words] == [int(v) for v in w]
 
 
@@ -78,11 +80,11 @@ def test_one_word_per_cycle_and_no_bubbles(front):
     rng = np.random.default_rng(3)
     raw = TableSet(16, [ClassSpec(1, RANGE, 16, 0)])
     w = rng.integers(0, 1 << 16, 1500).astype(np.uint16)
-    res = cs.check(_encode(w, raw, 500), cs.table_ops(raw), FRONT=front)
+    res = cs.check(_encode(w, raw, 500), cs.table_ops(raw), **front)
     oc = np.array(res.out_cycles)
     assert np.all(np.diff(oc) == 1)
     z = _laplace_int16(rng, 1500, 0.9)
-    res = cs.check(_encode(z, ZT, 1500), cs.table_ops(ZT), FRONT=front)
+    res = cs.check(_encode(z, ZT, 1500), cs.table_ops(ZT), **front)
     assert np.all(np.diff(res.out_cycles) == 1)
 
 
@@ -103,7 +105,7 @@ def test_error_bad_header_then_resync(front):
     pk = _good_and_bad(rng, ZT)
     pk[1] = [0x12345678] + pk[1][1:]
     ops = cs.table_ops(ZT)
-    res = cs.check(pk, ops, in_gap=0.1, out_stall=0.1, FRONT=front)
+    res = cs.check(pk, ops, in_gap=0.1, out_stall=0.1, **front)
     assert _expect_errors(res, pk, ops) == [ERR_BAD_HEADER]
     assert res.words[100] == (ERR_BAD_HEADER, True, True) and len(res.words) == 201
 
@@ -113,7 +115,7 @@ def test_error_truncated_stripe_overrun(front):
     pk = _good_and_bad(rng, ZT)
     pk[0] = pk[0][:2]
     ops = cs.table_ops(ZT)
-    res = cs.check(pk, ops, out_stall=0.2, FRONT=front)
+    res = cs.check(pk, ops, out_stall=0.2, **front)
     assert _expect_errors(res, pk, ops) == [ERR_OVERRUN]
 
 
@@ -123,7 +125,7 @@ def test_error_invalid_prefix(front):
     pk = _encode(w, ts, 40)
     pk[1] = pk[1][:1] + [0xFFFFFFFF] + pk[1][2:]    # prefix 11: no class
     ops = cs.table_ops(ts)
-    res = cs.check(pk, ops, FRONT=front)
+    res = cs.check(pk, ops, **front)
     assert _expect_errors(res, pk, ops) == [ERR_INVALID_PREFIX]
     assert [d for d, _, _ in res.words[41:]] == [int(v) for v in w[80:]]
 
@@ -133,14 +135,14 @@ def test_error_lut3_range_and_zero_run_overflow(front):
     pk = _good_and_bad(rng, ZT)
     ops = cs.table_ops(ZT)
     short = [op for op in ops if op[0] != cs.SEL_CONFIG] + [(cs.SEL_CONFIG, 0, 2)]  # LUT3 entries 2, 3 invalid
-    res = cs.check(pk, short, FRONT=front)
+    res = cs.check(pk, short, **front)
     assert ERR_LUT3_RANGE in _expect_errors(res, pk, short)
     # a zero run one longer than the stripe: 20 zeros = runs of 16 + 4, the header claims 15 words
     ts = TableSet(16, [ClassSpec(1, ZRUN, 4, 0), ClassSpec(1, RANGE, 16, 0)])
     pk = _encode(np.zeros(40, np.uint16), ts, 20)
     pk[0] = [STRIPE_MARKER | 14] + pk[0][1:]
     ops = cs.table_ops(ts)
-    res = cs.check(pk, ops, FRONT=front)
+    res = cs.check(pk, ops, **front)
     assert _expect_errors(res, pk, ops) == [ERR_ZRUN_OVERFLOW] and len(res.words) == 21
 
 
@@ -158,7 +160,7 @@ def test_flipped_bits_match_reference_and_resync(seed, front):
     if rng.random() < 0.5:
         pk[0] = pk[0][:max(1, len(pk[0]) // 2)]
     ops = cs.table_ops(ts)
-    res = cs.check(pk, ops, in_gap=0.2, out_stall=0.2, seed=seed % 100, FRONT=front)
+    res = cs.check(pk, ops, in_gap=0.2, out_stall=0.2, seed=seed % 100, **front)
     _expect_errors(res, pk, ops)
     assert res.words[-1][1]  # the last (intact) stripe ends properly
 
@@ -172,14 +174,14 @@ def test_garbage_never_hangs(front):
         hdr = STRIPE_MARKER | int(rng.integers(0, 300)) if rng.random() < 0.7 else int(rng.integers(0, 2**32))
         pk.append([hdr] + [int(v) for v in rng.integers(0, 2**32, n, dtype=np.uint64)])
     ops = cs.table_ops(ts)
-    res = cs.check(pk, ops, in_gap=0.3, out_stall=0.3, FRONT=front)
+    res = cs.check(pk, ops, in_gap=0.3, out_stall=0.3, **front)
     assert not res.timed_out and sum(1 for _, last, _ in res.words if last) == len(pk)
 
 
 def test_tables_survive_reset(front):
     rng = np.random.default_rng(9)
     pk = _good_and_bad(rng, ZT, 200)
-    res = cs.check(pk, cs.table_ops(ZT), reset_after_tables=True, out_stall=0.1, FRONT=front)
+    res = cs.check(pk, cs.table_ops(ZT), reset_after_tables=True, out_stall=0.1, **front)
     assert len(res.words) == 200 and res.cycles < 200 + 80
 
 
@@ -196,7 +198,7 @@ def test_other_parameters(L, W, depth, front):
         # LUT3 size written larger than the RAM and LUT3 content cut short: the config is clipped to the RAM
         ops = [op for op in ops if op[0] != cs.SEL_CONFIG and not (op[0] == 2 and op[1] >= depth // 2)]
         ops.append((cs.SEL_CONFIG, 0, 5000))
-    cs.check(pk, ops, L=L, W=W, LUT3_DEPTH=depth, in_gap=0.2, out_stall=0.2, FRONT=front)
+    cs.check(pk, ops, L=L, W=W, LUT3_DEPTH=depth, in_gap=0.2, out_stall=0.2, **front)
 
 
 def test_tiny_stripes_back_to_back(front):
@@ -207,5 +209,5 @@ def test_tiny_stripes_back_to_back(front):
                   np.array([7], np.uint16))
     pk = [cs.random_stripe(rng, ts, int(rng.integers(1, 4)))[0] for _ in range(120)]
     for ram in ("block", "distributed"):
-        res = cs.check(pk, cs.table_ops(ts), LUT1_RAM=ram, FRONT=front)
+        res = cs.check(pk, cs.table_ops(ts), LUT1_RAM=ram, **front)
         assert sum(1 for _, last, _ in res.words if last) == 120

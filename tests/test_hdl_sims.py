@@ -141,11 +141,14 @@ elif os.environ.get("LUTZIP_TEST_CORE"):   # "package.module:function", e.g. a s
 else:
     CORE, expected_of = None, (lambda vec: vec.expected)   # None: lutzip.hdl.decoder_core
 
-if CORE is None:   # both front ends of the real core (docs/CORE.md): window (default) and vector
+if CORE is None:   # both front ends of the real core (docs/CORE.md): window (default) and vector, and the window
+    # front's one-hot step (what `hdl synth` builds for the iCE40 HX8K)
     from lutzip.hdl.decoder_core import decoder_core as _dc
     _VECTOR = functools.partial(_dc, FRONT="vector")
     _VECTOR.srcfile = _dc.srcfile
-    CORES = {"window": None, "vector": _VECTOR}
+    _ONEHOT = functools.partial(_dc, STEP="onehot")
+    _ONEHOT.srcfile = _dc.srcfile
+    CORES = {"window": None, "vector": _VECTOR, "onehot": _ONEHOT}
 else:
     CORES = {"core": CORE}
 
