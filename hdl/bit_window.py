@@ -27,7 +27,7 @@ Interface
 clk, rst                 clock, synchronous reset
 h0, h1, h2 [34]          the three oldest input FIFO entries ``marker_ok | tlast | tdata``
                          (:mod:`lutzip.hdl.input_fifo`; marker_ok = tdata[31:16] == 0x4C5A, computed on push)
-in_count                 registered number of entries in the input FIFO (0..4)
+in_gt[4]                 registered number of entries in the input FIFO as a thermometer code (bit i: > i)
 in_pop[2], in_pop_x      (out, comb) entries to pop this cycle, ``in_pop + in_pop_x``: ``in_pop_x`` = 1 for the
                          refill of a decode step (late: it depends on LUT1's c+k), ``in_pop`` for a discarded
                          word or at a stripe start, where the header and the window words are taken in one
@@ -39,6 +39,8 @@ lut1_addr[L], lut1_q[15] (out) LUT1 address, (in) the LUT1 entry of the current 
 lut1_oh[OH], lut1_re     (in, optional, with ``LUT1_SYNC``) the entry's ``c+k`` one-hot
                          (:mod:`lutzip.hdl.lut1_table`, ``OH = onehot_width(L)``), (out) LUT1's read enable
                          (low while the loop stalls): see "One-hot step" below
+in_after                 (with ``lut1_oh``) four signals: the input FIFO's head after popping 0..3 entries
+                         (including a word pushed in this cycle; :mod:`lutzip.hdl.input_fifo`)
 credit_ok                registered: room downstream for one more token
 flush, flush_tag[T]      one-cycle pulse from the count stage: the stripe with this tag is finished
 t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[3]
@@ -85,13 +87,13 @@ def onehot_width(L):
 
 
 @block
-def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
+def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
                t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, lut1_oh=None, lut1_re=None,
-               L=8,
+               in_after=None, L=8,
                LUT1_SYNC=True):
     OH, VB, XB = onehot_widths(L)
     ONEHOT = LUT1_SYNC and lut1_oh is not None
-    if ONEHOT and (OH == 0 or len(lut1_oh) != OH or lut1_re is None):
+    if ONEHOT and (OH == 0 or len(lut1_oh) != OH or lut1_re is None or in_after is None):
         raise ValueError(f"bit_window: lut1_oh must have onehot_width(L) = {OH} bits (L = {L})")
     st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
     state = Signal(st.F_HDR)
@@ -134,20 +136,20 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1
     chain = Signal(bool(0))    # the n-th symbol is issued now and the next stripe starts in the same cycle
     sc0 = Signal(bool(1))      # register: scount == 0
     es_n = Signal(bool(0))     # end_seen's next value
-    fl_raw, fl_q, chg_q = [Signal(bool(0)) for _ in range(3)]
+    fl_raw, fl_q = [Signal(bool(0)) for _ in range(2)]
 
     @always_comb
     def fw_input():
         in_data.next = h0[32:0]
         in_last.next = h0[32]
-        in_nonempty.next = in_count != 0
+        in_nonempty.next = in_gt[0]
         hdr_bad.next = not h0[33]
-        fast2.next = in_count >= 2 and not h0[32] and not nload and not end_seen
+        fast2.next = in_gt[1] and not h0[32] and not nload and not end_seen
 
     @always_comb
     def fw_start():
-        start2.next = in_count >= 2 and h0[33] and not h0[32] and h1[32]
-        start3.next = in_count >= 3 and h0[33] and not h0[32] and not h1[32]
+        start2.next = in_gt[1] and h0[33] and not h0[32] and h1[32]
+        start3.next = in_gt[2] and h0[33] and not h0[32] and not h1[32]
 
     @always_comb
     def fw_win_next():
@@ -318,13 +320,12 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1
     @always_comb
     def fw_flush():
         fl_raw.next = flush and flush_tag == tag and (state == st.F_RUN or state == st.F_WAIT)
-        # the flush acts one cycle later (from flip-flops), unless the stripe ended meanwhile
-        fl.next = fl_q and not chg_q and (state == st.F_RUN or state == st.F_WAIT)
+        # the flush acts one cycle later (from a flip-flop), unless the stripe ended meanwhile
+        fl.next = fl_q and (state == st.F_RUN or state == st.F_WAIT)
 
     @always_seq(clk.posedge, reset=rst)
     def fw_flush_reg():
-        fl_q.next = fl_raw
-        chg_q.next = chain
+        fl_q.next = fl_raw and not chain
 
     @always_comb
     def fw_go():
@@ -534,48 +535,125 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1
                 state.next = st.F_HDR
 
     if ONEHOT:
-        ptr_oh = Signal(intbv(1)[32:])    # register: one-hot ptr
-        ptr_ohx = Signal(intbv(1)[32:])   # register: ptr_oh while the next input word is part of the stripe
+        YB = XB + 7
+        yw = Signal(intbv(0)[YB:])        # register: bits [ptr - ptr % 8, +YB) of hi:lo:next word
+        pf = Signal(intbv(1)[8:])         # register: one-hot ptr % 8
         vwin = Signal(intbv(0)[VB:])      # register: the VB bits at the pointer (sym_top = the top 32)
-        ptr_oh_n = Signal(intbv(0)[32:])
-        ptr_ohx_n = Signal(intbv(0)[32:])
+        yw_n = Signal(intbv(0)[YB:])
+        pf_n = Signal(intbv(0)[8:])
         vwin_n = Signal(intbv(0)[VB:])
-        hl0 = Signal(intbv(0)[96:])
-        x0 = Signal(intbv(0)[96:])
+        xa0 = Signal(intbv(0)[32:])
+        xa1 = Signal(intbv(0)[32:])
+        v0 = Signal(intbv(0)[96:])
+        v1 = Signal(intbv(0)[96:])
+        ystep = Signal(intbv(0)[YB:])
+        yz = Signal(intbv(0)[YB:])
+        ysel = Signal(bool(0))
         xv = Signal(intbv(0)[XB:])
         s_run = Signal(bool(0))
         stall = Signal(bool(0))
-        np_lo = Signal(intbv(0)[5:])
         es_ld = Signal(bool(0))
         dhg = Signal(intbv(0)[OH:])
         ld = Signal(bool(0))
         ldw = Signal(intbv(0)[64:])
+        ldx = Signal(intbv(0)[32:])
+        ld96 = Signal(intbv(0)[96:])
+        pn_lo = Signal(intbv(0)[3:])
+        pf_z = Signal(intbv(0)[8:])
         bv = Signal(intbv(0)[VB:])
         bp = Signal(intbv(0)[L:])
-
-        @always_comb
-        def fw_oh_cat():
-            v = intbv(0)[96:]
-            v[96:64] = hi
-            v[64:32] = lo
-            hl0.next = v
-            w = intbv(0)[96:]
-            w[32:0] = h0[32:0]
-            x0.next = w
+        bw = Signal(intbv(0)[64:])
+        hw12 = Signal(intbv(0)[64:])
+        a0, a1, a2, a3 = in_after
 
         @always_comb
         def fw_oh_x():
-            # X = bits [ptr, ptr + XB) of hi:lo:next word (zeros past the stripe's last word: ptr_ohx)
+            # X = bits [ptr, ptr + XB) of hi:lo:next word: the coarse register yw selected by one-hot ptr % 8
             acc = intbv(0)[XB:]
-            t = modbv(0)[96:]
-            for i in range(32):
-                if ptr_oh[i]:
-                    t[:] = hl0 << i
-                    acc[:] = acc | t[96:96 - XB]
-                if ptr_ohx[i]:
-                    t[:] = x0 << i
-                    acc[:] = acc | t[96:96 - XB]
+            t = modbv(0)[YB:]
+            for f in range(8):
+                if pf[f]:
+                    t[:] = yw << f
+                    acc[:] = acc | t[YB:YB - XB]
             xv.next = acc
+
+        @always_comb
+        def fw_oh_words():
+            # the word after the window: the input FIFO's head after no pop / after one pop (zeros past the
+            # stripe's last word); the window before / after a crossing step
+            if end_seen:
+                xa0.next = 0
+            else:
+                xa0.next = a0[32:0]
+            if end_seen or in_last:
+                xa1.next = 0
+            else:
+                xa1.next = a1[32:0]
+
+        @always_comb
+        def fw_oh_v():
+            v0.next = concat(hi, lo, xa0)
+            v1.next = concat(lo, xw, xa1)
+            ld96.next = concat(ldw, ldx)
+            pn_lo.next = np[3:0]
+
+        @always_comb
+        def fw_oh_ystep():
+            # yw after a RUN step: the window after it (crossing or not) at the next pointer's byte
+            t = modbv(0)[96:]
+            u = modbv(0)[96:]
+            if np[5]:
+                t[:] = v1
+            else:
+                t[:] = v0
+            if np[5:3] == 0:
+                u[:] = t
+            elif np[5:3] == 1:
+                u[:] = t << 8
+            elif np[5:3] == 2:
+                u[:] = t << 16
+            else:
+                u[:] = t << 24
+            ystep.next = u[96:96 - YB]
+
+        @always_comb
+        def fw_oh_yz():
+            # yw otherwise: after a load (pointer 0), while RUN stalls (the FIFO head may have been pushed
+            # meanwhile), else held; ysel picks this instead of the step (from registers)
+            u = modbv(0)[96:]
+            if ptr[5:3] == 0:
+                u[:] = v0
+            elif ptr[5:3] == 1:
+                u[:] = v0 << 8
+            elif ptr[5:3] == 2:
+                u[:] = v0 << 16
+            else:
+                u[:] = v0 << 24
+            if ld:
+                yz.next = ld96[96:96 - YB]
+            elif state == st.F_RUN:
+                yz.next = u[96:96 - YB]
+            else:
+                yz.next = yw
+            ysel.next = ld or not (state == st.F_RUN and go)
+            if ld:
+                pf_z.next = 1
+            else:
+                pf_z.next = pf
+
+        @always_comb
+        def fw_oh_ynext():
+            if ysel:
+                yw_n.next = yz
+            else:
+                yw_n.next = ystep
+            # pf likewise: the step's value decoded straight from the adder (np % 8), else pf_z
+            v = intbv(0)[8:]
+            v[pn_lo] = 1
+            if ysel:
+                pf_n.next = pf_z
+            else:
+                pf_n.next = v
 
         @always_comb
         def fw_oh_run():
@@ -584,7 +662,6 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1
             # at: after it the next header load sets them)
             s_run.next = state == st.F_RUN and not (sc0 and end_seen)
             stall.next = state == st.F_RUN and not go
-            np_lo.next = np[5:]
 
         @always_comb
         def fw_oh_gate():
@@ -593,19 +670,22 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1
             else:
                 dhg.next = 0
 
-
         @always_comb
         def fw_oh_load():
-            # a load: the window after it (pointer 0), from registers (as fw_win_next)
+            # a load: the window after it (pointer 0), its end_seen and the FIFO head after its pops (the
+            # word after the window), from registers (as fw_win_next / fw_pop)
             ld.next = 0
             ldw.next = 0
             es_ld.next = 0
+            ldx.next = 0
             if state == st.F_HDR:
                 if in_nonempty and credit_ok and not hdr_bad:
                     ld.next = 1
                     if start3:
                         ldw.next = concat(h1[32:0], h2[32:0])
                         es_ld.next = h2[32]
+                        if not h2[32]:
+                            ldx.next = a3[32:0]
                     elif start2:
                         ldw.next = concat(h1[32:0], lo_zero)
                         es_ld.next = 1
@@ -616,32 +696,52 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1
                     ld.next = 1
                     ldw.next = concat(h0[32:0], h1[32:0])
                     es_ld.next = h1[32]
+                    if not h1[32]:
+                        ldx.next = a2[32:0]
                 elif in_nonempty or end_seen:
                     ld.next = 1
                     ldw.next = concat(lo, xw)
                     es_ld.next = end_seen or in_last
+                    if not (end_seen or in_last):
+                        ldx.next = a1[32:0]
             elif state == st.F_RUN:
                 if credit_ok and end_seen and sc0 and (start2 or start3):
                     ld.next = 1
                     if start3:
                         ldw.next = concat(h1[32:0], h2[32:0])
                         es_ld.next = h2[32]
+                        if not h2[32]:
+                            ldx.next = a3[32:0]
                     else:
                         ldw.next = concat(h1[32:0], lo_zero)
                         es_ld.next = 1
 
         @always_comb
         def fw_oh_b():
-            # the OR term of loads and holds (zero in a step, whose value comes from the AND-OR)
-            if ld:
-                bv.next = ldw[64:64 - VB]
-                bp.next = ldw[64:64 - L]
-            elif state == st.F_RUN:
-                bv.next = 0
-                bp.next = 0
+            # the OR term of loads (zero in RUN, whose step value comes from the AND-OR). Only the cases that
+            # can be a load are told apart, and by flip-flops where possible: the value matters only if the
+            # load happens (else the state is not RUN next, or RUN stalls and the enable holds)
+            if state == st.F_HDR:
+                bw.next = hw12
+            elif state == st.F_LOAD:
+                # RUN follows LOAD by fast2 (only without nload) or by the second one-word load (nload)
+                if nload:
+                    bw.next = concat(lo, xw)
+                else:
+                    bw.next = concat(h0[32:0], h1[32:0])
+            elif state == st.F_RUN and sc0 and end_seen:
+                bw.next = hw12
             else:
-                bv.next = vwin
-                bp.next = vwin[VB:VB - L]
+                bw.next = 0
+
+        @always_comb
+        def fw_oh_bv():
+            if start3:
+                hw12.next = concat(h1[32:0], h2[32:0])
+            else:
+                hw12.next = concat(h1[32:0], lo_zero)
+            bv.next = bw[64:64 - VB]
+            bp.next = bw[64:64 - L]
 
         @always_comb
         def fw_oh_step():
@@ -660,43 +760,22 @@ def bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1
             pref_n.next = ap | bp
 
         @always_comb
-        def fw_oh_ptr():
-            # one-hot copies of the next pointer (decoded from the adder's result, off the AND-OR path); in
-            # RUN only a step or a stripe chain (load) matter (a stall holds by the enable)
-            v = intbv(0)[32:]
-            v[np_lo] = 1
-            ptr_oh_n.next = ptr_oh
-            ptr_ohx_n.next = ptr_ohx
-            if ld:
-                ptr_oh_n.next = 1
-                if es_ld:
-                    ptr_ohx_n.next = 0
-                else:
-                    ptr_ohx_n.next = 1
-            elif state == st.F_RUN:
-                ptr_oh_n.next = v
-                if end_seen or (np[5] and in_last):
-                    ptr_ohx_n.next = 0
-                else:
-                    ptr_ohx_n.next = v
-
-        @always_comb
         def fw_oh_sym():
             sym_top.next = vwin[VB:VB - 32]
 
         @always_seq(clk.posedge, reset=rst)
         def fw_oh_regs():
+            yw.next = yw_n
+            pf.next = pf_n
             if not stall:
                 vwin.next = vwin_n
-                ptr_oh.next = ptr_oh_n
-                ptr_ohx.next = ptr_ohx_n
 
         @always_comb
         def fw_oh_re():
             lut1_re.next = not stall
 
-        extra = (fw_oh_nz, fw_xword, fw_oh_cat, fw_oh_x, fw_oh_run, fw_oh_gate, fw_oh_load, fw_oh_b, fw_oh_step,
-                 fw_oh_ptr, fw_oh_sym, fw_oh_regs, fw_oh_re)
+        extra = (fw_oh_nz, fw_xword, fw_oh_x, fw_oh_words, fw_oh_v, fw_oh_ystep, fw_oh_yz, fw_oh_ynext, fw_oh_run,
+                 fw_oh_gate, fw_oh_load, fw_oh_b, fw_oh_bv, fw_oh_step, fw_oh_sym, fw_oh_regs, fw_oh_re)
     elif LUT1_SYNC:
         extra = (fw_xword, fw_v96, fw_vshift, fw_pref_next)
     else:

@@ -31,15 +31,18 @@ def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
     in_wdata = Signal(intbv(0)[34:])  # marker_ok | tlast | tdata (marker_ok: the word is a good header)
     in_pop = Signal(intbv(0)[2:])
     in_pop_x = Signal(bool(0))
+    # the FIFO's head after popping 0..3 (the one-hot step prepares the word after its window from these)
+    in_after = [Signal(intbv(0)[34:]) for _ in range(4)] if lut1_oh is not None else None
     h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
     in_count = Signal(intbv(0, min=0, max=IN_DEPTH + 1))
+    in_gt = Signal(intbv(0)[IN_DEPTH:])   # in_count as a thermometer code (registered)
     in_ready = Signal(bool(0))
     in_mk = Signal(bool(0))
 
     @always_comb
     def in_side():
-        in_ready.next = in_count < IN_DEPTH
-        in_push.next = s_axis_tvalid and in_count < IN_DEPTH and not rst
+        in_ready.next = not in_gt[IN_DEPTH - 1]
+        in_push.next = s_axis_tvalid and not in_gt[IN_DEPTH - 1] and not rst
         in_mk.next = s_axis_tdata[32:16] == MARKER
 
     @always_comb
@@ -51,11 +54,12 @@ def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
         s_axis_tready.next = in_ready and not rst
 
     in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, pop_x=in_pop_x,
-                         SHIFT=LUT1_SYNC)
+                         after=in_after, count_gt=in_gt, SHIFT=LUT1_SYNC)
 
-    front = bit_window(clk, rst, h0, h1, h2, in_count, in_pop, in_pop_x, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
+    front = bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
                        t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, idle,
-                       lut1_oh=lut1_oh, lut1_re=lut1_re, L=L, LUT1_SYNC=LUT1_SYNC)
+                       lut1_oh=lut1_oh, lut1_re=lut1_re, in_after=in_after, L=L,
+                       LUT1_SYNC=LUT1_SYNC)
 
     @always_comb
     def wf_issued():

@@ -17,30 +17,64 @@ Interface
 clk, rst                 clock, synchronous reset (storage is not reset)
 wr, wdata[N]             push (caller checks ``count < 4``, i.e. ``s_axis_tready``); any width N
 pop[2]                   number of entries to pop this cycle (<= count)
+after                    (optional, ``SHIFT`` only; out) four signals: what ``h0`` becomes for a pop of 0..3
+                         (the entry, or the word pushed now where the entry does not exist yet)
 pop_x                    (optional) pop one more entry (pop + pop_x <= count): for a pop decided late in the
                          cycle; with ``SHIFT`` each slot selects between its candidates for ``pop`` and
                          ``pop + 1`` (prepared from ``count`` and ``pop``) by ``pop_x`` alone
 h0, h1, h2 [N]           the oldest, second and third entry (valid when count > 0, 1, 2)
 count                    registered number of entries, 0..4
+count_gt                 (optional, out) the same as a registered thermometer code: bit i = count > i
 """
-from myhdl import Signal, always, always_comb, always_seq, block, modbv
+from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
 
 DEPTH = 4
 
 
 @block
-def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, SHIFT=True):
+def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=None, count_gt=None, SHIFT=True):
     if pop_x is None:
         pop_x = Signal(bool(0))
 
+    if count_gt is None:
+        count_gt = Signal(intbv(0)[DEPTH:])
+    dec = Signal(intbv(0)[3:])   # entries leaving minus the one arriving, + 1 (0..5 for -1..4)
+
+    @always_comb
+    def ififo_cnt_next():
+        if wr and not pop_x:
+            dec.next = pop
+        elif wr or not pop_x:
+            dec.next = pop + 1
+        else:
+            dec.next = pop + 2
+
+    gt0 = Signal(intbv(0)[DEPTH:])   # the thermometer code after the push and pop (pop_x not yet)
+
+    @always_comb
+    def ififo_gt():
+        u = intbv(0)[DEPTH + 1:]
+        if wr:
+            u[:] = concat(count_gt, True)
+        else:
+            u[DEPTH:] = count_gt
+        if pop == 0:
+            gt0.next = u[DEPTH:]
+        elif pop == 1:
+            gt0.next = u[DEPTH + 1:1]
+        elif pop == 2:
+            gt0.next = concat(False, u[DEPTH + 1:2])
+        else:
+            gt0.next = concat(False, False, u[DEPTH + 1:3])
+
     @always_seq(clk.posedge, reset=rst)
     def ififo_count():
-        if wr and not pop_x:
-            count.next = count + 1 - pop
-        elif wr or not pop_x:
-            count.next = count - pop
+        count.next = count + 1 - dec
+        # the thermometer code shifted by the late pop_x only at the end
+        if pop_x:
+            count_gt.next = concat(False, gt0[DEPTH:1])
         else:
-            count.next = count - pop - 1
+            count_gt.next = gt0
 
     if SHIFT:
         n = len(wdata)
@@ -55,10 +89,10 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, SHIFT=Tr
 
         @always_comb
         def ififo_kept():
-            g0.next = count > 0
-            g1.next = count > 1
-            g2.next = count > 2
-            g3.next = count > 3
+            g0.next = count_gt[0]
+            g1.next = count_gt[1]
+            g2.next = count_gt[2]
+            g3.next = count_gt[3]
 
         @always_comb
         def ififo_cand():
@@ -130,8 +164,21 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, SHIFT=Tr
                 h2.next = e2
                 s3.next = e3
 
-        return ififo_count, ififo_kept, ififo_cand, ififo_sel, ififo_shift
+        if after is None:
+            return ififo_cnt_next, ififo_gt, ififo_count, ififo_kept, ififo_cand, ififo_sel, ififo_shift
+        n0, n1, n2, n3 = after
 
+        @always_comb
+        def ififo_after():
+            n0.next = a0
+            n1.next = a1
+            n2.next = a2
+            n3.next = a3
+
+        return ififo_cnt_next, ififo_gt, ififo_count, ififo_kept, ififo_cand, ififo_sel, ififo_shift, ififo_after
+
+    if after is not None:
+        raise ValueError("input_fifo: 'after' needs SHIFT=True")
     mem = [Signal(modbv(0)[len(wdata):]) for _ in range(DEPTH)]
     wp = Signal(modbv(0)[2:])
     rp = Signal(modbv(0)[2:])
@@ -163,4 +210,4 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, SHIFT=Tr
         h1.next = mem[rp1]
         h2.next = mem[rp2]
 
-    return ififo_count, ififo_store, ififo_ptrs, ififo_idx, ififo_heads
+    return ififo_cnt_next, ififo_gt, ififo_count, ififo_store, ififo_ptrs, ififo_idx, ififo_heads

@@ -19,7 +19,9 @@ def _bench(shift, seed, cycles, log, late=False):
     h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
     count = Signal(intbv(0, min=0, max=DEPTH + 1))
     pop_x = Signal(bool(0))
-    dut = input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=pop_x if late else None, SHIFT=shift)
+    gt = Signal(intbv(0)[DEPTH:])
+    dut = input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=pop_x if late else None, count_gt=gt,
+                     SHIFT=shift)
     rng = np.random.default_rng(seed)
 
     @instance
@@ -35,6 +37,7 @@ def _bench(shift, seed, cycles, log, late=False):
         for cyc in range(cycles):
             # registered count and the visible heads match the model
             assert int(count) == len(model), (cyc, int(count), len(model))
+            assert int(gt) == (1 << len(model)) - 1, (cyc, bin(int(gt)), len(model))
             heads = [int(h0), int(h1), int(h2)]
             for i, v in enumerate(list(model)[:3]):
                 assert heads[i] == v, (cyc, i, hex(heads[i]), hex(v))
