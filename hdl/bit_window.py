@@ -29,7 +29,8 @@ h0, h1, h2 [34]          the three oldest input FIFO entries ``marker_ok | tlast
                          (:mod:`lutzip.hdl.input_fifo`; marker_ok = tdata[31:16] == 0x4C5A, computed on push)
 in_gt[4]                 registered number of entries in the input FIFO as a thermometer code (bit i: > i)
 in_pop[2], in_pop_x      (out, comb) entries to pop this cycle, ``in_pop + in_pop_x``: ``in_pop_x`` = 1 for the
-                         refill of a decode step (late: it depends on LUT1's c+k), ``in_pop`` for a discarded
+                         refill of a decode step with the one-hot step (late: it depends on LUT1's c+k; with
+                         the adder step it is 0 and the refill is in ``in_pop``), ``in_pop`` for a discarded
                          word or at a stripe start, where the header and the window words are taken in one
                          cycle when present (3, or 2 for a one-word payload), else the two window words (2)
                          or one at a time
@@ -49,18 +50,21 @@ t_valid, t_hdr, t_ferr[4], t_sym[32], t_cls[4], t_c[4], t_first, t_n[16], t_tag[
                          t_first on a stripe's first symbol, with t_n = n - 1 and t_tag of its header)
 idle                     (out) waiting for a header
 
-One-hot step (``lut1_oh`` given; what iCE40 builds)
--------------------------------------------------
-The step's next state is not computed as ``(hi:lo:next word) << (ptr + c+k)`` (an adder, then a 7-bit
-shifter: 8 LUT levels from ``ptr`` on iCE40) but in two AND-OR selects of at most 32 terms each (3 LUT4
-levels each): ``X`` = the ``XB`` bits at the pointer, selected from the window by a one-hot copy of ``ptr``
-(flip-flops, no LUT1 involved), then the next ``vwin`` (the ``VB`` bits at the next pointer; ``sym_top`` is
-its top 32) = ``X << c+k`` selected by LUT1's one-hot ``c+k``; the next LUT1 address = ``vwin << c+k``
-selected the same way from the ``vwin`` register (3 levels after the RAM). The one-hot pointer advances by
-the same AND-OR (a rotation). Loads and holds enter as one more OR term (``b*``, from registers); the
-one-hot ``c+k`` is gated by ``s_run`` (registers, 2 levels, ready before the RAM output). In a flush
-cycle these registers may take any value: the next header load sets them. ``c+k`` is limited to
-``OH = L + 16`` (the longest valid symbol; longer entries are invalid prefixes, error 3).
+One-hot step (``lut1_oh`` given; ``decoder_core`` ``STEP="onehot"``, what ``hdl synth`` builds for the HX8K)
+------------------------------------------------------------------------------------------------------
+The step's next state is not selected from ``(hi:lo:next word) << (ptr + c+k)`` (an adder, then a 7-bit
+shifter: 8 LUT levels from ``ptr`` on iCE40) but by two AND-ORs. Registers: ``vwin`` (the ``VB`` bits at the
+pointer; ``sym_top`` is its top 32), ``yw`` (``hi:lo:next word`` from the pointer's byte on, ``XB + 7`` bits)
+and ``pf`` (``ptr mod 8`` one-hot). ``X`` (the ``XB`` bits at the pointer) = ``yw << ptr mod 8``, an 8-term
+AND-OR by ``pf``; the next ``vwin`` = ``X << c+k``, an AND-OR by LUT1's one-hot ``c+k``; the next LUT1
+address = ``vwin << c+k`` the same way (3 LUT levels after the RAM). The adder ``ptr + c+k`` still runs, off
+that loop: it selects the next ``yw`` (the window before / after the refill at the next pointer's byte; the
+word after the window is the input FIFO's head after this cycle's pops, ``in_after``) and decodes the next
+``pf``. Loads enter as one more OR term, selected by state flip-flops only (the cases that cannot load are
+don't-cares); the one-hot ``c+k`` is gated by ``s_run`` (three flip-flops); a stall holds ``vwin`` by its
+enable and LUT1 by its read enable (``lut1_re``); in a flush cycle these registers may take any value (the
+next header load sets them). The refill's pop is ``in_pop_x`` (late), the rest of the pops ``in_pop``.
+``c+k`` is limited to ``OH = L + 16`` (the longest valid symbol; longer entries are invalid prefixes, error 3).
 
 For N interleaved stripes, N copies of the window registers share one LUT1 read port in turn (each lane's
 loop then has N cycles); the token gains a lane number.
@@ -136,6 +140,7 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q,
     chain = Signal(bool(0))    # the n-th symbol is issued now and the next stripe starts in the same cycle
     sc0 = Signal(bool(1))      # register: scount == 0
     es_n = Signal(bool(0))     # end_seen's next value
+    rf_base = Signal(bool(0))  # the refill's pop as part of in_pop (adder step)
     fl_raw, fl_q = [Signal(bool(0)) for _ in range(2)]
 
     @always_comb
@@ -335,10 +340,18 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q,
     def fw_chain():
         chain.next = go and sc0 and end_seen and (start2 or start3)
 
-    @always_comb
-    def fw_pop_x():
-        # the refill's pop, decided late (ptr + c+k >= 32): the input FIFO selects it with one 2:1 per bit
-        in_pop_x.next = go and np[5] and not end_seen
+    if ONEHOT:
+        @always_comb
+        def fw_pop_x():
+            # the refill's pop, decided late (ptr + c+k >= 32): the input FIFO selects it with one 2:1 per bit
+            in_pop_x.next = go and np[5] and not end_seen
+            rf_base.next = 0
+    else:
+        @always_comb
+        def fw_pop_x():
+            # (adder step: the refill is part of in_pop; the FIFO then needs no second candidate per slot)
+            in_pop_x.next = 0
+            rf_base.next = go and np[5] and not end_seen
 
     @always_comb
     def fw_pop():
@@ -362,7 +375,9 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q,
             else:
                 in_pop.next = 0
         elif state == st.F_RUN:
-            if chain and start3:
+            if rf_base:
+                in_pop.next = 1
+            elif chain and start3:
                 in_pop.next = 3
             elif chain:
                 in_pop.next = 2

@@ -6,6 +6,9 @@ Pipeline (each box a file of :mod:`lutzip.hdl`)::
            -> S3 index_stage -> C count_stage -> symbol FIFO -> X expand_stage (+ lut3_ram) -> out FIFO -> m_axis
 
 * Input: a 4-word FIFO (:mod:`lutzip.hdl.input_fifo`), ``s_axis_tready`` = not full (registered count).
+* ``STEP`` (window front, block-RAM LUT1): ``"adder"`` steps by ``ptr + (c+k)`` and a shifter (small),
+  ``"onehot"`` by AND-OR selects with LUT1's one-hot ``c+k`` (faster, ~1500 LUT4 more; see
+  :mod:`lutzip.hdl.bit_window`). Ports, words, errors and latency are the same.
 * F issues one symbol token per cycle. After ``n`` symbols it moves straight on to the next stripe (header
   and window words taken in the same cycle as the n-th symbol; ``n`` travels with the first symbol token),
   so consecutive stripes follow without a bubble. With zero runs it may run speculatively past a stripe's end and is flushed by C (``flush``);
