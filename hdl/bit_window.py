@@ -28,6 +28,8 @@ clk, rst                 clock, synchronous reset
 h0, h1, h2 [34]          the three oldest input FIFO entries ``marker_ok | tlast | tdata``
                          (:mod:`lutzip.hdl.input_fifo`; marker_ok = tdata[31:16] == 0x4C5A, computed on push)
 in_gt[4]                 registered number of entries in the input FIFO as a thermometer code (bit i: > i)
+in_take_s                (out, comb; one-hot step, else 0) a stripe start: the input FIFO pops the header and
+                         the window words it holds (1, 2 or 3, from its head flags; ``in_pop`` is then 0)
 in_pop[2], in_pop_x      (out, comb) entries to pop this cycle, ``in_pop + in_pop_x``: ``in_pop_x`` = 1 for the
                          refill of a decode step with the one-hot step (late: it depends on LUT1's c+k; with
                          the adder step it is 0 and the refill is in ``in_pop``), ``in_pop`` for a discarded
@@ -91,7 +93,7 @@ def onehot_width(L):
 
 
 @block
-def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
+def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
                t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, lut1_oh=None, lut1_re=None,
                in_after=None, L=8,
                LUT1_SYNC=True):
@@ -353,6 +355,28 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q,
             in_pop_x.next = 0
             rf_base.next = go and np[5] and not end_seen
 
+    if ONEHOT:
+        @always_comb
+        def fw_take():
+            # a stripe start (header, chain): the input FIFO pops 1, 2 or 3 as its head flags say (start2 /
+            # start3 are its own flags), so only this bit crosses from the window's control
+            in_take_s.next = (state == st.F_HDR and in_nonempty and credit_ok) or chain
+
+        @always_comb
+        def fw_pop_rest():
+            # the other pops (LOAD, DRAIN); stripe starts: in_take_s, the refill: in_pop_x
+            in_pop.next = 0
+            if fl:
+                pass
+            elif state == st.F_LOAD:
+                if fast2:
+                    in_pop.next = 2
+                elif in_nonempty and not end_seen:
+                    in_pop.next = 1
+            elif state == st.F_DRAIN:
+                if in_nonempty:
+                    in_pop.next = 1
+
     @always_comb
     def fw_pop():
         if fl:
@@ -390,6 +414,11 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q,
                 in_pop.next = 0
         else:
             in_pop.next = 0
+
+    if ONEHOT:
+        fw_pop_sel = (fw_take, fw_pop_rest)
+    else:   # (in_take_s stays 0; the adder step's FIFO does not take it)
+        fw_pop_sel = (fw_pop,)
 
     @always_comb
     def fw_idle():
@@ -796,4 +825,4 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q,
     else:
         extra = (fw_cur_concat, fw_cur_shift, fw_cur_sym)
     return extra + (fw_input, fw_start, fw_win_next, fw_prefix, fw_next_ptr, fw_avail, fw_err, fw_tag, fw_flush, fw_flush_reg,
-            fw_go, fw_chain, fw_pop_x, fw_pop, fw_idle, fw_win_regs, fw_es_next, fw_regs)
+            fw_go, fw_chain, fw_pop_x, fw_pop_sel, fw_idle, fw_win_regs, fw_es_next, fw_regs)

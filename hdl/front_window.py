@@ -31,6 +31,7 @@ def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
     in_wdata = Signal(intbv(0)[34:])  # marker_ok | tlast | tdata (marker_ok: the word is a good header)
     in_pop = Signal(intbv(0)[2:])
     in_pop_x = Signal(bool(0))
+    in_take_s = Signal(bool(0))   # one-hot step: a stripe start, the FIFO pops what its heads say
     # the FIFO's head after popping 0..3 (the one-hot step prepares the word after its window from these)
     in_after = [Signal(intbv(0)[34:]) for _ in range(4)] if lut1_oh is not None else None
     h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
@@ -54,9 +55,10 @@ def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
         s_axis_tready.next = in_ready and not rst
 
     in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, pop_x=in_pop_x,
-                         after=in_after, count_gt=in_gt, SHIFT=LUT1_SYNC)
+                         after=in_after, count_gt=in_gt,
+                         take_start=in_take_s if lut1_oh is not None else None, SHIFT=LUT1_SYNC)
 
-    front = bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
+    front = bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
                        t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, idle,
                        lut1_oh=lut1_oh, lut1_re=lut1_re, in_after=in_after, L=L,
                        LUT1_SYNC=LUT1_SYNC)

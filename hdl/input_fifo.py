@@ -19,6 +19,10 @@ wr, wdata[N]             push (caller checks ``count < 4``, i.e. ``s_axis_tready
 pop[2]                   number of entries to pop this cycle (<= count)
 after                    (optional, ``SHIFT`` only; out) four signals: what ``h0`` becomes for a pop of 0..3
                          (the entry, or the word pushed now where the entry does not exist yet)
+take_start               (optional, ``SHIFT`` only) a stripe start: pop 3, 2 or 1 entries as the heads say
+                         (header + two payload words / + the last payload word / otherwise the header alone:
+                         the FIFO's own flags, bit 33 = good header, bit 32 = tlast); ``pop`` is 0 then, and
+                         with ``take_start`` given ``pop_x`` may only come alone (``pop`` = 0, no start)
 pop_x                    (optional) pop one more entry (pop + pop_x <= count): for a pop decided late in the
                          cycle; with ``SHIFT`` each slot selects between its candidates for ``pop`` and
                          ``pop + 1`` (prepared from ``count`` and ``pop``) by ``pop_x`` alone
@@ -32,9 +36,34 @@ DEPTH = 4
 
 
 @block
-def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=None, count_gt=None, SHIFT=True):
+def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=None, count_gt=None, take_start=None,
+               SHIFT=True):
     if pop_x is None:
         pop_x = Signal(bool(0))
+    if take_start is not None and not SHIFT:
+        raise ValueError("input_fifo: 'take_start' needs SHIFT=True")
+    bpop = pop
+    if take_start is not None:
+        # a stripe start pops the header and the window words present: 3 with two payload words, 2 with a
+        # one-word payload, else 1 (bit 33 of an entry: good header, bit 32: tlast)
+        bpop = Signal(intbv(0)[2:])
+        pstart = Signal(intbv(0)[2:])
+
+        @always_comb
+        def ififo_pstart():
+            if count_gt[2] and h0[33] and not h0[32] and not h1[32]:
+                pstart.next = 3
+            elif count_gt[1] and h0[33] and not h0[32] and h1[32]:
+                pstart.next = 2
+            else:
+                pstart.next = 1
+
+        @always_comb
+        def ififo_bpop():
+            if take_start:
+                bpop.next = pstart
+            else:
+                bpop.next = pop
 
     if count_gt is None:
         count_gt = Signal(intbv(0)[DEPTH:])
@@ -43,11 +72,11 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
     @always_comb
     def ififo_cnt_next():
         if wr and not pop_x:
-            dec.next = pop
+            dec.next = bpop
         elif wr or not pop_x:
-            dec.next = pop + 1
+            dec.next = bpop + 1
         else:
-            dec.next = pop + 2
+            dec.next = bpop + 2
 
     gt0 = Signal(intbv(0)[DEPTH:])   # the thermometer code after the push and pop (pop_x not yet)
 
@@ -58,11 +87,11 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
             u[:] = concat(count_gt, True)
         else:
             u[DEPTH:] = count_gt
-        if pop == 0:
+        if bpop == 0:
             gt0.next = u[DEPTH:]
-        elif pop == 1:
+        elif bpop == 1:
             gt0.next = u[DEPTH + 1:1]
-        elif pop == 2:
+        elif bpop == 2:
             gt0.next = concat(False, u[DEPTH + 1:2])
         else:
             gt0.next = concat(False, False, u[DEPTH + 1:3])
@@ -151,6 +180,51 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
                 f2.next = wdata
                 f3.next = wdata
 
+        if take_start is not None:
+            m0, m1, m2, m3 = [Signal(modbv(0)[n:]) for _ in range(4)]
+
+            @always_comb
+            def ififo_sel_s():
+                # a stripe start's candidates (by the FIFO's own flags) or the other pops' (e*, by pop)
+                if not take_start:
+                    m0.next = e0
+                    m1.next = e1
+                    m2.next = e2
+                    m3.next = e3
+                elif pstart == 3:
+                    m0.next = a3
+                    m1.next = wdata
+                    m2.next = wdata
+                    m3.next = wdata
+                elif pstart == 2:
+                    m0.next = a2
+                    m1.next = b2
+                    m2.next = wdata
+                    m3.next = wdata
+                else:
+                    m0.next = a1
+                    m1.next = b1
+                    m2.next = c1
+                    m3.next = wdata
+
+            @always(clk.posedge)
+            def ififo_shift():
+                # pop_x (late) comes with pop = 0 and no stripe start: the candidates for one pop
+                if pop_x:
+                    h0.next = a1
+                    h1.next = b1
+                    h2.next = c1
+                    s3.next = wdata
+                else:
+                    h0.next = m0
+                    h1.next = m1
+                    h2.next = m2
+                    s3.next = m3
+
+            ififo_shift_all = (ififo_sel_s, ififo_shift, ififo_pstart, ififo_bpop)
+        else:
+            ififo_shift_all = None
+
         @always(clk.posedge)
         def ififo_shift():
             if pop_x:
@@ -164,6 +238,8 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
                 h2.next = e2
                 s3.next = e3
 
+        if ififo_shift_all is not None:
+            ififo_shift = ififo_shift_all
         if after is None:
             return ififo_cnt_next, ififo_gt, ififo_count, ififo_kept, ififo_cand, ififo_sel, ififo_shift
         n0, n1, n2, n3 = after

@@ -10,7 +10,7 @@ from lutzip.hdl.input_fifo import DEPTH, input_fifo
 
 
 @block
-def _bench(shift, seed, cycles, log, late=False):
+def _bench(shift, seed, cycles, log, late=False, take=False):
     clk = Signal(bool(0))
     rst = ResetSignal(1, active=1, isasync=False)
     wr = Signal(bool(0))
@@ -19,9 +19,10 @@ def _bench(shift, seed, cycles, log, late=False):
     h0, h1, h2 = [Signal(intbv(0)[34:]) for _ in range(3)]
     count = Signal(intbv(0, min=0, max=DEPTH + 1))
     pop_x = Signal(bool(0))
+    take_s = Signal(bool(0))
     gt = Signal(intbv(0)[DEPTH:])
     dut = input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=pop_x if late else None, count_gt=gt,
-                     SHIFT=shift)
+                     take_start=take_s if take else None, SHIFT=shift)
     rng = np.random.default_rng(seed)
 
     @instance
@@ -44,8 +45,18 @@ def _bench(shift, seed, cycles, log, late=False):
             p = int(rng.integers(0, min(3, len(model)) + 1))
             w = len(model) < DEPTH and rng.random() < 0.7
             d = int(rng.integers(0, 1 << 34))
-            x = late and p > 0 and rng.random() < 0.5   # one of the p pops comes as pop_x
-            pop.next = p - int(x)
+            # one of the p pops comes as pop_x (with take_start the FIFO expects pop_x only alone)
+            x = late and (p == 1 if take else p > 0) and rng.random() < 0.5
+            t = take and len(model) > 0 and rng.random() < 0.3
+            if t:
+                # a stripe start: 3 / 2 / 1 entries as the heads' good-header (bit 33) / tlast (bit 32) say
+                m = list(model) + [0, 0]
+                ok0, last0, last1 = m[0] >> 33 & 1, m[0] >> 32 & 1, m[1] >> 32 & 1
+                p = 3 if len(model) >= 3 and ok0 and not last0 and not last1 else \
+                    2 if len(model) >= 2 and ok0 and not last0 and last1 else 1
+                x = False
+            take_s.next = t
+            pop.next = 0 if t else p - int(x)
             pop_x.next = x
             wr.next = w
             wdata.next = d
@@ -63,11 +74,13 @@ def _bench(shift, seed, cycles, log, late=False):
     return dut, stim
 
 
-@pytest.mark.parametrize("late", [False, True])
+@pytest.mark.parametrize("late,take", [(False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("shift", [True, False])
-def test_input_fifo_matches_model(shift, late):
+def test_input_fifo_matches_model(shift, late, take):
+    if take and not shift:
+        pytest.skip("take_start is a SHIFT-mode input")
     log = []
-    inst = _bench(shift, 7 if shift else 8, 3000, log, late=late)
+    inst = _bench(shift, 7 if shift else 8, 3000, log, late=late, take=take)
     try:
         inst.run_sim(quiet=1)
     finally:
