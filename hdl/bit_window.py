@@ -42,6 +42,7 @@ lut1_addr[L], lut1_q[15] (out) LUT1 address, (in) the LUT1 entry of the current 
 lut1_oh[OH], lut1_re     (in, optional, with ``LUT1_SYNC``) the entry's ``c+k`` one-hot
                          (:mod:`lutzip.hdl.lut1_table`, ``OH = onehot_width(L)``), (out) LUT1's read enable
                          (low while the loop stalls): see "One-hot step" below
+lut1_t2[6]               (with ``lut1_oh``) a second copy of LUT1's ``c+k`` (feeds only the adder of ``yw``)
 in_after                 (with ``lut1_oh``) four signals: the input FIFO's head after popping 0..3 entries
                          (including a word pushed in this cycle; :mod:`lutzip.hdl.input_fifo`)
 credit_ok                registered: room downstream for one more token
@@ -60,9 +61,9 @@ pointer; ``sym_top`` is its top 32), ``yw`` (``hi:lo:next word`` from the pointe
 and ``pf`` (``ptr mod 8`` one-hot). ``X`` (the ``XB`` bits at the pointer) = ``yw << ptr mod 8``, an 8-term
 AND-OR by ``pf``; the next ``vwin`` = ``X << c+k``, an AND-OR by LUT1's one-hot ``c+k``; the next LUT1
 address = ``vwin << c+k`` the same way (3 LUT levels after the RAM). The adder ``ptr + c+k`` still runs, off
-that loop: it selects the next ``yw`` (the window before / after the refill at the next pointer's byte; the
-word after the window is the input FIFO's head after this cycle's pops, ``in_after``) and decodes the next
-``pf``. Loads enter as one more OR term, selected by state flip-flops only (the cases that cannot load are
+that loop: it decodes the next ``pf`` and drives the refill; a second adder from ``lut1_t2`` selects the next
+``yw`` (the window before / after the refill at the next pointer's byte; the word after the window is the
+input FIFO's head after this cycle's pops, ``in_after``). Loads enter as one more OR term, selected by state flip-flops only (the cases that cannot load are
 don't-cares); the one-hot ``c+k`` is gated by ``s_run`` (three flip-flops); a stall holds ``vwin`` by its
 enable and LUT1 by its read enable (``lut1_re``); in a flush cycle these registers may take any value (the
 next header load sets them). The refill's pop is ``in_pop_x`` (late), the rest of the pops ``in_pop``.
@@ -95,11 +96,11 @@ def onehot_width(L):
 @block
 def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
                t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, lut1_oh=None, lut1_re=None,
-               in_after=None, L=8,
+               in_after=None, lut1_t2=None, L=8,
                LUT1_SYNC=True):
     OH, VB, XB = onehot_widths(L)
     ONEHOT = LUT1_SYNC and lut1_oh is not None
-    if ONEHOT and (OH == 0 or len(lut1_oh) != OH or lut1_re is None or in_after is None):
+    if ONEHOT and (OH == 0 or len(lut1_oh) != OH or lut1_re is None or in_after is None or lut1_t2 is None):
         raise ValueError(f"bit_window: lut1_oh must have onehot_width(L) = {OH} bits (L = {L})")
     st = enum("F_HDR", "F_LOAD", "F_RUN", "F_WAIT", "F_DRAIN")
     state = Signal(st.F_HDR)
@@ -347,7 +348,6 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_ad
         def fw_pop_x():
             # the refill's pop, decided late (ptr + c+k >= 32): the input FIFO selects it with one 2:1 per bit
             in_pop_x.next = go and np[5] and not end_seen
-            rf_base.next = 0
     else:
         @always_comb
         def fw_pop_x():
@@ -621,6 +621,13 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_ad
                     acc[:] = acc | t[YB:YB - XB]
             xv.next = acc
 
+        np_y = Signal(intbv(0)[7:])
+
+        @always_comb
+        def fw_oh_npy():
+            # ptr + c+k once more, from LUT1's second copy of c+k: this adder feeds only the next yw
+            np_y.next = ptr + lut1_t2
+
         @always_comb
         def fw_oh_words():
             # the word after the window: the input FIFO's head after no pop / after one pop (zeros past the
@@ -646,15 +653,15 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_ad
             # yw after a RUN step: the window after it (crossing or not) at the next pointer's byte
             t = modbv(0)[96:]
             u = modbv(0)[96:]
-            if np[5]:
+            if np_y[5]:
                 t[:] = v1
             else:
                 t[:] = v0
-            if np[5:3] == 0:
+            if np_y[5:3] == 0:
                 u[:] = t
-            elif np[5:3] == 1:
+            elif np_y[5:3] == 1:
                 u[:] = t << 8
-            elif np[5:3] == 2:
+            elif np_y[5:3] == 2:
                 u[:] = t << 16
             else:
                 u[:] = t << 24
@@ -818,7 +825,7 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_ad
         def fw_oh_re():
             lut1_re.next = not stall
 
-        extra = (fw_oh_nz, fw_xword, fw_oh_x, fw_oh_words, fw_oh_v, fw_oh_ystep, fw_oh_yz, fw_oh_ynext, fw_oh_run,
+        extra = (fw_oh_nz, fw_oh_npy, fw_xword, fw_oh_x, fw_oh_words, fw_oh_v, fw_oh_ystep, fw_oh_yz, fw_oh_ynext, fw_oh_run,
                  fw_oh_gate, fw_oh_load, fw_oh_b, fw_oh_bv, fw_oh_step, fw_oh_sym, fw_oh_regs, fw_oh_re)
     elif LUT1_SYNC:
         extra = (fw_xword, fw_v96, fw_vshift, fw_pref_next)

@@ -130,8 +130,9 @@ def decoder_core(clk, rst,
     n_oh = onehot_width(L) if (STEP == "onehot" and lut1_sync and not vector) else 0
     lut1_oh = Signal(intbv(0)[n_oh:]) if n_oh else None
     lut1_re = Signal(bool(1)) if n_oh else None
-    lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, lut1_oh, lut1_re, L=L, SYNC=lut1_sync,
-                      OH=n_oh)
+    lut1_t2 = Signal(intbv(0)[6:]) if n_oh else None   # a second copy of c+k (the one-hot step's yw adder)
+    lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, lut1_oh, lut1_re, lut1_t2, L=L,
+                      SYNC=lut1_sync, OH=n_oh)
     if vector:
         front = front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                               lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
@@ -141,7 +142,7 @@ def decoder_core(clk, rst,
         front = front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                               lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                               t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
-                              tok_issued, f_inflight, lut1_oh=lut1_oh, lut1_re=lut1_re, L=L,
+                              tok_issued, f_inflight, lut1_oh=lut1_oh, lut1_re=lut1_re, lut1_t2=lut1_t2, L=L,
                               LUT1_SYNC=lut1_sync)
 
     # ---------------------------------------------------------------- S2, S3

@@ -25,7 +25,7 @@ from .input_fifo import input_fifo
 @block
 def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_addr, lut1_q,
                  credit_ok, flush, flush_tag, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n,
-                 t1_tag, idle, tok_issued, inflight, lut1_oh=None, lut1_re=None, L=8,
+                 t1_tag, idle, tok_issued, inflight, lut1_oh=None, lut1_re=None, lut1_t2=None, L=8,
                  LUT1_SYNC=True):
     in_push = Signal(bool(0))
     in_wdata = Signal(intbv(0)[34:])  # marker_ok | tlast | tdata (marker_ok: the word is a good header)
@@ -60,7 +60,7 @@ def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
 
     front = bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
                        t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, idle,
-                       lut1_oh=lut1_oh, lut1_re=lut1_re, in_after=in_after, L=L,
+                       lut1_oh=lut1_oh, lut1_re=lut1_re, lut1_t2=lut1_t2, in_after=in_after, L=L,
                        LUT1_SYNC=LUT1_SYNC)
 
     @always_comb

@@ -11,6 +11,7 @@ raddr, rdata    synchronous read: ``rdata`` holds ``LUT1[raddr]`` one clock afte
                 ``SYNC=False``: asynchronous read (distributed RAM); the bit window then addresses it with
                 its registered current prefix: the same loop with the register before the RAM.
 re              (with ``OH``) read enable: while low the outputs keep their entry
+rdata_t2        (with ``OH``) a second copy of the entry's ``c+k`` (6 bits), stored beside the one-hot copy
 rdata_oh        (``OH`` > 0, synchronous read only) the entry's ``c+k`` one-hot: bit ``d - 1`` set for
                 ``c+k = d``, 1 <= d <= OH, on a valid entry; all zero otherwise. Derived from ``wdata``
                 when the entry is written and stored beside it (block RAM), so the bit window can shift by
@@ -25,9 +26,9 @@ from myhdl import Signal, always, always_comb, block, intbv
 
 
 @block
-def lut1_table(clk, we, waddr, wdata, raddr, rdata, rdata_oh=None, re=None, L=8, SYNC=True, OH=0):
+def lut1_table(clk, we, waddr, wdata, raddr, rdata, rdata_oh=None, re=None, rdata_t2=None, L=8, SYNC=True, OH=0):
     mem = [Signal(intbv(0)[15:]) for _ in range(1 << L)]
-    if OH and (not SYNC or re is None):
+    if OH and (not SYNC or re is None or rdata_t2 is None):
         raise ValueError("LUT1: the one-hot copy (OH) needs the synchronous read and a read enable")
 
     if not SYNC:
@@ -43,15 +44,18 @@ def lut1_table(clk, we, waddr, wdata, raddr, rdata, rdata_oh=None, re=None, L=8,
         return lut1_write, lut1_read
 
     if OH:
-        mem_oh = [Signal(intbv(0)[OH:]) for _ in range(1 << L)]
-        woh = Signal(intbv(0)[OH:])
+        # the one-hot c+k and a second copy of c+k (its own adder in the bit window: fewer loads per net)
+        mem_oh = [Signal(intbv(0)[OH + 6:]) for _ in range(1 << L)]
+        woh = Signal(intbv(0)[OH + 6:])
+        q_oh = Signal(intbv(0)[OH + 6:])
 
         @always_comb
         def lut1_onehot():
-            v = intbv(0)[OH:]
+            v = intbv(0)[OH + 6:]
             for d in range(OH):
                 if wdata[14] and wdata[6:0] == d + 1:
                     v[d] = 1
+            v[OH + 6:OH] = wdata[6:0]
             woh.next = v
 
         @always(clk.posedge)
@@ -62,9 +66,14 @@ def lut1_table(clk, we, waddr, wdata, raddr, rdata, rdata_oh=None, re=None, L=8,
                 mem_oh[waddr].next = woh
             elif re:
                 rdata.next = mem[raddr]
-                rdata_oh.next = mem_oh[raddr]
+                q_oh.next = mem_oh[raddr]
 
-        return lut1_onehot, lut1_port
+        @always_comb
+        def lut1_split():
+            rdata_oh.next = q_oh[OH:]
+            rdata_t2.next = q_oh[OH + 6:OH]
+
+        return lut1_onehot, lut1_port, lut1_split
 
     @always(clk.posedge)
     def lut1_port():
