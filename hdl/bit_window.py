@@ -377,47 +377,47 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_ad
                 if in_nonempty:
                     in_pop.next = 1
 
-    @always_comb
-    def fw_pop():
-        if fl:
-            in_pop.next = 0
-        elif state == st.F_HDR:
-            if in_nonempty and credit_ok:
-                if start3:
-                    in_pop.next = 3
-                elif start2:
-                    in_pop.next = 2
-                else:
-                    in_pop.next = 1
-            else:
-                in_pop.next = 0
-        elif state == st.F_LOAD:
-            if fast2:
-                in_pop.next = 2
-            elif in_nonempty and not end_seen:
-                in_pop.next = 1
-            else:
-                in_pop.next = 0
-        elif state == st.F_RUN:
-            if rf_base:
-                in_pop.next = 1
-            elif chain and start3:
-                in_pop.next = 3
-            elif chain:
-                in_pop.next = 2
-            else:
-                in_pop.next = 0
-        elif state == st.F_DRAIN:
-            if in_nonempty:
-                in_pop.next = 1
-            else:
-                in_pop.next = 0
-        else:
-            in_pop.next = 0
-
     if ONEHOT:
         fw_pop_sel = (fw_take, fw_pop_rest)
-    else:   # (in_take_s stays 0; the adder step's FIFO does not take it)
+    else:   # adder step: all pops in in_pop (in_take_s stays 0; its FIFO does not take it)
+        @always_comb
+        def fw_pop():
+            if fl:
+                in_pop.next = 0
+            elif state == st.F_HDR:
+                if in_nonempty and credit_ok:
+                    if start3:
+                        in_pop.next = 3
+                    elif start2:
+                        in_pop.next = 2
+                    else:
+                        in_pop.next = 1
+                else:
+                    in_pop.next = 0
+            elif state == st.F_LOAD:
+                if fast2:
+                    in_pop.next = 2
+                elif in_nonempty and not end_seen:
+                    in_pop.next = 1
+                else:
+                    in_pop.next = 0
+            elif state == st.F_RUN:
+                if rf_base:
+                    in_pop.next = 1
+                elif chain and start3:
+                    in_pop.next = 3
+                elif chain:
+                    in_pop.next = 2
+                else:
+                    in_pop.next = 0
+            elif state == st.F_DRAIN:
+                if in_nonempty:
+                    in_pop.next = 1
+                else:
+                    in_pop.next = 0
+            else:
+                in_pop.next = 0
+
         fw_pop_sel = (fw_pop,)
 
     @always_comb
@@ -596,7 +596,6 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_ad
         xv = Signal(intbv(0)[XB:])
         s_run = Signal(bool(0))
         stall = Signal(bool(0))
-        es_ld = Signal(bool(0))
         dhg = Signal(intbv(0)[OH:])
         ld = Signal(bool(0))
         ldw = Signal(intbv(0)[64:])
@@ -723,36 +722,29 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_ad
 
         @always_comb
         def fw_oh_load():
-            # a load: the window after it (pointer 0), its end_seen and the FIFO head after its pops (the
-            # word after the window), from registers (as fw_win_next / fw_pop)
+            # a load: the window after it (pointer 0) and the FIFO head after its pops (the word after the
+            # window; a header-only start leads to LOAD, whose own load sets it), from registers
             ld.next = 0
             ldw.next = 0
-            es_ld.next = 0
             ldx.next = 0
             if state == st.F_HDR:
                 if in_nonempty and credit_ok and not hdr_bad:
                     ld.next = 1
                     if start3:
                         ldw.next = concat(h1[32:0], h2[32:0])
-                        es_ld.next = h2[32]
                         if not h2[32]:
                             ldx.next = a3[32:0]
                     elif start2:
                         ldw.next = concat(h1[32:0], lo_zero)
-                        es_ld.next = 1
-                    else:
-                        es_ld.next = in_last
             elif state == st.F_LOAD:
                 if fast2:
                     ld.next = 1
                     ldw.next = concat(h0[32:0], h1[32:0])
-                    es_ld.next = h1[32]
                     if not h1[32]:
                         ldx.next = a2[32:0]
                 elif in_nonempty or end_seen:
                     ld.next = 1
                     ldw.next = concat(lo, xw)
-                    es_ld.next = end_seen or in_last
                     if not (end_seen or in_last):
                         ldx.next = a1[32:0]
             elif state == st.F_RUN:
@@ -760,12 +752,10 @@ def bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_ad
                     ld.next = 1
                     if start3:
                         ldw.next = concat(h1[32:0], h2[32:0])
-                        es_ld.next = h2[32]
                         if not h2[32]:
                             ldx.next = a3[32:0]
                     else:
                         ldw.next = concat(h1[32:0], lo_zero)
-                        es_ld.next = 1
 
         @always_comb
         def fw_oh_b():
