@@ -56,7 +56,8 @@ def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
 
     in_fifo = input_fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, pop_x=in_pop_x,
                          after=in_after, count_gt=in_gt,
-                         take_start=in_take_s if lut1_oh is not None else None, SHIFT=LUT1_SYNC)
+                         take_start=in_take_s if lut1_oh is not None else None,
+                         SHIFT=LUT1_SYNC, DEFER=lut1_oh is not None)
 
     front = bit_window(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
                        t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, idle,

@@ -26,9 +26,19 @@ take_start               (optional, ``SHIFT`` only) a stripe start: pop 3, 2 or 
 pop_x                    (optional) pop one more entry (pop + pop_x <= count): for a pop decided late in the
                          cycle; with ``SHIFT`` each slot selects between its candidates for ``pop`` and
                          ``pop + 1`` (prepared from ``count`` and ``pop``) by ``pop_x`` alone
-h0, h1, h2 [N]           the oldest, second and third entry (valid when count > 0, 1, 2)
+h0, h1, h2 [N]           the oldest, second and third entry (valid when count > 0, 1, 2); with ``DEFER`` these
+                         are combinational (see below)
 count                    registered number of entries, 0..4
 count_gt                 (optional, out) the same as a registered thermometer code: bit i = count > i
+
+``DEFER=True`` (``SHIFT`` with ``pop_x``; the one-hot decode step): the late ``pop_x`` does not reach the storage
+in its cycle. It sets one flip-flop, ``pend``; the storage drops that entry a cycle later together with that
+cycle's early pops, and meanwhile ``h0``, ``h1``, ``h2`` skip it (a 2:1 per data bit selected by ``pend``; the
+flag bits above bit 31 and ``count_gt`` are kept exact in flip-flops, so ``pop_x`` drives about ten flip-flops
+instead of every slot's multiplexers). Behaviour at the ports is the same as without it: ``count``, ``count_gt``
+and the heads count the entry as gone in the cycle after ``pop_x``, and the storage never holds more than
+``DEPTH`` entries (a push needs ``count < DEPTH``, which counts the pending entry as gone; the storage drops
+it in the same cycle).
 """
 from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
 
@@ -37,7 +47,9 @@ DEPTH = 4
 
 @block
 def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=None, count_gt=None, take_start=None,
-               SHIFT=True):
+               SHIFT=True, DEFER=False):
+    if DEFER and (pop_x is None or not SHIFT):
+        raise ValueError("input_fifo: DEFER needs SHIFT=True and a pop_x")
     if pop_x is None:
         pop_x = Signal(bool(0))
     if take_start is not None and not SHIFT:
@@ -104,6 +116,7 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
             count_gt.next = concat(False, gt0[DEPTH:1])
         else:
             count_gt.next = gt0
+
 
     if SHIFT:
         n = len(wdata)
@@ -207,41 +220,90 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
                     m2.next = c1
                     m3.next = wdata
 
+            # pop_x (late) comes with pop = 0 and no stripe start: the candidates for one pop (a1, b1, c1)
+            p0, p1, p2, p3 = m0, m1, m2, m3
+            x0, x1, x2 = a1, b1, c1
+            sel = (ififo_sel_s, ififo_pstart, ififo_bpop)
+        else:
+            p0, p1, p2, p3 = e0, e1, e2, e3
+            x0, x1, x2 = f0, f1, f2
+            sel = ()
+
+        if DEFER:
+            # the storage st0, st1, st2, s3 drops the early pops and the entry popped late in the last cycle
+            # (pend); the visible heads skip that entry by a 2:1 per bit (from flip-flops), their flag bits
+            # (above bit 31) are kept visible-exact in flip-flops (k*), so pop_x drives only pend and those
+            if n <= 32:
+                raise ValueError("input_fifo: DEFER needs flag bits above bit 31")
+            st0, st1, st2 = [Signal(modbv(0)[n:]) for _ in range(3)]
+            k0, k1, k2 = [Signal(modbv(0)[n - 32:]) for _ in range(3)]
+            pend = Signal(bool(0))
+
             @always(clk.posedge)
             def ififo_shift():
-                # pop_x (late) comes with pop = 0 and no stripe start: the candidates for one pop
+                st0.next = p0
+                st1.next = p1
+                st2.next = p2
+                s3.next = p3
                 if pop_x:
-                    h0.next = a1
-                    h1.next = b1
-                    h2.next = c1
+                    k0.next = x0[n:32]
+                    k1.next = x1[n:32]
+                    k2.next = x2[n:32]
+                else:
+                    k0.next = p0[n:32]
+                    k1.next = p1[n:32]
+                    k2.next = p2[n:32]
+
+            @always_seq(clk.posedge, reset=rst)
+            def ififo_pend():
+                pend.next = pop_x
+
+            @always_comb
+            def ififo_vis():
+                if pend:
+                    h0.next = concat(k0, st1[32:0])
+                    h1.next = concat(k1, st2[32:0])
+                    h2.next = concat(k2, s3[32:0])
+                else:
+                    h0.next = concat(k0, st0[32:0])
+                    h1.next = concat(k1, st1[32:0])
+                    h2.next = concat(k2, st2[32:0])
+
+            regs = (ififo_shift, ififo_pend, ififo_vis)
+        elif take_start is not None:
+            @always(clk.posedge)
+            def ififo_shift():
+                if pop_x:
+                    h0.next = x0
+                    h1.next = x1
+                    h2.next = x2
                     s3.next = wdata
                 else:
-                    h0.next = m0
-                    h1.next = m1
-                    h2.next = m2
-                    s3.next = m3
+                    h0.next = p0
+                    h1.next = p1
+                    h2.next = p2
+                    s3.next = p3
 
-            ififo_shift_all = (ififo_sel_s, ififo_shift, ififo_pstart, ififo_bpop)
+            regs = (ififo_shift,)
         else:
-            ififo_shift_all = None
+            @always(clk.posedge)
+            def ififo_shift():
+                if pop_x:
+                    h0.next = f0
+                    h1.next = f1
+                    h2.next = f2
+                    s3.next = f3
+                else:
+                    h0.next = e0
+                    h1.next = e1
+                    h2.next = e2
+                    s3.next = e3
 
-        @always(clk.posedge)
-        def ififo_shift():
-            if pop_x:
-                h0.next = f0
-                h1.next = f1
-                h2.next = f2
-                s3.next = f3
-            else:
-                h0.next = e0
-                h1.next = e1
-                h2.next = e2
-                s3.next = e3
+            regs = (ififo_shift,)
 
-        if ififo_shift_all is not None:
-            ififo_shift = ififo_shift_all
+        gens = (ififo_cnt_next, ififo_gt, ififo_count, ififo_kept, ififo_cand, ififo_sel) + sel + regs
         if after is None:
-            return ififo_cnt_next, ififo_gt, ififo_count, ififo_kept, ififo_cand, ififo_sel, ififo_shift
+            return gens
         n0, n1, n2, n3 = after
 
         @always_comb
@@ -251,7 +313,7 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
             n2.next = a2
             n3.next = a3
 
-        return ififo_cnt_next, ififo_gt, ififo_count, ififo_kept, ififo_cand, ififo_sel, ififo_shift, ififo_after
+        return gens + (ififo_after,)
 
     if after is not None:
         raise ValueError("input_fifo: 'after' needs SHIFT=True")

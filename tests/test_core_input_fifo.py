@@ -10,7 +10,7 @@ from lutzip.hdl.input_fifo import DEPTH, input_fifo
 
 
 @block
-def _bench(shift, seed, cycles, log, late=False, take=False):
+def _bench(shift, seed, cycles, log, late=False, take=False, defer=False):
     clk = Signal(bool(0))
     rst = ResetSignal(1, active=1, isasync=False)
     wr = Signal(bool(0))
@@ -21,8 +21,9 @@ def _bench(shift, seed, cycles, log, late=False, take=False):
     pop_x = Signal(bool(0))
     take_s = Signal(bool(0))
     gt = Signal(intbv(0)[DEPTH:])
+    after = [Signal(intbv(0)[34:]) for _ in range(4)] if shift else None
     dut = input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=pop_x if late else None, count_gt=gt,
-                     take_start=take_s if take else None, SHIFT=shift)
+                     take_start=take_s if take else None, after=after, SHIFT=shift, DEFER=defer)
     rng = np.random.default_rng(seed)
 
     @instance
@@ -61,6 +62,12 @@ def _bench(shift, seed, cycles, log, late=False, take=False):
             wr.next = w
             wdata.next = d
             yield delay(1)
+            if after is not None:
+                # the head after 0..3 pops, counting the word pushed now
+                m = list(model) + ([d] if w else [])
+                for i in range(4):
+                    if i < len(m):
+                        assert int(after[i]) == m[i], (cyc, i, hex(int(after[i])), hex(m[i]))
             clk.next = 1
             yield delay(1)
             clk.next = 0
@@ -74,13 +81,14 @@ def _bench(shift, seed, cycles, log, late=False, take=False):
     return dut, stim
 
 
-@pytest.mark.parametrize("late,take", [(False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("late,take,defer", [(False, False, False), (True, False, False), (True, True, False),
+                                             (True, False, True), (True, True, True)])
 @pytest.mark.parametrize("shift", [True, False])
-def test_input_fifo_matches_model(shift, late, take):
-    if take and not shift:
-        pytest.skip("take_start is a SHIFT-mode input")
+def test_input_fifo_matches_model(shift, late, take, defer):
+    if (take or defer) and not shift:
+        pytest.skip("take_start and DEFER are SHIFT-mode options")
     log = []
-    inst = _bench(shift, 7 if shift else 8, 3000, log, late=late, take=take)
+    inst = _bench(shift, 7 if shift else 8, 3000, log, late=late, take=take, defer=defer)
     try:
         inst.run_sim(quiet=1)
     finally:
