@@ -152,8 +152,6 @@ def test_core_meets_ecp5_goal():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="issue-3 goal met on most iCE40 placements, not all: HX8K one-hot step "
-                   "84.0 / 79.3 / 81.2 / 77.7 / 82.8 / 86.6 MHz on seeds 1-6 (docs/SYNTH.md); seed 2 misses it")
 @need_ice40
 def test_core_meets_ice40_goal():
     """The issue-3 goal on iCE40 at the default parameters: fits and >= 80 MHz on an HX8K, what `lutzip hdl
