@@ -25,7 +25,8 @@ take_start               (optional, ``SHIFT`` only) a stripe start: pop 3, 2 or 
                          with ``take_start`` given ``pop_x`` may only come alone (``pop`` = 0, no start)
 pop_x                    (optional) pop one more entry (pop + pop_x <= count): for a pop decided late in the
                          cycle; with ``SHIFT`` each slot selects between its candidates for ``pop`` and
-                         ``pop + 1`` (prepared from ``count`` and ``pop``) by ``pop_x`` alone
+                         ``pop + 1`` (prepared from ``count`` and ``pop``) by ``pop_x`` alone, with ``DEFER``
+                         it only sets a flip-flop (below)
 h0, h1, h2 [N]           the oldest, second and third entry (valid when count > 0, 1, 2); with ``DEFER`` these
                          are combinational (see below)
 count                    registered number of entries, 0..4
@@ -116,7 +117,6 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
             count_gt.next = concat(False, gt0[DEPTH:1])
         else:
             count_gt.next = gt0
-
 
     if SHIFT:
         n = len(wdata)
