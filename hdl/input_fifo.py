@@ -222,11 +222,11 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
 
             # pop_x (late) comes with pop = 0 and no stripe start: the candidates for one pop (a1, b1, c1)
             p0, p1, p2, p3 = m0, m1, m2, m3
-            x0, x1, x2 = a1, b1, c1
+            x0, x1, x2, x3 = a1, b1, c1, wdata
             sel = (ififo_sel_s, ififo_pstart, ififo_bpop)
         else:
             p0, p1, p2, p3 = e0, e1, e2, e3
-            x0, x1, x2 = f0, f1, f2
+            x0, x1, x2, x3 = f0, f1, f2, f3
             sel = ()
 
         if DEFER:
@@ -270,34 +270,20 @@ def input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=None, after=No
                     h2.next = concat(k2, st2[32:0])
 
             regs = (ififo_shift, ififo_pend, ififo_vis)
-        elif take_start is not None:
+        else:
             @always(clk.posedge)
             def ififo_shift():
+                # the candidates for pop + pop_x
                 if pop_x:
                     h0.next = x0
                     h1.next = x1
                     h2.next = x2
-                    s3.next = wdata
+                    s3.next = x3
                 else:
                     h0.next = p0
                     h1.next = p1
                     h2.next = p2
                     s3.next = p3
-
-            regs = (ififo_shift,)
-        else:
-            @always(clk.posedge)
-            def ififo_shift():
-                if pop_x:
-                    h0.next = f0
-                    h1.next = f1
-                    h2.next = f2
-                    s3.next = f3
-                else:
-                    h0.next = e0
-                    h1.next = e1
-                    h2.next = e2
-                    s3.next = e3
 
             regs = (ififo_shift,)
 
