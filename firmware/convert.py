@@ -3,7 +3,7 @@ import os
 
 from myhdl import ResetSignal, Signal, intbv
 
-from .proto_engine import get_core, proto_engine
+from lutzip.firmware.engine.proto_engine import get_core, proto_engine
 
 
 def engine_ports():
@@ -14,7 +14,7 @@ def engine_ports():
 
 
 def uart_ports():
-    """Fresh signals for the ports of :func:`lutzip.firmware.uart_top.uart_top`, in order."""
+    """Fresh signals for the ports of :func:`lutzip.firmware.uart.uart_top.uart_top`, in order."""
     return dict(clk=Signal(bool(0)), rst=Signal(bool(0)), uart_rx=Signal(bool(1)), uart_tx=Signal(bool(1)),
                 idle=Signal(bool(0)))
 
@@ -30,7 +30,7 @@ def convert(top="proto_engine", hdl="verilog", path=".", name=None, core=None, *
     if top == "proto_engine":
         inst = proto_engine(*engine_ports().values(), core=core, **params)
     elif top == "uart_top":
-        from .uart_top import uart_top
+        from lutzip.firmware.uart.uart_top import uart_top
         inst = uart_top(*uart_ports().values(), core=core, **params)
     else:
         raise ValueError(f"unknown top {top!r}")

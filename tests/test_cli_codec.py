@@ -7,8 +7,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from lutzip import cli, container as ct
-from lutzip.quantize import dequantize
+from lutzip import cli
+from lutzip.codec import container as ct
+from lutzip.weights.quantize import dequantize
 
 
 def run(argv, capsys):

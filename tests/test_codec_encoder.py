@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as hst
 
-from lutzip import codec, container as ct, encoder
-from lutzip.bitstream import encode_stripes
-from lutzip.huffman import limited_code_lengths
-from lutzip.tables import LUT, MAX_LUT3, RANGE, ZRUN
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
+from lutzip.codec import encoder
+from lutzip.codec.bitstream import encode_stripes
+from lutzip.codec.huffman import limited_code_lengths
+from lutzip.codec.tables import LUT, MAX_LUT3, RANGE, ZRUN
 
 
 def laplace_int16(n, scale=800.0, sparsity=0.0, seed=0):

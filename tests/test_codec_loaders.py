@@ -3,7 +3,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from lutzip import codec, container as ct, loaders, quantize
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
+from lutzip.weights import loaders
+from lutzip.weights import quantize
 from lutzip.errors import FormatError, LutzError, UnsupportedError
 
 

@@ -1,13 +1,13 @@
 """Random table sets and arrays: the numba coder round-trips, and a pure-Python decoder written from
-docs/FORMAT.md (independent of lutzip.bitstream) agrees with the numba decoder bit for bit, on valid stripes
+docs/FORMAT.md (independent of lutzip.codec.bitstream) agrees with the numba decoder bit for bit, on valid stripes
 and on damaged ones."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as hst
 
-from lutzip.bitstream import decode_stripes, encode_stripes
+from lutzip.codec.bitstream import decode_stripes, encode_stripes
 from lutzip.errors import DecodeError, LutzError
-from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
 
 #: "never a hang": every test here must finish well within this
 pytestmark = pytest.mark.timeout(120)
@@ -17,7 +17,7 @@ SETTINGS = dict(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 # ------------------------------------------------------------------------------- reference decoder (oracle)
 def canonical_codes(lengths):
-    """DEFLATE-style canonical codes, computed here from the spec, not by lutzip.tables."""
+    """DEFLATE-style canonical codes, computed here from the spec, not by lutzip.codec.tables."""
     order = sorted(range(len(lengths)), key=lambda j: (lengths[j], j))
     codes, code, prev = {}, None, 0
     for j in order:

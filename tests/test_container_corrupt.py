@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as hst
 
-from lutzip import codec, container as ct
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
 from lutzip.errors import CorruptError, FormatError, LutzError, TableError, UnsupportedError
 
 

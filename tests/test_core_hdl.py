@@ -1,6 +1,6 @@
-"""The converted decoder core: lutzip.hdl.convert output compiles, has the docs/CORE.md ports, and the
+"""The converted decoder core: lutzip.hdl.flows.convert output compiles, has the docs/CORE.md ports, and the
 converted VHDL / Verilog simulate bit-exactly in GHDL and Icarus on a short stream (random table set with
-errors), using the shared simulation harness (lutzip.hdl.simulate)."""
+errors), using the shared simulation harness (lutzip.hdl.flows.simulate)."""
 import functools
 import re
 import shutil
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from lutzip.errors import UnsupportedError
-from lutzip.hdl import core_sim as cs
-from lutzip.hdl import simulate as S
-from lutzip.hdl.convert import convert
-from lutzip.hdl.decoder_core import decoder_core
+from lutzip.hdl.flows import core_sim as cs
+from lutzip.hdl.flows import simulate as S
+from lutzip.hdl.flows.convert import convert
+from lutzip.hdl.core.decoder_core import decoder_core
 
 PORTS = ["clk", "rst", "s_axis_tdata", "s_axis_tvalid", "s_axis_tready", "s_axis_tlast", "m_axis_tdata",
          "m_axis_tvalid", "m_axis_tready", "m_axis_tlast", "m_axis_tuser", "tbl_we", "tbl_sel", "tbl_addr",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from myhdl import ResetSignal, Signal, StopSimulation, block, delay, instance, intbv
 
-from lutzip.hdl.input_fifo import DEPTH, input_fifo
+from lutzip.hdl.stages.input_fifo import DEPTH, input_fifo
 
 
 @block

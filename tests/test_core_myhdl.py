@@ -1,14 +1,13 @@
-"""The MyHDL decoder core against the reference decoder (lutzip.bitstream), cycle-level MyHDL simulation."""
+"""The MyHDL decoder core against the reference decoder (lutzip.codec.bitstream), cycle-level MyHDL simulation."""
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lutzip.bitstream import (ERR_BAD_HEADER, ERR_INVALID_PREFIX, ERR_LUT3_RANGE, ERR_OVERRUN,
-                              ERR_ZRUN_OVERFLOW, STRIPE_MARKER, decode_stripes, encode_stripes)
-from lutzip.encoder import best_tableset
-from lutzip.hdl import core_sim as cs
-from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
+from lutzip.codec.bitstream import ERR_BAD_HEADER, ERR_INVALID_PREFIX, ERR_LUT3_RANGE, ERR_OVERRUN, ERR_ZRUN_OVERFLOW, STRIPE_MARKER, decode_stripes, encode_stripes
+from lutzip.codec.encoder import best_tableset
+from lutzip.hdl.flows import core_sim as cs
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
 
 ZT = TableSet(16, [ClassSpec(1, ZRUN, 5, 0), ClassSpec(2, LUT, 2, 0), ClassSpec(2, RANGE, 16, 0)],
               np.array([0, 1, 0xFFFF, 2], np.uint16))

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 from myhdl import Signal, intbv
 
-from lutzip.hdl import synth as sy
-from lutzip.hdl.ecp5_select import MODULE_NAME, map_select64
-from lutzip.hdl.select64 import select64
+from lutzip.hdl.flows import synth as sy
+from lutzip.hdl.flows.ecp5_select import MODULE_NAME, map_select64
+from lutzip.hdl.fronts.vector.select64 import select64
 
 YOSYS = sy.find_tool("yosys", required=False)
 need_yosys = pytest.mark.skipif(YOSYS is None, reason="yosys not installed (.ci/install.sh)")
@@ -80,7 +80,7 @@ tee -o status.txt equiv_status -assert
 def test_core_with_mapped_selects_is_equivalent(tmp_path):
     """The vector-front core (small tables, the same front) with its six loop selects replaced is the
     same circuit: every register's next state and every output proven equal."""
-    from lutzip.hdl.decoder_core import decoder_core
+    from lutzip.hdl.core.decoder_core import decoder_core
     core = functools.partial(decoder_core, LUT1_RAM="block", FRONT="vector")
     v = sy.convert_verilog(tmp_path / "conv", L=4, W=8, LUT3_DEPTH=16, core=core)
     generic = v.read_text()
@@ -97,7 +97,7 @@ def test_core_with_mapped_selects_is_equivalent(tmp_path):
 
 
 def test_window_front_has_no_selects(tmp_path):
-    from lutzip.hdl.decoder_core import decoder_core
+    from lutzip.hdl.core.decoder_core import decoder_core
     v = sy.convert_verilog(tmp_path, L=4, W=8, LUT3_DEPTH=16,
                            core=functools.partial(decoder_core, FRONT="window"))
     text = v.read_text()

@@ -6,10 +6,11 @@ import warnings
 import numpy as np
 import pytest
 
-from lutzip import codec, link
-from lutzip.driver import Board
+from lutzip.codec import arrays as codec
+from lutzip.link import protocol as link
+from lutzip.board.driver import Board
 from lutzip.firmware.convert import convert
-from lutzip.firmware.sim_engine import EngineSim, SimSerial
+from lutzip.firmware.engine.sim_engine import EngineSim, SimSerial
 
 
 @pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
@@ -60,8 +61,8 @@ def test_crc_rom_and_bitwise_agree(which):
     import zlib
 
     from myhdl import Signal, block, delay, instance, intbv
-    from lutzip.firmware.crc32_byte import crc32_byte
-    from lutzip.firmware.crc8_byte import crc8_byte
+    from lutzip.firmware.engine.crc32_byte import crc32_byte
+    from lutzip.firmware.engine.crc8_byte import crc8_byte
 
     width = 32 if which == "crc32" else 8
     fn = crc32_byte if which == "crc32" else crc8_byte
@@ -101,6 +102,6 @@ def test_crc_rom_and_bitwise_agree(which):
                 ref = (ref >> 8) ^ x
             assert r == ref
     else:
-        from lutzip.link import crc8
+        from lutzip.link.protocol import crc8
         for (c, d), (r, _) in zip(cases, got):
             assert r == crc8(bytes([d]), c)

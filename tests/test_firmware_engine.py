@@ -4,11 +4,12 @@ import random
 import numpy as np
 import pytest
 
-from lutzip import codec, link
-from lutzip.bitstream import ERR_BAD_HEADER
-from lutzip.driver import Board
-from lutzip.firmware.sim_engine import EngineSim, SimSerial
-from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
+from lutzip.codec import arrays as codec
+from lutzip.link import protocol as link
+from lutzip.codec.bitstream import ERR_BAD_HEADER
+from lutzip.board.driver import Board
+from lutzip.firmware.engine.sim_engine import EngineSim, SimSerial
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
 
 PARAMS = dict(RING_DEPTH=64, LUT3_DEPTH=256, MAX_PAYLOAD=128, CLK_HZ=50_000_000)
 
@@ -164,7 +165,7 @@ def test_corrupted_host_bytes_are_retransmitted(sim):
 def test_uart_top_loopback_identify():
     """uart_top in MyHDL: a host-side UART model sends IDENTIFY bit by bit and decodes the IDENT answer."""
     from myhdl import Signal, block, delay, instance
-    from lutzip.firmware.uart_top import uart_top
+    from lutzip.firmware.uart.uart_top import uart_top
 
     CPB = 4
     clk, rst = Signal(bool(0)), Signal(bool(1))

@@ -1,8 +1,8 @@
 """The decoder core, bit-exact against the reference decoder in MyHDL, GHDL, Icarus (cosimulation) and Verilator.
 
 Every stream runs through all four levels with the same stimulus file; each level must produce the reference
-words (``lutzip.bitstream``) and all levels must agree to the clock cycle. Set ``LUTZIP_TEST_STANDIN=1`` to run
-the multi-simulator tests on the stand-in core below instead of ``lutzip.hdl.decoder_core`` (harness work), or
+words (``lutzip.codec.bitstream``) and all levels must agree to the clock cycle. Set ``LUTZIP_TEST_STANDIN=1`` to run
+the multi-simulator tests on the stand-in core below instead of ``lutzip.hdl.core.decoder_core`` (harness work), or
 ``LUTZIP_TEST_CORE=package.module:function`` to test another core (e.g. a snapshot of a committed version).
 """
 import functools
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from myhdl import Signal, always_comb, always_seq, block, intbv
 
-from lutzip import bitstream as bs
-from lutzip.hdl import simulate as S
-from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet, raw_tableset
+from lutzip.codec import bitstream as bs
+from lutzip.hdl.flows import simulate as S
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet, raw_tableset
 
 
 # ------------------------------------------------------------------------------------------ stand-in core
@@ -139,11 +139,11 @@ elif os.environ.get("LUTZIP_TEST_CORE"):   # "package.module:function", e.g. a s
     _mod, _fn = os.environ["LUTZIP_TEST_CORE"].split(":")
     CORE, expected_of = getattr(importlib.import_module(_mod), _fn), (lambda vec: vec.expected)
 else:
-    CORE, expected_of = None, (lambda vec: vec.expected)   # None: lutzip.hdl.decoder_core
+    CORE, expected_of = None, (lambda vec: vec.expected)   # None: lutzip.hdl.core.decoder_core
 
 if CORE is None:   # both front ends of the real core (docs/CORE.md): window (default) and vector, and the window
     # front's one-hot step (what `hdl synth` builds for the iCE40 HX8K)
-    from lutzip.hdl.decoder_core import decoder_core as _dc
+    from lutzip.hdl.core.decoder_core import decoder_core as _dc
     _VECTOR = functools.partial(_dc, FRONT="vector")
     _VECTOR.srcfile = _dc.srcfile
     _ONEHOT = functools.partial(_dc, STEP="onehot")
@@ -155,7 +155,7 @@ else:
 
 @pytest.fixture(params=list(CORES))
 def core(request):
-    """The core under test: each front end of lutzip.hdl.decoder_core (or the stand-in / LUTZIP_TEST_CORE)."""
+    """The core under test: each front end of lutzip.hdl.core.decoder_core (or the stand-in / LUTZIP_TEST_CORE)."""
     return CORES[request.param]
 
 
@@ -433,7 +433,7 @@ def test_random_corruption_all_sims(seed, core, tmp_path, hdl_cache):
 @pytest.mark.parametrize("L,W,depth", [(12, 16, 4096), (6, 8, 1024)])
 def test_other_core_parameters(L, W, depth, core, tmp_path, hdl_cache):
     """Other LUT1 sizes / word widths / LUT3 depths: converted HDL still bit-exact and cycle-exact."""
-    from lutzip.encoder import greedy_tableset
+    from lutzip.codec.encoder import greedy_tableset
     rng = np.random.default_rng(L)
     if L == 12:   # codes of every length 1..12 (Kraft sum 1), classes drawn uniformly: long codes are common
         cls = [ClassSpec(1, LUT, 2, 0), ClassSpec(2, RANGE, 8, 0x100), ClassSpec(3, ZRUN, 6, 0)]

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lutzip import link
-from lutzip.link import FrameParser, ProtocolError, decode_frame, encode_frame
+from lutzip.link import protocol as link
+from lutzip.link.protocol import FrameParser, ProtocolError, decode_frame, encode_frame
 
 
 def test_crc8_check_value():

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
-from lutzip import codec, container as ct
-from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.float16])

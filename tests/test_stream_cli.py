@@ -5,7 +5,9 @@ import shutil
 import numpy as np
 import pytest
 
-from lutzip import cli, codec, container as ct
+from lutzip import cli
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
 
 needs_verilator = pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from lutzip.errors import UnsupportedError
-from lutzip.hdl import synth as sy
+from lutzip.hdl.flows import synth as sy
 from test_synth_standins import standin_core
 
 HAVE_ICE40 = sy.find_tool("yosys", required=False) and sy.find_tool("nextpnr-ice40", required=False)
@@ -15,9 +15,9 @@ need_ecp5 = pytest.mark.skipif(not HAVE_ECP5, reason="yosys / nextpnr-ecp5 not i
 
 def _real_core():
     try:
-        from lutzip.hdl.decoder_core import decoder_core
+        from lutzip.hdl.core.decoder_core import decoder_core
     except ImportError:
-        pytest.skip("lutzip.hdl.decoder_core not written yet")
+        pytest.skip("lutzip.hdl.core.decoder_core not written yet")
     return decoder_core
 
 

@@ -5,9 +5,9 @@ import re
 import pytest
 
 from lutzip.errors import UnsupportedError
-from lutzip.firmware import boards as bd
-from lutzip.firmware import build as fb
-from lutzip.hdl import synth as sy
+from lutzip.firmware.boards import registry as bd
+from lutzip.firmware.boards import build as fb
+from lutzip.hdl.flows import synth as sy
 from test_synth_standins import standin_uart_top
 
 
@@ -92,9 +92,9 @@ def test_build_standin(name, tmp_path):
 
 def _real_uart_top():
     try:
-        from lutzip.firmware.uart_top import uart_top
+        from lutzip.firmware.uart.uart_top import uart_top
     except ImportError:
-        pytest.skip("lutzip.firmware.uart_top not written yet")
+        pytest.skip("lutzip.firmware.uart.uart_top not written yet")
     return uart_top
 
 

@@ -101,7 +101,7 @@ def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
 @block
 def standin_uart_top(clk, rst, uart_rx, uart_tx, CLK_HZ=12_000_000, BAUD=1_000_000, L=8, W=16, LUT3_DEPTH=4096,
                      **params):
-    """Stand-in for lutzip.firmware.uart_top: a shift register feeds every core input, an XOR-rotate
+    """Stand-in for lutzip.firmware.uart.uart_top: a shift register feeds every core input, an XOR-rotate
     accumulator of every output drives ``uart_tx`` (so nothing is optimised away)."""
     sr = Signal(intbv(0)[32:])
     acc = Signal(intbv(0)[W:])
@@ -141,7 +141,7 @@ def standin_uart_top(clk, rst, uart_rx, uart_tx, CLK_HZ=12_000_000, BAUD=1_000_0
 
 
 def test_standin_converts(tmp_path):
-    from lutzip.hdl.synth import convert_verilog
+    from lutzip.hdl.flows.synth import convert_verilog
     v = convert_verilog(tmp_path, L=6, W=8, LUT3_DEPTH=64, core=standin_core)
     text = v.read_text()
     assert "module decoder_core" in text and "m_axis_tdata" in text

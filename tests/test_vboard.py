@@ -9,10 +9,13 @@ import shutil
 import numpy as np
 import pytest
 
-from lutzip import cli, codec, container as ct, link
-from lutzip.cli_board import stream_container
-from lutzip.driver import Board, LinkError
-from lutzip.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
+from lutzip import cli
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
+from lutzip.link import protocol as link
+from lutzip.cli.board import stream_container
+from lutzip.board.driver import Board, LinkError
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
 
 pytestmark = [pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed"),
               pytest.mark.timeout(600)]
@@ -20,7 +23,7 @@ pytestmark = [pytest.mark.skipif(shutil.which("verilator") is None, reason="veri
 
 @pytest.fixture(scope="module")
 def vboard():
-    from lutzip.vboard import VirtualBoard
+    from lutzip.vboard.verilator import VirtualBoard
     vb = VirtualBoard(mode="fast").start()
     yield vb
     vb.stop()
@@ -130,7 +133,7 @@ def test_dead_link_fails_with_clear_error(vboard):
 
 
 def test_wrong_data_is_a_failure_not_a_pass(vboard, containers, monkeypatch, tmp_path, capsys):
-    import lutzip.cli_board as cb
+    import lutzip.cli.board as cb
     c = containers[0]
     path = tmp_path / "m.lutz"
     ct.write(path, c)
@@ -193,7 +196,7 @@ def test_throughput_fast_mode(vboard):
 
 
 def test_pin_mode_uart(containers):
-    from lutzip.vboard import VirtualBoard
+    from lutzip.vboard.verilator import VirtualBoard
     c = codec.compress({"p": np.rint(np.random.default_rng(2).laplace(0, 9, 6000)).astype(np.int16)},
                        stripe_len=1024)
     with VirtualBoard(mode="pin") as vb, Board(vb.port, timeout=20) as b:
@@ -212,7 +215,7 @@ def test_pin_mode_uart(containers):
 @pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
 @pytest.mark.parametrize("mode,n", [("fast", 2500), ("pin", 200)])
 def test_ghdl_virtual_board_runs_the_vhdl(mode, n):
-    from lutzip.vboard import VirtualBoard
+    from lutzip.vboard.verilator import VirtualBoard
     c = codec.compress({"g": np.rint(np.random.default_rng(4).laplace(0, 6, n)).astype(np.int16)},
                        stripe_len=1000)
     with VirtualBoard(hdl="vhdl", mode=mode) as vb, Board(vb.port, timeout=30) as b:

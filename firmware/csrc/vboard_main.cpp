@@ -1,4 +1,4 @@
-// Verilator harness of the lutzip virtual board (lutzip.vboard).
+// Verilator harness of the lutzip virtual board (lutzip.vboard.verilator).
 // Fast mode (default): the bytes of file descriptor FD feed proto_engine's byte stream directly.
 // Pin mode (-DPIN_MODE -DCLKS_PER_BIT=n): the bytes are serialised 8N1 onto uart_top's rx pin and its tx pin
 // is deserialised back, bit by bit, as a UART would.

@@ -1,4 +1,4 @@
--- Helpers of the GHDL virtual board test benches (lutzip.vboard_ghdl): hex text <-> bytes.
+-- Helpers of the GHDL virtual board test benches (lutzip.vboard.ghdl): hex text <-> bytes.
 library ieee;
 use ieee.std_logic_1164.all;
 use ieee.numeric_std.all;

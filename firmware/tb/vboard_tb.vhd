@@ -1,4 +1,4 @@
--- GHDL virtual board (lutzip.vboard_ghdl): the converted top, fed bytes through named pipes in lock step.
+-- GHDL virtual board (lutzip.vboard.ghdl): the converted top, fed bytes through named pipes in lock step.
 -- Each request line is "D<hex bytes>"; the bench feeds them to the design, runs until the design is idle (or
 -- MAXC cycles) and answers "<idle 0|1><hex bytes the design sent>". A line "Q" ends the simulation.
 -- PIN = false: proto_engine byte ports; PIN = true: uart_top, bytes serialised 8N1 at CPB clocks per bit.

@@ -1,0 +1,134 @@
+"""Bitstream builds for the boards of :mod:`lutzip.firmware.boards.registry` (``lutzip board build``).
+
+iCE40 (iCEBreaker): MyHDL -> Verilog -> yosys synth_ice40 -> nextpnr-ice40 (PCF) -> icepack -> ``.bin``.
+ECP5 (ULX3S):       MyHDL -> Verilog -> yosys synth_ecp5  -> nextpnr-ecp5 (LPF)  -> ecppack -> ``.bit``.
+Xilinx (Arty A7):   MyHDL -> Verilog + XDC + Vivado batch Tcl in the output folder, plus a yosys
+                    ``synth_xilinx`` resource check; the bitstream needs Vivado (``vivado -mode batch
+                    -source arty_a7.tcl`` in that folder).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from lutzip.errors import UnsupportedError
+from lutzip.hdl.flows import synth as sy
+from lutzip.firmware.boards.registry import BOARDS, check_baud, get_board
+
+__all__ = ["build", "format_build", "register"]
+
+
+def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=None, top=None, pack=True,
+          xilinx_check=True, **top_params):
+    """Build ``board_name``'s bitstream into ``out`` (default ``build/board-<name>``); returns a result dict.
+
+    ``top`` replaces ``lutzip.firmware.uart.uart_top.uart_top`` (same signature), e.g. for tests.
+    """
+    b = get_board(board_name)
+    core = {"L": 8, "W": 16, "LUT3_DEPTH": 4096, **b.core_params}
+    L = core["L"] if L is None else L
+    W = core["W"] if W is None else W
+    LUT3_DEPTH = core["LUT3_DEPTH"] if LUT3_DEPTH is None else LUT3_DEPTH
+    top_params = {**b.top_params, **top_params}
+    baud = b.baud if baud is None else baud
+    baud_err = check_baud(b.clk_hz, baud)
+    out = Path(out or Path("build") / f"board-{b.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    if not b.constraints_path.is_file():
+        raise UnsupportedError(f"constraints file {b.constraints_path} is missing (run from a source checkout)")
+    ports = b.module().ports()
+    inst = b.top()(**ports, BAUD=baud, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, top=top, **top_params)
+    verilog = sy.convert_block(inst, out, b.top_name)
+    shutil.copy(b.constraints_path, out / b.constraints)
+    res = {"board": b.name, "title": b.title, "part": b.part, "clk_mhz": b.clk_hz / 1e6, "baud": baud,
+           "baud_error": round(baud_err, 5), "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, **top_params},
+           "out": str(out), "files": {"verilog": verilog.name, "constraints": b.constraints}}
+
+    if b.family == "xilinx":
+        shutil.copy(b.constraints_path.parent / b.vivado_tcl, out / b.vivado_tcl)
+        res["files"]["vivado_tcl"] = b.vivado_tcl
+        res["bitstream"] = None
+        res["next_step"] = f"cd {out} && vivado -mode batch -source {b.vivado_tcl}"
+        if xilinx_check:
+            _, ys = sy.run_yosys(verilog, "xilinx", b.top_name, out)
+            res["cells"] = ys["cells"]
+            res["resources"] = sy.classify_cells(ys["cells"], "xilinx")
+        return res
+
+    netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
+    res["memories"] = ys["memories"]
+    res["ff_by_block"] = sy.ff_by_block(netlist, b.top_name, prefix="uart_top0_proto_engine0_")
+    res["cells"] = ys["cells"]
+    res["resources"] = sy.classify_cells(ys["cells"], b.family)
+    target = sy.Target(b.name, b.family, b.device_args, b.clk_hz / 1e6, b.part)
+    routed = f"{b.top_name}.asc" if b.family == "ice40" else f"{b.top_name}.config"
+    pnr = sy.run_nextpnr(out / f"{b.top_name}.json", target, out, freq_mhz=b.clk_hz / 1e6, seed=seed,
+                         constraints=b.constraints_path, out_name=routed, top=b.top_name)
+    res["pnr"] = pnr
+    if not pnr["fits"]:
+        raise sy.ToolError(f"{b.title}: {pnr['error']} (yosys cells: {res['resources']}; flip-flops by block: "
+                           f"{res['ff_by_block']}; memories mapped to logic: "
+                           f"{[k for k, v in res['memories'].items() if v == 'logic']}; see {out})")
+    res["files"]["routed"] = routed
+    res["meets_clock"] = pnr["fmax_mhz"] is not None and pnr["fmax_mhz"] >= b.clk_hz / 1e6
+    res["bitstream"] = None
+    if pack:
+        if b.family == "ice40":
+            bit = f"{b.top_name}.bin"
+            sy.run_tool(sy.find_tool("icepack") + [routed, bit], out, f"{b.top_name}.icepack.log")
+        else:
+            bit = f"{b.top_name}.bit"
+            sy.run_tool(sy.find_tool("ecppack") + ["--compress", routed, bit], out, f"{b.top_name}.ecppack.log")
+        res["bitstream"] = bit
+        res["bitstream_bytes"] = (out / bit).stat().st_size
+    return res
+
+
+def format_build(r) -> str:
+    lines = [f"board    {r['title']} ({r['part']}), {r['clk_mhz']:g} MHz, UART {r['baud']} baud "
+             f"(divider error {r['baud_error']:.2%})"]
+    if "resources" in r:
+        lines.append("cells    " + "  ".join(f"{k.upper()}={v}" for k, v in r["resources"].items() if v))
+    if r.get("ff_by_block"):
+        lines.append("FFs by   " + "  ".join(f"{k}={v}" for k, v in r["ff_by_block"].items()))
+    p = r.get("pnr")
+    if p:
+        lines.append("placed   " + "  ".join(f"{k}={v}/{p['available'].get(k, '?')}"
+                                           for k, v in sorted(p["utilization"].items())))
+        lines.append(f"Fmax     {p['fmax_mhz']:.1f} MHz at a {r['clk_mhz']:g} MHz board clock: "
+                     f"{'met' if r['meets_clock'] else 'NOT MET'}")
+    out = Path(r["out"])
+    if r.get("bitstream"):
+        lines.append(f"bitstream {out / r['bitstream']} ({r['bitstream_bytes']} bytes)")
+    elif r.get("next_step"):
+        lines.append(f"Vivado   {r['next_step']}")
+    else:
+        lines.append(f"routed   {out / r['files']['routed']} (not packed)")
+    return "\n".join(lines)
+
+
+def _cmd_build(args) -> int:
+    extra = {"RING_DEPTH": args.ring_depth} if args.ring_depth else {}
+    r = build(args.board, out=args.out, baud=args.baud, seed=args.seed, L=args.L, W=args.W,
+              LUT3_DEPTH=args.lut3_depth, pack=not args.no_pack, **extra)
+    print(json.dumps(r, indent=2) if args.json else format_build(r))
+    return 0 if r.get("meets_clock", True) else 1
+
+
+def register(board_subparsers):
+    """Add ``build`` to the ``lutzip board`` group (``board_subparsers`` from its add_subparsers)."""
+    p = board_subparsers.add_parser("build", help="build a board bitstream (yosys + nextpnr + icepack/ecppack; "
+                                    "Vivado files for the Arty)")
+    p.add_argument("--board", required=True, choices=sorted(BOARDS))
+    p.add_argument("--out", help="output folder (default build/board-NAME)")
+    p.add_argument("--baud", type=int, help="UART baud rate (default: the board's)")
+    p.add_argument("--seed", type=int, default=1, help="nextpnr seed")
+    p.add_argument("--L", type=int, help="LUT1 address bits (default: the board's, usually 8)")
+    p.add_argument("--W", type=int, help="word width (default 16)")
+    p.add_argument("--lut3-depth", type=int, help="LUT3 entries (default 4096)")
+    p.add_argument("--ring-depth", type=int, help="command ring entries (default: the board's / uart_top's)")
+    p.add_argument("--no-pack", action="store_true", help="stop after place and route")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_build)
+    return p

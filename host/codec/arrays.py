@@ -1,0 +1,121 @@
+"""High-level compress / decompress of named arrays to and from a :class:`~lutzip.codec.container.Container`."""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from lutzip.codec import container as ct
+from lutzip.codec.bitstream import decode_stripes, encode_stripes
+from lutzip.errors import UnsupportedError
+
+DEFAULT_STRIPE = 4096
+
+_NUMPY_TO_DTYPE = {np.dtype(np.int8): "int8", np.dtype(np.uint8): "uint8", np.dtype(np.int16): "int16",
+                   np.dtype(np.uint16): "uint16", np.dtype(np.float16): "float16"}
+
+
+def dtype_name(arr: np.ndarray) -> str:
+    """The lutzip dtype of a numpy array (bfloat16 is recognised by name, e.g. ml_dtypes.bfloat16)."""
+    if arr.dtype.name == "bfloat16":
+        return "bfloat16"
+    try:
+        return _NUMPY_TO_DTYPE[arr.dtype]
+    except KeyError:
+        raise UnsupportedError(
+            f"dtype {arr.dtype} is not coded losslessly; use --quantize int16|int8 or --bf16 for floats") from None
+
+
+def to_words(arr: np.ndarray):
+    """``(words, dtype)``: the array's bit patterns as unsigned words, flattened in C order."""
+    name = dtype_name(arr)
+    bits = ct.dtype_bits(name)
+    words = np.ascontiguousarray(arr).reshape(-1).view(np.uint8 if bits == 8 else np.uint16)
+    return words, name
+
+
+def from_words(words: np.ndarray, dtype: str, shape) -> np.ndarray:
+    """Inverse of :func:`to_words`; bfloat16 comes back as uint16 bit patterns."""
+    bits = ct.dtype_bits(dtype)
+    np_dtype = ct.DTYPES[ct.DTYPE_CODES[dtype]][2]
+    raw = np.asarray(words, np.uint16).astype(np.uint8 if bits == 8 else np.uint16)
+    return raw.view(np_dtype).reshape(shape)
+
+
+def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
+             progress=None, L: int = 8, share: bool = True, plan_progress=None) -> ct.Container:
+    """Code named arrays into a container.
+
+    Parameters
+    ----------
+    arrays : dict of str -> numpy.ndarray
+        Integer or 16-bit float arrays (bfloat16 as ``ml_dtypes.bfloat16``), coded losslessly.
+    tableset_fn : callable(words, word_bits) -> TableSet, optional
+        How to choose one tensor's classes (one table set per tensor), e.g.
+        :func:`lutzip.codec.encoder.greedy_tableset`. By default :func:`lutzip.codec.encoder.plan_tables` designs the table
+        sets and lets tensors share one where that pays.
+    stripe_len : int
+        Words per stripe, 1..65536.
+    attrs : dict of str -> dict, optional
+        Per-tensor attributes stored with the tensor (e.g. quantisation scale).
+    progress : callable(name), optional
+        Called once per tensor as it is coded.
+    L : int
+        Longest class code (the decoder's LUT1 address bits), 1..12.
+    share : bool
+        Let tensors share table sets (default encoder only).
+    plan_progress : callable(name), optional
+        Called once per tensor when its table set has been chosen (default encoder only).
+    """
+    from lutzip.codec.bitstream import MAX_STRIPE_WORDS
+    from lutzip.errors import TableError
+    if not 1 <= int(stripe_len) <= MAX_STRIPE_WORDS:
+        raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")
+    names, shapes, word_list, dtypes = [], [], [], []
+    for name, arr in arrays.items():
+        arr = np.asarray(arr) if not hasattr(arr, "dtype") else arr
+        words, dtype = to_words(arr)
+        names.append(name)
+        shapes.append(tuple(arr.shape))
+        word_list.append(words)
+        dtypes.append(dtype)
+    bits_list = [ct.dtype_bits(d) for d in dtypes]
+    if tableset_fn is None:
+        from lutzip.codec.encoder import plan_tables
+        tables, assignment = plan_tables(word_list, bits_list, stripe_len, L=L, share=share,
+                                         progress=(lambda i: plan_progress(names[i])) if plan_progress else None)
+    else:
+        tables = [tableset_fn(w, b) for w, b in zip(word_list, bits_list)]
+        assignment = list(range(len(tables)))
+    if not tables:
+        from lutzip.codec.tables import raw_tableset
+        tables = [raw_tableset(16)]
+    tensors, chunks = [], []
+    offset = 0
+    for i, name in enumerate(names):
+        ts = tables[assignment[i]]
+        payload, sw = encode_stripes(word_list[i], ts, stripe_len)
+        starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
+        crcs = np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes())
+                         for j in range(len(sw))], np.uint32)
+        tensors.append(ct.TensorEntry(name, dtypes[i], shapes[i], assignment[i], stripe_len, offset,
+                                      sw, crcs, dict((attrs or {}).get(name, {}))))
+        chunks.append(payload)
+        offset += 4 * len(payload)
+        if progress:
+            progress(name)
+    payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
+    return ct.Container(tables, tensors, payload)
+
+
+def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True) -> np.ndarray:
+    """Decode one tensor of a container back to its array (bit-identical to what was coded)."""
+    if check_crc:
+        ct.check_stripe_crcs(c, t)
+    words = decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name)
+    return from_words(words, t.dtype, t.shape)
+
+
+def decompress(c: ct.Container, check_crc: bool = True) -> dict:
+    """Decode every tensor of a container: ``{name: array}``."""
+    return {t.name: decompress_tensor(c, t, check_crc) for t in c.tensors}

@@ -1,0 +1,718 @@
+"""Choosing table sets: which classes, of which kinds and sizes, and what goes into LUT3.
+
+``greedy_tableset`` is the published scheme (classes of equal rounded code length, power-of-two sizes,
+raw residual) and serves as the baseline. ``best_tableset`` / :func:`plan_tables` search the format's whole
+design space under an exact cost model:
+
+* **Statistics** (:class:`Stats`): the histogram of the words and the histogram of zero-run lengths (runs cut at
+  stripe ends, as the stripe coder cuts them). Payload size is a function of these alone, so every candidate
+  table set is costed exactly without coding the tensor (:func:`exact_bits`).
+* **Zero runs**: none, one ``ZRUN`` class or two (a short and a long one); the run lengths are chosen from the
+  run histogram.
+* **LUT classes**: the most frequent values, sorted by frequency, are cut into power-of-two groups (one ``LUT``
+  class each) by a dynamic programme over ranks (:func:`_lut_dp`) that charges every group its payload bits,
+  its 8 metadata bytes and 2 bytes per LUT3 entry.
+* **RANGE classes**: the remaining values are covered by aligned dyadic intervals ``[base, base + 2^k)``
+  (``base mod 2^k = 0``: exactly the intervals a ``RANGE`` class can be) chosen by a dynamic programme over the
+  binary trie of the ``W``-bit value space (:func:`_trie_dp`); anything not worth a class of its own falls to
+  the raw residual class ``RANGE(0, W)``. For bf16 the trie finds the "one exponent, raw mantissa" intervals
+  by itself; LUT groups of similar frequency pick up the two signs of a frequent exponent.
+* Class code lengths come from a length-limited Huffman code (package-merge, :mod:`lutzip.codec.huffman`) over the
+  class frequencies; the dynamic programmes use ideal code lengths ``log2(N / F)``, then the candidates are
+  re-costed exactly with the real code lengths and the best one wins.
+* **Table sharing** (:func:`plan_tables`): a tensor joins an existing table set when coding it with that set
+  costs fewer bits than its own set plus that set's metadata (small tensors such as biases usually do).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from lutzip.codec.bitstream import MAX_STRIPE_WORDS
+from lutzip.errors import TableError
+from lutzip.codec.huffman import limited_code_lengths
+from lutzip.codec.tables import LUT, MAX_CLASSES, MAX_CODE_LEN, MAX_LUT3, MAX_LUT_K, MAX_ZRUN_K, RANGE, ZRUN, ClassSpec, TableSet
+
+CLASS_BITS = 64        # metadata bits of one class record
+LUT3_BITS = 16         # metadata bits of one LUT3 entry
+TABLE_HEAD_BITS = 32   # metadata bits of a table-set header
+INF = 1e300
+
+
+def histogram(words: np.ndarray, word_bits: int) -> np.ndarray:
+    return np.bincount(np.asarray(words).reshape(-1).astype(np.int64, copy=False), minlength=1 << word_bits)
+
+
+# ------------------------------------------------------------------------------------------------ baseline
+def _assign_lengths(freqs, L):
+    lens = limited_code_lengths([max(int(f), 1) for f in freqs], L)
+    return lens
+
+
+def greedy_tableset(words: np.ndarray, word_bits: int, L: int = 8, lut3_max: int = MAX_LUT3) -> TableSet:
+    """The published greedy grouping: a baseline, not the best the format can do."""
+    hist = histogram(words, word_bits)
+    total = int(hist.sum())
+    order = np.argsort(-hist, kind="stable")
+    order = order[hist[order] > 0]
+    lut3, classes, freqs = [], [], []
+    i = 0
+    while i < len(order) and len(classes) < min(MAX_CLASSES, 1 << L) - 1:
+        p = hist[order[i]] / total
+        bits = round(-math.log2(p))
+        j = i
+        while j < len(order) and round(-math.log2(hist[order[j]] / total)) == bits:
+            j += 1
+        size = 1 << math.ceil(math.log2(j - i)) if j - i > 1 else 1
+        if len(lut3) + size > lut3_max:
+            break
+        members = order[i:i + size]
+        k = int(math.log2(size))
+        classes.append([LUT, k, len(lut3)])
+        freqs.append(int(hist[members].sum()))
+        lut3.extend(int(v) for v in members)
+        lut3.extend([int(members[-1])] * (size - len(members)))
+        i += len(members)
+    # raw residual class covers everything, including values already in LUT3 (cheaper symbols win)
+    classes.append([RANGE, word_bits, 0])
+    freqs.append(int(hist[order[i:]].sum()) if i < len(order) else 0)
+    lens = _assign_lengths(freqs, L)
+    return TableSet(word_bits, [ClassSpec(lens[j], kind, k, param) for j, (kind, k, param) in enumerate(classes)],
+                    np.array(lut3, np.uint16)).validate()
+
+
+# ------------------------------------------------------------------------------------------------ statistics
+@njit(cache=True)
+def _run_histogram(words, S, out):
+    n = words.shape[0]
+    i = 0
+    while i < n:
+        if words[i] != 0:
+            i += 1
+            continue
+        end = min(n, (i // S + 1) * S)
+        r = 1
+        while i + r < end and words[i + r] == 0:
+            r += 1
+        out[r] += 1
+        i += r
+
+
+@dataclass
+class Stats:
+    """What the payload size of a tensor (or a group of tensors) depends on."""
+
+    word_bits: int
+    hist: np.ndarray        # count of every W-bit value
+    runs: np.ndarray        # runs[r] = number of maximal zero runs of length r (cut at stripe ends)
+    n_stripes: int
+    stripe_len: int
+
+    @classmethod
+    def of(cls, words: np.ndarray, word_bits: int, stripe_len: int) -> "Stats":
+        flat = np.ascontiguousarray(words).reshape(-1)
+        if flat.dtype != np.uint16:
+            flat = flat.astype(np.uint16)
+        hist = histogram(flat, word_bits)
+        runs = np.zeros(min(stripe_len, max(flat.size, 1)) + 1, np.int64)
+        if hist[0]:
+            _run_histogram(flat, stripe_len, runs)
+        return cls(word_bits, hist, runs, -(-flat.size // stripe_len), stripe_len)
+
+    @property
+    def n_words(self) -> int:
+        return int(self.hist.sum())
+
+    def present(self):
+        """``(values, counts)`` of the values that occur (cached)."""
+        if getattr(self, "_present", None) is None:
+            vals = np.flatnonzero(self.hist)
+            self._present = (vals, self.hist[vals].astype(np.int64))
+        return self._present
+
+    def __add__(self, other: "Stats") -> "Stats":
+        if other.word_bits != self.word_bits or other.stripe_len != self.stripe_len:
+            raise ValueError("statistics of different word widths or stripe lengths")
+        n = max(len(self.runs), len(other.runs))
+        runs = np.zeros(n, np.int64)
+        runs[:len(self.runs)] += self.runs
+        runs[:len(other.runs)] += other.runs
+        return Stats(self.word_bits, self.hist + other.hist, runs, self.n_stripes + other.n_stripes,
+                     self.stripe_len)
+
+
+def table_bits(ts: TableSet) -> int:
+    """Metadata bits of a table set."""
+    return TABLE_HEAD_BITS + CLASS_BITS * len(ts.classes) + LUT3_BITS * len(ts.lut3)
+
+
+@njit(cache=True)
+def _lengths(size, kinds, ks, params, totals, lut3):
+    """Cheapest single-word symbol length of every value (0 = not covered); as bitstream.symbol_table."""
+    best = np.zeros(size, np.int64)
+    for j in range(kinds.shape[0]):
+        if kinds[j] == 2:
+            continue
+        n = 1 << ks[j]
+        for i in range(n):
+            v = lut3[params[j] + i] if kinds[j] == 0 else params[j] + i
+            if best[v] == 0 or totals[j] < best[v]:
+                best[v] = totals[j]
+    return best
+
+
+@njit(cache=True)
+def _zrun_costs(maxr, single, zk, ztot):
+    """Least bits of a run of ``r`` zeros, ``r = 0..maxr`` (as bitstream.zero_run_plan); ``2^60`` if impossible."""
+    inf = 1 << 60
+    cost = np.full(maxr + 1, inf, np.int64)
+    cost[0] = 0
+    for r in range(1, maxr + 1):
+        if single > 0 and cost[r - 1] + single < cost[r]:
+            cost[r] = cost[r - 1] + single
+        for j in range(zk.shape[0]):
+            m = min(r, 1 << zk[j])
+            if cost[r - m] + ztot[j] < cost[r]:
+                cost[r] = cost[r - m] + ztot[j]
+    return cost
+
+
+class TableCost:
+    """Per-value symbol lengths and per-run-length zero-run costs of a table set: prices any statistics fast."""
+
+    def __init__(self, ts: TableSet, max_run: int = 1):
+        kinds = np.array([cl.kind for cl in ts.classes], np.int64)
+        self.ks = np.array([cl.k for cl in ts.classes], np.int64)
+        params = np.array([cl.param for cl in ts.classes], np.int64)
+        self.totals = np.array([cl.total for cl in ts.classes], np.int64)
+        self.length = _lengths(1 << ts.word_bits, kinds, self.ks, params, self.totals, ts.lut3.astype(np.int64))
+        self.zmask = kinds == ZRUN
+        self.zcost = None
+        if self.zmask.any():
+            self._run_costs(max_run)
+
+    def _run_costs(self, max_run):
+        self.zcost = _zrun_costs(max(int(max_run), 1), int(self.length[0]), self.ks[self.zmask],
+                                 self.totals[self.zmask])
+
+    def bits(self, st: Stats) -> float:
+        """Payload bits of ``st`` (stripe headers and padding estimated at 48 bits a stripe); inf if a present
+        value is not covered."""
+        hist, length = st.hist, self.length
+        vals, counts = st.present()
+        lv = length[vals]
+        bad = lv == 0
+        if self.zcost is not None and len(vals) and vals[0] == 0:
+            bad[0] = False                  # zeros go through the zero-run plan
+        if bad.any():
+            return math.inf
+        bits = int(np.dot(counts, lv))
+        if self.zcost is not None and hist[0]:
+            runs = st.runs
+            if len(runs) > len(self.zcost):
+                self._run_costs(len(runs) - 1)
+            c = self.zcost[:len(runs)]
+            if np.any((runs > 0) & (c >= (1 << 60))):
+                return math.inf
+            bits += int(np.dot(runs, c)) - int(hist[0]) * int(length[0])
+        return float(bits + 48 * st.n_stripes)
+
+
+def exact_bits(ts: TableSet, st: Stats) -> float:
+    """Payload bits of coding ``st`` with ``ts`` (stripe headers and padding estimated at 48 bits a stripe);
+    ``inf`` when a present value is not covered."""
+    return TableCost(ts, len(st.runs) - 1).bits(st)
+
+
+def total_bits(ts: TableSet, st: Stats) -> float:
+    return exact_bits(ts, st) + table_bits(ts)
+
+
+# ------------------------------------------------------------------------------------------------ DPs
+@njit(cache=True)
+def _lut_dp(freq, N, M, kmax):
+    """Cut ranks ``0..R-1`` (frequencies ``freq``, descending) into power-of-two groups.
+
+    ``best[i, m]`` = least cost of covering ranks ``0..i-1`` with exactly ``m`` LUT classes; ``choice[i, m]`` =
+    the ``k`` of the last group.
+    """
+    R = freq.shape[0]
+    pre = np.zeros(R + 1)
+    for i in range(R):
+        pre[i + 1] = pre[i] + freq[i]
+    best = np.full((R + 1, M + 1), INF)
+    choice = np.full((R + 1, M + 1), -1, np.int64)
+    best[0, 0] = 0.0
+    for i in range(1, R + 1):
+        for k in range(kmax + 1):
+            g = 1 << k
+            if g > i:
+                break
+            F = pre[i] - pre[i - g]
+            if F <= 0:
+                cost = CLASS_BITS + LUT3_BITS * g
+            else:
+                cost = F * (k + np.log2(N / F)) + CLASS_BITS + LUT3_BITS * g
+            for m in range(1, M + 1):
+                b = best[i - g, m - 1]
+                if b < INF and b + cost < best[i, m]:
+                    best[i, m] = b + cost
+                    choice[i, m] = k
+    return best, choice
+
+
+@njit(cache=True)
+def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res):
+    """Trie DP over nodes in BFS order (children after parents), processed bottom-up.
+
+    ``nores[i, m]``: least cost of covering node ``i``'s values with at most ``m`` classes, no residual;
+    ``res``: the residual class may take some. Choice: -1 own class, -2 residual, -3 none, else the ``m``
+    given to the left child.
+    """
+    for i in range(F.shape[0] - 1, -1, -1):
+        f = F[i]
+        k = K[i]
+        own = f * (k + np.log2(N / f)) + CLASS_BITS
+        rescost = f * (W + c_res)
+        lc = left[i]
+        rc = right[i]
+        split = lc >= 0 or rc >= 0
+        for m in range(M + 1):
+            bn = INF
+            bnc = -3
+            br = rescost
+            brc = -2
+            if m >= 1:
+                if own < bn:
+                    bn = own
+                    bnc = -1
+                if own < br:
+                    br = own
+                    brc = -1
+            if split:
+                for a in range(m + 1):
+                    if lc >= 0:
+                        ln = nores[lc, a]
+                        lr = res[lc, a]
+                    else:
+                        if a > 0:
+                            break
+                        ln = 0.0
+                        lr = 0.0
+                    b = m - a
+                    if rc >= 0:
+                        rn = nores[rc, b]
+                        rr = res[rc, b]
+                    else:
+                        rn = 0.0
+                        rr = 0.0
+                    if ln + rn < bn:
+                        bn = ln + rn
+                        bnc = a
+                    if lr + rr < br:
+                        br = lr + rr
+                        brc = a
+            nores[i, m] = bn
+            ch_nores[i, m] = bnc
+            res[i, m] = br
+            ch_res[i, m] = brc
+
+
+def _trie_tree(hist, W, min_gain=CLASS_BITS / 2):
+    """The binary trie of the W-bit values present in ``hist``, expanded only where splitting a node could
+    pay: a node of ``F`` symbols whose values have entropy ``H`` within it can gain at most ``F (k - H)`` bits
+    by any refinement, so it stays a leaf when that is below ``min_gain``."""
+    vals = np.nonzero(hist)[0].astype(np.int64)
+    h = hist[vals].astype(np.float64)
+    C = np.r_[0.0, np.cumsum(h)]
+    D = np.r_[0.0, np.cumsum(h * np.log2(h))]
+    keys, lo, hi, ks = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [np.full(1, len(vals), np.int64)], [W]
+    Fs, lefts, rights = [], [], []
+    base = 0
+    cur_keys, cur_lo, cur_hi = keys[0], lo[0], hi[0]
+    k = W
+    levels = []
+    while True:
+        F = C[cur_hi] - C[cur_lo]
+        S1 = D[cur_hi] - D[cur_lo]
+        gain = F * k - (F * np.log2(F) - S1)
+        expand = (gain >= min_gain) if k > 0 else np.zeros(len(F), bool)
+        n = len(F)
+        levels.append((cur_keys, F, k))
+        ek, el, eh = cur_keys[expand], cur_lo[expand], cur_hi[expand]
+        if k > 0:
+            mid = np.searchsorted(vals, ((2 * ek + 1) << (k - 1)))
+            mid = np.clip(mid, el, eh)
+        else:
+            mid = el
+        left = np.full(n, -1, np.int64)
+        right = np.full(n, -1, np.int64)
+        has_l = mid > el
+        has_r = eh > mid
+        nxt = base + n
+        nl = np.cumsum(has_l.astype(np.int64) + has_r.astype(np.int64))
+        first = nxt + np.r_[0, nl[:-1]] if len(nl) else np.zeros(0, np.int64)
+        idx = np.nonzero(expand)[0]
+        left[idx] = np.where(has_l, first, -1)
+        right[idx] = np.where(has_r, first + has_l, -1)
+        lefts.append(left)
+        rights.append(right)
+        Fs.append(F)
+        # children in order (left, right) per parent
+        ck = np.stack([2 * ek, 2 * ek + 1], 1).reshape(-1)
+        clo = np.stack([el, mid], 1).reshape(-1)
+        chi = np.stack([mid, eh], 1).reshape(-1)
+        keep = chi > clo
+        base = nxt
+        cur_keys, cur_lo, cur_hi = ck[keep], clo[keep], chi[keep]
+        k -= 1
+        if len(cur_keys) == 0:
+            break
+    node_keys = np.concatenate([lv[0] for lv in levels])
+    node_k = np.concatenate([np.full(len(lv[0]), lv[2], np.float64) for lv in levels])
+    return (node_keys, node_k, np.concatenate(Fs), np.concatenate(lefts), np.concatenate(rights))
+
+
+def _trie_dp(hist, W, N, M, c_res, tree=None):
+    """Cover every value with ``hist > 0`` by aligned dyadic RANGE intervals (or the residual).
+
+    Returns a function ``solve(m, residual)`` -> ``(cost, [(base, k, F)...], F_residual)``.
+    """
+    if not hist.any():
+        return lambda m, residual: (0.0, [], 0)
+    keys, K, F, left, right = tree if tree is not None else _trie_tree(hist, W)
+    n = len(F)
+    nores = np.empty((n, M + 1))
+    res = np.empty((n, M + 1))
+    chn = np.empty((n, M + 1), np.int64)
+    chr_ = np.empty((n, M + 1), np.int64)
+    _trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
+
+    def solve(m, residual):
+        cost = float((res if residual else nores)[0, m])
+        if cost >= INF:
+            return INF, [], 0
+        chs = chr_ if residual else chn
+        ranges, fres = [], 0.0
+        stack = [(0, m)]
+        while stack:
+            i, mm = stack.pop()
+            c = int(chs[i, mm])
+            if c == -1:
+                k = int(K[i])
+                ranges.append((int(keys[i]) << k, k, float(F[i])))
+            elif c == -2:
+                fres += float(F[i])
+            elif c >= 0:
+                if left[i] >= 0:
+                    stack.append((int(left[i]), c))
+                if right[i] >= 0:
+                    stack.append((int(right[i]), mm - c))
+        return cost, ranges, fres
+    return solve
+
+
+# ------------------------------------------------------------------------------------------------ design
+def _zrun_symbols(runs, ks):
+    """Number of symbols of each ZRUN class (largest chunks first) to code the runs: ``{k: count}``."""
+    rem = np.arange(len(runs), dtype=np.int64)
+    ks = sorted(ks, reverse=True)
+    counts = {}
+    for k in ks[:-1]:
+        q = rem >> k
+        counts[k] = int((runs * q).sum())
+        rem = rem - (q << k)
+    counts[ks[-1]] = int((runs * -(-rem // (1 << ks[-1]))).sum())
+    return counts
+
+
+def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
+    """Candidate sets of ZRUN index lengths: () (zeros as ordinary values), and the best ``per_size`` sets of
+    one, two and three ZRUN classes by an estimate (ideal code lengths of the class choice, index bits)."""
+    cands = [()]
+    h0 = int(st.hist[0])
+    if h0 == 0 or h0 < 0.01 * st.n_words:
+        return cands
+    maxk = min(MAX_ZRUN_K, max(0, int(np.nonzero(st.runs)[0][-1]).bit_length()))
+
+    def approx(ks, floor):
+        cnt = _zrun_symbols(st.runs, ks)
+        N = n_nonzero + sum(cnt.values())
+        nz = n_nonzero * math.log2(N / n_nonzero) if n_nonzero else 0.0
+        return nz + sum(c * (k + max(floor, math.log2(N / c))) + CLASS_BITS for k, c in cnt.items() if c)
+
+    # two estimates: ideal code lengths, and code lengths of at least 1 bit (which makes single-zero symbols
+    # dear); neither is right everywhere, the exact costing of the candidates decides
+    for floor in (0.0, 1.0):
+        singles = sorted((approx((k,), floor), (k,)) for k in range(maxk + 1))
+        pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
+        # triples: the best pairs with one more run length
+        triples = {tuple(sorted(set(ks) | {k})) for _, ks in pairs[:3] for k in range(maxk + 1) if k not in ks}
+        triples = sorted((approx(ks, floor), ks) for ks in triples)
+        for scored in (singles, pairs, triples):
+            cands += [ks for _, ks in scored[:per_size] if ks not in cands]
+    return cands
+
+
+def _build(W, L, lut_groups, ranges, fres, zruns):
+    """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
+    classes, freqs, lut3 = [], [], []
+    for k, F, members in lut_groups:
+        classes.append((LUT, k, len(lut3)))
+        freqs.append(F)
+        lut3.extend(int(v) for v in members)
+    for base, k, F in ranges:
+        classes.append((RANGE, k, base))
+        freqs.append(F)
+    if fres > 0:
+        classes.append((RANGE, W, 0))
+        freqs.append(fres)
+    for k, F in zruns:
+        classes.append((ZRUN, k, 0))
+        freqs.append(F)
+    if not classes:
+        classes.append((RANGE, W, 0))
+        freqs.append(1)
+    lens = limited_code_lengths([max(int(round(f)), 1) for f in freqs], L)
+    return TableSet(W, [ClassSpec(lens[j], kind, k, p) for j, (kind, k, p) in enumerate(classes)],
+                    np.array(lut3, np.uint16))
+
+
+class _ZDesign:
+    """Everything about one choice of ZRUN classes that the value designs need."""
+
+    def __init__(self, st: Stats, zks, lut3_max, M):
+        self.zks = zks
+        hist = st.hist.copy()
+        self.zruns = []
+        if zks:
+            hist[0] = 0
+            cnt = _zrun_symbols(st.runs, zks)
+            self.zruns = [(k, cnt[k]) for k in zks]
+        self.hist = hist
+        self.N = N = float(hist.sum() + sum(F for _, F in self.zruns))
+        self.zcost = sum(F * (k + math.log2(N / F)) if F else 0.0 for k, F in self.zruns) + CLASS_BITS * len(zks)
+        self.Mv = M - len(zks)
+        self.R = int(min(np.count_nonzero(hist), lut3_max))
+        self.lut3_max = lut3_max
+        self._lut = None
+
+    def _lut_part(self):
+        """Values by falling frequency, the LUT DP over them and the entropy tails (computed on first use)."""
+        if self._lut is None:
+            hist, N = self.hist, self.N
+            order = np.argsort(-hist, kind="stable")
+            self.order = order[:self.R]
+            if self.R:
+                self.lut_best, self.lut_choice = _lut_dp(hist[self.order].astype(np.float64), N, self.Mv,
+                                                         MAX_LUT_K)
+            hs = hist[order]
+            hs = hs[hs > 0].astype(np.float64)
+            self.tail = np.r_[np.cumsum((hs * np.log2(N / hs))[::-1])[::-1], 0.0]
+            self._lut = True
+
+    def lower_bound(self, t):
+        """Estimated floor of any design with the top ``t`` values in LUT3: the LUT part plus the ideal
+        (entropy) bits of the other values and of the zero runs. Used to order and prune LUT sizes."""
+        self._lut_part()
+        lut_lb = float(self.lut_best[t].min()) if t else 0.0
+        return lut_lb + self.tail[t] + TABLE_HEAD_BITS + self.zcost
+
+    def t_candidates(self, effort):
+        if not self.R or effort <= 0:
+            return [0]
+        ts = {1 << a for a in range(13) if (1 << a) <= self.R} | {self.R}
+        if effort > 1:
+            ts |= set(range(0, self.R + 1, max(1, self.R // 32)))
+        return sorted(ts - {0})
+
+    def designs(self, t, W, L, st):
+        """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``."""
+        hist, Mv = self.hist, self.Mv
+        if hist.sum() == 0:
+            ts = _build(W, L, [], [], 0, self.zruns)
+            yield ts, total_bits(ts, st)
+            return
+        rest = hist.copy()
+        if t:
+            self._lut_part()
+            rest[self.order[:t]] = 0
+        lut_row = self.lut_best[t] if t else np.r_[0.0, np.full(Mv, INF)]
+        tree = _trie_tree(rest, W) if rest.any() else None
+        c_res = 12.0
+        for _it in range(2):
+            solve = _trie_dp(rest, W, self.N, Mv, c_res, tree)
+            cands = []
+            for m1 in range(0, Mv + 1):
+                if lut_row[m1] >= INF:
+                    continue
+                m2 = Mv - m1
+                for residual in (False, True):
+                    mm = m2 - 1 if residual else m2
+                    if mm < 0:
+                        continue
+                    c, ranges, fres = solve(mm, residual)
+                    if c < INF:
+                        cands.append((lut_row[m1] + c, m1, ranges, fres))
+            if not cands:
+                return
+            cands.sort(key=lambda x: x[0])
+            new_c_res = None
+            for _, m1, ranges, fres in cands[:2 if t == 0 else 1]:
+                groups = []
+                i, mm = t, m1
+                while i > 0:
+                    k = int(self.lut_choice[i, mm])
+                    members = self.order[i - (1 << k):i]
+                    groups.append((k, float(hist[members].sum()), members))
+                    i -= 1 << k
+                    mm -= 1
+                groups.reverse()
+                ts = _build(W, L, groups, ranges, fres, self.zruns)
+                yield ts, total_bits(ts, st)
+                if fres > 0 and new_c_res is None:
+                    new_c_res = float(ts.classes[len(groups) + len(ranges)].c)
+            if new_c_res is None or abs(new_c_res - c_res) < 0.5:
+                return
+            c_res = new_c_res
+
+
+def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes: int = MAX_CLASSES,
+                    effort: int = 1):
+    """Search for the table set of least total size (payload + table) for the statistics ``st``.
+
+    ``effort`` 0: no LUT classes, two zero-run choices; 1 (default): the two best zero-run choices are tried
+    with LUT parts of up to 4 promising sizes; 2: wider search. Returns ``(tableset, total_bits)``.
+    """
+    W = st.word_bits
+    if not 1 <= L <= MAX_CODE_LEN:
+        raise TableError(f"code length limit L={L} outside 1..{MAX_CODE_LEN}")
+    M = min(max_classes, MAX_CLASSES, 1 << L)
+    raw = _build(W, L, [], [], 1, [])
+    best = [raw, total_bits(raw, st)]
+    if st.n_words == 0:
+        return tuple(best)
+
+    def consider(gen):
+        found = math.inf
+        for ts, tb in gen:
+            found = min(found, tb)
+            if tb < best[1]:
+                best[:] = [ts, tb]
+        return found
+
+    zcands = [z for z in _zrun_candidates(st, int(st.n_words - st.hist[0])) if len(z) < M]
+    if effort <= 0:
+        zcands = zcands[:2]
+    zds = [_ZDesign(st, z, lut3_max, M) for z in zcands]
+    # screen the zero-run choices: the value classes hardly depend on them, so one trie DP over the non-zero
+    # values serves every ZRUN set (only the number of classes left for values differs)
+    scores, full = {}, set()
+    with_z = [n for n, zd in enumerate(zds) if zd.zks]
+    for n, zd in enumerate(zds):
+        if not zd.zks:
+            scores[n] = consider(zd.designs(0, W, L, st))
+            full.add(n)
+    if with_z:
+        ref = zds[with_z[0]]
+        rest = ref.hist
+        solve = _trie_dp(rest, W, ref.N, M - 1, 12.0) if rest.any() else None
+        for n in with_z:
+            zd = zds[n]
+            found = math.inf
+            for residual in (False, True):
+                mm = zd.Mv - (1 if residual else 0)
+                if solve is None:
+                    c, ranges, fres = (0.0, [], 0.0) if not residual else (INF, [], 0.0)
+                elif mm < 0:
+                    continue
+                else:
+                    c, ranges, fres = solve(mm, residual)
+                if c < INF:
+                    ts = _build(W, L, [], ranges, fres, zd.zruns)
+                    found = min(found, consider([(ts, total_bits(ts, st))]))
+            scores[n] = found
+    max_t = 4 if effort == 1 else 1000
+    for n in sorted(scores, key=scores.get)[:1 if effort <= 1 else len(scores)]:
+        zd = zds[n]
+        if n not in full:
+            consider(zd.designs(0, W, L, st))
+        cands = sorted((zd.lower_bound(t), t) for t in zd.t_candidates(effort))
+        # the bound is loose, so besides the most promising sizes always try "every value in LUT3" (or the
+        # largest LUT3) and the median size
+        picks = cands[:max_t]
+        extra = [c for c in cands if c[1] == zd.R] + ([cands[len(cands) // 2]] if cands else [])
+        picks += [c for c in extra if c not in picks]
+        for lb, t in picks:
+            if lb >= best[1]:
+                continue
+            consider(zd.designs(t, W, L, st))
+    best[0].validate()
+    return tuple(best)
+
+
+def best_tableset(words: np.ndarray, word_bits: int, L: int = 8, lut3_max: int = MAX_LUT3,
+                  stripe_len: int = 4096) -> TableSet:
+    """The encoder's choice of table set for one tensor (see :func:`design_tableset`)."""
+    st = Stats.of(words, word_bits, min(stripe_len, MAX_STRIPE_WORDS))
+    return design_tableset(st, L, lut3_max)[0]
+
+
+# ------------------------------------------------------------------------------------------------ sharing
+def _ideal_bits(st: Stats) -> float:
+    """Order-0 entropy of the words (a rough floor: zero-run classes can go below it on sparse tensors)."""
+    h = st.hist[st.hist > 0].astype(np.float64)
+    n = h.sum()
+    return float(-(h * np.log2(h / n)).sum()) if n else 0.0
+
+
+def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None):
+    """Choose table sets for several tensors and which tensor uses which.
+
+    Tensors are visited largest first; a tensor joins an existing table set of its word width when coding it
+    with that set costs fewer bits than a set of its own (payload plus metadata). Returns
+    ``(tables, assignment)`` with ``assignment[i]`` the table index of tensor ``i``.
+    """
+    stats = [Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)]
+    order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
+    tables, costs, members, assignment = [], [], [], [0] * len(stats)
+    for i in order:
+        st = stats[i]
+        shared, shared_bits = None, math.inf
+        if share:
+            for j, ts in enumerate(tables):
+                if ts.word_bits == st.word_bits:
+                    b = costs[j].bits(st)
+                    if b < shared_bits:
+                        shared, shared_bits = j, b
+        # no table set of its own can cost less than the order-0 entropy plus one class (for tensors without
+        # zero runs): when an existing set does as well, the tensor joins it without a design of its own
+        own, own_bits = None, math.inf
+        if shared is None or shared_bits > _ideal_bits(st) + CLASS_BITS + TABLE_HEAD_BITS:
+            own, own_bits = design_tableset(st, L, effort=1 if st.n_words >= 4096 else 0)
+        choice = shared if shared_bits <= own_bits else None
+        if choice is None:
+            tables.append(own)
+            costs.append(TableCost(own, stripe_len))
+            members.append([i])
+            assignment[i] = len(tables) - 1
+        else:
+            members[choice].append(i)
+            assignment[i] = choice
+        if progress:
+            progress(i)
+    # redesign shared sets from their members' merged statistics when that is smaller
+    for j, mem in enumerate(members):
+        if len(mem) < 2:
+            continue
+        merged = stats[mem[0]]
+        for i in mem[1:]:
+            merged = merged + stats[i]
+        new, new_bits = design_tableset(merged, L)
+        if new_bits < total_bits(tables[j], merged):
+            tables[j] = new
+    return tables, assignment

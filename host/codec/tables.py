@@ -1,0 +1,170 @@
+"""Table sets: the class definitions and LUT3 that drive decoding (docs/FORMAT.md, section 2).
+
+A :class:`TableSet` is what the container stores; :func:`expand_hw` turns it into the LUT1/LUT2/LUT3 words the
+hardware decoder's table-write port takes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from lutzip.errors import TableError
+
+#: Class kinds (LUT2 ``kind`` field).
+LUT, RANGE, ZRUN = 0, 1, 2
+KIND_NAMES = {LUT: "LUT", RANGE: "RANGE", ZRUN: "ZRUN"}
+
+MAX_CLASSES = 16
+MAX_CODE_LEN = 12
+MAX_LUT3 = 4096
+MAX_SYMBOL_BITS = 32
+MAX_LUT_K = 12
+MAX_ZRUN_K = 16
+WORD_BITS = (8, 16)
+
+#: Hardware sel codes of the table-write port.
+SEL_LUT1, SEL_LUT2, SEL_LUT3 = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class ClassSpec:
+    """One class: code length ``c``, ``kind``, index length ``k`` and ``param`` (offset or base)."""
+
+    c: int
+    kind: int
+    k: int
+    param: int = 0
+
+    @property
+    def total(self) -> int:
+        """Bits of one symbol of this class (code + index)."""
+        return self.c + self.k
+
+
+@dataclass
+class TableSet:
+    """A word width, up to 16 classes, and the LUT3 values they index."""
+
+    word_bits: int
+    classes: list
+    lut3: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint16))
+
+    def __post_init__(self):
+        self.lut3 = np.asarray(self.lut3, dtype=np.uint16).reshape(-1)
+        self.classes = [c if isinstance(c, ClassSpec) else ClassSpec(*c) for c in self.classes]
+
+    @property
+    def max_code_len(self) -> int:
+        return max(c.c for c in self.classes)
+
+    def validate(self) -> "TableSet":
+        """Raise :class:`TableError` unless every rule of docs/FORMAT.md section 1-2 holds."""
+        w = self.word_bits
+        if w not in WORD_BITS:
+            raise TableError(f"word width {w} is not 8 or 16")
+        n = len(self.classes)
+        if not 1 <= n <= MAX_CLASSES:
+            raise TableError(f"{n} classes: a table set has 1 to {MAX_CLASSES}")
+        n3 = len(self.lut3)
+        if n3 > MAX_LUT3:
+            raise TableError(f"LUT3 has {n3} entries, more than {MAX_LUT3}")
+        if n3 and int(self.lut3.max()) >= (1 << w):
+            raise TableError(f"LUT3 value {int(self.lut3.max())} does not fit {w} bits")
+        kraft = Fraction(0)
+        for j, cl in enumerate(self.classes):
+            if not 1 <= cl.c <= MAX_CODE_LEN:
+                raise TableError(f"class {j}: code length {cl.c} outside 1..{MAX_CODE_LEN}")
+            if cl.k < 0 or cl.total > MAX_SYMBOL_BITS:
+                raise TableError(f"class {j}: code {cl.c} + index {cl.k} bits exceeds {MAX_SYMBOL_BITS}")
+            kraft += Fraction(1, 1 << cl.c)
+            if cl.kind == LUT:
+                if cl.k > MAX_LUT_K:
+                    raise TableError(f"class {j}: LUT index of {cl.k} bits (max {MAX_LUT_K})")
+                if cl.param < 0 or cl.param + (1 << cl.k) > n3:
+                    raise TableError(
+                        f"class {j}: LUT3 range {cl.param}..{cl.param + (1 << cl.k) - 1} beyond LUT3 size {n3}")
+            elif cl.kind == RANGE:
+                if cl.k > w:
+                    raise TableError(f"class {j}: RANGE index of {cl.k} bits exceeds word width {w}")
+                if not 0 <= cl.param < (1 << w) or cl.param % (1 << cl.k):
+                    raise TableError(f"class {j}: RANGE base {cl.param:#x} not a {w}-bit multiple of 2^{cl.k}")
+            elif cl.kind == ZRUN:
+                if cl.k > MAX_ZRUN_K:
+                    raise TableError(f"class {j}: zero-run index of {cl.k} bits (max {MAX_ZRUN_K})")
+                if cl.param != 0:
+                    raise TableError(f"class {j}: zero-run class with non-zero param {cl.param}")
+            else:
+                raise TableError(f"class {j}: unknown kind {cl.kind}")
+        if kraft > 1:
+            raise TableError(f"class code lengths break the Kraft inequality (sum 2^-c = {float(kraft):.4f} > 1)")
+        return self
+
+    def codes(self) -> list:
+        """Canonical class codes, one int per class (MSB-first, ``c`` bits)."""
+        order = sorted(range(len(self.classes)), key=lambda j: (self.classes[j].c, j))
+        codes = [0] * len(self.classes)
+        code, prev = -1, 0
+        for j in order:
+            c = self.classes[j].c
+            code = 0 if code < 0 else (code + 1) << (c - prev)
+            prev = c
+            codes[j] = code
+        return codes
+
+    def lut1(self, L: int | None = None) -> np.ndarray:
+        """LUT1 as a 2^L array of packed entries ``valid|class|c|c+k`` (0 = invalid prefix)."""
+        L = self.max_code_len if L is None else L
+        if self.max_code_len > L:
+            raise TableError(f"codes of {self.max_code_len} bits do not fit a LUT1 of {L} address bits")
+        table = np.zeros(1 << L, np.uint32)
+        for j, (cl, code) in enumerate(zip(self.classes, self.codes())):
+            lo = code << (L - cl.c)
+            hi = (code + 1) << (L - cl.c)
+            table[lo:hi] = (1 << 14) | (j << 10) | (cl.c << 6) | cl.total
+        return table
+
+    def lut2(self) -> np.ndarray:
+        """LUT2: 16 packed entries ``kind|k|param`` (unused classes are 0)."""
+        table = np.zeros(MAX_CLASSES, np.uint32)
+        for j, cl in enumerate(self.classes):
+            table[j] = (cl.kind << 21) | (cl.k << 16) | (cl.param & 0xFFFF)
+        return table
+
+    def describe(self) -> list:
+        """A list of dicts, one per class, for reports and ``lutzip info --json``."""
+        out = []
+        for j, (cl, code) in enumerate(zip(self.classes, self.codes())):
+            out.append({"class": j, "kind": KIND_NAMES.get(cl.kind, "?"), "code": format(code, f"0{cl.c}b"),
+                        "code_len": cl.c, "index_len": cl.k, "param": cl.param})
+        return out
+
+
+def lut1_fields(entry):
+    """Unpack a LUT1 entry into ``(valid, class, c, total)``."""
+    entry = int(entry)
+    return (entry >> 14) & 1, (entry >> 10) & 0xF, (entry >> 6) & 0xF, entry & 0x3F
+
+
+def lut2_fields(entry):
+    """Unpack a LUT2 entry into ``(kind, k, param)``."""
+    entry = int(entry)
+    return (entry >> 21) & 0x3, (entry >> 16) & 0x1F, entry & 0xFFFF
+
+
+def expand_hw(tables: TableSet, L: int = 8):
+    """Table-write operations for a decoder with a LUT1 of ``L`` address bits.
+
+    Returns a list of ``(sel, addr, data)`` tuples: all of LUT1, all 16 LUT2 entries, then LUT3.
+    """
+    tables.validate()
+    ops = [(SEL_LUT1, a, int(v)) for a, v in enumerate(tables.lut1(L))]
+    ops += [(SEL_LUT2, a, int(v)) for a, v in enumerate(tables.lut2())]
+    ops += [(SEL_LUT3, a, int(v)) for a, v in enumerate(tables.lut3)]
+    return ops
+
+
+def raw_tableset(word_bits: int) -> TableSet:
+    """The trivial table set: one raw RANGE class of ``word_bits`` bits (1 bit of code overhead)."""
+    return TableSet(word_bits, [ClassSpec(1, RANGE, word_bits, 0)])

@@ -1,0 +1,125 @@
+"""The explicit lossy steps that turn float32 weights into something lutzip codes losslessly.
+
+lutzip itself is lossless: integer and 16-bit float arrays are coded bit for bit. float32 (and float64) arrays
+must first go through one of these documented steps, chosen by the user:
+
+* :func:`quantize_int` (``--quantize int16|int8``): per-tensor symmetric quantisation,
+  ``q = clip(round(w / scale), -qmax, qmax)`` with ``scale = max|w| / qmax`` (``qmax = 2^(b-1) - 1``);
+  the scale is stored in the tensor's attributes so ``w ~ q * scale``.
+* :func:`to_bfloat16` (``--bf16``): round to the nearest bfloat16, ties to even (``ml_dtypes``); NaN stays NaN.
+* :func:`prune` (``--prune F``): magnitude pruning, the fraction ``F`` of each weight tensor's elements with
+  the smallest magnitude become 0 (before quantisation). As usual, only tensors of 2 or more dimensions are
+  pruned; biases and norm parameters (1-D) are left alone.
+
+Attributes stored with a quantised tensor: ``{"scale": s}`` (``s`` the Python float of a float32's shortest
+decimal form, which the container stores in 4 bytes and reads back exactly, docs/FORMAT.md section 4; the
+tensor's dtype, int16 or int8, says which quantisation). Every byte of metadata counts on small models.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lutzip.errors import UnsupportedError
+
+QUANT_BITS = {"int8": 8, "int16": 16}
+
+
+def is_float(arr) -> bool:
+    """True for float arrays that need a lossy step (float32/float64); float16/bfloat16 are coded as they are."""
+    return arr.dtype.kind == "f" and arr.dtype.itemsize >= 4
+
+
+def prune(arr: np.ndarray, fraction: float) -> np.ndarray:
+    """Zero the ``fraction`` of ``arr``'s elements with the smallest magnitude (ties: all equal ones go)."""
+    if not 0.0 <= fraction < 1.0:
+        raise UnsupportedError(f"prune fraction {fraction} outside [0, 1)")
+    if fraction == 0 or arr.size == 0:
+        return arr
+    if arr.dtype.name == "bfloat16":
+        mag = np.abs(arr.astype(np.float32))
+    else:
+        mag = np.abs(arr.astype(np.float64) if arr.dtype.kind in "iu" else arr)
+    k = int(fraction * arr.size)
+    if k == 0:
+        return arr
+    thresh = np.partition(mag.reshape(-1), k - 1)[k - 1]
+    out = arr.copy()
+    out[mag <= thresh] = 0
+    return out
+
+
+def quantize_int(arr: np.ndarray, dtype: str = "int16"):
+    """Per-tensor symmetric quantisation. Returns ``(q, {"scale": scale})``; dequantise with ``q * scale``."""
+    if dtype not in QUANT_BITS:
+        raise UnsupportedError(f"quantisation to {dtype!r} (choose int16 or int8)")
+    a = np.asarray(arr, np.float64)
+    if not np.all(np.isfinite(a)):
+        raise UnsupportedError("cannot quantise a tensor with NaN or infinite values")
+    qmax = (1 << (QUANT_BITS[dtype] - 1)) - 1
+    amax = float(np.abs(a).max()) if a.size else 0.0
+    # the scale is a float32 (stored as 4 bytes; its shortest repr as a Python float round-trips exactly)
+    scale = float(str(np.float32(amax / qmax))) if amax > 0 else 1.0
+    q = np.clip(np.rint(a / scale), -qmax, qmax).astype(np.int8 if dtype == "int8" else np.int16)
+    return q, {"scale": scale}
+
+
+def dequantize(q: np.ndarray, attrs: dict) -> np.ndarray:
+    """``q * scale`` as float32."""
+    return q.astype(np.float32) * np.float32(attrs["scale"])
+
+
+def to_bfloat16(arr: np.ndarray):
+    """Round float32/float64 to bfloat16 (nearest, ties to even). Returns ``(bf16 array, attrs)``; the attrs
+    are empty (the bfloat16 dtype says it all)."""
+    import ml_dtypes
+    b = np.asarray(arr, np.float32).astype(ml_dtypes.bfloat16)
+    return b, {}
+
+
+def prepare(arrays: dict, quantize: str | None = None, bf16: bool = False, prune_fraction: float = 0.0,
+            skip_unsupported: bool = False, warn=None):
+    """Apply the user's lossy choices to a dict of arrays: ``(arrays, attrs)`` ready for :func:`codec.compress`.
+
+    float32/float64 tensors need ``quantize`` or ``bf16``; without one they raise :class:`UnsupportedError`.
+    Integer tensors of 8/16 bits and float16/bfloat16 tensors pass unchanged (pruned if asked). Tensors of
+    other dtypes (int32, int64, bool, ...) raise, or are skipped (reported via ``warn``) with
+    ``skip_unsupported``.
+    """
+    from lutzip.codec.arrays import dtype_name
+    if quantize and bf16:
+        raise UnsupportedError("--quantize and --bf16 exclude each other")
+    if quantize is not None and quantize not in QUANT_BITS:
+        raise UnsupportedError(f"quantisation to {quantize!r} (choose int16 or int8)")
+    out, attrs = {}, {}
+    for name, arr in arrays.items():
+        arr = np.asarray(arr) if not hasattr(arr, "dtype") else arr
+        a = {}
+        pf = prune_fraction if arr.ndim >= 2 else 0.0
+        if is_float(arr):
+            if not (quantize or bf16):
+                raise UnsupportedError(
+                    f"tensor {name!r} is {arr.dtype}: lutzip codes it only after an explicit lossy step, "
+                    f"--quantize int16|int8 or --bf16")
+            if pf:
+                arr = prune(arr, pf)
+            if quantize:
+                arr, a = quantize_int(arr, quantize)
+            else:
+                arr, a = to_bfloat16(arr)
+        else:
+            try:
+                dtype_name(arr)
+            except UnsupportedError:
+                msg = (f"tensor {name!r} has dtype {arr.dtype}, which lutzip does not code "
+                       f"(it codes int8, uint8, int16, uint16, float16, bfloat16; float32 after --quantize/--bf16)")
+                if skip_unsupported:
+                    if warn:
+                        warn(f"skipping: {msg}")
+                    continue
+                raise UnsupportedError(msg + "; --skip-unsupported leaves such tensors out") from None
+            if pf:
+                arr = prune(arr, pf)
+        out[name] = arr
+        if a:
+            attrs[name] = a
+    return out, attrs
