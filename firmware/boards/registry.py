@@ -11,7 +11,9 @@ from pathlib import Path
 
 from lutzip.errors import UnsupportedError
 
-#: The repository's constraints folder (next to ``firmware/``).
+#: The boards' constraints folder: ``constraints/`` beside ``firmware/`` in a source checkout, the package data
+#: ``lutzip/constraints`` beside ``lutzip/firmware`` in an installed wheel (setup.cfg ``package_dir``) -- the
+#: same place relative to this file in both layouts.
 CONSTRAINTS_DIR = Path(__file__).resolve().parents[2] / "constraints"
 
 
