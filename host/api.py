@@ -1,0 +1,333 @@
+"""The public Python API of lutzip: compress named arrays to ``.lutz`` bytes or files and get them back.
+
+Everything here is also reachable at the top of the package (``lutzip.compress`` ...); ``import lutzip`` stays
+fast because this module, and the numba kernels under it, load on first use.
+
+Examples
+--------
+>>> import numpy as np, lutzip
+>>> w = {"fc.weight": np.arange(-8, 8, dtype=np.int8).reshape(4, 4)}
+>>> data = lutzip.compress(w, stripe_len=1024)
+>>> bool((lutzip.decompress(data)["fc.weight"] == w["fc.weight"]).all())
+True
+"""
+from __future__ import annotations
+
+import builtins
+import mmap
+import os
+from collections.abc import Mapping
+
+import numpy as np
+
+from lutzip.codec import container as ct
+from lutzip.errors import LutzError, UnsupportedError
+
+__all__ = ["compress", "decompress", "save", "load", "open", "LutzFile", "OptionError", "OPTIONS"]
+
+#: The encoder options of :func:`compress` and :func:`save` and what each does.
+OPTIONS = {
+    "stripe_len": "words per stripe, 1..65536 (default 4096)",
+    "L": "longest class code = the decoder's LUT1 address bits, 1..12 (default 8)",
+    "share": "let tensors share table sets where that pays (default True)",
+    "greedy": "use the published greedy table sets instead of the optimising encoder (default False)",
+    "attrs": "per-tensor attributes stored with the tensor: {name: {key: JSON value}} (default none)",
+    "quantize": "'int16' or 'int8': quantise float32/float64 tensors, the scale kept in the attributes",
+    "bf16": "round float32/float64 tensors to bfloat16 (default False)",
+    "prune": "zero this fraction of the smallest-magnitude weights of each tensor of 2+ dimensions (default 0)",
+}
+
+_BOOL_OPTIONS = ("share", "greedy", "bf16")
+
+
+class OptionError(UnsupportedError, TypeError):
+    """An option of :func:`compress` / :func:`save` that does not exist or has a value of the wrong type."""
+
+
+def _check_options(options: dict) -> dict:
+    """The options as given, each known and of the right type (else :class:`OptionError` naming it)."""
+    for key, value in options.items():
+        if key not in OPTIONS:
+            import difflib
+            near = difflib.get_close_matches(key, OPTIONS, n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else f" (options: {', '.join(OPTIONS)})"
+            raise OptionError(f"unknown option {key!r}{hint}")
+        if key in _BOOL_OPTIONS and not isinstance(value, (bool, np.bool_)):
+            raise OptionError(f"option {key}={value!r}: expected True or False")
+        if key in ("stripe_len", "L") and (isinstance(value, (bool, np.bool_))
+                                           or not isinstance(value, (int, np.integer))):
+            raise OptionError(f"option {key}={value!r}: expected an integer")
+        if key == "prune" and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number))):
+            raise OptionError(f"option prune={value!r}: expected a fraction in [0, 1)")
+        if key == "attrs" and value is not None and not (isinstance(value, Mapping) and all(
+                isinstance(v, Mapping) for v in value.values())):
+            raise OptionError(f"option attrs: expected {{tensor name: {{key: value}}}}, not {type(value).__name__}")
+    if "L" in options:
+        from lutzip.codec.tables import MAX_CODE_LEN
+        if not 1 <= int(options["L"]) <= MAX_CODE_LEN:
+            raise OptionError(f"option L={options['L']}: outside 1..{MAX_CODE_LEN}")
+    return options
+
+
+def _check_arrays(arrays):
+    if not isinstance(arrays, Mapping):
+        raise UnsupportedError(f"arrays must be a dict of name -> array, not {type(arrays).__name__}")
+    for name in arrays:
+        if not isinstance(name, str):
+            raise UnsupportedError(f"tensor names must be strings, not {type(name).__name__} ({name!r})")
+
+
+def _encode(arrays, options) -> ct.Container:
+    """The container of ``arrays`` coded with ``options`` (the one path of :func:`compress` and :func:`save`)."""
+    _check_arrays(arrays)
+    opts = _check_options(dict(options))
+    from lutzip.codec import arrays as codec
+    from lutzip.weights.quantize import prepare
+    prepared, lossy_attrs = prepare(arrays, opts.get("quantize"), bool(opts.get("bf16", False)),
+                                    float(opts.get("prune", 0.0)))
+    user_attrs = opts.get("attrs") or {}
+    attrs = {name: {**dict(user_attrs.get(name, {})), **lossy_attrs.get(name, {})}
+             for name in prepared if name in user_attrs or name in lossy_attrs}
+    kw = {k: int(opts[k]) for k in ("stripe_len", "L") if k in opts}
+    if "share" in opts:
+        kw["share"] = bool(opts["share"])
+    if opts.get("greedy"):
+        from lutzip.codec.encoder import greedy_tableset
+        L = kw.get("L", 8)
+        kw["tableset_fn"] = lambda w, b: greedy_tableset(w, b, L=L)
+    return codec.compress(prepared, attrs=attrs, **kw)
+
+
+def compress(arrays, **options) -> bytes:
+    """Code named arrays into the bytes of a ``.lutz`` container.
+
+    Parameters
+    ----------
+    arrays : mapping of str -> numpy.ndarray
+        Tensors by name. int8, uint8, int16, uint16, float16 and bfloat16 (``ml_dtypes.bfloat16``) arrays are
+        coded losslessly as they are; float32/float64 need ``quantize`` or ``bf16``.
+    **options
+        Encoder options (:data:`OPTIONS`): ``stripe_len`` (int, 4096), ``L`` (int, 8), ``share`` (bool, True),
+        ``greedy`` (bool, False), ``attrs`` (dict of dicts), and the explicit lossy steps ``quantize``
+        (``"int16"``/``"int8"``), ``bf16`` (bool), ``prune`` (fraction).
+
+    Returns
+    -------
+    bytes
+        The container (docs/FORMAT.md); :func:`decompress` gives the arrays back.
+
+    Raises
+    ------
+    OptionError
+        An unknown option or a value of the wrong type (also a :class:`TypeError`).
+    UnsupportedError
+        A dtype lutzip does not code, or a float tensor without a lossy step.
+    TableError
+        An option value out of range (e.g. ``stripe_len=0``).
+    """
+    return ct.to_bytes(_encode(arrays, options))
+
+
+def save(path, arrays, **options) -> int:
+    """Code named arrays into the ``.lutz`` file ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write (replaced if it exists).
+    arrays : mapping of str -> numpy.ndarray
+        Tensors by name, as for :func:`compress`.
+    **options
+        Encoder options, as for :func:`compress`.
+
+    Returns
+    -------
+    int
+        Bytes written.
+    """
+    return ct.write(os.fspath(path), _encode(arrays, options))
+
+
+def _decode_all(c: ct.Container) -> dict:
+    from lutzip.codec import arrays as codec
+    return codec.decompress(c)
+
+
+def decompress(data) -> dict:
+    """Decode the bytes of a ``.lutz`` container back to its arrays.
+
+    Parameters
+    ----------
+    data : bytes, bytearray or memoryview
+        A whole container, as :func:`compress` returns it.
+
+    Returns
+    -------
+    dict of str -> numpy.ndarray
+        The tensors in file order, bit-identical to what was coded; bfloat16 tensors come back as their
+        ``uint16`` bit patterns (``a.view(ml_dtypes.bfloat16)`` gives the bfloat16 array).
+
+    Raises
+    ------
+    FormatError
+        Not a container, truncated, or inconsistent metadata.
+    CorruptError
+        A CRC (header, metadata or stripe) does not match.
+    DecodeError
+        A stripe's bits do not decode to the words it claims.
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview, mmap.mmap)):
+        raise UnsupportedError(f"decompress takes the bytes of a container, not {type(data).__name__} "
+                               f"(lutzip.load(path) reads a file)")
+    return _decode_all(ct.from_bytes(data))
+
+
+def load(path) -> dict:
+    """Read and decode every tensor of the ``.lutz`` file ``path``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+
+    Returns
+    -------
+    dict of str -> numpy.ndarray
+        As :func:`decompress`.
+    """
+    return _decode_all(ct.read(os.fspath(path)))
+
+
+class LutzFile(Mapping):
+    """A ``.lutz`` file opened for reading: a mapping tensor name -> array, each tensor decoded on access.
+
+    Made by :func:`open`. The file is memory-mapped; the index (names, shapes, dtypes, table sets, stripe
+    sizes and CRCs) is parsed and checked when the file is opened, each tensor's stripes are CRC-checked and
+    decoded from the mapping when the tensor is read, and nothing is cached (reading a tensor twice decodes
+    it twice). ``len``, iteration (file order), ``keys()`` and ``in`` never decode.
+
+    Limitation: the container reader (:func:`lutzip.codec.container.from_bytes`) validates a whole file held
+    in memory, so opening parses from a transient copy of the file (about twice the file size at the peak);
+    after that only the index is kept and tensors are decoded straight from the mapping.
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._mm = None
+        self._c = None
+        with builtins.open(self.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < ct.HEADER_SIZE:
+                ct.from_bytes(f.read())          # raises the reader's own "shorter than the header" error
+            self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            index = ct.from_bytes(self._mm)      # every check of the reader (see the class limitation)
+            head = ct.HEADER.unpack_from(self._mm)   # magic, version, flags, meta_len, meta_crc, payload_len, ...
+            meta_len, payload_len = head[3], head[5]
+            payload = np.frombuffer(self._mm, np.dtype("<u4"), count=payload_len // 4,
+                                    offset=ct.HEADER_SIZE + meta_len)
+            if not payload.dtype.isnative:
+                payload = payload.astype(np.uint32)
+            self._c = ct.Container(index.tables, index.tensors, payload)
+            self._names = {t.name: t for t in index.tensors}
+            del index
+        except BaseException:
+            self.close()
+            raise
+
+    # ---------------------------------------------------------------------------------- mapping
+    def _container(self) -> ct.Container:
+        if self._c is None:
+            raise LutzError(f"{self.path}: the lutzip file is closed")
+        return self._c
+
+    def __getitem__(self, name) -> np.ndarray:
+        c = self._container()
+        try:
+            t = self._names[name]
+        except (KeyError, TypeError):
+            raise KeyError(name) from None
+        from lutzip.codec import arrays as codec
+        return codec.decompress_tensor(c, t)
+
+    def __contains__(self, name) -> bool:
+        self._container()
+        try:
+            return name in self._names
+        except TypeError:
+            return False
+
+    def __iter__(self):
+        return iter([t.name for t in self._container().tensors])
+
+    def __len__(self) -> int:
+        return len(self._container().tensors)
+
+    def info(self, name) -> ct.TensorEntry:
+        """The index entry of tensor ``name``, without decoding it.
+
+        Returns
+        -------
+        lutzip.codec.container.TensorEntry
+            ``.dtype``, ``.shape``, ``.numel``, ``.attrs`` (e.g. the quantisation scale), ``.table``,
+            ``.stripe_len``, ``.stripe_words``, ``.n_bytes`` (compressed) and ``.raw_bytes``.
+        """
+        self._container()
+        try:
+            return self._names[name]
+        except (KeyError, TypeError):
+            raise KeyError(name) from None
+
+    @property
+    def tables(self) -> list:
+        """The table sets of the file (:class:`lutzip.codec.tables.TableSet`)."""
+        return self._container().tables
+
+    # ---------------------------------------------------------------------------------- lifetime
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        return self._c is None
+
+    def close(self):
+        """Release the memory mapping (arrays already read stay valid: they are copies)."""
+        self._c = None
+        self._names = {}
+        if self._mm is not None:
+            try:
+                self._mm.close()
+            except BufferError:       # a view of the mapping is still alive somewhere: let it go with it
+                pass
+            self._mm = None
+
+    def __enter__(self) -> "LutzFile":
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"{len(self)} tensors"
+        return f"<lutzip.LutzFile {self.path!r}, {state}>"
+
+
+def open(path) -> LutzFile:  # noqa: A001 - lutzip.open, as gzip.open
+    """Open a ``.lutz`` file for lazy reading: a mapping name -> array that decodes a tensor when it is read.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to open.
+
+    Returns
+    -------
+    LutzFile
+        Use it as a context manager (``with lutzip.open(p) as f: w = f["fc.weight"]``) or call ``close()``;
+        ``f.info(name)`` gives a tensor's dtype, shape and attributes without decoding it.
+
+    Raises
+    ------
+    FormatError, CorruptError
+        As :func:`decompress`, for the header and the index (a tensor's stripes are checked when it is read).
+    """
+    return LutzFile(path)
