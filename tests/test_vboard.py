@@ -13,7 +13,7 @@ from lutzip import cli
 from lutzip.codec import arrays as codec
 from lutzip.codec import container as ct
 from lutzip.link import protocol as link
-from lutzip.cli.board import stream_container
+from lutzip.board.verify import stream_container
 from lutzip.board.driver import Board, LinkError
 from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
 
@@ -133,11 +133,11 @@ def test_dead_link_fails_with_clear_error(vboard):
 
 
 def test_wrong_data_is_a_failure_not_a_pass(vboard, containers, monkeypatch, tmp_path, capsys):
-    import lutzip.cli.board as cb
+    import lutzip.board.verify as verify
     c = containers[0]
     path = tmp_path / "m.lutz"
     ct.write(path, c)
-    real = cb.expected_words
+    real = verify.expected_words
 
     def tampered(cont, t):
         w = real(cont, t).copy()
@@ -145,7 +145,7 @@ def test_wrong_data_is_a_failure_not_a_pass(vboard, containers, monkeypatch, tmp
             w[2500] ^= 1
         return w
 
-    monkeypatch.setattr(cb, "expected_words", tampered)
+    monkeypatch.setattr(verify, "expected_words", tampered)
     rc = cli.main(["stream", str(path), "--port", vboard.port, "--verify", "full"])
     out = capsys.readouterr().out
     assert rc == 1
@@ -261,3 +261,23 @@ def test_driver_library_calls(vboard, containers):
         assert cn["rx_bytes"] >= 4 * n_ops and cn["words"] == 0 and cn["link_errors"] == 0
         cn2 = b.read_counters()
         assert cn2["cycles"] > cn["cycles"] and cn2["rx_bytes"] > cn["rx_bytes"]
+
+
+def test_half_a_frame_does_not_lock_the_board(vboard, containers):
+    # a sender died 17 bytes into a 1024-byte STREAM frame: the next run's connect resynchronises the board
+    import serial
+    ser = serial.serial_for_url(vboard.port, timeout=0.002)
+    ser.write(link.encode_frame(link.STREAM, 3, bytes(1024))[:17])
+    ser.flush()
+    ser.close()
+    with Board(vboard.port, timeout=10) as b:
+        b.identify()
+        r = stream_container(b, containers[1], "crc", progress=False)
+    assert r["ok"], r
+
+
+def test_port_is_opened_exclusively(vboard):
+    with Board(vboard.port, timeout=10) as b:
+        b.identify()
+        with pytest.raises(LinkError, match="in use by another program"):
+            Board(vboard.port, timeout=1)

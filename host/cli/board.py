@@ -7,153 +7,28 @@ import time
 
 import numpy as np
 
+from lutzip.board.verify import format_report, stream_container
 from lutzip.codec import arrays as codec
 from lutzip.codec import container as ct
-from lutzip.link import protocol as link
 from lutzip.errors import LutzError
 
 
-# ------------------------------------------------------------------------------------------ verification
-def expected_words(c: ct.Container, t: ct.TensorEntry) -> np.ndarray:
-    """The tensor's decoded words from the software reference decoder (flat uint16)."""
-    from lutzip.codec.bitstream import decode_stripes
-    ct.check_stripe_crcs(c, t)
-    return decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name)
-
-
-def stream_container(board, c: ct.Container, verify="crc", progress=True, names=None) -> dict:
-    """Stream every tensor of ``c`` through ``board``, check each stripe against the software reference.
-
-    Returns a report dict (``ok``, per-tensor results, first mismatch, throughput and link figures).
-    """
-    from tqdm import tqdm
-    ident = board.ident or board.identify()
-    tensors = [t for t in c.tensors if t.numel and (names is None or t.name in names)]
-    jobs = [(t.name, c.tables[t.table], list(c.stripes(t))) for t in tensors]
-    n_stripes = sum(len(j[2]) for j in jobs)
-    bar = tqdm(total=n_stripes, unit="stripe", desc="stream", disable=not progress or None, leave=False,
-               file=sys.stderr)
-    try:
-        res = board.stream(jobs, words=(verify == "full"), progress=bar.update)
-    finally:
-        bar.close()
-    by_tensor = {}
-    for sr in res.stripes:
-        by_tensor.setdefault(sr.tensor, []).append(sr)
-    report = {"port": getattr(board, "port", None), "board": ident.as_dict(), "verify": verify, "tensors": [],
-              "first_mismatch": None}
-    raw = comp = 0
-    for t in tensors:
-        exp = expected_words(c, t)
-        S = t.stripe_len
-        status, why = "pass", ""
-        got = by_tensor.get(t.name, [])
-        if len(got) != len(t.stripe_words):
-            status, why = "fail", f"{len(got)} stripe results for {len(t.stripe_words)} stripes"
-        for sr in got:
-            e = exp[sr.index * S:(sr.index + 1) * S]
-            problem = None
-            if sr.err:
-                from lutzip.codec.bitstream import ERROR_TEXT
-                problem = f"stripe {sr.index}: board decode error {sr.err} ({ERROR_TEXT.get(sr.err, '?')})"
-            elif sr.n_words != len(e):
-                problem = f"stripe {sr.index}: board decoded {sr.n_words} words, expected {len(e)}"
-            elif verify == "full":
-                w = sr.words
-                if len(w) != len(e) or not np.array_equal(w.astype(np.uint16), e):
-                    n = min(len(w), len(e))
-                    diff = np.nonzero(w[:n].astype(np.uint16) != e[:n])[0]
-                    i = int(diff[0]) if len(diff) else n
-                    mm = {"tensor": t.name, "index": sr.index * S + i,
-                          "expected": int(e[i]) if i < len(e) else None,
-                          "got": int(w[i]) if i < len(w) else None}
-                    problem = (f"word {mm['index']}: expected {mm['expected']}, got {mm['got']}")
-                    if report["first_mismatch"] is None:
-                        report["first_mismatch"] = mm
-            if problem is None and sr.crc != link.words_crc(e, ident.W):
-                problem = f"stripe {sr.index}: CRC32 {sr.crc:#010x}, expected {link.words_crc(e, ident.W):#010x}"
-            if problem:
-                if status == "pass":
-                    why = problem
-                status = "fail"
-                if report["first_mismatch"] is None:
-                    report["first_mismatch"] = {"tensor": t.name, "stripe": sr.index, "problem": problem}
-        raw += t.raw_bytes
-        comp += t.n_bytes
-        report["tensors"].append({"name": t.name, "dtype": t.dtype, "numel": t.numel,
-                                  "stripes": len(t.stripe_words), "bytes": t.n_bytes,
-                                  "ratio": t.n_bytes / max(t.raw_bytes, 1), "status": status, "detail": why})
-    cn = res.counters
-    words = cn["words"]
-    cyc_per_byte = 1.0 if not ident.baud else 10.0 * ident.clk_hz / ident.baud
-    report.update({
-        "ok": all(x["status"] == "pass" for x in report["tensors"]),
-        "weights": int(sum(t.numel for t in tensors)),
-        "raw_bytes": raw, "compressed_bytes": comp, "ratio": comp / max(raw, 1),
-        "elapsed_s": res.elapsed,
-        "weights_per_s_wall": words / res.elapsed if res.elapsed else 0.0,
-        "wire_bytes": res.wire_bytes, "payload_bytes": res.payload_bytes,
-        "protocol_efficiency": res.payload_bytes / max(res.wire_bytes, 1),
-        "retransmissions": res.retransmissions, "attempts": res.attempts,
-        "counters": cn,
-        "weights_per_cycle": words / max(cn["cycles"], 1),
-        "weights_per_busy_cycle": words / max(cn["busy"], 1),
-        "weights_per_s_board": words / max(cn["cycles"], 1) * ident.clk_hz,
-        "link_utilisation_board": min(1.0, cn["rx_bytes"] * cyc_per_byte / max(cn["cycles"], 1)),
-    })
-    if board.baud and not _is_pty(report["port"]):
-        report["link_utilisation_wall"] = res.wire_bytes * 10.0 / (res.elapsed * board.baud)
-    return report
-
-
-def _is_pty(port):
-    return bool(port) and str(port).startswith("/dev/pts/")
-
-
-def format_report(r: dict) -> str:
-    b = r["board"]
-    lines = [f"board: protocol {b['version']}, core L={b['L']} W={b['W']} LUT3={b['lut3_depth']}, "
-             f"clock {b['clk_hz'] / 1e6:g} MHz, " + (f"UART {b['baud']} baud" if b["baud"] else "byte-level link")]
-    for t in r["tensors"]:
-        lines.append(f"  {t['status'].upper():4} {t['name']:<28} {t['numel']:>10} weights  {t['stripes']:>5} stripes  "
-                     f"ratio {t['ratio']:.3f}" + (f"  ({t['detail']})" if t["detail"] else ""))
-    cn = r["counters"]
-    lines += [
-        f"compression: {r['compressed_bytes']} of {r['raw_bytes']} bytes, ratio {r['ratio']:.4f} "
-        f"({8 * r['compressed_bytes'] / max(r['weights'], 1):.2f} bits/weight)",
-        f"host: {r['weights']} weights in {r['elapsed_s']:.3f} s = {r['weights_per_s_wall'] / 1e6:.2f} M weights/s; "
-        f"{r['wire_bytes']} bytes sent, protocol efficiency {100 * r['protocol_efficiency']:.1f} %, "
-        f"{r['retransmissions']} frames resent, {r['attempts']} attempt(s)",
-        f"board: {cn['words']} words in {cn['cycles']} cycles ({cn['busy']} busy, {cn['stall_in']} starved, "
-        f"{cn['stall_out']} blocked) = {r['weights_per_cycle']:.3f} weights/cycle "
-        f"({r['weights_per_busy_cycle']:.3f} while busy) = {r['weights_per_s_board'] / 1e6:.1f} M weights/s "
-        f"at {b['clk_hz'] / 1e6:g} MHz",
-        f"link: receive line busy {100 * r['link_utilisation_board']:.1f} % of the board's cycles"
-        + (f", {100 * r['link_utilisation_wall']:.1f} % of the line rate (wall clock)"
-           if "link_utilisation_wall" in r else "")
-        + f"; link errors {cn['link_errors']}, decode errors {cn['decode_errors']}",
-    ]
-    if r["first_mismatch"]:
-        lines.append(f"FIRST MISMATCH: {r['first_mismatch']}")
-    lines.append("RESULT: " + ("PASS" if r["ok"] else "FAIL"))
-    return "\n".join(lines)
-
-
 # ------------------------------------------------------------------------------------------ commands
-def _open_board(args, vb=None):
-    from lutzip.board.driver import Board
-    port = vb.port if vb else args.port
-    if not port:
-        raise LutzError("give --port PORT (e.g. /dev/ttyUSB0 or the port `lutzip board --sim` printed) or --sim")
-    timeout = args.timeout
-    if vb is not None and vb.hdl == "vhdl":
-        timeout = max(timeout, 60.0)     # GHDL simulates some 10^4..10^5 cycles per second
-    return Board(port, baud=args.baud, timeout=timeout)
+def _open_board(args, sim=None, quiet=False):
+    """The board the arguments name, through the chooser (:func:`lutzip.board.open_board`)."""
+    from lutzip.board import open_board
+    sim = args.sim if sim is None else sim
+    opts = {}
+    if getattr(args, "overlay", None):
+        opts["overlay"] = args.overlay
+    return open_board(None if sim else args.port, transport="pynq" if getattr(args, "pynq", False) else "uart",
+                      sim=sim, baud=args.baud, timeout=args.timeout, hdl=args.hdl, mode=args.mode,
+                      core=getattr(args, "core", None), quiet=quiet, **opts)
 
 
 def _start_sim(args, quiet=False):
-    from lutzip.vboard.verilator import VirtualBoard
-    return VirtualBoard(hdl=args.hdl, mode=args.mode, core=getattr(args, "core", None), quiet=quiet).start()
+    from lutzip.board import start_virtual_board
+    return start_virtual_board(hdl=args.hdl, mode=args.mode, core=getattr(args, "core", None), quiet=quiet)
 
 
 def _cmd_board(args):
@@ -177,13 +52,10 @@ def _cmd_board(args):
 
 def _cmd_stream(args):
     c = ct.read(args.file)
-    vb = _start_sim(args, quiet=args.json) if args.sim else None
-    try:
-        with _open_board(args, vb) as board:
-            r = stream_container(board, c, args.verify, progress=not args.json)
-    finally:
-        if vb:
-            vb.stop()
+    if args.sim and args.port:
+        raise LutzError("give either --port or --sim, not both")
+    with _open_board(args, quiet=args.json) as board:
+        r = stream_container(board, c, args.verify, progress=not args.json)
     r["file"] = args.file
     print(json.dumps(r, indent=2) if args.json else format_report(r))
     return 0 if r["ok"] else 1
@@ -223,27 +95,23 @@ def _cmd_demo(args):
         print(f"2. software round trip through {path.split('/')[-1]}: {'bit-exact' if same else 'MISMATCH'}")
     print(f"3. starting the virtual board ({args.hdl}, {args.mode} mode; the first run builds it) ...", flush=True)
     ok = same
-    vb = _start_sim(args, quiet=False)
-    try:
-        with _open_board(args, vb) as board:
-            ident = board.identify()
-            print(f"   board on {vb.port}: core L={ident.L} W={ident.W}, {ident.clk_hz / 1e6:g} MHz")
-            print("4. streaming the model, every decoded word checked against the software decoder:")
-            r = stream_container(board, c, "full", progress=True)
-            print("\n".join("   " + x for x in format_report(r).splitlines()))
-            ok = ok and r["ok"]
-            if args.throughput:
-                rng = np.random.default_rng(1)
-                big = {"throughput": np.rint(rng.laplace(0, 30, args.throughput)).astype(np.int16)}
-                cb = codec.compress(big)
-                print(f"5. throughput: {args.throughput} synthetic weights, CRC32 per stripe:")
-                r2 = stream_container(board, cb, "crc", progress=True)
-                print(f"   {r2['weights_per_s_wall'] / 1e6:.2f} M weights/s through the virtual board "
-                      f"({r2['weights_per_busy_cycle']:.3f} weights per busy cycle, "
-                      f"ratio {r2['ratio']:.3f}): {'PASS' if r2['ok'] else 'FAIL'}")
-                ok = ok and r2["ok"]
-    finally:
-        vb.stop()
+    with _open_board(args, sim=True) as board:
+        ident = board.identify()
+        print(f"   board on {board.port}: core L={ident.L} W={ident.W}, {ident.clk_hz / 1e6:g} MHz")
+        print("4. streaming the model, every decoded word checked against the software decoder:")
+        r = stream_container(board, c, "full", progress=True)
+        print("\n".join("   " + x for x in format_report(r).splitlines()))
+        ok = ok and r["ok"]
+        if args.throughput:
+            rng = np.random.default_rng(1)
+            big = {"throughput": np.rint(rng.laplace(0, 30, args.throughput)).astype(np.int16)}
+            cb = codec.compress(big)
+            print(f"5. throughput: {args.throughput} synthetic weights, CRC32 per stripe:")
+            r2 = stream_container(board, cb, "crc", progress=True)
+            print(f"   {r2['weights_per_s_wall'] / 1e6:.2f} M weights/s through the virtual board "
+                  f"({r2['weights_per_busy_cycle']:.3f} weights per busy cycle, "
+                  f"ratio {r2['ratio']:.3f}): {'PASS' if r2['ok'] else 'FAIL'}")
+            ok = ok and r2["ok"]
     print(f"demo {'PASSED' if ok else 'FAILED'} in {time.time() - t0:.1f} s")
     return 0 if ok else 1
 
@@ -278,7 +146,10 @@ def register(sub):
                    help="crc: a CRC32 per stripe (default); full: every decoded word comes back")
     p.add_argument("--json", action="store_true")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds without progress before giving up")
-    p.add_argument("--sim", action="store_true", help="start a virtual board for this run instead of --port")
+    p.add_argument("--sim", action="store_true", help="start a virtual board for this run instead of --port "
+                   "(with --pynq: the simulated PYNQ device)")
+    p.add_argument("--pynq", action="store_true", help="a Zynq board through AXI DMA (PYNQ) instead of a UART")
+    p.add_argument("--overlay", metavar="BIT", help="with --pynq: the overlay's .bit file (its .hwh beside it)")
     _sim_args(p)
     p.set_defaults(func=_cmd_stream)
 

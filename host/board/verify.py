@@ -1,0 +1,224 @@
+"""Verify and report: stream a container through any board, check every stripe against the software decoder.
+
+The same checks and the same report for every transport (:class:`lutzip.board.base.BoardBase`): the
+expected words come from the reference decoder; each stripe's error code, word count and CRC32 (and in
+``full`` mode every decoded word) are compared; a tensor passes when all its stripes do; the first differing
+word is named; the board's counters become weights per cycle and weights per second.
+
+Example
+-------
+>>> from lutzip.board import open_board
+>>> from lutzip.board.verify import stream_container, format_report
+>>> with open_board(sim=True) as b:                                   # doctest: +SKIP
+...     print(format_report(stream_container(b, container, "full")))
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from lutzip.codec import container as ct
+from lutzip.errors import LutzError
+from lutzip.link.protocol import words_crc
+
+VERIFY_MODES = ("crc", "full")
+
+
+def expected_words(c: ct.Container, t: ct.TensorEntry) -> np.ndarray:
+    """The tensor's decoded words from the software reference decoder (flat uint16).
+
+    Parameters
+    ----------
+    c : Container
+        The container holding ``t``.
+    t : TensorEntry
+        The tensor.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``t.numel`` uint16 words (8-bit words zero-extended), stripe after stripe.
+    """
+    from lutzip.codec.bitstream import decode_stripes
+    ct.check_stripe_crcs(c, t)
+    return decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name)
+
+
+def check_stripe(sr, expected: np.ndarray, W: int, full: bool, tensor: str, offset: int):
+    """Compare one board :class:`~lutzip.board.base.StripeResult` with the stripe's expected words.
+
+    Parameters
+    ----------
+    sr : StripeResult
+        What the board reported.
+    expected : numpy.ndarray
+        The stripe's words from the software decoder.
+    W : int
+        The core's word width (the CRC covers ``W / 8`` bytes per word).
+    full : bool
+        Compare every word (``sr.words``), not only the count and the CRC.
+    tensor : str
+        Tensor name (for the mismatch record).
+    offset : int
+        Index of the stripe's first word within the tensor.
+
+    Returns
+    -------
+    (str or None, dict or None)
+        What is wrong (None: the stripe passes), and for a word mismatch the first differing word
+        ``{"tensor", "index", "expected", "got"}``.
+    """
+    from lutzip.codec.bitstream import ERROR_TEXT
+    if sr.err:
+        return f"stripe {sr.index}: board decode error {sr.err} ({ERROR_TEXT.get(sr.err, '?')})", None
+    if sr.n_words != len(expected):
+        return f"stripe {sr.index}: board decoded {sr.n_words} words, expected {len(expected)}", None
+    if full:
+        w = np.asarray(sr.words if sr.words is not None else np.zeros(0, np.uint16)).astype(np.uint16)
+        if len(w) != len(expected) or not np.array_equal(w, expected):
+            n = min(len(w), len(expected))
+            diff = np.nonzero(w[:n] != expected[:n])[0]
+            i = int(diff[0]) if len(diff) else n
+            mm = {"tensor": tensor, "index": offset + i,
+                  "expected": int(expected[i]) if i < len(expected) else None,
+                  "got": int(w[i]) if i < len(w) else None}
+            return f"word {mm['index']}: expected {mm['expected']}, got {mm['got']}", mm
+    want = words_crc(expected, W)
+    if sr.crc != want:
+        return f"stripe {sr.index}: CRC32 {sr.crc:#010x}, expected {want:#010x}", None
+    return None, None
+
+
+def rates(counters: dict, clk_hz: int, elapsed: float) -> dict:
+    """Weights per cycle (overall and while the core was busy) and per second (board clock and wall clock)."""
+    words = counters["words"]
+    return {"weights_per_cycle": words / max(counters["cycles"], 1),
+            "weights_per_busy_cycle": words / max(counters["busy"], 1),
+            "weights_per_s_board": words / max(counters["cycles"], 1) * clk_hz,
+            "weights_per_s_wall": words / elapsed if elapsed else 0.0}
+
+
+def stream_container(board, c: ct.Container, verify: str = "crc", progress=False, names=None) -> dict:
+    """Stream every tensor of ``c`` through ``board`` and check each stripe against the software decoder.
+
+    Parameters
+    ----------
+    board : BoardBase
+        Any board (:func:`lutzip.board.open_board`).
+    c : Container
+        The compressed model.
+    verify : {"crc", "full"}
+        ``crc``: the board returns a CRC32 per stripe; ``full``: every decoded word comes back and is compared.
+    progress : bool or callable(int)
+        A progress bar on stderr, or a function called with the number of stripes finished.
+    names : collection of str, optional
+        Only these tensors.
+
+    Returns
+    -------
+    dict
+        The report: ``ok``, ``tensors`` (``name``, ``status`` "pass"/"fail", ``detail``, ratio ...),
+        ``first_mismatch``, ``counters``, ``weights_per_cycle``, ``weights_per_busy_cycle``,
+        ``weights_per_s_board``, ``weights_per_s_wall``, link figures; :func:`format_report` prints it.
+    """
+    if verify not in VERIFY_MODES:
+        raise LutzError(f"unknown verify mode {verify!r} (crc or full)")
+    info = board.info or board.identify()
+    tensors = [t for t in c.tensors if t.numel and (names is None or t.name in names)]
+    jobs = [(t.name, c.tables[t.table], list(c.stripes(t))) for t in tensors]
+    bar = None
+    if callable(progress):
+        tick = progress
+    else:
+        from tqdm import tqdm
+        bar = tqdm(total=sum(len(j[2]) for j in jobs), unit="stripe", desc="stream", leave=False,
+                   disable=not progress or None, file=sys.stderr)
+        tick = bar.update
+    try:
+        res = board.stream(jobs, words=(verify == "full"), progress=tick)
+    finally:
+        if bar is not None:
+            bar.close()
+    by_tensor = {}
+    for sr in res.stripes:
+        by_tensor.setdefault(sr.tensor, []).append(sr)
+    report = {"port": getattr(board, "port", None), "kind": info.kind, "simulated": info.simulated,
+              "board": info.as_dict(), "link": info.link_text(), "verify": verify, "tensors": [],
+              "first_mismatch": None}
+    raw = comp = 0
+    for t in tensors:
+        exp = expected_words(c, t)
+        S = t.stripe_len
+        status, why = "pass", ""
+        got = by_tensor.get(t.name, [])
+        if len(got) != len(t.stripe_words):
+            status, why = "fail", f"{len(got)} stripe results for {len(t.stripe_words)} stripes"
+        for sr in got:
+            problem, mm = check_stripe(sr, exp[sr.index * S:(sr.index + 1) * S], info.W, verify == "full",
+                                       t.name, sr.index * S)
+            if problem:
+                if status == "pass":
+                    why = problem
+                status = "fail"
+                if report["first_mismatch"] is None:
+                    report["first_mismatch"] = mm or {"tensor": t.name, "stripe": sr.index, "problem": problem}
+        raw += t.raw_bytes
+        comp += t.n_bytes
+        report["tensors"].append({"name": t.name, "dtype": t.dtype, "numel": t.numel,
+                                  "stripes": len(t.stripe_words), "bytes": t.n_bytes,
+                                  "ratio": t.n_bytes / max(t.raw_bytes, 1), "status": status, "detail": why})
+    report.update({
+        "ok": all(x["status"] == "pass" for x in report["tensors"]),
+        "weights": int(sum(t.numel for t in tensors)),
+        "raw_bytes": raw, "compressed_bytes": comp, "ratio": comp / max(raw, 1),
+        "elapsed_s": res.elapsed,
+        "wire_bytes": res.wire_bytes, "payload_bytes": res.payload_bytes,
+        "protocol_efficiency": res.payload_bytes / max(res.wire_bytes, 1),
+        "retransmissions": res.retransmissions, "attempts": res.attempts,
+        "counters": res.counters,
+    })
+    report.update(rates(res.counters, info.clk_hz, res.elapsed))
+    report.update(board.link_report(res))
+    return report
+
+
+def format_report(r: dict) -> str:
+    """The human report of :func:`stream_container`'s dict (one line per tensor, then the figures)."""
+    b = r["board"]
+    lines = [f"board: {b['kind']}, core L={b['L']} W={b['W']} LUT3={b['lut3_depth']}"
+             + (f" lanes={b['lanes']}" if b.get("lanes", 1) != 1 else "")
+             + f", clock {b['clk_hz'] / 1e6:g} MHz, {r['link']}"
+             + (f", protocol {b['version']}" if "version" in b else "")
+             + (" -- SIMULATION" if r.get("simulated") else "")]
+    for t in r["tensors"]:
+        lines.append(f"  {t['status'].upper():4} {_printable(t['name']):<28} {t['numel']:>10} weights  "
+                     f"{t['stripes']:>5} stripes  ratio {t['ratio']:.3f}"
+                     + (f"  ({t['detail']})" if t["detail"] else ""))
+    cn = r["counters"]
+    lines += [
+        f"compression: {r['compressed_bytes']} of {r['raw_bytes']} bytes, ratio {r['ratio']:.4f} "
+        f"({8 * r['compressed_bytes'] / max(r['weights'], 1):.2f} bits/weight)",
+        f"core: {cn['words']} words in {cn['busy']} busy cycles = {r['weights_per_busy_cycle']:.3f} weights per "
+        f"busy cycle ({cn['starved']} starved, {cn['blocked']} blocked)",
+        f"board: {cn['words']} words in {cn['cycles']} cycles = {r['weights_per_cycle']:.3f} weights/cycle "
+        f"= {r['weights_per_s_board'] / 1e6:.1f} M weights/s at {b['clk_hz'] / 1e6:g} MHz",
+        f"host: {r['weights']} weights in {r['elapsed_s']:.3f} s = {r['weights_per_s_wall'] / 1e6:.2f} M weights/s; "
+        f"{r['wire_bytes']} bytes sent, protocol efficiency {100 * r['protocol_efficiency']:.1f} %, "
+        f"{r['retransmissions']} frames resent, {r['attempts']} attempt(s)",
+    ]
+    if "link_utilisation_board" in r:
+        lines.append(f"link: receive line busy {100 * r['link_utilisation_board']:.1f} % of the board's cycles"
+                     + (f", {100 * r['link_utilisation_wall']:.1f} % of the line rate (wall clock)"
+                        if "link_utilisation_wall" in r else "")
+                     + (f"; link errors {cn['link_errors']}" if "link_errors" in cn else "")
+                     + f", decode errors {cn['decode_errors']}")
+    if r["first_mismatch"]:
+        lines.append(f"FIRST MISMATCH: {_printable(str(r['first_mismatch']))}")
+    lines.append("RESULT: " + ("PASS" if r["ok"] else "FAIL"))
+    return "\n".join(lines)
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped (a tensor name must not drive the terminal)."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)

@@ -1,0 +1,151 @@
+"""The host's link session (lutzip.link.session) and the UART board driver against a scripted fake board:
+every wait ends, within a bound, in a LinkError that says what never came (issue 14, link items)."""
+import time
+
+import numpy as np
+import pytest
+
+from lutzip.board.base import LinkError
+from lutzip.board.uart import UartBoard
+from lutzip.codec import arrays as codec
+from lutzip.link import protocol as link
+from lutzip.link.session import Session
+
+IDENT = link.Ident(1, 8, 16, 4096, 4096, 1024, 100_000_000, 0)
+
+
+class ScriptedBoard:
+    """A serial-like fake board: parses the host's frames, answers as told (in-process, no pty)."""
+
+    def __init__(self, ident=True, counters=True, results=True, ack=True, stuck_in_frame=False):
+        self.ident, self.counters, self.results, self.ack = ident, counters, results, ack
+        self.parser = link.FrameParser(1024)
+        self.out = bytearray()
+        self.seq = 0           # board frame numbering
+        self.next = 0          # next host SEQ expected
+        self.stripe = 0
+        self.words = 0
+        self.barriers = 0
+        self.written = 0
+        if stuck_in_frame:     # the first 17 bytes of a 1024-byte STREAM frame (a sender that died)
+            self.parser.feed(link.encode_frame(link.STREAM, 5, bytes(1024))[:17])
+
+    # serial interface
+    @property
+    def in_waiting(self):
+        return len(self.out)
+
+    def read(self, n=1):
+        if not self.out:
+            time.sleep(0.001)
+        data = bytes(self.out[:n])
+        del self.out[:n]
+        return data
+
+    def write(self, data):
+        self.written += len(data)
+        for fr in self.parser.feed(data):
+            self.handle(fr)
+        return len(data)
+
+    def close(self):
+        pass
+
+    def send(self, ftype, payload=b""):
+        self.out += link.encode_frame(ftype, self.seq, payload)
+        self.seq = (self.seq + 1) & 0xFF
+
+    def handle(self, fr):
+        if fr.type == link.IDENTIFY and self.ident:
+            self.send(link.IDENT, link.encode_ident(IDENT))
+        elif fr.type == link.RESET:
+            self.seq, self.next, self.stripe, self.words = 0, (fr.seq + 1) & 0xFF, 0, 0
+            self.send(link.ACK, link.encode_ack(self.next, 0, 4096))
+        elif fr.type == link.PING:
+            self.send(link.ACK, link.encode_ack(self.next, 0, 4096))
+        elif fr.type in link.SEQUENCED and fr.seq == self.next:
+            self.next = (self.next + 1) & 0xFF
+            if self.ack:
+                self.send(link.ACK, link.encode_ack(self.next, 0, 4096))
+            if fr.type == link.STREAM and fr.flags & link.FLAG_TLAST and self.results:
+                self.send(link.RESULT, link.encode_result(self.stripe, 0, 0, 0))
+                self.stripe += 1
+            if fr.type == link.BARRIER:
+                self.barriers += 1
+                if self.counters:
+                    self.send(link.COUNTERS, link.encode_counters({"cycles": 10, "busy": 5}))
+
+
+def _stripes():
+    c = codec.compress({"w": np.arange(3000, dtype=np.int16) % 50}, stripe_len=1000)
+    t = c.tensors[0]
+    return [("w", c.tables[t.table], list(c.stripes(t)))]
+
+
+def test_scripted_board_streams():
+    fake = ScriptedBoard()
+    b = UartBoard(serial=fake, timeout=2, rto=0.05)
+    info = b.identify()
+    assert (info.kind, info.L, info.W, info.ring_depth, info.baud) == ("uart", 8, 16, 4096, 0)
+    r = b.stream(_stripes())
+    assert [s.index for s in r.stripes] == [0, 1, 2] and r.attempts == 1
+    assert r.counters["busy"] == 5 and r.counters["starved"] == 0 and "stall_in" not in r.counters
+    assert set(b.read_counters()) >= {"cycles", "busy", "starved", "blocked", "words", "stripes", "decode_errors"}
+
+
+def test_no_ident_message_tells_the_truth():
+    b = UartBoard(serial=ScriptedBoard(ident=False), timeout=30, rto=0.05, max_retries=3)
+    t0 = time.monotonic()
+    with pytest.raises(LinkError, match=r"no IDENT from the board: 4 request\(s\) in 0\.\d s \(timeout 30 s\)"):
+        b.identify()
+    assert time.monotonic() - t0 < 2
+
+
+@pytest.mark.parametrize("results", [False, True])
+def test_acks_without_counters_end_in_bounded_time(results):
+    # the board acknowledges every frame (results or not) but never answers the BARRIER with COUNTERS: the
+    # acknowledgements of repeated BARRIERs are no progress, so this ends (it used to wait for ever)
+    fake = ScriptedBoard(counters=False, results=results)
+    b = UartBoard(serial=fake, timeout=1.0, rto=0.05, max_retries=3)
+    t0 = time.monotonic()
+    with pytest.raises(LinkError, match="BARRIER|silent"):
+        b.stream(_stripes(), retries=1)
+    assert time.monotonic() - t0 < 8
+    assert fake.barriers >= 2
+
+
+def test_read_counters_without_answer_is_bounded():
+    b = UartBoard(serial=ScriptedBoard(counters=False), timeout=1.0, rto=0.05, max_retries=4)
+    b.reset()
+    t0 = time.monotonic()
+    with pytest.raises(LinkError, match="no answer to BARRIER"):
+        b.read_counters()
+    assert time.monotonic() - t0 < 3
+
+
+def test_no_acknowledgement_is_bounded():
+    b = UartBoard(serial=ScriptedBoard(ack=False), timeout=5.0, rto=0.05, max_retries=3)
+    b.reset()
+    t0 = time.monotonic()
+    with pytest.raises(LinkError, match="no acknowledgement for frame"):
+        b.load_tables(_stripes()[0][1])
+    assert time.monotonic() - t0 < 3
+
+
+def test_board_stuck_in_a_partial_frame_answers_within_one_identify():
+    fake = ScriptedBoard(stuck_in_frame=True)
+    b = UartBoard(serial=fake, timeout=5, rto=0.05, max_retries=3)
+    assert b.identify().W == 16
+    assert fake.written > 1024          # the flush completed the partial frame
+
+
+def test_session_counts_and_restart():
+    fake = ScriptedBoard()
+    s = Session(fake, timeout=1, rto=0.05, error=LinkError)
+    fr = s.request(link.encode_frame(link.RESET, 9, link.reset_payload(False)), lambda f: f.type == link.ACK,
+                   "ACK")
+    s.restart(10, link.parse_ack(fr)[2])
+    got = []
+    s.exchange([(link.BARRIER, b"", 0)], lambda f: got.append(f.type) or True, lambda: bool(got))
+    assert got == [link.COUNTERS] and s.seq == 11 and s.credit == 4096 and s.retransmissions == 0
+    assert s.wire_bytes == 2 * link.OVERHEAD + 4
