@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.skipif(shutil.which("verilator") is None, reason="veri
 
 @pytest.fixture(scope="module")
 def vboard():
-    from lutzip.vboard.verilator import VirtualBoard
+    from lutzip.vboard import VirtualBoard
     vb = VirtualBoard(mode="fast").start()
     yield vb
     vb.stop()
@@ -196,7 +196,7 @@ def test_throughput_fast_mode(vboard):
 
 
 def test_pin_mode_uart(containers):
-    from lutzip.vboard.verilator import VirtualBoard
+    from lutzip.vboard import VirtualBoard
     c = codec.compress({"p": np.rint(np.random.default_rng(2).laplace(0, 9, 6000)).astype(np.int16)},
                        stripe_len=1024)
     with VirtualBoard(mode="pin") as vb, Board(vb.port, timeout=20) as b:
@@ -215,7 +215,7 @@ def test_pin_mode_uart(containers):
 @pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
 @pytest.mark.parametrize("mode,n", [("fast", 2500), ("pin", 200)])
 def test_ghdl_virtual_board_runs_the_vhdl(mode, n):
-    from lutzip.vboard.verilator import VirtualBoard
+    from lutzip.vboard import VirtualBoard
     c = codec.compress({"g": np.rint(np.random.default_rng(4).laplace(0, 6, n)).astype(np.int16)},
                        stripe_len=1000)
     with VirtualBoard(hdl="vhdl", mode=mode) as vb, Board(vb.port, timeout=30) as b:

@@ -9,58 +9,101 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
-from lutzip.vboard.verilator import VBoardError, _convert, _firmware_path, _log, _sources_hash, _tool_version, cache_dir
+from lutzip.cache import atomic_dir
+from lutzip.vboard.base import SimBoard, VBoardError, build_dir, check_mode, convert_top, firmware_path, log, \
+    tool_version
 
 GHDL_FLAGS = ["--std=08", "-frelaxed", "-Wno-hide", "-Wno-shared"]
 
+#: Test bench sources (in ``lutzip/firmware/tb``), copied into each build.
+TB_FILES = ("vboard_pkg.vhd", "vboard_tb.vhd")
+
 
 def build_ghdl(mode, params, core=None, quiet=True) -> Path:
-    """Convert both tops to VHDL and analyse them with the test bench (cached); return the work directory."""
+    """Convert both tops to VHDL and analyse them with the test bench (cached); return the work directory.
+
+    Parameters
+    ----------
+    mode : {"fast", "pin"}
+        Which top the test bench drives (``proto_engine`` or ``uart_top``; both are analysed).
+    params : dict
+        Board top parameters (complete: see :meth:`GhdlBoard.default_params`).
+    core : {"real", "stub"}, optional
+        The decoder core to build in.
+    quiet : bool
+        Do not print the "converting ..." line.
+
+    Returns
+    -------
+    pathlib.Path
+        The GHDL work directory (``<build>/work``, beside the sources in ``<build>/src``); run
+        ``vboard_tb`` there.
+    """
+    check_mode(mode)
     if shutil.which("ghdl") is None:
         raise VBoardError("ghdl is not installed (apt-get install ghdl, or use --hdl verilog)")
     from lutzip.firmware.engine.proto_engine import get_core
     core_fn = get_core(core)
-    key = f"ghdl|{mode}|{sorted(params.items())}|{core_fn.__name__}|{_tool_version(['ghdl', '--version'])}"
-    d = cache_dir() / ("ghdl-" + _sources_hash(key))
-    if (d / "ok").exists():
-        return d
-    _log(f"lutzip: converting and analysing the virtual board VHDL ({mode} mode, GHDL) in {d} ...", quiet)
-    # GHDL (mcode) re-reads the analysed sources at run time: build in place, mark success last
-    tmp = d
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    eng = {k: v for k, v in params.items() if k != "BAUD"}
-    eng["BAUD"] = params["BAUD"] if mode == "pin" else 0
-    files = [_convert("proto_engine", "vhdl", tmp, dict(eng, BAUD=0) if mode == "pin" else eng, core_fn)]
-    files.append(_convert("uart_top", "vhdl", tmp, params if mode == "pin" else
-                          dict(params, CLK_HZ=16_000_000, BAUD=1_000_000), core_fn))
-    pkg = sorted(tmp.glob("pck_myhdl_*.vhd"))
-    tb = _firmware_path() / "tb"
-    srcs = [str(p) for p in pkg] + files + [str(tb / "vboard_pkg.vhd"), str(tb / "vboard_tb.vhd")]
-    for cmd in (["ghdl", "-a", *GHDL_FLAGS, f"--workdir={tmp}", *srcs],
-                ["ghdl", "-e", *GHDL_FLAGS, f"--workdir={tmp}", "vboard_tb"]):
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
-        if r.returncode:
-            raise VBoardError(f"GHDL failed ({' '.join(cmd[:2])}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
-    (tmp / "ok").write_text("ok")
-    return d
+    d = build_dir("ghdl", mode, params, core_fn, GHDL_FLAGS, tool_version(["ghdl", "--version"]))
+    work = d / "work"
+    if work.exists():
+        return work
+    log(f"lutzip: converting and analysing the virtual board VHDL ({mode} mode, GHDL) in {d} ...", quiet)
+
+    def convert(tmp: Path):
+        eng = {k: v for k, v in params.items() if k != "BAUD"}
+        eng["BAUD"] = params["BAUD"] if mode == "pin" else 0
+        convert_top("proto_engine", "vhdl", tmp, dict(eng, BAUD=0) if mode == "pin" else eng, core_fn)
+        convert_top("uart_top", "vhdl", tmp, params if mode == "pin" else
+                    dict(params, CLK_HZ=16_000_000, BAUD=1_000_000), core_fn)
+        for f in TB_FILES:
+            shutil.copyfile(firmware_path() / "tb" / f, tmp / f)
+
+    # GHDL (mcode) records each source by its absolute path and re-reads it at run time: the sources get
+    # their final place first, then the library is analysed elsewhere and moved beside them when complete
+    src = atomic_dir(d / "src", convert)
+    srcs = [str(p) for p in sorted(src.glob("pck_myhdl_*.vhd"))] + \
+        [str(src / f) for f in ("proto_engine.vhd", "uart_top.vhd", *TB_FILES)]
+
+    def analyse(tmp: Path):
+        for cmd in (["ghdl", "-a", *GHDL_FLAGS, "--workdir=.", *srcs],
+                    ["ghdl", "-e", *GHDL_FLAGS, "--workdir=.", "vboard_tb"]):
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+            if r.returncode:
+                raise VBoardError(f"GHDL failed ({' '.join(cmd[:2])}):\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
+
+    return atomic_dir(work, analyse)
 
 
-class GhdlBoard:
-    """Runs ``vboard_tb`` in GHDL and bridges it to the pseudo-terminal master ``fd``."""
+class GhdlBoard(SimBoard):
+    """The virtual board in GHDL, bridged to the pseudo-terminal by a thread (see
+    :class:`lutzip.vboard.base.SimBoard` for the parameters)."""
 
-    def __init__(self, mode, params, core, fd, quiet=True):
-        self.mode, self.params, self.core, self.fd, self.quiet = mode, params, core, fd, quiet
-        self.proc = None
+    hdl = "vhdl"
+
+    def __init__(self, mode="fast", params=None, core=None, quiet=True):
+        super().__init__(mode, params, core, quiet)
+        self.chunk = 32 if mode == "pin" else 4096
         self._stop = threading.Event()
         self._thread = None
         self._dir = None
-        self.chunk = 32 if mode == "pin" else 4096
+        self._win = self._rout = None
 
-    def start(self) -> "GhdlBoard":
+    @classmethod
+    def default_params(cls, mode):
+        p = super().default_params(mode)
+        p["FAST_CRC"] = False       # GHDL runs the VHDL exactly as boards get it
+        if mode == "pin":
+            p.update(CLK_HZ=12_000_000, BAUD=3_000_000)   # 4 clocks per bit: GHDL is slow
+        return p
+
+    def _launch(self, fd):
+        self.fd = fd
         work = build_ghdl(self.mode, self.params, self.core, self.quiet)
+        self._stop.clear()
         self._dir = tempfile.mkdtemp(prefix="lutzip-ghdl-")
         fin, fout = os.path.join(self._dir, "in.fifo"), os.path.join(self._dir, "out.fifo")
         os.mkfifo(fin)
@@ -68,18 +111,17 @@ class GhdlBoard:
         gens = [f"-gFIN={fin}", f"-gFOUT={fout}", f"-gPIN={'true' if self.mode == 'pin' else 'false'}"]
         if self.mode == "pin":
             gens.append(f"-gCPB={self.params['CLK_HZ'] // self.params['BAUD']}")
-        self.proc = subprocess.Popen(["ghdl", "-r", *GHDL_FLAGS, f"--workdir={work}", "vboard_tb", *gens,
+        self.proc = subprocess.Popen(["ghdl", "-r", *GHDL_FLAGS, "--workdir=.", "vboard_tb", *gens,
                                       "--ieee-asserts=disable"], cwd=work, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self._win = open(self._open_fifo(fin, os.O_WRONLY), "w", buffering=1)
         self._rout = open(self._open_fifo(fout, os.O_RDONLY), "r")
         self._thread = threading.Thread(target=self._bridge, daemon=True)
         self._thread.start()
-        return self
+        return self.proc
 
     def _open_fifo(self, path, flags):
         """Open a named pipe without blocking forever if GHDL dies before opening its end."""
-        import time
         t_end = time.monotonic() + 60
         while True:
             try:
@@ -119,15 +161,18 @@ class GhdlBoard:
         except (OSError, ValueError):
             pass
 
-    def stop(self):
+    def _shutdown(self):
         self._stop.set()
         if self._thread:
             self._thread.join(timeout=5)
+            self._thread = None
         try:
-            self._win.write("Q\n")
-            self._win.close()
-        except (OSError, ValueError, AttributeError):
+            if self._win is not None:
+                self._win.write("Q\n")
+                self._win.close()
+        except (OSError, ValueError):
             pass
+        self._win = None
         if self.proc:
             try:
                 self.proc.wait(timeout=10)
@@ -135,7 +180,11 @@ class GhdlBoard:
                 self.proc.kill()
                 self.proc.wait()
         try:
-            self._rout.close()
-        except (OSError, AttributeError):
+            if self._rout is not None:
+                self._rout.close()
+        except OSError:
             pass
-        shutil.rmtree(self._dir or "", ignore_errors=True)
+        self._rout = None
+        if self._dir:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None

@@ -1,0 +1,179 @@
+"""What every virtual-board back end shares: the error type, the board parameters, the build cache key, the
+conversion of a board top, and the pseudo-terminal plumbing (:class:`SimBoard`).
+
+This module never imports a back end; the back ends (:mod:`lutzip.vboard.verilator`,
+:mod:`lutzip.vboard.ghdl`) build on it, and :func:`lutzip.vboard.VirtualBoard` chooses one (pyserial's pattern).
+"""
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+import tty
+import warnings
+from pathlib import Path
+
+from lutzip.errors import LutzError
+
+#: Modes of the virtual board: ``fast`` feeds ``proto_engine`` one byte per clock, ``pin`` simulates
+#: ``uart_top`` with every UART bit (``CLK_HZ / BAUD`` clocks per bit).
+MODES = ("fast", "pin")
+
+#: Parameters of the virtual board per mode (the UART clock ratio keeps pin mode affordable).
+DEFAULT_PARAMS = {
+    "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
+                 FAST_CRC=True),
+    "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
+                BAUD=3_000_000),
+}
+
+
+class VBoardError(LutzError):
+    """The virtual board could not be built or started (missing simulator, build failure, ...)."""
+
+
+def check_mode(mode: str) -> str:
+    """Return ``mode`` if it is one of :data:`MODES`, else raise :class:`VBoardError`."""
+    if mode not in MODES:
+        raise VBoardError(f"unknown --mode {mode!r} (fast or pin)")
+    return mode
+
+
+def firmware_path() -> Path:
+    """The folder of the ``lutzip.firmware`` package (C++ harness in ``csrc/``, test benches in ``tb/``)."""
+    import lutzip.firmware as fw
+    return Path(fw.__file__).resolve().parent
+
+
+def tool_version(cmd) -> str:
+    """The first output of ``cmd`` (e.g. ``["verilator", "--version"]``), or ``""`` if it cannot run."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def build_dir(backend: str, mode: str, params: dict, core_fn, *extra) -> Path:
+    """The cache folder of one virtual-board build.
+
+    Parameters
+    ----------
+    backend : str
+        Name of the back end (``"verilator"``, ``"ghdl"``); also the folder name's prefix.
+    mode : str
+        ``"fast"`` or ``"pin"``.
+    params : dict
+        Board top parameters of the build.
+    core_fn : callable
+        The decoder core block built in (its name enters the key).
+    *extra
+        Anything else the build depends on (tool version, compiler flags).
+
+    Returns
+    -------
+    pathlib.Path
+        ``cache_dir("vboard") / "<backend>-<key>"``, the key being :func:`lutzip.cache.sources_hash` over
+        every build source and all of the above.
+    """
+    from lutzip.cache import cache_dir, sources_hash
+    key = sources_hash("vboard", backend, mode, sorted(params.items()), core_fn.__name__, *extra)
+    return cache_dir("vboard") / f"{backend}-{key}"
+
+
+def convert_top(top: str, hdl: str, path, params: dict, core_fn) -> str:
+    """Convert the board top ``top`` to ``hdl`` into ``path`` (:func:`lutzip.firmware.convert.convert`);
+    return the file written."""
+    from lutzip.firmware.convert import convert
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return convert(top=top, hdl=hdl, path=str(path), name=top, core=core_fn, **params)
+
+
+def log(msg: str, quiet: bool):
+    """Print a progress line to stderr unless ``quiet``."""
+    if not quiet:
+        print(msg, file=sys.stderr, flush=True)
+
+
+class SimBoard:
+    """A simulated board behind a pseudo-terminal; back ends implement :meth:`_launch` and :meth:`_shutdown`.
+
+    Parameters
+    ----------
+    mode : {"fast", "pin"}
+        ``fast`` skips the UART serialisation; ``pin`` simulates every UART bit.
+    params : dict, optional
+        Board top parameters overriding the back end's :meth:`default_params`.
+    core : {"real", "stub"}, optional
+        Which decoder core to build in (default: see ``lutzip.firmware.engine.proto_engine.get_core``).
+    quiet : bool
+        Do not print the "building ..." line.
+
+    Attributes
+    ----------
+    hdl : str
+        The language the back end simulates (``"verilog"`` or ``"vhdl"``).
+    port : str or None
+        Device name of the pseudo-terminal to open with pyserial (set by :meth:`start`).
+    proc : subprocess.Popen or None
+        The simulator process while the board runs.
+    """
+
+    hdl = ""
+
+    def __init__(self, mode="fast", params=None, core=None, quiet=True):
+        self.mode = check_mode(mode)
+        self.core, self.quiet = core, quiet
+        self.params = dict(self.default_params(mode), **(params or {}))
+        self.proc = None
+        self.port = None
+        self._fds = []
+
+    @classmethod
+    def default_params(cls, mode: str) -> dict:
+        """The board parameters of ``mode`` for this back end (a copy of :data:`DEFAULT_PARAMS`)."""
+        return dict(DEFAULT_PARAMS[mode])
+
+    def start(self) -> "SimBoard":
+        """Build (cached) and start the simulator behind a new pseudo-terminal; return ``self``."""
+        master, slave = pty.openpty()
+        tty.setraw(slave)
+        tty.setraw(master)
+        self._fds = [master, slave]
+        self.port = os.ttyname(slave)
+        try:
+            self.proc = self._launch(master)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _launch(self, fd: int) -> subprocess.Popen:
+        """Start the simulator serving the pseudo-terminal master ``fd``; return its process."""
+        raise NotImplementedError
+
+    def _shutdown(self):
+        """Stop the simulator process and release what :meth:`_launch` made (also after a partial start)."""
+        raise NotImplementedError
+
+    def stop(self):
+        """Stop the simulator and close the pseudo-terminal."""
+        self._shutdown()
+        self.proc = None
+        for fd in self._fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._fds = []
+
+    def alive(self) -> bool:
+        """True while the simulator runs."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
