@@ -31,6 +31,7 @@ class MyhdlAxi:
         self.OUT_BYTES = params.get("OUT_BYTES", 4)
         self.s = top_signals(self.OUT_BYTES)
         self.cycles = 0
+        self._phase = 0
         s = self.s
         sigs = s
 
@@ -61,21 +62,26 @@ class MyhdlAxi:
 
     # one clock: inputs are set before _settle(); handshakes are sampled between _settle() and _edge()
     def _settle(self):
+        # the clock rises at phase 5 of each 10-unit cycle; settle steps stay before it
+        if self._phase >= 4:
+            raise RuntimeError("MyhdlAxi: too many settle steps in one cycle")
         self._sim.run(1, quiet=1)
+        self._phase += 1
 
     def _edge(self):
-        self._sim.run(9, quiet=1)
+        self._sim.run(10 - self._phase, quiet=1)
+        self._phase = 0
         self.cycles += 1
 
     def _v(self, name):
         return int(self.s[name].val)
 
-    def write_reg(self, off: int, val: int) -> int:
+    def write_reg(self, off: int, val: int, wstrb: int = 0xF) -> int:
         """AXI4-Lite write; returns the cycles it took."""
         s, c0 = self.s, self.cycles
         s["s_axi_ctrl_awaddr"].next = off
         s["s_axi_ctrl_wdata"].next = int(val) & 0xFFFFFFFF
-        s["s_axi_ctrl_wstrb"].next = 0xF
+        s["s_axi_ctrl_wstrb"].next = wstrb
         s["s_axi_ctrl_awvalid"].next = 1
         s["s_axi_ctrl_wvalid"].next = 1
         s["s_axi_ctrl_bready"].next = 1

@@ -1,0 +1,196 @@
+"""The AXI top ``lutzip_axi`` (docs/AXI.md) in MyHDL, bit-exact against the software decoder and the top's
+model (lutzip.firmware.axi.buffer.model_transfer): registers, packing (W = 8 / 16, 32- / 64-bit beats, odd
+word counts), backpressure and source pauses, garbage, corrupt descriptors, soft reset mid-transfer; and the
+converted VHDL once in GHDL."""
+import shutil
+import zlib
+
+import numpy as np
+import pytest
+
+from lutzip.codec.arrays import compress
+from lutzip.firmware.axi import buffer as B
+from lutzip.firmware.axi import regs as R
+from lutzip.firmware.axi.mysim import MyhdlAxi
+from lutzip.hdl.flows import core_sim as cs
+
+
+def _stripes(rng, ts, k, n_max=40):
+    """k random good stripes of ``ts`` as (packet, n)."""
+    out = []
+    for _ in range(k):
+        pk = cs.random_stripe(rng, ts, int(rng.integers(1, n_max)))[0]
+        out.append((list(pk), (pk[0] & 0xFFFF) + 1))
+    return out
+
+
+def _buffer(stripes):
+    buf = []
+    for pk, n in stripes:
+        buf += [B.descriptor(n, len(pk) - 1)] + pk
+    return buf
+
+
+def _check_transfer(m, buf, ops, W, OUT_BYTES, L=8, **kw):
+    """One transfer; output, tlast, counters and error registers equal the model's. Returns the failures."""
+    exp, fails = B.model_transfer(buf, ops, L=L, W=W)
+    m.write_reg(R.CONTROL, R.CTRL_CLEAR_COUNTERS | R.CTRL_CLEAR_ERROR)
+    cap = B.out_capacity(len(exp), W, OUT_BYTES)
+    out, last, cyc = m.transfer(buf, cap, **kw)
+    assert last, "no tlast"
+    assert out == B.out_bytes(exp, W)
+    assert m.read_reg(R.WORDS_OUT) == len(exp)
+    assert m.read_reg(R.OUT_CRC) == zlib.crc32(out)
+    st = R.decode_status(m.read_reg(R.STATUS))
+    assert not st["busy"] and not st["in_reset"]
+    assert st["error"] == bool(fails)
+    assert m.read_reg(R.ERR_COUNT) == len(fails)
+    if fails:
+        assert st["code"] == fails[0][1]
+        assert m.read_reg(R.ERR_STRIPE) == fails[0][0]
+    return fails
+
+
+def test_identity_registers_and_lite_rules():
+    with MyhdlAxi(W=8, OUT_BYTES=8, L=8, LUT3_DEPTH=2048, CLK_HZ=125_000_000) as m:
+        assert m.read_reg(R.ID) == R.ID_VALUE
+        assert m.read_reg(R.VERSION) == R.VERSION_VALUE
+        p = m.read_reg(R.PARAMS)
+        assert [R.field("PARAMS", f, p) for f in ("L", "W", "LANES", "OUT_BYTES")] == [8, 8, 1, 8]
+        assert m.read_reg(R.LUT3) == 2048 and m.read_reg(R.CLK_HZ) == 125_000_000
+        assert m.read_reg(0x2C) == 0 and m.read_reg(0xFC) == 0           # unknown addresses read 0
+        m.write_reg(R.TBL_ADDR, (2 << 12) | 0x123)
+        assert m.read_reg(R.TBL_ADDR) == (2 << 12) | 0x123
+        m.write_reg(R.TBL_ADDR, 0x5, wstrb=0x3)                           # partial write: ignored
+        assert m.read_reg(R.TBL_ADDR) == (2 << 12) | 0x123
+        m.write_reg(R.TBL_DATA, 7)                                        # auto-increment
+        assert m.read_reg(R.TBL_ADDR) == (2 << 12) | 0x124
+        m.write_reg(R.ID, 0)                                              # read-only
+        assert m.read_reg(R.ID) == R.ID_VALUE
+
+
+@pytest.mark.parametrize("W,OUT_BYTES", [(16, 4), (16, 8), (8, 4), (8, 8)])
+def test_random_stripes_bit_exact(W, OUT_BYTES):
+    """Good stripes of random table sets, odd and even word counts, random backpressure and source pauses."""
+    rng = np.random.default_rng(W * 10 + OUT_BYTES)
+    ts = cs.random_tableset(rng, W=W)
+    ops = cs.table_ops(ts)
+    with MyhdlAxi(W=W, OUT_BYTES=OUT_BYTES) as m:
+        m.load_tables(ops)
+        for k, (rp, vp) in enumerate([(1.0, 1.0), (0.5, 0.7), (0.3, 1.0)]):
+            st = _stripes(rng, ts, 3)
+            while k == 0 and sum(n for _, n in st) % 4 != 3:   # odd: the last beat is partial
+                st = _stripes(rng, ts, 3)
+            assert _check_transfer(m, _buffer(st), ops, W, OUT_BYTES, ready_prob=rp, valid_prob=vp, seed=k) == []
+            if rp < 1:
+                assert m.read_reg(R.CYC_BLOCKED) > 0
+            assert m.read_reg(R.STRIPES) == len(st)
+
+
+def test_container_tensor_layout_and_throughput():
+    """mm2s_words / expected_out_words of a real container; one transfer per tensor; ~1 word per cycle."""
+    rng = np.random.default_rng(3)
+    a = np.round(rng.laplace(0, 30, 1500)).astype(np.int16)
+    a[rng.random(a.size) < 0.5] = 0
+    c = compress({"w": a}, stripe_len=256)
+    t = c.tensor("w")
+    ops = cs.table_ops(c.tables[t.table], 8)
+    buf = B.mm2s_words(c, t)
+    exp = B.expected_out_words(c, t)
+    assert len(buf) == int(np.sum(t.stripe_words)) + len(t.stripe_words)
+    assert np.array_equal(exp.view(np.int16), a)
+    with MyhdlAxi(W=16) as m:
+        m.load_tables(ops)
+        m.write_reg(R.CONTROL, R.CTRL_CLEAR_COUNTERS)
+        out, last, _ = m.transfer(buf, B.out_capacity(a.size, 16, 4))
+        assert last and out == a.tobytes()
+        total, words = m.read_reg(R.CYC_TOTAL), m.read_reg(R.WORDS_OUT)
+        assert words == a.size and m.read_reg(R.STRIPES) == len(t.stripe_words)
+        assert words / total > 0.95, (words, total)
+        assert m.read_reg(R.CYC_BUSY) == -(-a.size // 2)
+        # a run of stripes of the same tensor
+        buf2 = B.mm2s_words(c, t, stripes=range(2, 4))
+        out, last, _ = m.transfer(buf2, 10_000)
+        assert last and out == B.out_bytes(B.expected_out_words(c, t, range(2, 4)))
+    with pytest.raises(B.BufferError, match="out of range"):
+        B.mm2s_words(c, t, stripes=range(5, 9))
+    with pytest.raises(B.BufferError, match="consecutive"):
+        B.mm2s_words(c, t, stripes=[0, 2])
+
+
+def test_corrupt_descriptors_and_garbage_never_hang():
+    """Descriptor n too large / too small (14), payload claimed longer than the transfer (15), tlast on a
+    descriptor (15), a corrupt header (1) and random garbage: every transfer completes with the model's
+    length and bytes, the error registers name the first failure, and a good transfer passes afterwards."""
+    rng = np.random.default_rng(7)
+    ts = cs.random_tableset(rng, W=16)
+    ops = cs.table_ops(ts)
+    good = _stripes(rng, ts, 3)
+    with MyhdlAxi(W=16) as m:
+        m.load_tables(ops)
+        (p0, n0), (p1, n1), (p2, n2) = good
+        cases = [
+            [B.descriptor(n0 + 5, len(p0) - 1)] + p0 + _buffer([good[1]]),             # n too large: 14, padding
+            [B.descriptor(max(1, n0 - 1), len(p0) - 1)] + p0,                           # n too small: 14, truncated
+            _buffer([good[0]]) + [B.descriptor(n1, len(p1) + 10)] + p1,                 # input ends early: 15
+            _buffer([good[0]]) + [B.descriptor(7, 3)],                                  # tlast on a descriptor: 15
+            [B.descriptor(n0, len(p0) - 1), p0[0] ^ 0x10000] + p0[1:] + _buffer([good[2]]),  # bad header: 1
+        ]
+        codes = []
+        for k, buf in enumerate(cases):
+            f = _check_transfer(m, buf, ops, 16, 4, ready_prob=0.8, valid_prob=0.8, seed=k)
+            codes.append(f[0][1])
+        assert codes == [R.ERR_MISMATCH, R.ERR_MISMATCH, R.ERR_TRUNCATED, R.ERR_TRUNCATED, 1]
+        for k in range(4):                                                             # random garbage
+            g = rng.integers(0, 2**32, int(rng.integers(1, 30)), dtype=np.uint64)
+            g[0] = (int(rng.integers(0, 40)) << 16) | int(rng.integers(0, 20))         # keep transfers short
+            _check_transfer(m, g, ops, 16, 4, ready_prob=0.7, valid_prob=0.9, seed=10 + k)
+        assert _check_transfer(m, _buffer(good), ops, 16, 4) == []
+
+
+def test_soft_reset_mid_transfer():
+    """Soft reset with input half sent: the rest up to tlast is discarded, the top returns to idle, the next
+    transfer passes; with NO_DISCARD the next transfer passes directly; with output pending (S2MM not ready)
+    the output stops and BUSY clears; tables survive."""
+    rng = np.random.default_rng(11)
+    ts = cs.random_tableset(rng, W=16)
+    ops = cs.table_ops(ts)
+    good = _stripes(rng, ts, 3, n_max=60)
+    buf = _buffer(good)
+    half = len(buf) // 2
+    with MyhdlAxi(W=16) as m:
+        m.load_tables(ops)
+        out, last, _ = m.transfer(buf, 10**6, stop_after_words=half, max_idle=100)
+        assert not last
+        assert R.decode_status(m.read_reg(R.STATUS))["busy"]
+        m.soft_reset()
+        assert R.decode_status(m.read_reg(R.STATUS))["in_reset"]                   # discarding
+        out, last, _ = m.transfer(buf[half:], 10**6, max_idle=100)                  # the DMA finishes MM2S
+        assert not last and out == b""
+        st = R.decode_status(m.read_reg(R.STATUS))
+        assert not st["in_reset"] and not st["busy"]
+        _check_transfer(m, buf, ops, 16, 4)
+        # NO_DISCARD: the host reset its MM2S too; the next transfer starts at once
+        m.transfer(buf, 10**6, stop_after_words=half, max_idle=100)
+        m.soft_reset(no_discard=True)
+        m.run_idle(8)
+        assert not R.decode_status(m.read_reg(R.STATUS))["in_reset"]
+        _check_transfer(m, buf, ops, 16, 4, valid_prob=0.6, seed=2)
+        # output pending: all input in, S2MM never ready
+        out, last, _ = m.transfer(buf, 10**6, ready_prob=0.0, max_idle=200)
+        assert not last and R.decode_status(m.read_reg(R.STATUS))["busy"]
+        m.soft_reset()
+        m.run_idle(8)
+        st = R.decode_status(m.read_reg(R.STATUS))
+        assert not st["busy"] and not st["in_reset"]
+        _check_transfer(m, buf, ops, 16, 4, ready_prob=0.5, seed=3)
+
+
+def test_bad_parameters_are_one_line_errors():
+    from lutzip.errors import UnsupportedError
+    from lutzip.firmware.axi.lutzip_axi import lutzip_axi, top_signals
+    for kw, what in [({"W": 12}, "W must be"), ({"OUT_BYTES": 2}, "OUT_BYTES"), ({"LANES": 2}, "LANES")]:
+        with pytest.raises(UnsupportedError, match=what):
+            lutzip_axi(**top_signals(), **kw)
+    with pytest.raises(B.BufferError, match="descriptor"):
+        B.descriptor(0, 5)
