@@ -12,11 +12,11 @@ import warnings
 import numpy as np
 from myhdl import Simulation, Signal, block, delay, instance
 
-from lutzip.firmware.axi import regs as R
 from lutzip.firmware.axi.lutzip_axi import lutzip_axi, top_signals
+from lutzip.firmware.axi.sim import AxiApi
 
 
-class MyhdlAxi:
+class MyhdlAxi(AxiApi):
     """The MyHDL top behind the AxiSim API (cycle counts are the simulated clock cycles).
 
     Parameters
@@ -125,19 +125,6 @@ class MyhdlAxi:
             self._edge()
         raise RuntimeError("AXI4-Lite read did not complete")
 
-    def load_tables(self, ops):
-        """Table writes (``core_sim.table_ops``) through TBL_ADDR / TBL_DATA (TBL_ADDR only where needed)."""
-        nxt = None
-        for sel, addr, data in ops:
-            if (sel, addr) != nxt:
-                self.write_reg(R.TBL_ADDR, (sel << 12) | addr)
-            self.write_reg(R.TBL_DATA, data)
-            nxt = (sel, (addr + 1) & 0xFFF)
-
-    def soft_reset(self, no_discard=False):
-        """CONTROL SOFT_RESET (and NO_DISCARD)."""
-        self.write_reg(R.CONTROL, R.CTRL_SOFT_RESET | (R.CTRL_NO_DISCARD if no_discard else 0))
-
     def transfer(self, in_words, out_bytes_capacity, ready_prob=1.0, valid_prob=1.0, seed=0, max_idle=2000,
                  stop_after_words=None):
         """One MM2S transfer of ``in_words`` (tlast on the last) and the S2MM side until the output's tlast.
@@ -191,9 +178,3 @@ class MyhdlAxi:
             self._sim.quit()
         except Exception:
             pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
