@@ -43,6 +43,33 @@ def test_stream_sim_json(lutz, capsys):
 @needs_verilator
 @pytest.mark.timeout(600)
 def test_demo_passes(capsys):
-    assert cli.main(["demo", "--throughput", "200000"]) == 0
+    assert cli.main(["demo", "--model", "digits", "--throughput", "100000"]) == 0
     out = capsys.readouterr().out
-    assert "demo PASSED" in out and "RESULT: PASS" in out and "M weights/s" in out
+    assert "demo PASSED" in out and "int16, 75 % pruned" in out and "bf16" in out
+    assert out.count("words bit-exact") == 2 and "xz -9e" in out and "% smaller" in out
+    assert "weights per busy cycle" in out and "every word back" in out and "CRC per stripe" in out
+    assert "M weights/s through the virtual board" in out
+
+
+def _row(label, words, busy, cycles, rx, tx, ok=True):
+    def rep(mode):
+        cn = {"words": words, "busy": busy, "cycles": cycles, "starved": 0, "blocked": 0, "rx_bytes": rx,
+              "tx_bytes": tx if mode == "full" else 8}
+        return {"ok": ok, "first_mismatch": None if ok else {"tensor": "t", "index": 3}, "counters": cn,
+                "weights_per_cycle": words / cycles, "weights_per_busy_cycle": words / busy,
+                "weights_per_s_wall": 1e6, "weights": words}
+    return {"label": label, "sizes": {"raw": 200, "lutzip": 50, "xz -9e": 100, "zstd -19": 120, "weights": words},
+            "full": rep("full"), "crc": rep("crc")}
+
+
+def test_demo_summary_separates_core_and_link():
+    from lutzip.board.base import BoardInfo
+    from lutzip.cli.board import demo_summary
+    info = BoardInfo("uart-sim", 8, 16, 4096, 100_000_000)
+    text = "\n".join(demo_summary([_row("a", 1000, 1000, 1010, 300, 2000), _row("b", 1000, 1400, 1500, 1400, 2000)],
+                                   info))
+    assert "75.00%" in text and "50.0 % smaller" in text and text.count("PASS, 1000 words bit-exact") == 2
+    assert "core: 1.000 weights per busy cycle (a, CRC mode" in text and "= 100 M weights/s at 100 MHz" in text
+    assert "CRC per stripe 0.667 (line 0.714)" in text      # b: the input line carries 1000/1400 weights/cycle
+    text = "\n".join(demo_summary([_row("b", 1000, 1400, 1500, 1400, 2000, ok=False)], info))
+    assert "limited by the link" in text and "FAIL {'tensor': 't', 'index': 3}" in text

@@ -61,59 +61,120 @@ def _cmd_stream(args):
     return 0 if r["ok"] else 1
 
 
-def demo_arrays():
-    """The demo model: the bundled digits CNN quantised to int16 (a synthetic Laplace array if it is missing)."""
-    from importlib import resources
-    try:
-        path = resources.files("lutzip") / "data" / "digits_cnn.npz"
-        with resources.as_file(path) as p:
-            data = dict(np.load(p))
-        from lutzip.weights.quantize import quantize_int
-        arrays, attrs = {}, {}
-        for k, v in data.items():
-            arrays[k], attrs[k] = quantize_int(v, "int16")
-        return arrays, attrs, "digits_cnn (int16)"
-    except (FileNotFoundError, OSError, ImportError):
-        rng = np.random.default_rng(0)
-        return {"laplace": np.rint(rng.laplace(0, 40, 200_000)).astype(np.int16)}, {}, "synthetic Laplace int16"
+#: The demo's model variants: (label, quantize, bf16, prune fraction).
+DEMO_VARIANTS = (("int16, 75 % pruned", "int16", False, 0.75), ("bf16", None, True, 0.0))
+
+
+def demo_models(model="auto"):
+    """The demo's float32 weights: ``(label, arrays)``.
+
+    Parameters
+    ----------
+    model : {"auto", "minilm", "digits"}
+        ``minilm``: encoder layer 0 of all-MiniLM-L6-v2 (1.77 M weights, 16 tensors; the whole model's rates
+        are in README); ``digits``: the bundled digits CNN (18 k weights); ``auto``: MiniLM if it is
+        installed (``lutzip.bench.minilm_path``), else the digits CNN.
+    """
+    from lutzip import bench
+    if model == "auto":
+        model = "minilm" if bench.minilm_path() else "digits"
+    label, arrays = bench.load_model(model)
+    if model == "minilm":
+        arrays = {k: v for k, v in arrays.items() if ".layer.0." in k}
+        label += ", encoder layer 0"
+    return label, arrays
+
+
+def _demo_row(label, prep, attrs):
+    """Sizes of lutzip and the general-purpose compressors (lutzip.bench.measure) and the container to stream."""
+    from lutzip import bench
+    m = bench.measure(prep, attrs)           # also checks lutzip's software round trip, bit for bit
+    c = ct.from_bytes(ct.to_bytes(codec.compress(prep, attrs=attrs)))
+    return {"label": label, "sizes": m, "container": c}
 
 
 def _cmd_demo(args):
-    import tempfile
     t0 = time.time()
-    arrays, attrs, what = demo_arrays()
-    c = codec.compress(arrays, attrs=attrs)
-    raw = sum(t.raw_bytes for t in c.tensors)
-    comp = sum(t.n_bytes for t in c.tensors)
-    print(f"1. compressed {what}: {len(c.tensors)} tensors, {sum(t.numel for t in c.tensors)} weights, "
-          f"{raw} -> {comp} bytes (ratio {comp / raw:.3f})")
-    with tempfile.TemporaryDirectory() as d:
-        path = f"{d}/demo.lutz"
-        ct.write(path, c)
-        back = codec.decompress(ct.read(path))
-        same = all(np.array_equal(back[k].view(np.uint8), arrays[k].view(np.uint8)) for k in arrays)
-        print(f"2. software round trip through {path.split('/')[-1]}: {'bit-exact' if same else 'MISMATCH'}")
-    print(f"3. starting the virtual board ({args.hdl}, {args.mode} mode; the first run builds it) ...", flush=True)
-    ok = same
+    what, arrays = demo_models(args.model)
+    from lutzip.weights.quantize import prepare
+    print(f"lutzip demo: {what} ({len(arrays)} tensors, {sum(a.size for a in arrays.values()) / 1e6:.2f} M "
+          f"weights) as {' and '.join(v[0] for v in DEMO_VARIANTS)}; compressing, and xz -9e / zstd -19 on the "
+          f"same bytes ...", flush=True)
+    rows = []
+    for label, quantize, bf16, prune in DEMO_VARIANTS:
+        prep, attrs = prepare(arrays, quantize=quantize, bf16=bf16, prune_fraction=prune, skip_unsupported=True)
+        rows.append(_demo_row(label, prep, attrs))
+    print(f"decoding on the virtual board ({args.hdl}, {args.mode} mode; the first run builds it), every word "
+          f"checked against the software decoder ...", flush=True)
+    ok = True
     with _open_board(args, sim=True) as board:
-        ident = board.identify()
-        print(f"   board on {board.port}: core L={ident.L} W={ident.W}, {ident.clk_hz / 1e6:g} MHz")
-        print("4. streaming the model, every decoded word checked against the software decoder:")
-        r = stream_container(board, c, "full", progress=True)
-        print("\n".join("   " + x for x in format_report(r).splitlines()))
-        ok = ok and r["ok"]
+        for row in rows:                     # every decoded word comes back and is compared
+            row["full"] = stream_container(board, row["container"], "full", progress=True)
+            row["crc"] = stream_container(board, row["container"], "crc", progress=True)
+            ok = ok and row["full"]["ok"] and row["crc"]["ok"]
+        synth = None
         if args.throughput:
             rng = np.random.default_rng(1)
-            big = {"throughput": np.rint(rng.laplace(0, 30, args.throughput)).astype(np.int16)}
-            cb = codec.compress(big)
-            print(f"5. throughput: {args.throughput} synthetic weights, CRC32 per stripe:")
-            r2 = stream_container(board, cb, "crc", progress=True)
-            print(f"   {r2['weights_per_s_wall'] / 1e6:.2f} M weights/s through the virtual board "
-                  f"({r2['weights_per_busy_cycle']:.3f} weights per busy cycle, "
-                  f"ratio {r2['ratio']:.3f}): {'PASS' if r2['ok'] else 'FAIL'}")
-            ok = ok and r2["ok"]
+            big = codec.compress({"throughput": np.rint(rng.laplace(0, 30, args.throughput)).astype(np.int16)})
+            synth = stream_container(board, big, "crc", progress=True)
+            ok = ok and synth["ok"]
+        info = board.info
+    print("\n".join(demo_summary(rows, info)))
+    if synth:
+        print(f"throughput: {args.throughput} synthetic int16 weights, CRC per stripe: "
+              f"{synth['weights_per_s_wall'] / 1e6:.2f} M weights/s through the virtual board "
+              f"({synth['weights_per_busy_cycle']:.3f} weights per busy cycle): {'PASS' if synth['ok'] else 'FAIL'}")
     print(f"demo {'PASSED' if ok else 'FAILED'} in {time.time() - t0:.1f} s")
     return 0 if ok else 1
+
+
+def demo_summary(rows, info) -> list:
+    """The demo's screen: compression against xz and zstd, the board check, the core's and the link's rates.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Per model variant: ``label``, ``sizes`` (:func:`lutzip.bench.measure`), ``full`` and ``crc`` (reports
+        of :func:`lutzip.board.verify.stream_container` in each verify mode).
+    info : BoardInfo
+        The board's parameters (clock; ``baud`` 0 means one byte per clock each way).
+    """
+    cols = ("lutzip", "xz -9e", "zstd -19")
+    w = max(len(r["label"]) for r in rows) + 2
+    out = [f"{'model':<{w}}{'raw MB':>7} " + " ".join(f"{c:>9}" for c in cols) + f"  {'vs xz -9e':>14}   board"]
+    for row in rows:
+        m, r = row["sizes"], row["full"]
+        check = (f"PASS, {r['counters']['words']} words bit-exact" if r["ok"] and row["crc"]["ok"] else
+                 "FAIL " + (r["first_mismatch"] and str(r["first_mismatch"]) or str(row["crc"]["first_mismatch"])))
+        out.append(f"{row['label']:<{w}}{m['raw'] / 1e6:7.2f} "
+                   + " ".join(f"{100 * (1 - m[c] / m['raw']):8.2f}%" for c in cols)
+                   + f"  {100 * (1 - m['lutzip'] / m['xz -9e']):5.1f} % smaller   {check}")
+    out.append("compression rate = 1 - compressed/original (whole .lutz files; xz -9e = lzma 9|EXTREME, zstd -19, "
+               "on the same bytes)")
+    cpb = 10.0 * info.clk_hz / info.baud if getattr(info, "baud", 0) else 1.0
+
+    def line(cn):           # weights per cycle the busier direction of the line allows
+        return min(1.0, cn["words"] / max(max(cn.get("rx_bytes", 0), cn.get("tx_bytes", 0)) * cpb, 1))
+
+    free = [row for row in rows if line(row["crc"]["counters"]) >= 1.0]
+    if free:                # the core's own rate: a run the link does not limit
+        b, cn = free[0]["crc"], free[0]["crc"]["counters"]
+        out.append(f"core: {b['weights_per_busy_cycle']:.3f} weights per busy cycle ({free[0]['label']}, CRC mode, "
+                   f"{cn['starved']} of {cn['busy']} busy cycles starved) = "
+                   f"{b['weights_per_busy_cycle'] * info.clk_hz / 1e6:.0f} M weights/s at {info.clk_hz / 1e6:g} MHz")
+    else:
+        out.append("core: every run here is limited by the link (see below)")
+    out.append("link: weights per board cycle, and what the line allows ("
+               + (f"UART {info.baud} baud" if cpb != 1.0 else "1 byte per clock each way") + "):")
+    for row in rows:
+        parts = []
+        for key, how in (("full", "every word back"), ("crc", "CRC per stripe")):
+            parts.append(f"{how} {row[key]['weights_per_cycle']:.3f} (line {line(row[key]['counters']):.3f})")
+        out.append(f"  {row['label']:<{w}}" + "   ".join(parts))
+    out.append("host wall clock (the simulator's speed): " + ", ".join(
+        f"{row['label']} {row['full']['weights_per_s_wall'] / 1e6:.2f} / {row['crc']['weights_per_s_wall'] / 1e6:.2f}"
+        for row in rows) + " M weights/s (every word / CRC)")
+    return out
 
 
 def _sim_args(p):
@@ -158,6 +219,9 @@ def register(sub):
     p.add_argument("--baud", type=int, default=3_000_000, help=argparse_suppress())
     p.add_argument("--port", default=None, help=argparse_suppress())
     p.add_argument("--timeout", type=float, default=10.0, help=argparse_suppress())
-    p.add_argument("--throughput", type=int, default=4_000_000, metavar="N",
-                   help="also time N synthetic weights in CRC mode (0: skip)")
+    p.add_argument("--model", choices=("auto", "minilm", "digits"), default="auto",
+                   help="minilm: all-MiniLM-L6-v2's encoder layer 0 (if installed; auto picks it), digits: the "
+                   "bundled digits CNN")
+    p.add_argument("--throughput", type=int, default=0, metavar="N",
+                   help="also time N synthetic int16 weights in CRC mode (e.g. 4000000)")
     p.set_defaults(func=_cmd_demo)

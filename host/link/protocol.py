@@ -1,6 +1,7 @@
 """Framing of the board link (docs/PROTOCOL.md): pure functions and a resynchronising stream parser.
 
-Nothing here touches a serial port; :mod:`lutzip.board.driver` does the I/O.
+Nothing here touches a serial port: :mod:`lutzip.link.session` does the I/O and :mod:`lutzip.board.uart` the
+commands.
 """
 from __future__ import annotations
 
