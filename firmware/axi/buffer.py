@@ -5,7 +5,7 @@ the host driver, the simulator and the tests.
 * :func:`expected_out_words` -- the decoded words the top emits for those stripes (software decoder).
 * :func:`out_bytes` / :func:`out_capacity` -- those words as S2MM bytes / the S2MM buffer size.
 * :func:`model_transfer` -- a software model of the top for *any* input (garbage included): output words
-  and per-stripe failure codes, from the core's reference model (:func:`lutzip.hdl.flows.core_sim.expected_words`).
+  and per-stripe failure codes, from the core's reference model (:mod:`lutzip.hdl.flows.model`).
 """
 from __future__ import annotations
 
@@ -115,6 +115,21 @@ def out_capacity(n_words: int, W=16, OUT_BYTES=4) -> int:
     return -(-nb // OUT_BYTES) * OUT_BYTES
 
 
+def _core_model(ops, L, LUT3_DEPTH, W):
+    """``packet -> (words, code)`` of the core's reference model after the table writes ``ops``."""
+    try:
+        from lutzip.hdl.flows.model import stripe_output, tables_from_ops
+    except ImportError:  # the tree before lutzip.hdl.flows.model
+        from lutzip.hdl.flows.core_sim import expected_words
+
+        def one(pk):
+            rows = expected_words([pk], ops, L, LUT3_DEPTH)
+            return [v for v, _l, u in rows if not u], next((v for v, _l, u in rows if u), 0)
+        return one
+    tables = tables_from_ops(ops, L, LUT3_DEPTH, W)
+    return lambda pk: stripe_output(pk, tables)
+
+
 def model_transfer(in_words, ops, L=8, W=16, LUT3_DEPTH=4096):
     """What the top emits for one MM2S transfer ``in_words`` (tlast on the last), garbage included.
 
@@ -130,7 +145,7 @@ def model_transfer(in_words, ops, L=8, W=16, LUT3_DEPTH=4096):
     (numpy.ndarray, list of (int, int))
         The output words (uint16) and ``(stripe index, failure code)`` per failed stripe (docs/AXI.md).
     """
-    from lutzip.hdl.flows.core_sim import expected_words
+    core = _core_model(ops, L, LUT3_DEPTH, W)
     words = [int(v) & 0xFFFFFFFF for v in in_words]
     out, fails = [], []
     i, s = 0, 0
@@ -146,9 +161,8 @@ def model_transfer(in_words, ops, L=8, W=16, LUT3_DEPTH=4096):
         pk = words[i:i + p1 + 1]
         i += len(pk)
         trunc = len(pk) < p1 + 1
-        core = expected_words([pk], ops, L, LUT3_DEPTH)
-        data = [v & mask for v, _l, u in core if not u]
-        code = next((v for v, _l, u in core if u), 0)
+        data, code = core(pk)
+        data = [int(v) & mask for v in data]
         mism = len(data) != n and not code
         data = (data + [0] * n)[:n]
         out += data

@@ -60,10 +60,10 @@ def out_packer(clk, rst, w_valid, w_ready, w_data, w_end, res_valid, res_last,
     def pk_ins():
         v = intbv(0)[DB:]
         v[:] = w_data
-        if base_ac < K:
-            ins.next = v << (base_ac * W)
-        else:
-            ins.next = 0
+        ins.next = 0
+        for j in range(K):  # no multiply by W in the shift: VHDL's unsigned * natural keeps the operand width
+            if base_ac == j:
+                ins.next = v << (j * W)
 
     @always_comb
     def pk_outs():
