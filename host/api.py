@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import mmap
 import os
 from collections.abc import Mapping
@@ -270,13 +271,15 @@ class LutzFile(Mapping):
         -------
         lutzip.codec.container.TensorEntry
             ``.dtype``, ``.shape``, ``.numel``, ``.attrs`` (e.g. the quantisation scale), ``.table``,
-            ``.stripe_len``, ``.stripe_words``, ``.n_bytes`` (compressed) and ``.raw_bytes``.
+            ``.stripe_len``, ``.stripe_words``, ``.n_bytes`` (compressed) and ``.raw_bytes`` (a copy: changing it
+            does not change the file's index).
         """
         self._container()
         try:
-            return self._names[name]
+            t = self._names[name]
         except (KeyError, TypeError):
             raise KeyError(name) from None
+        return dataclasses.replace(t, attrs=dict(t.attrs))     # the reader's own entry stays untouched
 
     @property
     def tables(self) -> list:

@@ -171,6 +171,8 @@ def test_open_decodes_only_what_is_read(tmp_path, decoder_calls):
         e = f.info("fc.int16")
         assert (e.dtype, e.shape, e.numel) == ("int16", (64, 40), 64 * 40) and e.n_bytes < e.raw_bytes
         assert f.info("emb.bf16").dtype == "bfloat16"
+        e.attrs["x"], e.shape = 1, (1,)                  # a copy: the index is not changed through it
+        assert f.info("fc.int16").shape == (64, 40) and f.info("fc.int16").attrs == {}
         with pytest.raises(KeyError):
             f.info("nope")
         with pytest.raises(KeyError):
