@@ -21,16 +21,26 @@ SOURCE_SUFFIXES = (".py", ".v", ".sv", ".vhd", ".cpp", ".c", ".h")
 
 
 def cache_root() -> Path:
-    """The cache folder (created)."""
-    d = os.environ.get("LUTZIP_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "lutzip")
-    p = Path(d)
+    """The cache folder (created): ``$LUTZIP_CACHE``, else ``$XDG_CACHE_HOME/lutzip``, else ``~/.cache/lutzip``.
+
+    A relative ``XDG_CACHE_HOME`` is ignored, as the XDG base directory specification says.
+    """
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(xdg):
+        xdg = os.path.join(os.path.expanduser("~"), ".cache")
+    p = Path(os.environ.get("LUTZIP_CACHE") or os.path.join(xdg, "lutzip"))
     p.mkdir(parents=True, exist_ok=True)
     return p
 
 
 def cache_dir(kind: str) -> Path:
-    """The cache sub-folder of one kind of build (created)."""
+    """The cache sub-folder of one kind of build (created).
+
+    Parameters
+    ----------
+    kind : str
+        ``"hdl"``, ``"vboard"``, ...: one folder per kind of build under :func:`cache_root`.
+    """
     p = cache_root() / kind
     p.mkdir(parents=True, exist_ok=True)
     return p
@@ -49,9 +59,19 @@ def source_files() -> list:
     return out
 
 
-
 def sources_hash(*extra) -> str:
-    """A 16-hex-digit key over every build source, the MyHDL version and ``extra`` (anything with a repr)."""
+    """A build key over every build source (:func:`source_files`), the MyHDL version and ``extra``.
+
+    Parameters
+    ----------
+    *extra
+        Whatever else the build depends on (parameters, tool versions, flags): anything with a stable repr.
+
+    Returns
+    -------
+    str
+        16 hex digits of a SHA-256 over the above, each file with its package and relative path.
+    """
     import myhdl
     files = source_files()
     h = hashlib.sha256(f"myhdl {myhdl.__version__}|{extra!r}".encode())
@@ -63,7 +83,21 @@ def sources_hash(*extra) -> str:
 
 
 def atomic_dir(final: Path, build) -> Path:
-    """Run ``build(tmpdir)`` and move the result to ``final`` (an interrupted build is never reused)."""
+    """Build a folder once: run ``build(tmpdir)`` beside ``final`` and rename it to ``final`` when it returns.
+
+    Parameters
+    ----------
+    final : pathlib.Path
+        Where the finished build lives; if it exists, it is returned at once and ``build`` is not called.
+    build : callable(pathlib.Path)
+        Fills the (empty) temporary folder it is given; an exception removes the folder and propagates, so
+        an interrupted or failed build is never reused. If another process finishes first, its folder wins.
+
+    Returns
+    -------
+    pathlib.Path
+        ``final``.
+    """
     final = Path(final)
     if final.exists():
         return final

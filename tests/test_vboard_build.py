@@ -102,6 +102,10 @@ def test_cache_location_follows_lutzip_cache_then_xdg(tmp_path, monkeypatch):
     assert _key().parent == tmp_path / "xdg" / "lutzip" / "vboard"
     monkeypatch.setenv("LUTZIP_CACHE", str(tmp_path / "mine"))
     assert _key().parent == tmp_path / "mine" / "vboard"
+    monkeypatch.delenv("LUTZIP_CACHE")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")      # ignored, as the XDG specification says
+    assert cache.cache_root() == tmp_path / "home" / ".cache" / "lutzip"
 
 
 def test_atomic_dir_keeps_no_half_build_and_reuses_a_finished_one(tmp_path):
