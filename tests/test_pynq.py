@@ -122,7 +122,7 @@ def test_register_accesses_do_not_depend_on_stripes(board):
     a1 = _accesses_per_transfer(board, 1)
     a8 = _accesses_per_transfer(board, 4 if SMALL else 24)
     assert a1 == a8
-    assert a1 <= 40
+    assert a1 <= 30                                 # 22 with pynq 4.0: CONTROL, 2 x 5 DMA start, 2 polls, ...
 
 
 def test_garbage_stripe_completes_and_next_tensor_passes(board):

@@ -5,12 +5,15 @@ The real pynq package runs on it unmodified (``Overlay``, ``DefaultIP``, ``MMIO`
 (capability ``REGISTER_RW``) by address -- the DMA's registers go to :class:`AxiDmaModel`, the core's to the
 AXI top simulator -- and hands out buffers with physical addresses. Buffers are not coherent: the host's view
 and the "DDR" the DMA sees are separate copies, joined only by ``flush`` / ``invalidate`` (a driver that
-forgets one gets stale data, as on a board). Every register access is counted per IP (:attr:`accesses`).
+forgets one gets stale data, as on a board). Every register access is counted per IP (:attr:`accesses`), and
+the wall time spent inside the simulator is summed (:attr:`sim_seconds`), so the host's own overhead can be
+told apart from simulation time.
 """
 from __future__ import annotations
 
 import collections
 import itertools
+import time
 from pathlib import Path
 
 import numpy as np
@@ -70,9 +73,10 @@ class SimDevice(pynq.Device):
         super().__init__(tag)
         self.name = "lutzip-sim"
         self.capabilities = {"REGISTER_RW": True}
-        self.sim = sim
+        self.sim = _Timed(sim, self)
+        self.sim_seconds = 0.0
         self.mem = _Memory()
-        self.dma_model = AxiDmaModel(sim, self.mem, length_width)
+        self.dma_model = AxiDmaModel(self.sim, self.mem, length_width)
         self.length_width = length_width
         self.accesses = collections.Counter()   # ("dma"|"core", "read"|"write") -> count
         self.timestamp = ""
@@ -164,6 +168,37 @@ class SimDevice(pynq.Device):
         sim, self.sim = self.sim, None
         if sim is not None:
             sim.close()
+
+
+class _Timed:
+    """The simulator with the wall time of its register accesses and transfers added to ``dev.sim_seconds``."""
+
+    def __init__(self, sim, dev):
+        self._sim, self._dev = sim, dev
+        self.params = getattr(sim, "params", {})
+
+    def _timed(self, f, *a, **k):
+        t = time.perf_counter()
+        try:
+            return f(*a, **k)
+        finally:
+            self._dev.sim_seconds += time.perf_counter() - t
+
+    def read_reg(self, off):
+        return self._timed(self._sim.read_reg, off)
+
+    def write_reg(self, off, val):
+        return self._timed(self._sim.write_reg, off, val)
+
+    def transfer(self, *a, **k):
+        return self._timed(self._sim.transfer, *a, **k)
+
+    @property
+    def words_sent(self):
+        return self._sim.words_sent
+
+    def close(self):
+        self._sim.close()
 
 
 def write_overlay_files(directory, sim_params: dict, length_width=H.DMA_LENGTH_WIDTH) -> Path:
