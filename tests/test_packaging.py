@@ -39,9 +39,18 @@ def _setup_cfg():
 
 
 def _source_files(folder: Path):
-    """Files under ``folder`` relative to it, without caches and build products."""
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    """Files under ``folder`` relative to it: what git tracks or would track (not ignored), else a walk of the
+    folder without caches and build products."""
+    try:
+        r = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+                           cwd=folder, capture_output=True, text=True, timeout=60)
+    except OSError:
+        r = None
+    if r is not None and r.returncode == 0:
+        files = [folder / p for p in r.stdout.split("\0") if p]
+    else:
+        files = [p for p in folder.rglob("*") if "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    return sorted(p.relative_to(folder).as_posix() for p in files if p.is_file())
 
 
 def _tree_packages(package_dir):
