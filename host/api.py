@@ -149,18 +149,21 @@ def save(path, arrays, **options) -> int:
     return ct.write(os.fspath(path), _encode(arrays, options))
 
 
-def _decode_all(c: ct.Container) -> dict:
+def _decode_all(c: ct.Container, max_output) -> dict:
     from lutzip.codec import arrays as codec
-    return codec.decompress(c)
+    return codec.decompress(c, max_output=max_output)
 
 
-def decompress(data) -> dict:
+def decompress(data, max_output="auto") -> dict:
     """Decode the bytes of a ``.lutz`` container back to its arrays.
 
     Parameters
     ----------
     data : bytes, bytearray or memoryview
         A whole container, as :func:`compress` returns it.
+    max_output : int, "auto" or None
+        Most bytes of arrays to produce, checked from the index before anything is decoded; ``"auto"``
+        (default): the memory available now; ``None``: no limit.
 
     Returns
     -------
@@ -176,27 +179,31 @@ def decompress(data) -> dict:
         A CRC (header, metadata or stripe) does not match.
     DecodeError
         A stripe's bits do not decode to the words it claims.
+    OutputLimitError
+        The arrays would take more than ``max_output`` bytes.
     """
     if not isinstance(data, (bytes, bytearray, memoryview, mmap.mmap)):
         raise UnsupportedError(f"decompress takes the bytes of a container, not {type(data).__name__} "
                                f"(lutzip.load(path) reads a file)")
-    return _decode_all(ct.from_bytes(data))
+    return _decode_all(ct.parse_index(data), max_output)   # decoded into new arrays: no copy of the payload
 
 
-def load(path) -> dict:
+def load(path, max_output="auto") -> dict:
     """Read and decode every tensor of the ``.lutz`` file ``path``.
 
     Parameters
     ----------
     path : str or os.PathLike
         The file to read.
+    max_output : int, "auto" or None
+        As for :func:`decompress`.
 
     Returns
     -------
     dict of str -> numpy.ndarray
         As :func:`decompress`.
     """
-    return _decode_all(ct.read(os.fspath(path)))
+    return _decode_all(ct.read(os.fspath(path)), max_output)
 
 
 class LutzFile(Mapping):
@@ -205,15 +212,14 @@ class LutzFile(Mapping):
     Made by :func:`open`. The file is memory-mapped; the index (names, shapes, dtypes, table sets, stripe
     sizes and CRCs) is parsed and checked when the file is opened, each tensor's stripes are CRC-checked and
     decoded from the mapping when the tensor is read, and nothing is cached (reading a tensor twice decodes
-    it twice). ``len``, iteration (file order), ``keys()`` and ``in`` never decode.
-
-    Limitation: the container reader (:func:`lutzip.codec.container.from_bytes`) validates a whole file held
-    in memory, so opening parses from a transient copy of the file (about twice the file size at the peak);
-    after that only the index is kept and tensors are decoded straight from the mapping.
+    it twice). ``len``, iteration (file order), ``keys()`` and ``in`` never decode. Opening reads only the
+    header and the metadata (:func:`lutzip.codec.container.parse_index`), never a copy of the payload.
+    A tensor larger than ``max_output`` bytes is refused when it is read (:class:`OutputLimitError`).
     """
 
-    def __init__(self, path):
+    def __init__(self, path, max_output="auto"):
         self.path = os.fspath(path)
+        self.max_output = max_output
         self._mm = None
         self._c = None
         with builtins.open(self.path, "rb") as f:
@@ -222,16 +228,8 @@ class LutzFile(Mapping):
                 ct.from_bytes(f.read())          # raises the reader's own "shorter than the header" error
             self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            index = ct.from_bytes(self._mm)      # every check of the reader (see the class limitation)
-            head = ct.HEADER.unpack_from(self._mm)   # magic, version, flags, meta_len, meta_crc, payload_len, ...
-            meta_len, payload_len = head[3], head[5]
-            payload = np.frombuffer(self._mm, np.dtype("<u4"), count=payload_len // 4,
-                                    offset=ct.HEADER_SIZE + meta_len)
-            if not payload.dtype.isnative:
-                payload = payload.astype(np.uint32)
-            self._c = ct.Container(index.tables, index.tensors, payload)
-            self._names = {t.name: t for t in index.tensors}
-            del index
+            self._c = ct.parse_index(self._mm)   # every check of the reader; the payload stays in the mapping
+            self._names = {t.name: t for t in self._c.tensors}
         except BaseException:
             self.close()
             raise
@@ -249,6 +247,7 @@ class LutzFile(Mapping):
         except (KeyError, TypeError):
             raise KeyError(name) from None
         from lutzip.codec import arrays as codec
+        codec.check_output_size([t], self.max_output)
         return codec.decompress_tensor(c, t)
 
     def __contains__(self, name) -> bool:
@@ -314,13 +313,16 @@ class LutzFile(Mapping):
         return f"<lutzip.LutzFile {self.path!r}, {state}>"
 
 
-def open(path) -> LutzFile:  # noqa: A001 - lutzip.open, as gzip.open
+def open(path, max_output="auto") -> LutzFile:  # noqa: A001 - lutzip.open, as gzip.open
     """Open a ``.lutz`` file for lazy reading: a mapping name -> array that decodes a tensor when it is read.
 
     Parameters
     ----------
     path : str or os.PathLike
         The file to open.
+    max_output : int, "auto" or None
+        Most bytes one tensor may decode to, checked when it is read; ``"auto"`` (default): the memory
+        available then; ``None``: no limit.
 
     Returns
     -------
@@ -333,4 +335,4 @@ def open(path) -> LutzFile:  # noqa: A001 - lutzip.open, as gzip.open
     FormatError, CorruptError
         As :func:`decompress`, for the header and the index (a tensor's stripes are checked when it is read).
     """
-    return LutzFile(path)
+    return LutzFile(path, max_output)

@@ -108,14 +108,86 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     return ct.Container(tables, tensors, payload)
 
 
+#: ``max_output="auto"``: the limit is the memory available when decoding starts (:func:`available_memory`)
+AUTO = "auto"
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation now, or ``None`` when the system does not say.
+
+    ``psutil.virtual_memory().available`` when psutil is installed, else ``MemAvailable`` of
+    ``/proc/meminfo`` (Linux), else ``os.sysconf`` free pages times the page size.
+    """
+    try:
+        import psutil
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_output_size(tensors, max_output=AUTO):
+    """Raise :class:`~lutzip.codec.container.OutputLimitError` if decoding ``tensors`` exceeds ``max_output``.
+
+    Checked from the index alone, before anything is allocated.
+
+    Parameters
+    ----------
+    tensors : iterable of TensorEntry
+        What is about to be decoded.
+    max_output : int, "auto" or None
+        Most bytes of decoded arrays allowed; ``"auto"``: the memory available now; ``None``: no limit.
+
+    Returns
+    -------
+    int
+        The bytes the tensors decode to.
+    """
+    total = sum(t.raw_bytes for t in tensors)
+    limit = available_memory() if max_output == AUTO else max_output
+    if limit is not None and total > int(limit):
+        what = "the memory available" if max_output == AUTO else "the limit"
+        raise ct.OutputLimitError(f"the tensors decode to {total} bytes, more than {what} ({int(limit)} bytes); "
+                                  f"raise the limit with --max-output / max_output= if this is intended")
+    return total
+
+
 def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True) -> np.ndarray:
-    """Decode one tensor of a container back to its array (bit-identical to what was coded)."""
+    """Decode one tensor of a container back to its array (bit-identical to what was coded).
+
+    The words are decoded straight into the returned array (one allocation of the tensor's size). The
+    caller checks the size first (:func:`check_output_size`).
+    """
     if check_crc:
         ct.check_stripe_crcs(c, t)
-    words = decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name)
-    return from_words(words, t.dtype, t.shape)
+    bits = ct.dtype_bits(t.dtype)
+    out = np.empty(t.numel, np.uint8 if bits == 8 else np.uint16)
+    decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name, out=out)
+    return out.view(ct.DTYPES[ct.DTYPE_CODES[t.dtype]][2]).reshape(t.shape)
 
 
-def decompress(c: ct.Container, check_crc: bool = True) -> dict:
-    """Decode every tensor of a container: ``{name: array}``."""
+def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO) -> dict:
+    """Decode every tensor of a container: ``{name: array}``.
+
+    Parameters
+    ----------
+    c : Container
+        A parsed container.
+    check_crc : bool
+        Check every stripe's CRC before decoding it.
+    max_output : int, "auto" or None
+        Most bytes of arrays to produce (:func:`check_output_size`), checked before decoding.
+    """
+    check_output_size(c.tensors, max_output)
     return {t.name: decompress_tensor(c, t, check_crc) for t in c.tensors}

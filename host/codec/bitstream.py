@@ -275,7 +275,7 @@ def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params
 
 
 def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: int, stripe_len: int,
-                   tables: TableSet, name=None) -> np.ndarray:
+                   tables: TableSet, name=None, out=None) -> np.ndarray:
     """Decode a tensor's stripes back to its flat ``uint16`` words.
 
     Parameters
@@ -290,6 +290,8 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
         The table set named by the tensor.
     name : str, optional
         Tensor name for error messages.
+    out : numpy.ndarray, optional
+        ``numel`` ``uint16`` (or, for an 8-bit table set, ``uint8``) elements to decode into; returned.
 
     Raises
     ------
@@ -311,7 +313,10 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
     kinds = np.array([cl.kind for cl in tables.classes], np.int64)
     ks = np.array([cl.k for cl in tables.classes], np.int64)
     params = np.array([cl.param for cl in tables.classes], np.int64)
-    out = np.empty(numel, np.uint16)
+    if out is None:
+        out = np.empty(numel, np.uint16)
+    elif out.shape != (numel,) or out.dtype not in (np.uint16, np.uint8 if tables.word_bits == 8 else np.uint16):
+        raise ValueError(f"out must be {numel} words of uint16 (or uint8 for 8-bit tables)")
     err = np.zeros(3, np.int64)
     rc = _decode_kernel(np.asarray(payload_words, np.uint32), starts, stripe_words, stripe_len, numel, lut1, L,
                         kinds, ks, params, tables.lut3, out, err)

@@ -1,14 +1,18 @@
 """The ``.lutz`` container: write and read it with every size checked before use (docs/FORMAT.md, section 4)."""
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import stat
 import struct
+import tempfile
 import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from lutzip.errors import CorruptError, FormatError, TableError, UnsupportedError
+from lutzip.errors import CorruptError, FormatError, LutzError, TableError, UnsupportedError
 from lutzip.codec.tables import ClassSpec, TableSet, MAX_CLASSES, MAX_LUT3
 
 MAGIC = b"LUTZ"
@@ -18,7 +22,9 @@ HEADER_SIZE = HEADER.size  # 32
 MAX_NDIM = 8
 MAX_NAME = 4096
 MAX_ATTRS = 1 << 20
+MAX_ATTR_DEPTH = 64      # nesting of arrays/objects in the JSON attributes (the object itself is level 1)
 MAX_DIM = (1 << 63) - 1
+MAX_ARRAY_BYTES = (1 << 63) - 1   # numpy's limit: element size x the product of the non-zero dimensions
 U64 = (1 << 64) - 1
 
 #: dtype code -> (name, word bits, numpy dtype of the decoded array)
@@ -37,6 +43,113 @@ def dtype_bits(name: str) -> int:
     if name not in DTYPE_CODES:
         raise UnsupportedError(f"unsupported dtype {name!r} (lutzip codes {', '.join(DTYPE_CODES)})")
     return DTYPES[DTYPE_CODES[name]][1]
+
+
+class OutputLimitError(LutzError):
+    """Decoding would produce more bytes of arrays than the caller allows (``max_output`` / ``--max-output``)."""
+
+
+def printable(text: str) -> str:
+    """``text`` safe to print to a terminal: control and other non-printable characters as escapes.
+
+    Tensor names come from files; a name holding ``ESC[2J`` must not clear the user's screen. Printable
+    characters (any script) stay as they are; a backslash becomes ``\\\\`` so the escaped form is unambiguous;
+    everything :meth:`str.isprintable` rejects becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``.
+
+    Parameters
+    ----------
+    text : str
+        A tensor name or any other text read from a file.
+
+    Returns
+    -------
+    str
+        The escaped text (``text`` itself when nothing needs escaping).
+    """
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            o = ord(ch)
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}")
+    return "".join(out)
+
+
+def array_bytes(shape, itemsize: int) -> int:
+    """Bytes numpy needs for an array of ``shape``: ``itemsize`` times the product of the non-zero dimensions.
+
+    numpy refuses any shape for which this exceeds ``2**63 - 1`` even when a dimension is 0 (an empty array),
+    so the reader checks it (:data:`MAX_ARRAY_BYTES`).
+    """
+    n = int(itemsize)
+    for d in shape:
+        if d:
+            n *= int(d)
+    return n
+
+
+def _json_depth(obj) -> int:
+    """Nesting depth of a JSON value (scalars 0, ``{}`` 1), without recursion."""
+    depth, stack = 0, [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, dict):
+            depth = max(depth, d)
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, (list, tuple)):
+            depth = max(depth, d)
+            stack.extend((v, d + 1) for v in o)
+    return depth
+
+
+@contextlib.contextmanager
+def atomic_output(path, mode: str = "wb"):
+    """Open ``path`` for writing so that it appears whole or not at all.
+
+    The data goes to a temporary file in the same directory, which replaces ``path`` only when the ``with``
+    block ends without an exception; on any error the temporary file is removed and an existing ``path`` is
+    left as it was. A ``path`` that exists and is not a regular file (``/dev/null``, a FIFO, a terminal) is
+    written directly.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    mode : str
+        ``"wb"`` or ``"w"``.
+
+    Yields
+    ------
+    file object
+        Open for writing.
+    """
+    path = os.fspath(path)
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        with open(path, mode) as f:
+            yield f
+        return
+    d, base = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{base}.", suffix=".part", dir=d)
+    try:
+        with os.fdopen(fd, mode) as f:
+            yield f
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)             # as open() would have created it
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 @dataclass
@@ -150,15 +263,31 @@ def _pack_meta(c: Container) -> bytes:
         for cl in ts.classes:
             out += struct.pack("<BB", cl.c | (cl.kind << 4), cl.k) + _varint(cl.param)
         out += np.asarray(ts.lut3, "<u2" if ts.word_bits == 16 else "u1").tobytes()
+    seen = set()
     for t in c.tensors:
-        name = t.name.encode("utf-8")
+        if not isinstance(t.name, str):
+            raise FormatError(f"tensor name {t.name!r} is not a string")
+        if t.name in seen:
+            raise FormatError(f"tensor name {t.name!r} appears twice: names in a container are unique")
+        seen.add(t.name)
+        try:
+            name = t.name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise FormatError(f"tensor name {t.name!r} cannot be stored as UTF-8") from None
         attrs = dict(t.attrs) if t.attrs else {}
         scale = _f32_scale(attrs)
         flags = 0
         if scale is not None:
             flags |= ATTR_SCALE
             del attrs["scale"]
-        attrs = json.dumps(attrs, sort_keys=True, separators=(",", ":")).encode("utf-8") if attrs else b""
+        if attrs and _json_depth(attrs) > MAX_ATTR_DEPTH:
+            raise FormatError(f"tensor {t.name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels")
+        try:
+            attrs = json.dumps(attrs, sort_keys=True, separators=(",", ":")).encode("utf-8") if attrs else b""
+        except (TypeError, ValueError, RecursionError) as e:
+            raise FormatError(f"tensor {t.name!r}: attributes cannot be stored as JSON ({e})") from None
+        if array_bytes(t.shape, dtype_bits(t.dtype) // 8) > MAX_ARRAY_BYTES:
+            raise FormatError(f"tensor {t.name!r}: shape {tuple(t.shape)} is too big for an array")
         if len(name) > MAX_NAME:
             raise FormatError(f"tensor name of {len(name)} bytes is longer than {MAX_NAME}")
         if len(t.shape) > MAX_NDIM:
@@ -187,9 +316,9 @@ def to_bytes(c: Container) -> bytes:
 
 
 def write(path, c: Container) -> int:
-    """Write a container to ``path``; returns the number of bytes written."""
+    """Write a container to ``path`` atomically (:func:`atomic_output`); returns the number of bytes written."""
     data = to_bytes(c)
-    with open(path, "wb") as f:
+    with atomic_output(path) as f:
         f.write(data)
     return len(data)
 
@@ -241,31 +370,65 @@ class _Reader:
         raise FormatError(f"{what}: varint longer than {MAX_VARINT} bytes")
 
 
-def from_bytes(data: bytes) -> Container:
-    """Parse and validate a container. Raises :class:`FormatError` / :class:`CorruptError` on any problem."""
-    data = bytes(data)
-    if len(data) < HEADER_SIZE:
-        raise FormatError(f"file of {len(data)} bytes is shorter than the {HEADER_SIZE}-byte header")
-    magic, version, flags, meta_len, meta_crc, payload_len, _res, hdr_crc = HEADER.unpack_from(data)
+def parse_index(buffer) -> Container:
+    """Parse and validate a container without copying its payload.
+
+    Every check of the format (docs/FORMAT.md, section 4) is made: header, CRCs of header and metadata,
+    every field's range, the layout of the payload. The stripe CRCs are checked when a tensor is decoded
+    (:func:`check_stripe_crcs`), so the payload is not read here.
+
+    Parameters
+    ----------
+    buffer : bytes, bytearray, memoryview or mmap.mmap
+        A whole container. Only the metadata block is copied.
+
+    Returns
+    -------
+    Container
+        Its ``payload`` is a read-only ``uint32`` view into ``buffer`` (which must stay alive and unchanged
+        while the container is used).
+
+    Raises
+    ------
+    FormatError
+        Not a container, truncated, or any field out of range.
+    CorruptError
+        The header or metadata CRC does not match.
+    """
+    mv = memoryview(buffer).cast("B")
+    size = len(mv)
+    if size < HEADER_SIZE:
+        raise FormatError(f"file of {size} bytes is shorter than the {HEADER_SIZE}-byte header")
+    magic, version, flags, meta_len, meta_crc, payload_len, reserved, hdr_crc = HEADER.unpack_from(mv)
     if magic != MAGIC:
         raise FormatError(f"not a .lutz file (magic {magic!r}, expected {MAGIC!r})")
-    if zlib.crc32(data[:28]) != hdr_crc:
+    if zlib.crc32(mv[:28]) != hdr_crc:
         raise CorruptError("header CRC mismatch: the file header is corrupt")
     if version != VERSION:
         raise FormatError(f"unsupported .lutz version {version} (this reader knows {VERSION}; re-compress "
                           f"the original weights with this lutzip)")
     if flags != 0:
         raise FormatError(f"unknown flags {flags:#x} in the header")
+    if reserved != 0:
+        raise FormatError(f"reserved header field is {reserved:#x}, must be 0")
     if payload_len % 4:
         raise FormatError(f"payload length {payload_len} is not a multiple of 4")
     expect = HEADER_SIZE + meta_len + payload_len
-    if expect != len(data):
+    if expect != size:
         raise FormatError(f"header claims {expect} bytes (metadata {meta_len}, payload {payload_len}) "
-                          f"but the file has {len(data)}" + (": truncated" if expect > len(data) else ""))
-    meta = data[HEADER_SIZE:HEADER_SIZE + meta_len]
+                          f"but the file has {size}" + (": truncated" if expect > size else ""))
+    meta = bytes(mv[HEADER_SIZE:HEADER_SIZE + meta_len])
     if zlib.crc32(meta) != meta_crc:
         raise CorruptError("metadata CRC mismatch: tables or tensor index are corrupt")
-    payload = np.frombuffer(data, "<u4", count=payload_len // 4, offset=HEADER_SIZE + meta_len).astype(np.uint32)
+    tables, tensors = _parse_meta(meta, payload_len)
+    payload = np.frombuffer(mv, np.dtype("<u4"), count=payload_len // 4, offset=HEADER_SIZE + meta_len)
+    if not payload.dtype.isnative:
+        payload = payload.astype(np.uint32)
+    return Container(tables, tensors, payload)
+
+
+def _parse_meta(meta: bytes, payload_len: int):
+    """Tables and tensor entries of a metadata block whose CRC was checked; see :func:`parse_index`."""
     r = _Reader(meta)
     n_tables = r.varint("table set count", 0xFFFF)
     if n_tables == 0:
@@ -297,18 +460,26 @@ def from_bytes(data: bytes) -> Container:
         raise FormatError(f"tensor count {n_tensors} cannot fit in {r.remaining()} bytes of metadata")
     tensors = []
     used = []
+    names = {}
     for i in range(n_tensors):
         nl = r.varint(f"name length of tensor {i}", MAX_NAME)
         try:
             name = r.take(nl, f"name of tensor {i}").decode("utf-8")
         except UnicodeDecodeError:
             raise FormatError(f"name of tensor {i} is not UTF-8") from None
+        if name in names:
+            raise FormatError(f"tensor name {name!r} appears twice (tensors {names[name]} and {i}): names in a "
+                              f"container are unique")
+        names[name] = i
         code, ndim = r.unpack("BB", f"dtype of tensor {name!r}")
         if code not in DTYPES:
             raise FormatError(f"tensor {name!r}: unknown dtype code {code}")
         if ndim > MAX_NDIM:
             raise FormatError(f"tensor {name!r}: {ndim} dimensions (max {MAX_NDIM})")
         shape = tuple(r.varint(f"dimension {d} of tensor {name!r}", MAX_DIM) for d in range(ndim))
+        if array_bytes(shape, DTYPES[code][1] // 8) > MAX_ARRAY_BYTES:
+            raise FormatError(f"tensor {name!r}: shape {shape} is too big for an array ({DTYPES[code][1] // 8}"
+                              f" bytes x the non-zero dimensions must stay below 2^63)")
         (aflags,) = r.unpack("B", f"attribute flags of tensor {name!r}")
         if aflags & ~ATTR_SCALE:
             raise FormatError(f"tensor {name!r}: unknown attribute flags {aflags:#04x}")
@@ -322,8 +493,13 @@ def from_bytes(data: bytes) -> Container:
                 more = json.loads(r.take(al, f"attributes of tensor {name!r}").decode("utf-8"))
             except (UnicodeDecodeError, ValueError):
                 raise FormatError(f"tensor {name!r}: attributes are not JSON") from None
+            except RecursionError:
+                raise FormatError(f"tensor {name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} "
+                                  f"levels") from None
             if not isinstance(more, dict):
                 raise FormatError(f"tensor {name!r}: attributes are not a JSON object")
+            if _json_depth(more) > MAX_ATTR_DEPTH:
+                raise FormatError(f"tensor {name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels")
             if "scale" in more and "scale" in attrs:
                 raise FormatError(f"tensor {name!r}: scale given both as f32 and in the JSON attributes")
             attrs.update(more)
@@ -361,10 +537,27 @@ def from_bytes(data: bytes) -> Container:
     if r.remaining():
         raise FormatError(f"{r.remaining()} unexpected bytes after the tensor index")
     used.sort()
-    for (a0, a1, n0), (b0, b1, n1) in zip(used, used[1:]):
-        if b0 < a1:
-            raise FormatError(f"stripes of tensors {n0!r} and {n1!r} overlap")
-    return Container(tables, tensors, payload)
+    end, prev = 0, None
+    for a0, a1, n in used:
+        if a0 < end:
+            raise FormatError(f"stripes of tensors {prev!r} and {n!r} overlap")
+        if a0 > end:
+            raise FormatError(f"payload bytes {end}..{a0} belong to no tensor (before the stripes of {n!r})")
+        end, prev = a1, n
+    if end != payload_len:
+        raise FormatError(f"payload bytes {end}..{payload_len} belong to no tensor")
+    return tables, tensors
+
+
+def from_bytes(data) -> Container:
+    """Parse and validate a container (:func:`parse_index`); the payload is copied unless ``data`` is ``bytes``.
+
+    Raises :class:`FormatError` / :class:`CorruptError` on any problem.
+    """
+    c = parse_index(data)
+    if not isinstance(data, bytes):
+        c.payload = c.payload.copy()         # the caller may change or release its buffer afterwards
+    return c
 
 
 def read(path) -> Container:
