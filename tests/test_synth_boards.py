@@ -1,4 +1,5 @@
-"""Board registry, constraints and bitstream builds (firmware/boards.py, firmware/build.py, constraints/)."""
+"""Board registry, constraints and bitstream builds (firmware/boards/registry.py, firmware/boards/build.py,
+constraints/)."""
 import argparse
 import re
 
@@ -58,9 +59,10 @@ def test_registry_and_baud_checks():
 
 
 def test_cli_parser_joins_board_group():
+    """``register`` adds ``build`` to the ``board`` group that lutzip.cli creates."""
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command")
-    fb.register(sub)                                       # creates the group
+    fb.register(sub.add_parser("board").add_subparsers(dest="board_command"))
     a = p.parse_args(["board", "build", "--board", "ulx3s", "--out", "x", "--seed", "5"])
     assert a.func is fb._cmd_build and a.board == "ulx3s" and a.seed == 5
     with pytest.raises(SystemExit):

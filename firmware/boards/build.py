@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lutzip.errors import UnsupportedError
 from lutzip.hdl.flows import synth as sy
+from lutzip.hdl.flows.convert import convert_block
 from lutzip.firmware.boards.registry import BOARDS, check_baud, get_board
 
 __all__ = ["build", "format_build", "register"]
@@ -39,7 +40,7 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
         raise UnsupportedError(f"constraints file {b.constraints_path} is missing (run from a source checkout)")
     ports = b.module().ports()
     inst = b.top()(**ports, BAUD=baud, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, top=top, **top_params)
-    verilog = sy.convert_block(inst, out, b.top_name)
+    verilog = convert_block(inst, out, b.top_name, "verilog")
     shutil.copy(b.constraints_path, out / b.constraints)
     res = {"board": b.name, "title": b.title, "part": b.part, "clk_mhz": b.clk_hz / 1e6, "baud": baud,
            "baud_error": round(baud_err, 5), "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, **top_params},

@@ -1,4 +1,4 @@
-"""Registry of the supported boards (issue 4): part, clock, constraints, top-level wrapper and tool flow.
+"""Registry of the supported boards: part, clock, constraints, top-level wrapper and tool flow.
 
 Each board has a MyHDL top ``lutzip.firmware.boards.<name>.board_<name>`` (thin wrapper around
 ``lutzip.firmware.uart.uart_top.uart_top``) and one constraints file in the repository's ``constraints/`` folder.

@@ -1,5 +1,5 @@
 // Verilator harness of the lutzip virtual board (lutzip.vboard.verilator).
-// Fast mode (default): the bytes of file descriptor FD feed proto_engine's byte stream directly.
+// Fast mode (default): the bytes of file descriptor FD feed proto_engine's byte streams (s_axis_* in, m_axis_* out).
 // Pin mode (-DPIN_MODE -DCLKS_PER_BIT=n): the bytes are serialised 8N1 onto uart_top's rx pin and its tx pin
 // is deserialised back, bit by bit, as a UART would.
 // Usage: vboard FD      (FD: the pseudo-terminal master; exits when stdin reaches EOF or FD hangs up)
@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
 #ifdef PIN_MODE
     top->uart_rx = 1;
 #else
-    top->out_tready = 1;
-    top->in_tvalid = 0;
+    top->m_axis_tready = 1;
+    top->s_axis_tvalid = 0;
 #endif
     for (int i = 0; i < 8; i++) { top->clk = 1; top->eval(); top->clk = 0; top->eval(); }
     top->rst = 0;
@@ -97,13 +97,13 @@ int main(int argc, char** argv) {
             if (tx_bit < 0 && inpos == inbuf.size() && top->idle && rx_state < 0) break;
 #else
             bool v = inpos < inbuf.size();
-            top->in_tvalid = v;
-            if (v) top->in_tdata = inbuf[inpos];
-            top->out_tready = !throttle;
+            top->s_axis_tvalid = v;
+            if (v) top->s_axis_tdata = inbuf[inpos];
+            top->m_axis_tready = !throttle;
             top->eval();
-            bool rxhs = v && top->in_tready;
-            bool txhs = top->out_tvalid && top->out_tready;
-            unsigned char d = top->out_tdata;
+            bool rxhs = v && top->s_axis_tready;
+            bool txhs = top->m_axis_tvalid && top->m_axis_tready;
+            unsigned char d = top->m_axis_tdata;
             top->clk = 1; top->eval();
             top->clk = 0;
             cycles++;

@@ -4,12 +4,31 @@ from myhdl import Signal, always, always_comb, block, intbv, modbv
 
 
 @block
-def cmd_ring(clk, rst, wr_en, wr_data, commit, rollback, rd_data, rd_valid, rd_ready, free, empty, DEPTH=4096):
-    """Entries are 34 bits: ``tag[33:32] | data[31:0]`` (tag 0 stream word, 1 stream word + tlast,
-    2 control, 3 table data). ``free`` = RAM entries not yet written (speculative writes count as used)."""
+def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid, m_axis_tready, free, empty,
+             DEPTH=4096):
+    """A ring of ``DEPTH`` 34-bit entries: ``tag[33:32] | data[31:0]`` (tag 0 stream word, 1 stream word + tlast,
+    2 control, 3 table data).
+
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset (empties the ring).
+    we, wdata : Signal
+        Speculative write (the writer checks ``free`` first; there is no back pressure).
+    commit, rollback : Signal
+        Make the speculative entries readable / drop them.
+    m_axis_tdata, m_axis_tvalid, m_axis_tready : Signal
+        Committed entries, first word fall through.
+    free : Signal
+        RAM entries not yet written (speculative writes count as used).
+    empty : Signal
+        Nothing committed is left to read.
+    DEPTH : int
+        Entries, a power of two.
+    """
     AW = max(1, (DEPTH - 1).bit_length())
     assert 1 << AW == DEPTH, "DEPTH must be a power of two"
-    mem = [Signal(intbv(0)[len(wr_data):]) for _ in range(DEPTH)]
+    mem = [Signal(intbv(0)[len(wdata):]) for _ in range(DEPTH)]
     wp = Signal(modbv(0)[AW + 1:])   # committed write pointer
     ws = Signal(modbv(0)[AW + 1:])   # speculative write pointer
     rp = Signal(modbv(0)[AW + 1:])
@@ -24,8 +43,8 @@ def cmd_ring(clk, rst, wr_en, wr_data, commit, rollback, rd_data, rd_valid, rd_r
 
     @always(clk.posedge)
     def write():
-        if wr_en:
-            mem[wa].next = wr_data
+        if we:
+            mem[wa].next = wdata
 
     @always(clk.posedge)
     def ptrs():
@@ -37,15 +56,15 @@ def cmd_ring(clk, rst, wr_en, wr_data, commit, rollback, rd_data, rd_valid, rd_r
         else:
             if rollback:
                 ws.next = wp
-            elif wr_en:
+            elif we:
                 ws.next = ws + 1
             if commit:
                 wp.next = ws
-            if (not ov or rd_ready) and wp != rp:
-                rd_data.next = mem[ra]
+            if (not ov or m_axis_tready) and wp != rp:
+                m_axis_tdata.next = mem[ra]
                 ov.next = 1
                 rp.next = rp + 1
-            elif rd_ready:
+            elif m_axis_tready:
                 ov.next = 0
 
     @always_comb
@@ -53,7 +72,7 @@ def cmd_ring(clk, rst, wr_en, wr_data, commit, rollback, rd_data, rd_valid, rd_r
         d = modbv(0)[AW + 1:]
         d[:] = ws - rp
         free.next = DEPTH - d
-        rd_valid.next = ov
+        m_axis_tvalid.next = ov
         empty.next = (wp == rp) and not ov
 
     return addr, write, ptrs, flags

@@ -1,5 +1,6 @@
 """A simple multi-cycle stand-in for ``lutzip.hdl.core.decoder_core`` (same ports, same stripes, same errors;
-about three cycles per word instead of one). Used when the real core is not available or for comparison."""
+about three cycles per word instead of one). Selected explicitly (``get_core("stub")``, ``LUTZIP_CORE=stub``) for
+tests and comparisons."""
 from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
 ST = enum("C_HDR", "C_FETCH", "C_DEC", "C_EMIT", "C_ZERO", "C_ERR", "C_DISCARD")

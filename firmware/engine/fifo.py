@@ -3,18 +3,29 @@ from myhdl import Signal, always, always_comb, block, intbv, modbv
 
 
 @block
-def fifo(clk, rst, din, wr, dout, dvalid, dready, full, DEPTH=512):
-    """``wr`` pushes ``din`` (ignored when ``full``); ``dout``/``dvalid``/``dready`` is the AXI-like read side.
+def fifo(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_axis_tvalid, m_axis_tready,
+         DEPTH=512):
+    """A stream in, the same stream out, ``DEPTH`` entries of RAM plus the output register.
 
-    ``full`` counts only the RAM (the output register holds one more entry).
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset (empties the FIFO).
+    s_axis_tdata, s_axis_tvalid, s_axis_tready : Signal
+        Write side; ``s_axis_tready`` is low while the RAM is full (the output register holds one more entry).
+    m_axis_tdata, m_axis_tvalid, m_axis_tready : Signal
+        Read side, first word fall through.
+    DEPTH : int
+        RAM entries, a power of two.
     """
     AW = max(1, (DEPTH - 1).bit_length())
     assert 1 << AW == DEPTH, "DEPTH must be a power of two"
-    W = len(din)
+    W = len(s_axis_tdata)
     mem = [Signal(intbv(0)[W:]) for _ in range(DEPTH)]
     wp = Signal(modbv(0)[AW + 1:])
     rp = Signal(modbv(0)[AW + 1:])
     ov = Signal(bool(0))
+    full = Signal(bool(0))
     wa = Signal(intbv(0)[AW:])
     ra = Signal(intbv(0)[AW:])
 
@@ -25,8 +36,8 @@ def fifo(clk, rst, din, wr, dout, dvalid, dready, full, DEPTH=512):
 
     @always(clk.posedge)
     def write():
-        if wr and not full:
-            mem[wa].next = din
+        if s_axis_tvalid and not full:
+            mem[wa].next = s_axis_tdata
 
     @always(clk.posedge)
     def ptrs():
@@ -35,18 +46,19 @@ def fifo(clk, rst, din, wr, dout, dvalid, dready, full, DEPTH=512):
             rp.next = 0
             ov.next = 0
         else:
-            if wr and not full:
+            if s_axis_tvalid and not full:
                 wp.next = wp + 1
-            if (not ov or dready) and wp != rp:
-                dout.next = mem[ra]
+            if (not ov or m_axis_tready) and wp != rp:
+                m_axis_tdata.next = mem[ra]
                 ov.next = 1
                 rp.next = rp + 1
-            elif dready:
+            elif m_axis_tready:
                 ov.next = 0
 
     @always_comb
     def flags():
         full.next = (wp[AW] != rp[AW]) and (wp[AW:] == rp[AW:])
-        dvalid.next = ov
+        s_axis_tready.next = not full
+        m_axis_tvalid.next = ov
 
     return addr, write, ptrs, flags

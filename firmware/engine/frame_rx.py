@@ -9,13 +9,36 @@ ST = enum("R_HUNT", "R_HDR", "R_PAY", "R_CRC", "R_FIN")
 
 
 @block
-def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
+def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
              ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
              next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
              MAX_PAYLOAD=1024, FAST_CRC=False):
     """Parse host frames; write TABLE/STREAM/BARRIER frames to the ring, request ACK/NACK/IDENT answers.
 
-    ``soft_rst`` pulses for a RESET frame; ``mode_words`` is the RESET frame's mode bit 0.
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset.
+    s_axis_tdata, s_axis_tvalid, s_axis_tready : Signal
+        The byte stream from the host.
+    ring_we, ring_wdata, ring_commit, ring_rollback, ring_free : Signal
+        The command ring's write side (:func:`lutzip.firmware.engine.cmd_ring.cmd_ring`).
+    next_seq : Signal
+        The next sequence number expected (for ACK/NACK frames).
+    ack_req, nack_req, nack_reason, ident_req : Signal
+        Answers requested from the response framer (one-cycle pulses).
+    soft_rst : Signal
+        Pulses for a RESET frame; ``mode_words`` is then set to the RESET frame's mode bit 0.
+    mode_words : Signal
+        Words mode (decoded words are sent back, not only stripe CRCs).
+    link_err : Signal
+        Pulses for every frame refused (bad CRC, sequence, room, malformed).
+    hunting : Signal
+        The parser is between frames.
+    MAX_PAYLOAD : int
+        Longest payload accepted (bytes).
+    FAST_CRC : bool
+        CRCs through table ROMs.
     """
     state = Signal(ST.R_HUNT)
     idx = Signal(intbv(0)[3:])
@@ -41,12 +64,12 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
 
     c8_n = Signal(intbv(0)[8:])
     c32_n = Signal(intbv(0)[32:])
-    u_c8 = crc8_byte(c8, in_tdata, c8_n, ROM=FAST_CRC)
-    u_c32 = crc32_byte(c32, in_tdata, c32_n, ROM=FAST_CRC)
+    u_c8 = crc8_byte(c8, s_axis_tdata, c8_n, ROM=FAST_CRC)
+    u_c32 = crc32_byte(c32, s_axis_tdata, c32_n, ROM=FAST_CRC)
 
     @always_comb
     def outs():
-        in_tready.next = state != ST.R_FIN
+        s_axis_tready.next = state != ST.R_FIN
         next_seq.next = expect
         hunting.next = state == ST.R_HUNT
 
@@ -74,9 +97,9 @@ def frame_rx(clk, rst, in_tdata, in_tvalid, in_tready,
             if fin_ack:
                 ack_req.next = 1
             state.next = ST.R_HUNT
-        elif in_tvalid:
+        elif s_axis_tvalid:
             b = intbv(0)[8:]
-            b[:] = in_tdata
+            b[:] = s_axis_tdata
             # running CRCs (table ROMs)
             c = intbv(0)[8:]
             c[:] = c8_n

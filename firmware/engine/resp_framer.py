@@ -1,10 +1,11 @@
 """Response framer: turns ACK/NACK/IDENT requests, result descriptors, decoded words and counter snapshots into
-board -> host frames (docs/PROTOCOL.md), one byte per cycle on an AXI-like byte stream."""
+board -> host frames (docs/PROTOCOL.md), one byte per cycle on an AXI-Stream-like byte stream."""
 from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
 from lutzip.firmware.engine.crc32_byte import crc32_byte
 from lutzip.firmware.engine.crc8_byte import crc8_byte
-from lutzip.link.protocol import ACK, COUNTERS, DATA, IDENT, NACK, PROTOCOL_VERSION, RESULT, SYNC
+from lutzip.firmware.engine.perf_counters import WIRE_BITS
+from lutzip.link.protocol import ACK, COUNTER_NAMES, COUNTERS, DATA, IDENT, NACK, PROTOCOL_VERSION, RESULT, SYNC
 
 ST = enum("F_IDLE", "F_HDR", "F_PAY", "F_CRC")
 
@@ -15,15 +16,45 @@ def ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD):
             | (CLK_HZ & 0xFFFFFFFF) << 96 | (BAUD & 0xFFFFFFFF) << 128)
 
 
+#: Payload length of a COUNTERS frame (every counter, ``WIRE_BITS`` each).
+COUNTERS_LEN = len(COUNTER_NAMES) * WIRE_BITS // 8
+
+
 @block
-def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
+def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
-                qdata, qvalid, qready, ddata, dvalid, dready,
-                cnt0, cnt1, cnt2, cnt3, cnt4, cnt5, cnt6, cnt7, cnt8, cnt9,
-                idle, res_idle,
+                s_axis_desc_tdata, s_axis_desc_tvalid, s_axis_desc_tready,
+                s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready,
+                counters, idle, res_idle,
                 L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                 FAST_CRC=False):
-    """``srst`` aborts the frame being sent and restarts the frame numbering."""
+    """Board -> host frames, one byte per cycle on ``m_axis_*``.
+
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset.
+    srst : Signal
+        Soft reset (RESET frame): aborts the frame being sent and restarts the frame numbering.
+    m_axis_tdata, m_axis_tvalid, m_axis_tready : Signal
+        The byte stream to the host.
+    ack_req, nack_req, nack_reason, ident_req, barrier_req : Signal
+        Requests from the frame parser / table loader (one-cycle pulses, latched here).
+    next_seq, credit : Signal
+        Contents of ACK/NACK frames: next expected sequence number, free ring entries.
+    s_axis_desc_tdata, s_axis_desc_tvalid, s_axis_desc_tready : Signal
+        Result descriptors (see :func:`lutzip.firmware.engine.result_path.result_path`).
+    s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready : Signal
+        Decoded words (words mode).
+    counters : lutzip.firmware.engine.perf_counters.CounterPort
+        Read port of the counter bank (COUNTERS frames, ``len(COUNTER_NAMES)`` counters).
+    idle, res_idle : Signal
+        Outputs: nothing to send at all; nothing left to send for the stripes decoded so far.
+    L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD : int
+        Reported in the IDENT frame (:func:`ident_value`).
+    FAST_CRC : bool
+        CRCs through table ROMs (see :func:`lutzip.firmware.engine.crc32_byte.crc32_byte`).
+    """
     IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
     WB = W // 8
     state = Signal(ST.F_IDLE)
@@ -43,29 +74,29 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
     idx = Signal(intbv(0)[3:])
     bsel = Signal(modbv(0)[1:])
     psr = Signal(intbv(0)[160:])
-    csr = Signal(intbv(0)[64:])      # the counter being sent (COUNTERS frames)
-    cidx = Signal(intbv(0)[4:])
+    csr = Signal(intbv(0)[WIRE_BITS:])      # the counter being sent (COUNTERS frames)
+    cidx = counters.idx              # its index (drives the counter bank's read port)
     cpos = Signal(modbv(0)[3:])
-    nxc = Signal(intbv(0)[64:])
     c8 = Signal(intbv(0)[8:])
     c32 = Signal(intbv(0)[32:])
     adv = Signal(bool(0))
 
     @always_comb
     def c_adv():
-        adv.next = out_tready or not out_tvalid
+        adv.next = m_axis_tready or not m_axis_tvalid
 
     @always_comb
     def c_flags():
         idle.next = (state == ST.F_IDLE and not p_ack and not p_nack and not p_ident and not p_cnt
-                     and not p_res and not qvalid and not out_tvalid)
-        res_idle.next = not qvalid and not p_res and not ((state != ST.F_IDLE) and (ftype == RESULT or ftype == DATA))
+                     and not p_res and not s_axis_desc_tvalid and not m_axis_tvalid)
+        res_idle.next = not s_axis_desc_tvalid and not p_res and \
+            not ((state != ST.F_IDLE) and (ftype == RESULT or ftype == DATA))
 
     @always_comb
     def c_pop():
-        qready.next = adv and state == ST.F_IDLE and not p_ack and not p_nack and not p_ident and not p_cnt \
-            and not p_res and not srst
-        dready.next = adv and state == ST.F_PAY and is_data and (WB == 1 or bsel == 1) and not srst
+        s_axis_desc_tready.next = adv and state == ST.F_IDLE and not p_ack and not p_nack and not p_ident \
+            and not p_cnt and not p_res and not srst
+        s_axis_data_tready.next = adv and state == ST.F_PAY and is_data and (WB == 1 or bsel == 1) and not srst
 
     bb = Signal(intbv(0)[8:])
     bv = Signal(bool(0))
@@ -73,28 +104,6 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
     c32n = Signal(intbv(0)[32:])
     u_c8 = crc8_byte(c8, bb, c8n, ROM=FAST_CRC)
     u_c32 = crc32_byte(c32, bb, c32n, ROM=FAST_CRC)
-
-    @always_comb
-    def c_nxc():
-        """The next counter to send (COUNTERS frames, one counter after the other)."""
-        if cidx == 0:
-            nxc.next = cnt1
-        elif cidx == 1:
-            nxc.next = cnt2
-        elif cidx == 2:
-            nxc.next = cnt3
-        elif cidx == 3:
-            nxc.next = cnt4
-        elif cidx == 4:
-            nxc.next = cnt5
-        elif cidx == 5:
-            nxc.next = cnt6
-        elif cidx == 6:
-            nxc.next = cnt7
-        elif cidx == 7:
-            nxc.next = cnt8
-        else:
-            nxc.next = cnt9
 
     @always_comb
     def c_byte():
@@ -121,11 +130,11 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                 bb.next = c8
         elif state == ST.F_PAY:
             if is_data:
-                bv.next = dvalid
+                bv.next = s_axis_data_tvalid
                 if bsel == 0:
-                    bb.next = ddata[8:0]
+                    bb.next = s_axis_data_tdata[8:0]
                 else:
-                    bb.next = ddata[W:W - 8]
+                    bb.next = s_axis_data_tdata[W:W - 8]
             elif ftype == COUNTERS:
                 bv.next = 1
                 bb.next = csr[8:0]
@@ -154,7 +163,7 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
             p_nack.next = 0
             txseq.next = 0
             stripe.next = 0
-            out_tvalid.next = 0
+            m_axis_tvalid.next = 0
             is_data.next = 0
             ftype.next = 0
         else:
@@ -169,10 +178,10 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
             if barrier_req:
                 p_cnt.next = 1
             if adv:
-                out_tvalid.next = bv
-                out_tdata.next = bb
+                m_axis_tvalid.next = bv
+                m_axis_tdata.next = bb
                 if state == ST.F_IDLE:
-                    if p_nack or p_ack or p_ident or p_cnt or p_res or qvalid:
+                    if p_nack or p_ack or p_ident or p_cnt or p_res or s_axis_desc_tvalid:
                         v = intbv(0)[160:]
                         dt = False
                         n = intbv(0)[16:]
@@ -194,10 +203,10 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                             p_ident.next = ident_req
                         elif p_cnt:
                             t[:] = COUNTERS
-                            csr.next = cnt0
+                            csr.next = counters.first
                             cidx.next = 0
                             cpos.next = 0
-                            n[:] = 80
+                            n[:] = COUNTERS_LEN
                             p_cnt.next = barrier_req
                         elif p_res:
                             t[:] = RESULT
@@ -209,18 +218,18 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                             p_res.next = 0
                             stripe.next = stripe + 1
                         else:
-                            dsc.next = qdata
-                            if qdata[9:0] != 0:
+                            dsc.next = s_axis_desc_tdata
+                            if s_axis_desc_tdata[9:0] != 0:
                                 t[:] = DATA
                                 dt = True
-                                n[:] = qdata[9:0] * WB
-                                p_res.next = qdata[9]
+                                n[:] = s_axis_desc_tdata[9:0] * WB
+                                p_res.next = s_axis_desc_tdata[9]
                             else:
                                 t[:] = RESULT
                                 v[32:0] = stripe
-                                v[49:32] = qdata[31:14]
-                                v[68:64] = qdata[14:10]
-                                v[128:96] = qdata[64:32]
+                                v[49:32] = s_axis_desc_tdata[31:14]
+                                v[68:64] = s_axis_desc_tdata[14:10]
+                                v[128:96] = s_axis_desc_tdata[64:32]
                                 n[:] = 16
                                 stripe.next = stripe + 1
                         state.next = ST.F_HDR
@@ -251,7 +260,7 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                         if ftype == COUNTERS:
                             cpos.next = cpos + 1
                             if cpos == 7:
-                                csr.next = nxc
+                                csr.next = counters.nxt
                                 cidx.next = cidx + 1
                             else:
                                 csr.next = csr >> 8
@@ -269,4 +278,4 @@ def resp_framer(clk, rst, srst, out_tdata, out_tvalid, out_tready,
                     if idx == 3:
                         state.next = ST.F_IDLE
 
-    return u_c8, u_c32, c_nxc, c_byte, c_adv, c_flags, c_pop, fsm
+    return u_c8, u_c32, c_byte, c_adv, c_flags, c_pop, fsm

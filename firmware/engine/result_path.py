@@ -9,9 +9,33 @@ CHUNK = 128  # decoded words per DATA frame (at most; the data FIFO holds 256)
 
 @block
 def result_path(clk, rst, mode_words,
-                m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
-                dwr, dwdata, dfull, qwr, qwdata, qfull, stripes_done, W=16, FAST_CRC=False):
-    """Descriptor (64 bits): ``crc[63:32] | count[30:14] | err[13:10] | end[9] | n_data[8:0]``."""
+                s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, s_axis_tuser,
+                m_axis_data_tdata, m_axis_data_tvalid, m_axis_data_tready,
+                m_axis_desc_tdata, m_axis_desc_tvalid, m_axis_desc_tready,
+                stripes_done, W=16, FAST_CRC=False):
+    """CRC32 and word count per stripe; decoded words (words mode) and descriptors out.
+
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset.
+    mode_words : Signal
+        Words mode: every decoded word goes to ``m_axis_data_*`` too.
+    s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, s_axis_tuser : Signal
+        The decoder core's output stream (``tuser``: the stripe ended with a decode error, code in ``tdata``).
+    m_axis_data_tdata, m_axis_data_tvalid, m_axis_data_tready : Signal
+        Decoded words (to the data FIFO).
+    m_axis_desc_tdata, m_axis_desc_tvalid, m_axis_desc_tready : Signal
+        Descriptors (64 bits) to the descriptor FIFO: ``crc[63:32] | count[30:14] | err[13:10] | end[9] |
+        n_data[8:0]``, one per ``CHUNK`` words sent and one per stripe end. A word is taken only while both
+        FIFOs have room (``tvalid`` of both outputs depends on both ``tready``).
+    stripes_done : Signal
+        16-bit wrapping count of stripes finished.
+    W : int
+        Word width (8 or 16).
+    FAST_CRC : bool
+        CRC through table ROMs.
+    """
     crc = Signal(intbv(0xFFFFFFFF)[32:])
     cnt = Signal(intbv(0)[17:])
     chunk = Signal(intbv(0)[9:])
@@ -26,12 +50,12 @@ def result_path(clk, rst, mode_words,
     if W == 16:
         @always_comb
         def c_bytes():
-            b0.next = m_axis_tdata[8:0]
-            b1.next = m_axis_tdata[16:8]
+            b0.next = s_axis_tdata[8:0]
+            b1.next = s_axis_tdata[16:8]
     else:
         @always_comb
         def c_bytes():
-            b0.next = m_axis_tdata[8:0]
+            b0.next = s_axis_tdata[8:0]
             b1.next = 0
 
     u_c0 = crc32_byte(crc, b0, crc1, ROM=FAST_CRC)
@@ -44,29 +68,29 @@ def result_path(clk, rst, mode_words,
 
     @always_comb
     def c_hs():
-        m_axis_tready.next = not dfull and not qfull
-        hs.next = m_axis_tvalid and not dfull and not qfull
+        s_axis_tready.next = m_axis_data_tready and m_axis_desc_tready
+        hs.next = s_axis_tvalid and m_axis_data_tready and m_axis_desc_tready
         stripes_done.next = done
 
     @always_comb
     def c_out():
-        dwdata.next = m_axis_tdata
-        dwr.next = hs and mode_words and not m_axis_tuser
+        m_axis_data_tdata.next = s_axis_tdata
+        m_axis_data_tvalid.next = hs and mode_words and not s_axis_tuser
         q = intbv(0)[64:]
         cv = intbv(0)[9:]
-        if mode_words and not m_axis_tuser:
+        if mode_words and not s_axis_tuser:
             cv[:] = chunk + 1
         else:
             cv[:] = chunk
         wr = False
-        if m_axis_tuser:
+        if s_axis_tuser:
             q[9:0] = cv
             q[9] = 1
-            q[14:10] = m_axis_tdata[4:0]
+            q[14:10] = s_axis_tdata[4:0]
             q[31:14] = cnt
             q[64:32] = crc ^ 0xFFFFFFFF
             wr = True
-        elif m_axis_tlast:
+        elif s_axis_tlast:
             q[9:0] = cv
             q[9] = 1
             q[31:14] = cnt + 1
@@ -75,8 +99,8 @@ def result_path(clk, rst, mode_words,
         elif cv == CHUNK:
             q[9:0] = cv
             wr = True
-        qwdata.next = q
-        qwr.next = hs and wr
+        m_axis_desc_tdata.next = q
+        m_axis_desc_tvalid.next = hs and wr
 
     @always(clk.posedge)
     def seq():
@@ -86,7 +110,7 @@ def result_path(clk, rst, mode_words,
             chunk.next = 0
             done.next = 0
         elif hs:
-            if m_axis_tuser or m_axis_tlast:
+            if s_axis_tuser or s_axis_tlast:
                 crc.next = 0xFFFFFFFF
                 cnt.next = 0
                 chunk.next = 0

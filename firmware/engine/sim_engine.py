@@ -1,7 +1,7 @@
 """MyHDL simulation of the protocol engine driven by bytes (tests and debugging; slow: ~10^4 cycles/s)."""
-from myhdl import Signal, StopSimulation, block, delay, instance, intbv
+from myhdl import block, delay, instance
 
-from lutzip.firmware.engine.proto_engine import proto_engine
+from lutzip.firmware.engine.proto_engine import ports, proto_engine
 
 
 class EngineSim:
@@ -11,15 +11,8 @@ class EngineSim:
     """
 
     def __init__(self, rx_gap=0, tx_stall=0, **params):
-        self.clk = Signal(bool(0))
-        self.rst = Signal(bool(1))
-        self.in_tdata = Signal(intbv(0)[8:])
-        self.in_tvalid = Signal(bool(0))
-        self.in_tready = Signal(bool(0))
-        self.out_tdata = Signal(intbv(0)[8:])
-        self.out_tvalid = Signal(bool(0))
-        self.out_tready = Signal(bool(1))
-        self.idle = Signal(bool(0))
+        self.ports = ports()
+        self.__dict__.update(self.ports)  # clk, rst, s_axis_*, m_axis_*, idle
         self.params = params
         self.rx_gap = rx_gap
         self.tx_stall = tx_stall
@@ -33,8 +26,7 @@ class EngineSim:
     @block
     def _top(self):
         s = self
-        dut = proto_engine(s.clk, s.rst, s.in_tdata, s.in_tvalid, s.in_tready,
-                           s.out_tdata, s.out_tvalid, s.out_tready, s.idle, **s.params)
+        dut = proto_engine(**s.ports, **s.params)
 
         @instance
         def clkgen():
@@ -46,6 +38,7 @@ class EngineSim:
         @instance
         def drive():
             s.rst.next = 1
+            s.m_axis_tready.next = 1
             yield s.clk.posedge
             yield s.clk.posedge
             s.rst.next = 0
@@ -53,18 +46,18 @@ class EngineSim:
             while True:
                 yield s.clk.posedge
                 s.cycles += 1
-                if s.out_tvalid and s.out_tready:
-                    s.tx.append(int(s.out_tdata))
-                if s.in_tvalid and s.in_tready:
+                if s.m_axis_tvalid and s.m_axis_tready:
+                    s.tx.append(int(s.m_axis_tdata))
+                if s.s_axis_tvalid and s.s_axis_tready:
                     s.feed.pop(0)
                     gap = s.rx_gap
                 if s.tx_stall:
-                    s.out_tready.next = (s.cycles % (s.tx_stall + 1)) == 0
+                    s.m_axis_tready.next = (s.cycles % (s.tx_stall + 1)) == 0
                 if s.feed and gap == 0:
-                    s.in_tdata.next = s.feed[0]
-                    s.in_tvalid.next = 1
+                    s.s_axis_tdata.next = s.feed[0]
+                    s.s_axis_tvalid.next = 1
                 else:
-                    s.in_tvalid.next = 0
+                    s.s_axis_tvalid.next = 0
                     gap = max(0, gap - 1)
 
         return clkgen, drive, dut
@@ -75,7 +68,7 @@ class EngineSim:
         start = self.cycles
         while self.cycles - start < max_cycles:
             self.top.run_sim(duration=10 * 64, quiet=1)
-            if until_idle and not self.feed and self.idle and not self.in_tvalid:
+            if until_idle and not self.feed and self.idle and not self.s_axis_tvalid:
                 self.top.run_sim(duration=10 * 8, quiet=1)
                 if self.idle:
                     break

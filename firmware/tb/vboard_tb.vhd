@@ -15,8 +15,8 @@ end entity vboard_tb;
 
 architecture sim of vboard_tb is
     signal clk, rst : std_logic := '0';
-    signal in_tdata, out_tdata : std_logic_vector(7 downto 0) := (others => '0');
-    signal in_tvalid, in_tready, out_tvalid, out_tready, idle : std_logic := '0';
+    signal s_axis_tdata, m_axis_tdata : std_logic_vector(7 downto 0) := (others => '0');
+    signal s_axis_tvalid, s_axis_tready, m_axis_tvalid, m_axis_tready, idle : std_logic := '0';
     signal rx_line, tx_line : std_logic := '1';
     signal done : boolean := false;
 begin
@@ -24,8 +24,10 @@ begin
 
     g_fast : if not PIN generate
         dut : entity work.proto_engine
-            port map (clk => clk, rst => rst, in_tdata => in_tdata, in_tvalid => in_tvalid, in_tready => in_tready,
-                      out_tdata => out_tdata, out_tvalid => out_tvalid, out_tready => out_tready, idle => idle);
+            port map (clk => clk, rst => rst,
+                      s_axis_tdata => s_axis_tdata, s_axis_tvalid => s_axis_tvalid, s_axis_tready => s_axis_tready,
+                      m_axis_tdata => m_axis_tdata, m_axis_tvalid => m_axis_tvalid, m_axis_tready => m_axis_tready,
+                      idle => idle);
     end generate;
 
     g_pin : if PIN generate
@@ -49,7 +51,7 @@ begin
         variable nout : natural;
     begin
         rst <= '1';
-        out_tready <= '1';
+        m_axis_tready <= '1';
         for k in 0 to 7 loop
             wait until rising_edge(clk);
         end loop;
@@ -73,21 +75,21 @@ begin
             loop
                 if not PIN then
                     if i < n then
-                        in_tvalid <= '1';
-                        in_tdata <= buf(i);
+                        s_axis_tvalid <= '1';
+                        s_axis_tdata <= buf(i);
                     else
-                        in_tvalid <= '0';
+                        s_axis_tvalid <= '0';
                     end if;
                     wait until rising_edge(clk);
-                    if in_tvalid = '1' and in_tready = '1' then
+                    if s_axis_tvalid = '1' and s_axis_tready = '1' then
                         i := i + 1;
                     end if;
-                    if out_tvalid = '1' and out_tready = '1' and nout <= obuf'high then
-                        obuf(nout) := out_tdata;
+                    if m_axis_tvalid = '1' and m_axis_tready = '1' and nout <= obuf'high then
+                        obuf(nout) := m_axis_tdata;
                         nout := nout + 1;
                     end if;
                     wait for 1 ns;
-                    exit when i >= n and in_tvalid = '0' and idle = '1';
+                    exit when i >= n and s_axis_tvalid = '0' and idle = '1';
                 else
                     if txb < 0 and i < n then
                         txsh := 512 + to_integer(unsigned(buf(i))) * 2;

@@ -5,9 +5,24 @@ ST = enum("U_IDLE", "U_START", "U_DATA", "U_STOP")
 
 
 @block
-def uart_rx(clk, rst, rx, m_tdata, m_tvalid, m_tready, busy, CLK_HZ=100_000_000, BAUD=3_000_000):
-    """Received bytes come out on ``m_tdata``/``m_tvalid`` and stay until ``m_tready`` (a byte received while
-    the previous one is still waiting overwrites it)."""
+def uart_rx(clk, rst, rx, m_axis_tdata, m_axis_tvalid, m_axis_tready, busy, CLK_HZ=100_000_000,
+            BAUD=3_000_000):
+    """Receive bytes from the line ``rx`` onto a byte stream.
+
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset.
+    rx : Signal
+        The serial line (idles high).
+    m_axis_tdata, m_axis_tvalid, m_axis_tready : Signal
+        Received bytes; a byte stays until taken (a byte received while the previous one is still waiting
+        overwrites it).
+    busy : Signal
+        A byte is being received.
+    CLK_HZ, BAUD : int
+        Clock and baud rate, at least 4 clocks per bit.
+    """
     CPB = CLK_HZ // BAUD
     assert CPB >= 4, "need at least 4 clocks per bit"
     state = Signal(ST.U_IDLE)
@@ -21,11 +36,11 @@ def uart_rx(clk, rst, rx, m_tdata, m_tvalid, m_tready, busy, CLK_HZ=100_000_000,
     def fsm():
         r1.next = rx
         r2.next = r1
-        if m_tvalid and m_tready:
-            m_tvalid.next = 0
+        if m_axis_tvalid and m_axis_tready:
+            m_axis_tvalid.next = 0
         if rst:
             state.next = ST.U_IDLE
-            m_tvalid.next = 0
+            m_axis_tvalid.next = 0
             busy.next = 0
         elif state == ST.U_IDLE:
             busy.next = 0
@@ -56,8 +71,8 @@ def uart_rx(clk, rst, rx, m_tdata, m_tvalid, m_tready, busy, CLK_HZ=100_000_000,
             if cnt == CPB - 1:
                 state.next = ST.U_IDLE
                 if r2:
-                    m_tdata.next = sh
-                    m_tvalid.next = 1
+                    m_axis_tdata.next = sh
+                    m_axis_tvalid.next = 1
             else:
                 cnt.next = cnt + 1
 

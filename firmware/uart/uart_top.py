@@ -7,27 +7,46 @@ from lutzip.firmware.uart.uart_rx import uart_rx as uart_rx_block
 from lutzip.firmware.uart.uart_tx import uart_tx as uart_tx_block
 
 
+def ports():
+    """Fresh signals for the ports of :func:`uart_top`, in order."""
+    return dict(clk=Signal(bool(0)), rst=Signal(bool(0)), uart_rx=Signal(bool(1)), uart_tx=Signal(bool(1)),
+                idle=Signal(bool(0)))
+
+
 @block
 def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
              CLK_HZ=100_000_000, BAUD=3_000_000, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=512, MAX_PAYLOAD=1024,
              core=None, FAST_CRC=False):
-    """``uart_rx`` is the board's receive line (host -> board), ``uart_tx`` its transmit line; ``idle`` is high
-    when nothing is in progress (for simulators and power management)."""
-    rx_d = Signal(intbv(0)[8:])
-    rx_v, rx_r, rx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
-    tx_d = Signal(intbv(0)[8:])
-    tx_v, tx_r, tx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    """The protocol engine behind a UART.
+
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset.
+    uart_rx, uart_tx : Signal
+        The board's receive line (host -> board) and transmit line.
+    idle : Signal, optional
+        High when nothing is in progress (for simulators and power management).
+    CLK_HZ, BAUD : int
+        Clock and baud rate of the UART.
+    L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, core, FAST_CRC
+        See :func:`lutzip.firmware.engine.proto_engine.proto_engine`.
+    """
+    rx_tdata = Signal(intbv(0)[8:])
+    rx_tvalid, rx_tready, rx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    tx_tdata = Signal(intbv(0)[8:])
+    tx_tvalid, tx_tready, tx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
     e_idle = Signal(bool(0))
     if idle is None:
         idle = Signal(bool(0))
 
     @always_comb
     def glue():
-        idle.next = e_idle and not rx_busy and not tx_busy and not rx_v
+        idle.next = e_idle and not rx_busy and not tx_busy and not rx_tvalid
 
-    u_rx = uart_rx_block(clk, rst, uart_rx, rx_d, rx_v, rx_r, rx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
-    u_tx = uart_tx_block(clk, rst, tx_d, tx_v, tx_r, uart_tx, tx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
-    u_eng = proto_engine(clk, rst, rx_d, rx_v, rx_r, tx_d, tx_v, tx_r, e_idle, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH,
-                         RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD, CLK_HZ=CLK_HZ, BAUD=BAUD, core=core,
-                         FAST_CRC=FAST_CRC)
+    u_rx = uart_rx_block(clk, rst, uart_rx, rx_tdata, rx_tvalid, rx_tready, rx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
+    u_tx = uart_tx_block(clk, rst, tx_tdata, tx_tvalid, tx_tready, uart_tx, tx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
+    u_eng = proto_engine(clk, rst, rx_tdata, rx_tvalid, rx_tready, tx_tdata, tx_tvalid, tx_tready, e_idle,
+                         L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
+                         CLK_HZ=CLK_HZ, BAUD=BAUD, core=core, FAST_CRC=FAST_CRC)
     return glue, u_rx, u_tx, u_eng

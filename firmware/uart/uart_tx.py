@@ -3,8 +3,23 @@ from myhdl import Signal, always, always_comb, block, concat, intbv
 
 
 @block
-def uart_tx(clk, rst, s_tdata, s_tvalid, s_tready, tx, busy, CLK_HZ=100_000_000, BAUD=3_000_000):
-    """Takes a byte when ``s_tvalid and s_tready``; ``tx`` idles high."""
+def uart_tx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, tx, busy, CLK_HZ=100_000_000,
+            BAUD=3_000_000):
+    """Send the bytes of a byte stream on the line ``tx``.
+
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset.
+    s_axis_tdata, s_axis_tvalid, s_axis_tready : Signal
+        Bytes to send; one is taken when ``s_axis_tvalid and s_axis_tready``.
+    tx : Signal
+        The serial line (idles high).
+    busy : Signal
+        A byte is being sent.
+    CLK_HZ, BAUD : int
+        Clock and baud rate, at least 2 clocks per bit.
+    """
     CPB = CLK_HZ // BAUD
     assert CPB >= 2, "need at least 2 clocks per bit"
     cnt = Signal(intbv(0, min=0, max=CPB + 1))
@@ -14,7 +29,7 @@ def uart_tx(clk, rst, s_tdata, s_tvalid, s_tready, tx, busy, CLK_HZ=100_000_000,
 
     @always_comb
     def comb():
-        s_tready.next = not act
+        s_axis_tready.next = not act
         busy.next = act
 
     @always(clk.posedge)
@@ -24,8 +39,8 @@ def uart_tx(clk, rst, s_tdata, s_tvalid, s_tready, tx, busy, CLK_HZ=100_000_000,
             tx.next = 1
         elif not act:
             tx.next = 1
-            if s_tvalid:
-                sh.next = concat(True, s_tdata, False)
+            if s_axis_tvalid:
+                sh.next = concat(True, s_axis_tdata, False)
                 act.next = 1
                 cnt.next = 0
                 nbit.next = 0
