@@ -54,23 +54,27 @@ def board():
     b.close()
 
 
+class NoSim:
+    """Registers only (ID answers): for tests that never start a transfer."""
+    params = {}
+
+    def read_reg(self, off):
+        return {R.ID: R.ID_VALUE}.get(off, 0)
+
+    def write_reg(self, off, v):
+        pass
+
+    def transfer(self, *a, **k):
+        raise AssertionError("no transfer expected")
+
+    def close(self):
+        pass
+
+
 def test_hwh_parsed_by_pynq(tmp_path):
     from lutzip.board.pynq import LutzipAxi
     from lutzip.board.pynq_sim import hwh as H
     from lutzip.board.pynq_sim.device import SimDevice
-
-    class NoSim:
-        def read_reg(self, off):
-            return {R.ID: R.ID_VALUE}.get(off, 0)
-
-        def write_reg(self, off, v):
-            pass
-
-        def transfer(self, *a, **k):
-            raise AssertionError("no transfer expected")
-
-        def close(self):
-            pass
 
     dev = SimDevice(NoSim(), length_width=23)
     bit = H.write_overlay(tmp_path, dma_length_width=23)
@@ -86,6 +90,27 @@ def test_hwh_parsed_by_pynq(tmp_path):
     dma = getattr(ov, H.DMA_NAME)
     assert dma.buffer_max_size == (1 << 23) - 1
     assert type(dma).__name__ == "DMA" and dma.sendchannel is not None and dma.recvchannel is not None
+
+
+def test_overlay_download_sets_fclk0_despite_the_zynq7000_clock_bug(tmp_path):
+    """pynq 4.0.0 + pynqmetadata 0.2.0: Overlay(download=True) raises TypeError in Clocks.set_pl_clk for a
+    Zynq-7000 .hwh; load_overlay downloads without that step and sets FCLK0 from the .hwh (SLCR registers)."""
+    from pynq.ps import Clocks
+    from lutzip.board.pynq import load_overlay
+    from lutzip.board.pynq_sim import hwh as H
+    from lutzip.board.pynq_sim.device import SimDevice
+    dev = SimDevice(NoSim())
+    dev.slcr[0x170] = (1 << 20) | (20 << 8)         # FCLK0 at 50 MHz before the download
+    bit = H.write_overlay(tmp_path)
+    try:
+        ov = load_overlay(bit, download=True, device=dev)
+        assert ov.is_loaded()
+        assert dev.fclk_mhz(0) == pytest.approx(H.FCLK0_MHZ)
+        assert dev.register_accesses("slcr") > 0     # pynq's own Zynq clock driver did it
+    finally:
+        Clocks.device = None
+        if "_real_instance" in vars(Clocks):
+            del Clocks._real_instance
 
 
 @pytest.mark.parametrize("verify", ["full", "crc"])

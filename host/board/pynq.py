@@ -39,6 +39,11 @@ try:
         from pynq import DefaultIP
 except ImportError as _e:                        # the chooser turns this into a one-line BoardError
     raise ImportError(f"pynq is not installed (pip install 'lutzip[pynq]'): {_e}") from None
+#: pynq releases this driver runs on (tested: 3.1.2 and 4.0.0, on the simulated device).
+PYNQ_MIN = (3, 0)
+if tuple(int(x) for x in pynq.__version__.split(".")[:2] if x.isdigit()) < PYNQ_MIN:
+    raise ImportError(f"pynq {pynq.__version__} is too old for lutzip's PYNQ driver (needs >= 3.0: the .hwh "
+                      f"parser pynqmetadata and Device.allocate); pip install 'lutzip[pynq]'")
 
 DMA_VLNV = "xilinx.com:ip:axi_dma:7.1"
 #: DMA register offsets (PG021, simple mode) the driver reads itself: status and S2MM length.

@@ -31,6 +31,12 @@ except ImportError as e:      # pragma: no cover - checked by lutzip.board.pynq 
 #: Where the simulated DDR starts handing out buffers (page aligned, inside the HP0 window of the .hwh).
 ALLOC_BASE = 0x10000000
 PAGE = 4096
+#: The Zynq-7000 SLCR (clock registers pynq's ``Clocks`` uses): base, size and reset values of a PYNQ-Z2
+#: (50 MHz PS reference clock, IO PLL x20 = 1000 MHz, FCLK0 = IO PLL / 10 / 1 = 100 MHz).
+SLCR_BASE, SLCR_SIZE = 0xF8000000, 0x1000
+SLCR_RESET = {0x100: 40 << 12, 0x104: 32 << 12, 0x108: 20 << 12,           # ARM, DDR, IO PLL feedback dividers
+              0x170: (1 << 20) | (10 << 8), 0x180: (1 << 20) | (10 << 8),   # FPGA0..3_CLK_CTRL: IO PLL / 10
+              0x190: (1 << 20) | (10 << 8), 0x1A0: (1 << 20) | (10 << 8)}
 
 
 class _Memory:
@@ -78,7 +84,9 @@ class SimDevice(pynq.Device):
         self.mem = _Memory()
         self.dma_model = AxiDmaModel(self.sim, self.mem, length_width)
         self.length_width = length_width
-        self.accesses = collections.Counter()   # ("dma"|"core", "read"|"write") -> count
+        self.accesses = collections.Counter()   # ("dma"|"core"|"slcr", "read"|"write") -> count
+        self.slcr = dict(SLCR_RESET)             # the PS clock registers: pynq's Clocks runs on them
+        self.arch = "armv7l"                     # a Zynq-7000 (PYNQ-Z2): pynq picks its Zynq clock driver
         self.timestamp = ""
         self.bitfile_name = None
 
@@ -90,13 +98,18 @@ class SimDevice(pynq.Device):
             return "dma", address - H.DMA_BASE
         if H.CORE_BASE <= address < H.CORE_BASE + H.IP_RANGE:
             return "core", address - H.CORE_BASE
+        if SLCR_BASE <= address < SLCR_BASE + SLCR_SIZE:
+            return "slcr", address - SLCR_BASE
         raise BoardError(f"simulated PYNQ device: no IP at address {address:#x}")
 
     def read_registers(self, address, length):
         """Read ``length`` bytes of registers at physical ``address`` (pynq's REGISTER_RW capability)."""
         ip, off = self._target(address, length)
         self.accesses[ip, "read"] += 1
-        v = self.dma_model.read(off) if ip == "dma" else self.sim.read_reg(off)
+        if ip == "slcr":
+            v = self.slcr.get(off, 0)
+        else:
+            v = self.dma_model.read(off) if ip == "dma" else self.sim.read_reg(off)
         return int(v & 0xFFFFFFFF).to_bytes(4, "little")
 
     def write_registers(self, address, data):
@@ -106,13 +119,15 @@ class SimDevice(pynq.Device):
             ip, off = self._target(address + k, len(data[k:k + 4]))
             self.accesses[ip, "write"] += 1
             v = int.from_bytes(data[k:k + 4], "little")
-            if ip == "dma":
+            if ip == "slcr":
+                self.slcr[off] = v
+            elif ip == "dma":
                 self.dma_model.write(off, v)
             else:
                 self.sim.write_reg(off, v)
 
     def register_accesses(self, ip=None) -> int:
-        """Register accesses so far (of ``"dma"`` or ``"core"`` only, or all)."""
+        """Register accesses so far (of ``"dma"``, ``"core"`` or ``"slcr"`` only, or all)."""
         return sum(n for (i, _k), n in self.accesses.items() if ip is None or i == ip)
 
     # ------------------------------------------------------------------------------------------ memory
@@ -160,8 +175,13 @@ class SimDevice(pynq.Device):
     def download(self, bitstream, parser=None):
         """"Program" the simulated logic: only the bookkeeping pynq does after a download."""
         self.bitfile_name = bitstream.bitfile_name
-        if parser is not None:
-            self.reset(parser, getattr(bitstream, "timestamp", ""), bitstream.bitfile_name)
+        self.post_download(bitstream, parser, self.name)
+
+    def fclk_mhz(self, idx=0, ref_mhz=50.0) -> float:
+        """FCLK``idx`` as the SLCR registers set it (IO PLL source)."""
+        ctrl = self.slcr.get(0x170 + 0x10 * idx, 0)
+        d0, d1 = (ctrl >> 8) & 0x3F, (ctrl >> 20) & 0x3F
+        return ref_mhz * ((self.slcr.get(0x108, 0) >> 12) & 0x7F) / max(d0 * d1, 1)
 
     def close(self):
         """Stop the simulator."""
