@@ -3,14 +3,43 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import re
 import sys
-
-import numpy as np
 
 from lutzip.codec import arrays as codec
 from lutzip.codec import container as ct
 from lutzip.cli.types import fraction, fractions, int_in
 from lutzip.errors import UnsupportedError
+
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def byte_size(text: str):
+    """``--max-output`` values: bytes, with an optional K/M/G/T suffix (powers of 1024), or ``none``/``auto``."""
+    t = text.strip().lower()
+    if t in ("none", "auto"):
+        return None if t == "none" else codec.AUTO
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", t)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 4096, 512M, 2G, none)")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
+
+
+def emit(lines) -> None:
+    """Print ``lines`` to stdout; a reader that went away (``| head``) ends the output quietly.
+
+    On a broken pipe, stdout is pointed at ``/dev/null`` so that the interpreter's final flush stays quiet
+    too, and the command carries on to exit 0.
+    """
+    try:
+        sys.stdout.write("".join(f"{ln}\n" for ln in lines))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def _progress(total, desc):
@@ -50,33 +79,50 @@ def _compress(args):
         bar.close()
     n = ct.write(args.output, c)
     raw = sum(t.raw_bytes for t in c.tensors)
-    print(f"{args.output}: {len(c.tensors)} tensors, {len(c.tables)} table sets, {n} bytes = "
+    emit([f"{args.output}: {len(c.tensors)} tensors, {len(c.tables)} table sets, {n} bytes = "
           f"{n / max(raw, 1):.4f} of {raw} raw bytes ({8 * n / max(sum(t.numel for t in c.tensors), 1):.3f} "
-          f"bits/weight)")
+          f"bits/weight)"])
     return 0
 
 
 def _decompress(args):
     c = ct.read(args.input)
+    codec.check_output_size(c.tensors, args.max_output)
+    names = [t.name for t in c.tensors]
     bar = _progress(len(c.tensors), "decoding")
-    arrays = {}
+
+    def decode(name):                      # one tensor in memory at a time, written as soon as it is decoded
+        a = codec.decompress_tensor(c, c.tensor(name))
+        bar.update(1)
+        return a
     try:
-        for t in c.tensors:
-            arrays[t.name] = codec.decompress_tensor(c, t)
-            bar.update(1)
+        n = codec.write_npz(args.output, names, decode)
     finally:
         bar.close()
-    with open(args.output, "wb") as f:
-        np.savez(f, **arrays)
-    print(f"{args.output}: {len(arrays)} tensors")
+    emit([f"{args.output}: {n} tensors"])
     return 0
+
+
+def json_safe(obj):
+    """``obj`` with every NaN / infinite float replaced by the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``.
+
+    ``json.dumps`` would print them as bare ``NaN`` / ``Infinity``, which is not JSON. Attributes are nested
+    at most :data:`lutzip.codec.container.MAX_ATTR_DEPTH` levels (the reader checks it).
+    """
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
 
 
 def info_dict(c: ct.Container, file_bytes: int | None = None) -> dict:
     """What ``lutzip info --json`` prints: table sets, and per tensor its size, bits/weight and ratio."""
     tensors = []
     for t in c.tensors:
-        n = t.n_bytes + 8 * len(t.stripe_words)
+        n = t.n_bytes                      # the tensor's stripes in the payload (the tensors sum to payload_len)
         tensors.append({"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "table": t.table,
                         "stripe_len": t.stripe_len, "stripes": len(t.stripe_words), "bytes": n,
                         "raw_bytes": t.raw_bytes, "bits_per_weight": 8 * n / t.numel if t.numel else 0.0,
@@ -94,27 +140,35 @@ def info_dict(c: ct.Container, file_bytes: int | None = None) -> dict:
 
 
 def _info(args):
+    import mmap
     with open(args.input, "rb") as f:
-        data = f.read()
-    c = ct.from_bytes(data)
-    d = info_dict(c, len(data))
+        size = os.fstat(f.fileno()).st_size
+        if size < ct.HEADER_SIZE:
+            c = ct.from_bytes(f.read())             # the reader's own "shorter than the header" error
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            c = ct.parse_index(mm)                  # the index only: the payload is not read
+            c.payload = None
+    d = info_dict(c, size)
     if args.json:
-        print(json.dumps(d, indent=1))
+        emit([json.dumps(json_safe(d), indent=1, allow_nan=False)])
         return 0
-    print(f"{args.input}: {len(c.tensors)} tensors, {len(c.tables)} table sets, {d['bytes']} bytes = "
-          f"{d['ratio']:.4f} of {d['raw_bytes']} raw ({d['bits_per_weight']:.3f} bits/weight)")
+    name = ct.printable
+    out = [f"{name(args.input)}: {len(c.tensors)} tensors, {len(c.tables)} table sets, {d['bytes']} bytes = "
+           f"{d['ratio']:.4f} of {d['raw_bytes']} raw ({d['bits_per_weight']:.3f} bits/weight)"]
     for tb in d["tables"]:
-        print(f"table set {tb['table']}: W={tb['word_bits']}, {len(tb['classes'])} classes, "
-              f"LUT3 {tb['n_lut3']}, Lmax {tb['max_code_len']}, used by {tb['tensors']} tensors")
+        out.append(f"table set {tb['table']}: W={tb['word_bits']}, {len(tb['classes'])} classes, "
+                   f"LUT3 {tb['n_lut3']}, Lmax {tb['max_code_len']}, used by {tb['tensors']} tensors")
         for cl in tb["classes"]:
             par = f"offset {cl['param']}" if cl["kind"] == "LUT" else (
                 f"base {cl['param']:#06x}" if cl["kind"] == "RANGE" else "")
-            print(f"  {cl['class']:2d} {cl['kind']:5s} code {cl['code']:>12s} k={cl['index_len']:2d} {par}")
-    w = max([len(t["name"]) for t in d["tensors"]] + [6])
-    print(f"{'tensor':{w}s} {'dtype':8s} {'shape':>16s} {'table':>5s} {'bytes':>10s} {'bits/w':>7s} {'ratio':>7s}")
+            out.append(f"  {cl['class']:2d} {cl['kind']:5s} code {cl['code']:>12s} k={cl['index_len']:2d} {par}")
+    w = max([len(name(t["name"])) for t in d["tensors"]] + [6])
+    out.append(f"{'tensor':{w}s} {'dtype':8s} {'shape':>16s} {'table':>5s} {'bytes':>10s} {'bits/w':>7s} "
+               f"{'ratio':>7s}")
     for t in d["tensors"]:
-        print(f"{t['name']:{w}s} {t['dtype']:8s} {'x'.join(map(str, t['shape'])) or '()':>16s} {t['table']:5d} "
-              f"{t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}")
+        out.append(f"{name(t['name']):{w}s} {t['dtype']:8s} {'x'.join(map(str, t['shape'])) or '()':>16s} "
+                   f"{t['table']:5d} {t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}")
+    emit(out)
     return 0
 
 
@@ -155,6 +209,9 @@ def register(sub):
     p = sub.add_parser("decompress", help="decode a .lutz container to .npz (bit-identical arrays)")
     p.add_argument("input")
     p.add_argument("-o", "--output", required=True)
+    p.add_argument("--max-output", type=byte_size, default=codec.AUTO, metavar="SIZE",
+                   help="refuse to decode more than SIZE bytes of arrays (e.g. 512M, 8G; 'none': no limit; "
+                        "default: the memory available)")
     p.set_defaults(func=_decompress)
 
     p = sub.add_parser("info", help="table sets, classes, bits/weight and ratio per tensor")

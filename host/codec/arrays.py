@@ -191,3 +191,57 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO) -> dict
     """
     check_output_size(c.tensors, max_output)
     return {t.name: decompress_tensor(c, t, check_crc) for t in c.tensors}
+
+
+# --------------------------------------------------------------------------------------------- .npz output
+def npz_name_problem(names):
+    """Why ``names`` cannot all be written to one ``.npz`` that ``numpy.load`` reads back, or ``None``.
+
+    An ``.npz`` member is ``name + ".npy"``; ``numpy.load`` gives it back as ``name``. A name holding NUL
+    cannot be a zip member name (zip readers cut it there), and a name ``x.npy`` beside a name ``x`` is
+    ambiguous to ``numpy.load`` (``z["x.npy"]`` returns the member of ``x``).
+    """
+    names = list(names)
+    have = set(names)
+    for n in names:
+        if "\0" in n:
+            return f"tensor name {n!r} holds a NUL character, which an .npz member name cannot"
+        if n.endswith(".npy") and n[:-4] in have:
+            return f"tensor names {n[:-4]!r} and {n!r} cannot both be stored in an .npz (numpy.load reads {n!r} " \
+                   f"as the member of {n[:-4]!r})"
+    return None
+
+
+def write_npz(path, names, get) -> int:
+    """Write arrays to the ``.npz`` file ``path``, one at a time, atomically; any tensor name is stored as it is.
+
+    Unlike ``numpy.savez(f, **arrays)``, names such as ``file`` or ``allow_pickle`` are not taken for keyword
+    arguments; the layout is the one ``numpy.savez`` writes (stored zip members ``name.npy``, ZIP64).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write; it appears only once every array is written (:func:`~lutzip.codec.container.atomic_output`).
+    names : list of str
+        The tensor names, in order; checked first (:func:`npz_name_problem`).
+    get : callable(name) -> numpy.ndarray
+        Gives each array when it is written (so only one needs to be in memory at a time).
+
+    Returns
+    -------
+    int
+        Number of arrays written.
+    """
+    import zipfile
+    from lutzip.errors import FormatError
+    problem = npz_name_problem(names)
+    if problem:
+        raise FormatError(f"{problem}; read this file with lutzip.load / lutzip.open instead")
+    with ct.atomic_output(path) as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name in names:
+            arr = get(name)
+            with zf.open(name + ".npy", "w", force_zip64=True) as m:
+                np.lib.format.write_array(m, np.asanyarray(arr), allow_pickle=False)
+            del arr
+    return len(names)
+

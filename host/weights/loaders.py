@@ -9,6 +9,7 @@ import json
 import os
 import struct
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -37,21 +38,82 @@ def load(path, kind: str | None = None) -> dict:
     return fn(path)
 
 
-def load_npy(path) -> dict:
+def _npy_header(fp, path, what):
+    """``(shape, fortran_order, dtype, header_end)`` of the .npy stream ``fp``, or :class:`FormatError`."""
+    fmt = np.lib.format
     try:
-        arr = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as e:
-        raise FormatError(f"{path}: not a readable .npy file ({e})") from None
+        version = fmt.read_magic(fp)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(fp, max_header_size=1 << 16)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = fmt.read_array_header_2_0(fp, max_header_size=1 << 16)
+        else:
+            raise ValueError(f"unknown .npy version {version}")
+    except (ValueError, SyntaxError, TypeError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        raise FormatError(f"{path}: {what} is not a readable .npy array ({e})") from None
+    if dtype.hasobject:
+        raise FormatError(f"{path}: {what} holds Python objects (it would need pickle, which lutzip never loads)")
+    return shape, fortran, dtype
+
+
+def _read_npy(open_member, size: int, path, what):
+    """The array of a .npy stream of ``size`` bytes, its header checked against ``size`` before allocating.
+
+    ``open_member()`` opens the stream afresh (a file, or a member of a zip).
+    """
+    with open_member() as fp:
+        shape, _, dtype = _npy_header(fp, path, what)
+        head = fp.tell()
+    n = dtype.itemsize
+    for d in shape:
+        n *= int(d)
+    if n > size - head:
+        raise FormatError(f"{path}: {what} claims shape {shape} of {dtype} ({n} bytes), the data has "
+                          f"{max(size - head, 0)} bytes")
+    try:
+        with open_member() as fp:
+            return np.lib.format.read_array(fp, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        raise FormatError(f"{path}: {what} is damaged ({e})") from None
+
+
+def load_npy(path) -> dict:
+    """A ``.npy`` file: one array, named after the file."""
     name = os.path.splitext(os.path.basename(path))[0] or "weights"
-    return {name: arr}
+    return {name: _read_npy(lambda: open(path, "rb"), os.path.getsize(path), path, "the file")}
+
+
+#: most a deflated zip member can expand (deflate's limit is 1032:1); a larger declared size is a lie
+MAX_DEFLATE_RATIO = 1032
 
 
 def load_npz(path) -> dict:
+    """A ``.npz`` file: every ``.npy`` member, by name (``numpy.load``'s names; duplicates are an error)."""
     try:
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as e:
+        zf = zipfile.ZipFile(path)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         raise FormatError(f"{path}: not a readable .npz file ({e})") from None
+    out = {}
+    with zf:
+        for info in zf.infolist():
+            member = info.filename
+            if info.is_dir():
+                continue
+            if not member.endswith(".npy"):
+                raise FormatError(f"{path}: member {member!r} is not an .npy array")
+            name = member[:-4]
+            if name in out:
+                raise FormatError(f"{path}: tensor {name!r} appears twice in the .npz")
+            what = f"member {member!r}"
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 1:
+                raise FormatError(f"{path}: {what} is encrypted or uses compression method {info.compress_type} "
+                                  f"(an .npz member is stored or deflated)")
+            if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size or \
+                    info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
+                raise FormatError(f"{path}: {what} claims {info.file_size} bytes from {info.compress_size} "
+                                  f"compressed bytes")
+            out[name] = _read_npy(lambda: zf.open(info), info.file_size, path, what)
+    return out
 
 
 # ------------------------------------------------------------------------------------------ safetensors
@@ -60,9 +122,20 @@ _ST_DTYPES = {"BF16": "bfloat16", "F16": np.float16, "F32": np.float32, "F64": n
               "I64": np.int64, "U64": np.uint64, "BOOL": np.bool_}
 
 
-def _safetensors_raw(path) -> dict:
-    """Fallback reader of the safetensors layout (8-byte header length, JSON header, data)."""
-    import ml_dtypes
+def _no_duplicates(pairs):
+    d = {}
+    for k, v in pairs:
+        if k in d:
+            raise FormatError(f"key {k!r} appears twice")
+        d[k] = v
+    return d
+
+
+def _safetensors_header(path):
+    """``(header, data_start)`` of a safetensors file, every entry checked against the file size.
+
+    ``header`` maps each tensor name to ``(dtype, shape, start, end)``; the JSON must not repeat a name.
+    """
     size = os.path.getsize(path)
     with open(path, "rb") as f:
         head = f.read(8)
@@ -71,29 +144,63 @@ def _safetensors_raw(path) -> dict:
         (n,) = struct.unpack("<Q", head)
         if n > size - 8:
             raise FormatError(f"{path}: safetensors header of {n} bytes in a {size}-byte file")
-        try:
-            header = json.loads(f.read(n))
-        except ValueError:
-            raise FormatError(f"{path}: safetensors header is not JSON") from None
-        data = np.memmap(path, np.uint8, "r", offset=8 + n)
+        raw = f.read(n)
+    try:
+        header = json.loads(raw, object_pairs_hook=_no_duplicates)
+    except FormatError as e:
+        raise FormatError(f"{path}: safetensors header: {e}") from None
+    except (ValueError, RecursionError):
+        raise FormatError(f"{path}: safetensors header is not JSON") from None
+    if not isinstance(header, dict):
+        raise FormatError(f"{path}: safetensors header is not a JSON object")
+    data_len = size - 8 - n
     out = {}
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        dt = _ST_DTYPES.get(info.get("dtype"))
+        try:
+            dtype, shape, (a, b) = info["dtype"], info["shape"], info["data_offsets"]
+            ok = isinstance(dtype, str) and isinstance(shape, list) and all(
+                type(v) is int and v >= 0 for v in [*shape, a, b])
+        except (TypeError, KeyError, ValueError):
+            ok = False
+        if not ok:
+            raise FormatError(f"{path}: tensor {name!r}: header entry is not {{dtype, shape, data_offsets}}")
+        if len(shape) > 64:
+            raise FormatError(f"{path}: tensor {name!r} has {len(shape)} dimensions")
+        out[name] = (dtype, tuple(shape), a, b)
+        if not a <= b <= data_len:
+            raise FormatError(f"{path}: tensor {name!r} has inconsistent offsets")
+    return out, 8 + n
+
+
+def _safetensors_raw(path) -> dict:
+    """Fallback reader of the safetensors layout (8-byte header length, JSON header, data)."""
+    import ml_dtypes
+    header, start = _safetensors_header(path)
+    data = np.memmap(path, np.uint8, "r", offset=start) if os.path.getsize(path) > start else np.zeros(0, np.uint8)
+    out = {}
+    for name, (dtype, shape, a, b) in header.items():
+        dt = _ST_DTYPES.get(dtype)
         if dt is None:
-            raise UnsupportedError(f"{path}: tensor {name!r} has dtype {info.get('dtype')}")
+            raise UnsupportedError(f"{path}: tensor {name!r} has dtype {dtype}")
         dt = np.dtype(ml_dtypes.bfloat16) if dt == "bfloat16" else np.dtype(dt).newbyteorder("<")
-        a, b = info["data_offsets"]
-        shape = tuple(info["shape"])
-        if not 0 <= a <= b <= len(data) or (b - a) != dt.itemsize * int(np.prod(shape, dtype=np.int64)):
+        n = dt.itemsize
+        for d in shape:
+            n *= d
+        if b - a != n:
             raise FormatError(f"{path}: tensor {name!r} has inconsistent offsets")
         out[name] = np.frombuffer(bytes(data[a:b]), dt).reshape(shape)
     return out
 
 
 def load_safetensors(path) -> dict:
-    """``.safetensors`` via the safetensors numpy API (bf16 as ml_dtypes.bfloat16)."""
+    """``.safetensors`` via the safetensors numpy API (bf16 as ml_dtypes.bfloat16).
+
+    The header is checked first (:func:`_safetensors_header`: JSON object, no repeated name, offsets in the
+    file); every tensor the header lists comes back.
+    """
+    header, _ = _safetensors_header(path)
     try:
         from safetensors import safe_open
     except ImportError:
@@ -103,13 +210,15 @@ def load_safetensors(path) -> dict:
         with safe_open(path, framework="np") as f:
             for k in f.keys():
                 out[k] = f.get_tensor(k)
-        return out
     except (TypeError, ValueError):
         return _safetensors_raw(path)
     except Exception as e:  # safetensors raises its own SafetensorError for malformed files
         if type(e).__name__ == "SafetensorError":
             raise FormatError(f"{path}: not a readable safetensors file ({e})") from None
         raise
+    if set(out) != set(header):
+        raise FormatError(f"{path}: the safetensors header lists {len(header)} tensors, {len(out)} were read")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------- onnx
@@ -126,15 +235,30 @@ def load_onnx(path) -> dict:
         raise FormatError(f"{path}: not a readable ONNX model ({e})") from None
     out = {}
 
+    def put(name, tensor):
+        if name in out:
+            raise FormatError(f"{path}: tensor {name!r} appears twice in the ONNX model")
+        dims = list(tensor.dims)
+        if any(d < 0 for d in dims) or len(dims) > 64:
+            raise FormatError(f"{path}: tensor {name!r} has dims {dims}")
+        try:
+            a = numpy_helper.to_array(tensor, base_dir=os.path.dirname(os.path.abspath(path)))
+        except Exception as e:  # onnx raises ValueError, TypeError, its own errors for data that does not fit
+            raise FormatError(f"{path}: tensor {name!r}: its data does not match dims {dims} "
+                              f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})") from None
+        if tuple(a.shape) != tuple(dims):
+            raise FormatError(f"{path}: tensor {name!r}: data of shape {a.shape}, dims {dims}")
+        out[name] = a
+
     def walk(graph, prefix=""):
         for init in graph.initializer:
-            out[prefix + init.name] = numpy_helper.to_array(init)
+            put(prefix + init.name, init)
         for node in graph.node:
             if node.op_type == "Constant":
                 for attr in node.attribute:
                     if attr.name == "value" and attr.t is not None:
                         name = node.output[0] if node.output else node.name
-                        out[prefix + name] = numpy_helper.to_array(attr.t)
+                        put(prefix + name, attr.t)
             for attr in node.attribute:
                 if attr.g is not None and len(attr.g.node) + len(attr.g.initializer):
                     walk(attr.g, f"{prefix}{node.name}.{attr.name}.")

@@ -48,15 +48,47 @@ def prune(arr: np.ndarray, fraction: float) -> np.ndarray:
     return out
 
 
-def quantize_int(arr: np.ndarray, dtype: str = "int16"):
-    """Per-tensor symmetric quantisation. Returns ``(q, {"scale": scale})``; dequantise with ``q * scale``."""
+F32_TINY = float(np.finfo(np.float32).tiny)     # smallest normal float32
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _what(name) -> str:
+    return f"tensor {name!r}" if name is not None else "the tensor"
+
+
+def quantize_int(arr: np.ndarray, dtype: str = "int16", name=None):
+    """Per-tensor symmetric quantisation. Returns ``(q, {"scale": scale})``; dequantise with ``q * scale``.
+
+    Parameters
+    ----------
+    arr : numpy.ndarray
+        float32 or float64 weights.
+    dtype : str
+        ``"int16"`` or ``"int8"``.
+    name : str, optional
+        The tensor's name, for error messages.
+
+    Raises
+    ------
+    UnsupportedError
+        The tensor holds NaN or infinite values, or its scale ``max|w| / qmax`` is not a normal float32
+        (the scale is stored as one; a float64 tensor beyond float32's range, or all but zero, would
+        otherwise come back as garbage).
+    """
     if dtype not in QUANT_BITS:
         raise UnsupportedError(f"quantisation to {dtype!r} (choose int16 or int8)")
     a = np.asarray(arr, np.float64)
-    if not np.all(np.isfinite(a)):
-        raise UnsupportedError("cannot quantise a tensor with NaN or infinite values")
+    finite = np.isfinite(a)
+    if not finite.all():
+        bad = a[~finite]
+        raise UnsupportedError(f"{_what(name)} holds {bad.size} NaN or infinite value{'s' * (bad.size > 1)} "
+                               f"(first {bad.reshape(-1)[0]}): it cannot be quantised")
     qmax = (1 << (QUANT_BITS[dtype] - 1)) - 1
     amax = float(np.abs(a).max()) if a.size else 0.0
+    if amax > 0 and not F32_TINY <= amax / qmax <= F32_MAX:
+        raise UnsupportedError(f"{_what(name)}: max |w| = {amax:.6g} needs the scale {amax / qmax:.6g}, outside "
+                               f"the normal float32 range {F32_TINY:.6g}..{F32_MAX:.6g} (the scale is stored as "
+                               f"a float32): it cannot be quantised")
     # the scale is a float32 (stored as 4 bytes; its shortest repr as a Python float round-trips exactly)
     scale = float(str(np.float32(amax / qmax))) if amax > 0 else 1.0
     q = np.clip(np.rint(a / scale), -qmax, qmax).astype(np.int8 if dtype == "int8" else np.int16)
@@ -68,11 +100,21 @@ def dequantize(q: np.ndarray, attrs: dict) -> np.ndarray:
     return q.astype(np.float32) * np.float32(attrs["scale"])
 
 
-def to_bfloat16(arr: np.ndarray):
+def to_bfloat16(arr: np.ndarray, name=None):
     """Round float32/float64 to bfloat16 (nearest, ties to even). Returns ``(bf16 array, attrs)``; the attrs
-    are empty (the bfloat16 dtype says it all)."""
+    are empty (the bfloat16 dtype says it all).
+
+    NaN and infinities stay what they are; a finite value beyond bfloat16's range (it would become an
+    infinity) raises :class:`UnsupportedError` naming the tensor (``name``).
+    """
     import ml_dtypes
-    b = np.asarray(arr, np.float32).astype(ml_dtypes.bfloat16)
+    a = np.asarray(arr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        b = np.asarray(a, np.float32).astype(ml_dtypes.bfloat16)
+    grown = np.isfinite(a) & ~np.isfinite(b.astype(np.float32))
+    if grown.any():
+        raise UnsupportedError(f"{_what(name)}: {int(grown.sum())} finite value(s) beyond the bfloat16 range "
+                               f"(first {a[grown].reshape(-1)[0]:.6g}) would become infinite")
     return b, {}
 
 
@@ -82,8 +124,9 @@ def prepare(arrays: dict, quantize: str | None = None, bf16: bool = False, prune
 
     float32/float64 tensors need ``quantize`` or ``bf16``; without one they raise :class:`UnsupportedError`.
     Integer tensors of 8/16 bits and float16/bfloat16 tensors pass unchanged (pruned if asked). Tensors of
-    other dtypes (int32, int64, bool, ...) raise, or are skipped (reported via ``warn``) with
-    ``skip_unsupported``.
+    other dtypes (int32, int64, bool, ...), and float tensors the lossy step cannot take (NaN or infinite
+    values for ``quantize``, a scale outside float32, values beyond bfloat16), raise naming the tensor, or
+    are skipped (reported via ``warn``) with ``skip_unsupported``.
     """
     from lutzip.codec.arrays import dtype_name
     if quantize and bf16:
@@ -102,10 +145,14 @@ def prepare(arrays: dict, quantize: str | None = None, bf16: bool = False, prune
                     f"--quantize int16|int8 or --bf16")
             if pf:
                 arr = prune(arr, pf)
-            if quantize:
-                arr, a = quantize_int(arr, quantize)
-            else:
-                arr, a = to_bfloat16(arr)
+            try:
+                arr, a = quantize_int(arr, quantize, name) if quantize else to_bfloat16(arr, name)
+            except UnsupportedError as e:
+                if skip_unsupported:
+                    if warn:
+                        warn(f"skipping: {e}")
+                    continue
+                raise UnsupportedError(f"{e}; --skip-unsupported leaves such tensors out") from None
         else:
             try:
                 dtype_name(arr)
