@@ -1,6 +1,7 @@
 """Damaged and hostile containers: every one is a LutzError naming the problem, never a wrong array, never a
 hang, and nothing is allocated from a header field before it is checked against the bytes present."""
 import json
+import os
 import struct
 import zlib
 
@@ -292,3 +293,171 @@ def test_scale_stored_in_4_bytes():
     n1 = len(ct.to_bytes(codec.compress({"a": a}, attrs={"a": {"scale": 3.9999e-05}})))
     assert n1 - n0 == 4
     assert len(ct.to_bytes(codec.compress({"a": a}, attrs={"a": {"scale": 0.123456789}}))) - n0 > 10
+
+
+# ------------------------------------------------------------------------ issue 14, items 6, 7, 8, 10
+def _with_header_field(data: bytes, fmt: str, offset: int, value) -> bytes:
+    head = bytearray(data[:28])
+    struct.pack_into(fmt, head, offset, value)
+    return bytes(head) + struct.pack("<I", zlib.crc32(bytes(head))) + data[32:]
+
+
+@pytest.mark.parametrize("value", [1, 0x80000000, 0xFFFFFFFF])
+def test_nonzero_reserved_header_field_rejected(value):
+    with pytest.raises(FormatError, match="reserved"):
+        decode_all(_with_header_field(DATA, "<I", 24, value))
+
+
+def _payload_moved(gap_before: int, gap_after: int, tensor: int = 1) -> bytes:
+    """DATA with ``gap_before`` zero bytes in front of tensor ``tensor``'s stripes and ``gap_after`` at the end."""
+    c = ct.from_bytes(DATA)
+    t = c.tensors[tensor]
+    words = c.payload
+    lo = t.offset // 4
+    payload = np.concatenate([words[:lo], np.zeros(gap_before // 4, np.uint32), words[lo:],
+                              np.zeros(gap_after // 4, np.uint32)])
+    for u in c.tensors[tensor:]:
+        u.offset += gap_before
+    return ct.to_bytes(ct.Container(c.tables, c.tensors, payload))
+
+
+@pytest.mark.parametrize("before,after,match", [(4, 0, "belong to no tensor"), (64, 0, "belong to no tensor"),
+                                                (0, 4, "belong to no tensor"), (0, 4096, "belong to no tensor"),
+                                                (8, 8, "belong to no tensor")])
+def test_unused_payload_bytes_rejected(before, after, match):
+    assert codec.decompress(ct.from_bytes(_payload_moved(0, 0)))["w"].shape == (40, 50)
+    with pytest.raises(FormatError, match=match):
+        decode_all(_payload_moved(before, after))
+    with pytest.raises(FormatError, match=match):      # the first tensor moved as well
+        decode_all(_payload_moved(before, after, tensor=0))
+
+
+def test_duplicate_names_rejected_by_reader_and_writer():
+    a = np.arange(4, dtype=np.int16)
+    meta = _counts(1, 2) + _table() + _tensor(name=b"t", shape=(0,), stripes=()) + \
+        _tensor(name=b"t", shape=(0,), stripes=())
+    with pytest.raises(FormatError, match="'t' appears twice"):
+        decode_all(rebuild(meta))
+    c = codec.compress({"t": a, "u": a})
+    c.tensors[1].name = "t"
+    with pytest.raises(FormatError, match="'t' appears twice"):
+        ct.to_bytes(c)
+    # names that differ only after a NUL, or in case, are different names
+    back = decode_all(ct.to_bytes(codec.compress({"a\0x": a, "a\0y": a + 1, "A": a, "a": a})))
+    assert sorted(back) == sorted(["a\0x", "a\0y", "A", "a"]) and np.array_equal(back["a\0y"], a + 1)
+
+
+@pytest.mark.parametrize("attrs", [b"[" * 200_000 + b"]" * 200_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000,
+                                   b'{"a":' * 65 + b"1" + b"}" * 65])
+def test_deeply_nested_attributes_are_one_error(attrs):
+    body = b'{"x":' + attrs + b"}" if attrs[:1] == b"[" else attrs
+    meta = ONE + _tensor(shape=(0,), stripes=(), attrs=body)
+    with pytest.raises(FormatError, match="nested deeper than 64") as e:
+        decode_all(rebuild(meta))
+    assert "\n" not in str(e.value)
+
+
+def test_attribute_nesting_limit_is_the_same_for_writer_and_reader():
+    a = np.arange(4, dtype=np.int16)
+    ok, deep = {}, {}
+    for _ in range(63):
+        ok = {"a": ok}
+    for _ in range(64):
+        deep = {"a": deep}
+    assert decode_all(ct.to_bytes(codec.compress({"t": a}, attrs={"t": ok})))["t"].shape == (4,)
+    with pytest.raises(FormatError, match="nested deeper"):
+        ct.to_bytes(codec.compress({"t": a}, attrs={"t": deep}))
+    circular = {}
+    circular["me"] = circular
+    with pytest.raises(FormatError, match="'t'"):
+        ct.to_bytes(codec.compress({"t": a}, attrs={"t": circular}))
+
+
+@pytest.mark.parametrize("shape,dtype", [((0, 2**62), 3), ((2**62, 0), 3), ((0, 2**62, 3), 1), ((0, 2**63 - 1), 3),
+                                         ((0, 2**32, 2**32), 3)])
+def test_shape_numpy_cannot_hold_is_an_error(shape, dtype):
+    table = _table(w=8, classes=((1, 1, 8, 0),)) if dtype in (1, 2) else _table()
+    meta = _counts(1, 1) + table + _tensor(shape=shape, dtype=dtype, stripes=())
+    with pytest.raises(FormatError, match="too big for an array"):
+        decode_all(rebuild(meta))
+
+
+@pytest.mark.parametrize("shape,dtype", [((0, 2**61), 3), ((0, 2**62), 1), ((2**20, 0, 2**40), 1),
+                                         ((0, 2**63 - 1), 1)])
+def test_empty_shapes_numpy_can_hold_decode(shape, dtype):
+    table = _table(w=8, classes=((1, 1, 8, 0),)) if dtype in (1, 2) else _table()
+    out = decode_all(rebuild(_counts(1, 1) + table + _tensor(shape=shape, dtype=dtype, stripes=())))
+    assert out["t"].shape == shape and out["t"].size == 0
+
+
+def test_output_size_checked_before_allocating(monkeypatch):
+    """A small file declaring a large output: refused from the index, with the sizes; nothing is decoded."""
+    z = np.zeros((4096, 1024), np.int16)                  # 8 MiB of zeros: a few KB of zero runs
+    data = ct.to_bytes(codec.compress({"z": z}))
+    assert len(data) < 64 * 1024
+    calls = []
+    monkeypatch.setattr(codec, "decode_stripes", lambda *a, **k: calls.append(a))
+    with pytest.raises(ct.OutputLimitError, match=f"{z.nbytes} bytes, more than the limit \\(1000000 bytes\\)"):
+        codec.decompress(ct.from_bytes(data), max_output=1_000_000)
+    assert calls == []
+    monkeypatch.setattr(codec, "available_memory", lambda: 5_000_000)     # the default: memory available
+    with pytest.raises(ct.OutputLimitError, match="memory available"):
+        codec.decompress(ct.from_bytes(data))
+    monkeypatch.undo()
+    assert codec.decompress(ct.from_bytes(data), max_output=z.nbytes)["z"].shape == z.shape
+    assert codec.decompress(ct.from_bytes(data), max_output=None)["z"].shape == z.shape
+    assert codec.available_memory() is None or codec.available_memory() > 0
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.float16])
+def test_decode_into_the_output_once(dtype):
+    """The decoded array owns one buffer of exactly its size (no wider intermediate kept, no copy made)."""
+    import tracemalloc
+    a = (np.arange(1 << 20) % 7).astype(dtype)
+    c = ct.from_bytes(ct.to_bytes(codec.compress({"a": a})))
+    codec.decompress(c)                                  # compile first
+    tracemalloc.start()
+    out = codec.decompress(c)["a"]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert np.array_equal(out, a)
+    assert peak < a.nbytes * 1.25 + 200_000, (peak, a.nbytes)
+
+
+def test_parse_index_does_not_copy_the_payload():
+    buf = bytearray(DATA)
+    c = ct.parse_index(buf)
+    assert np.shares_memory(c.payload, np.frombuffer(buf, np.uint8))
+    assert not np.shares_memory(ct.from_bytes(buf).payload, np.frombuffer(buf, np.uint8))
+    out = codec.decompress(c)
+    for k, a in ARRAYS.items():
+        assert np.array_equal(out[k].view(np.uint8), a.view(np.uint8))
+
+
+def test_write_is_atomic(tmp_path, monkeypatch):
+    p = tmp_path / "m.lutz"
+    p.write_bytes(b"old")
+    c = codec.compress({"a": np.arange(4, dtype=np.int16)})
+    c.tensors[0].attrs = {"bad": object()}
+    with pytest.raises(FormatError):
+        ct.write(p, c)
+    assert p.read_bytes() == b"old" and sorted(x.name for x in tmp_path.iterdir()) == ["m.lutz"]
+    c.tensors[0].attrs = {}
+
+    def boom(*a):
+        raise OSError("disk full")
+    real = ct.os.replace
+    monkeypatch.setattr(ct.os, "replace", boom)
+    with pytest.raises(OSError, match="disk full"):
+        ct.write(p, c)
+    monkeypatch.setattr(ct.os, "replace", real)
+    assert p.read_bytes() == b"old" and sorted(x.name for x in tmp_path.iterdir()) == ["m.lutz"]
+    assert ct.write(p, c) == p.stat().st_size and ct.read(p).tensors[0].name == "a"
+    assert ct.write(os.devnull, c) > 0 and os.path.exists(os.devnull)   # a device is written, never replaced
+
+
+def test_printable_escapes_what_a_terminal_would_act_on():
+    assert ct.printable("fc.weight") == "fc.weight" and ct.printable("Gewichte.é.日本") == "Gewichte.é.日本"
+    assert ct.printable("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert ct.printable("x\ny\rz\0\x7f\x9b") == "x\\x0ay\\x0dz\\x00\\x7f\\x9b"
+    assert ct.printable("\u202eevil") == "\\u202eevil" and ct.printable("a\\x1b") == "a\\\\x1b"

@@ -93,18 +93,19 @@ def array_bytes(shape, itemsize: int) -> int:
     return n
 
 
-def _json_depth(obj) -> int:
-    """Nesting depth of a JSON value (scalars 0, ``{}`` 1), without recursion."""
-    depth, stack = 0, [(obj, 1)]
+def _too_deep(obj, limit: int = MAX_ATTR_DEPTH) -> bool:
+    """True if a JSON value nests arrays/objects more than ``limit`` levels (``{}`` is 1), without recursion.
+
+    Stops at the first value beyond the limit, so a self-referencing structure ends too.
+    """
+    stack = [(obj, 1)]
     while stack:
         o, d = stack.pop()
-        if isinstance(o, dict):
-            depth = max(depth, d)
-            stack.extend((v, d + 1) for v in o.values())
-        elif isinstance(o, (list, tuple)):
-            depth = max(depth, d)
-            stack.extend((v, d + 1) for v in o)
-    return depth
+        if isinstance(o, (dict, list, tuple)):
+            if d > limit:
+                return True
+            stack.extend((v, d + 1) for v in (o.values() if isinstance(o, dict) else o))
+    return False
 
 
 @contextlib.contextmanager
@@ -280,7 +281,7 @@ def _pack_meta(c: Container) -> bytes:
         if scale is not None:
             flags |= ATTR_SCALE
             del attrs["scale"]
-        if attrs and _json_depth(attrs) > MAX_ATTR_DEPTH:
+        if attrs and _too_deep(attrs):
             raise FormatError(f"tensor {t.name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels")
         try:
             attrs = json.dumps(attrs, sort_keys=True, separators=(",", ":")).encode("utf-8") if attrs else b""
@@ -498,7 +499,7 @@ def _parse_meta(meta: bytes, payload_len: int):
                                   f"levels") from None
             if not isinstance(more, dict):
                 raise FormatError(f"tensor {name!r}: attributes are not a JSON object")
-            if _json_depth(more) > MAX_ATTR_DEPTH:
+            if _too_deep(more):
                 raise FormatError(f"tensor {name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels")
             if "scale" in more and "scale" in attrs:
                 raise FormatError(f"tensor {name!r}: scale given both as f32 and in the JSON attributes")
