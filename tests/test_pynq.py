@@ -9,6 +9,10 @@ import numpy as np
 import pytest
 
 pynq = pytest.importorskip("pynq", reason="pynq not installed (pip install 'lutzip[pynq]')")
+try:                                             # the driver's one-line reason, e.g. pynq with numpy >= 2
+    import lutzip.board.pynq  # noqa: E402,F401
+except ImportError as e:
+    pytest.skip(str(e), allow_module_level=True)
 
 from lutzip.board.base import BoardError, LinkError  # noqa: E402
 from lutzip.board.verify import stream_container  # noqa: E402

@@ -6,6 +6,10 @@ from importlib import resources
 import pytest
 
 pytest.importorskip("pynq", reason="pynq not installed (pip install 'lutzip[pynq]')")
+try:                                             # the driver's one-line reason, e.g. pynq with numpy >= 2
+    import lutzip.board.pynq  # noqa: E402,F401
+except ImportError as e:
+    pytest.skip(str(e), allow_module_level=True)
 papermill = pytest.importorskip("papermill", reason="papermill not installed (pip install papermill ipykernel)")
 pytest.importorskip("ipykernel", reason="ipykernel not installed")
 

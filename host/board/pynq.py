@@ -44,6 +44,11 @@ PYNQ_MIN = (3, 0)
 if tuple(int(x) for x in pynq.__version__.split(".")[:2] if x.isdigit()) < PYNQ_MIN:
     raise ImportError(f"pynq {pynq.__version__} is too old for lutzip's PYNQ driver (needs >= 3.0: the .hwh "
                       f"parser pynqmetadata and Device.allocate); pip install 'lutzip[pynq]'")
+try:        # pynq's buffers set ndarray.device, read-only since numpy 2.0 (hence pynq's numpy<2 pin)
+    pynq.buffer.PynqBuffer((1,), np.uint8, device=None)
+except AttributeError:
+    raise ImportError(f"pynq {pynq.__version__} cannot allocate buffers with numpy {np.__version__} (it needs "
+                      f"numpy < 2): pip install 'lutzip[pynq]' in its own environment") from None
 
 DMA_VLNV = "xilinx.com:ip:axi_dma:7.1"
 #: DMA register offsets (PG021, simple mode) the driver reads itself: status and S2MM length.
