@@ -174,6 +174,10 @@ def test_soft_reset_mid_transfer():
         assert R.decode_status(m.read_reg(R.STATUS))["busy"]
         m.soft_reset()
         assert R.decode_status(m.read_reg(R.STATUS))["in_reset"]                   # discarding
+        m.run_idle(8)
+        m.soft_reset()                                                              # again: still discarding
+        m.run_idle(8)
+        assert R.decode_status(m.read_reg(R.STATUS))["in_reset"]
         out, last, _ = m.transfer(buf[half:], 10**6, max_idle=100)                  # the DMA finishes MM2S
         assert not last and out == b""
         st = R.decode_status(m.read_reg(R.STATUS))

@@ -99,7 +99,7 @@ def lutzip_axi(aclk, aresetn,
     done_code = Signal(intbv(0)[4:])
     w_emit, m_fire, m_fire_last = b(), b(), b()
     crc = Signal(intbv(0)[32:])
-    pend_out = Signal(intbv(0, min=0, max=JOB_DEPTH + 2))
+    pend_out = Signal(intbv(0, min=0, max=JOB_DEPTH + 3))   # transfers ended at the input, output not done
     busy, in_reset = b(), b()
 
     @always_comb

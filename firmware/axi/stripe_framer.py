@@ -82,7 +82,7 @@ def stripe_framer(clk, rst, hold, hold_start, discard,
             opn.next = 0
         elif hold_start:
             opn.next = 0
-            if discard and (opn or state == st.DATA):
+            if discard and (opn or state != st.DESC):   # a transfer open, or already dropping one
                 state.next = st.DROP
             else:
                 state.next = st.DESC
