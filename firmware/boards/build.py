@@ -16,6 +16,7 @@ from lutzip.errors import UnsupportedError
 from lutzip.hdl.flows import synth as sy
 from lutzip.hdl.flows.convert import convert_block
 from lutzip.firmware.boards.registry import BOARDS, check_baud, get_board
+from lutzip.firmware.axi.build import ZYNQ_BOARDS, build_zynq, format_zynq  # AXI DMA boards (docs/AXI.md)
 
 __all__ = ["build", "format_build", "register"]
 
@@ -26,6 +27,8 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
 
     ``top`` replaces ``lutzip.firmware.uart.uart_top.uart_top`` (same signature), e.g. for tests.
     """
+    if board_name in ZYNQ_BOARDS:
+        return build_zynq(board_name, out, **{k: v for k, v in dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH).items() if v})
     b = get_board(board_name)
     core = {"L": 8, "W": 16, "LUT3_DEPTH": 4096, **b.core_params}
     L = core["L"] if L is None else L
@@ -87,6 +90,8 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
 
 
 def format_build(r) -> str:
+    if "vlnv" in r:
+        return format_zynq(r)
     lines = [f"board    {r['title']} ({r['part']}), {r['clk_mhz']:g} MHz, UART {r['baud']} baud "
              f"(divider error {r['baud_error']:.2%})"]
     if "resources" in r:
@@ -121,7 +126,7 @@ def register(board_subparsers):
     """Add ``build`` to the ``lutzip board`` group (``board_subparsers`` from its add_subparsers)."""
     p = board_subparsers.add_parser("build", help="build a board bitstream (yosys + nextpnr + icepack/ecppack; "
                                     "Vivado files for the Arty)")
-    p.add_argument("--board", required=True, choices=sorted(BOARDS))
+    p.add_argument("--board", required=True, choices=sorted(BOARDS) + sorted(ZYNQ_BOARDS))
     p.add_argument("--out", help="output folder (default build/board-NAME)")
     p.add_argument("--baud", type=int, help="UART baud rate (default: the board's)")
     p.add_argument("--seed", type=int, default=1, help="nextpnr seed")
