@@ -183,3 +183,137 @@ def test_console_script_entry_point(tmp_path):
     r = subprocess.run([sys.executable, "-m", "lutzip.cli", "info", str(tmp_path / "none.lutz")],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("lutzip: error:")
+
+
+# ------------------------------------------------------------------------------------ issue 14, items 6-12
+def _lutz(tmp_path, arrays, name="m.lutz", **kw):
+    import lutzip
+    p = tmp_path / name
+    lutzip.save(p, arrays, **kw)
+    return p
+
+
+def test_tensor_names_numpy_savez_would_lose_come_back(tmp_path, capsys):
+    """``file`` (a TypeError in np.savez), ``allow_pickle`` (swallowed by it) and friends, from a safetensors file."""
+    from safetensors.numpy import save_file
+    arrays = {"file": np.arange(6, dtype=np.int16).reshape(2, 3), "allow_pickle": np.arange(3, dtype=np.int8),
+              "args": np.ones(2, np.uint8), "kwds": np.zeros(1, np.int16), "a/b": np.arange(2, dtype=np.int8),
+              "": np.arange(3, dtype=np.int16), "x.npy.y": np.ones(1, np.int8), "é日": np.ones(2, np.int8)}
+    src = tmp_path / "m.safetensors"
+    save_file(arrays, str(src))
+    out, back = tmp_path / "m.lutz", tmp_path / "back.npz"
+    assert run(["compress", src, "-o", out], capsys)[0] == 0
+    rc, o, e = run(["decompress", out, "-o", back], capsys)
+    assert rc == 0 and o.strip().endswith(f"{len(arrays)} tensors") and e == ""
+    with np.load(back) as z:
+        assert sorted(z.files) == sorted(arrays)
+        for k, a in arrays.items():
+            assert z[k].dtype == a.dtype and np.array_equal(z[k], a), k
+
+
+@pytest.mark.parametrize("names,match", [(["a\0b", "a\0c"], "NUL"), (["w", "w.npy"], "'w' and 'w.npy'")])
+def test_names_an_npz_cannot_hold_are_refused_and_nothing_is_written(tmp_path, capsys, names, match):
+    p = _lutz(tmp_path, {n: np.arange(3, dtype=np.int8) + i for i, n in enumerate(names)})
+    back = tmp_path / "back.npz"
+    rc, o, e = run(["decompress", p, "-o", back], capsys)
+    assert rc == 2 and match in e and e.count("\n") == 1 and "lutzip.load" in e
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["m.lutz"]
+    import lutzip
+    got = lutzip.load(p)                                # the API keeps every tensor
+    assert list(got) == names and all(np.array_equal(got[n], np.arange(3, dtype=np.int8) + i)
+                                      for i, n in enumerate(names))
+
+
+def test_failed_decompress_leaves_the_old_output_alone(tmp_path, capsys):
+    p = _lutz(tmp_path, {"a": np.arange(100, dtype=np.int16)})
+    data = bytearray(p.read_bytes())
+    data[-3] ^= 1
+    bad = tmp_path / "bad.lutz"
+    bad.write_bytes(bytes(data))
+    back = tmp_path / "back.npz"
+    back.write_bytes(b"previous")
+    rc, o, e = run(["decompress", bad, "-o", back], capsys)
+    assert rc == 2 and "CRC" in e
+    assert back.read_bytes() == b"previous" and sorted(x.name for x in tmp_path.iterdir()) == \
+        ["back.npz", "bad.lutz", "m.lutz"]
+
+
+def test_max_output(tmp_path, capsys):
+    z = np.zeros((1024, 1024), np.int16)                 # 2 MiB from a few KB
+    p = _lutz(tmp_path, {"z": z, "b": np.ones(8, np.int8)})
+    assert p.stat().st_size < 32 * 1024
+    back = tmp_path / "back.npz"
+    for limit in ("1M", "2097159", "0.5m"):
+        rc, o, e = run(["decompress", p, "-o", back, "--max-output", limit], capsys)
+        assert rc == 2 and f"decode to {z.nbytes + 8} bytes" in e and "--max-output" in e and e.count("\n") == 1
+        assert not back.exists()
+    for limit in ("2097160", "3M", "none", "auto"):
+        assert run(["decompress", p, "-o", back, "--max-output", limit], capsys)[0] == 0
+    with pytest.raises(SystemExit):
+        cli.main(["decompress", str(p), "-o", str(back), "--max-output", "lots"])
+    assert "not a size" in capsys.readouterr().err
+
+
+def test_info_json_is_valid_json_with_nan_and_inf_attributes(tmp_path, capsys):
+    attrs = {"a": {"scale": float("nan"), "lo": float("-inf"), "hi": [float("inf"), 1.5]}}
+    p = _lutz(tmp_path, {"a": np.arange(10, dtype=np.int16)}, attrs=attrs)
+    rc, o, e = run(["info", p, "--json"], capsys)
+    assert rc == 0
+
+    def no_constants(c):
+        raise AssertionError(f"{c} in the JSON")
+    d = json.loads(o, parse_constant=no_constants)
+    assert d["tensors"][0]["attrs"] == {"scale": "NaN", "lo": "-Infinity", "hi": ["Infinity", 1.5]}
+
+
+def test_info_escapes_control_characters_in_names(tmp_path, capsys):
+    p = _lutz(tmp_path, {"a\x1b[2Jb": np.arange(4, dtype=np.int8), "c\rd\x07": np.arange(4, dtype=np.int8),
+                         "ok.weight": np.arange(4, dtype=np.int8)})
+    rc, o, e = run(["info", p], capsys)
+    assert rc == 0 and "a\\x1b[2Jb" in o and "c\\x0dd\\x07" in o and "ok.weight" in o
+    assert not any(ch in o for ch in "\x1b\r\x07")
+    rc, o, e = run(["info", p, "--json"], capsys)
+    assert [t["name"] for t in json.loads(o)["tensors"]] == ["a\x1b[2Jb", "c\rd\x07", "ok.weight"]   # JSON is exact
+
+
+def test_info_json_tensor_bytes_sum_to_the_payload(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    w = np.rint(rng.laplace(0, 50, (200, 300))).astype(np.int16)
+    w[rng.random(w.shape) < 0.9] = 0
+    p = _lutz(tmp_path, {"w": w, "b": rng.integers(-5, 5, 300).astype(np.int8)}, stripe_len=256)
+    rc, o, e = run(["info", p, "--json"], capsys)
+    d = json.loads(o)
+    head = ct.HEADER.unpack_from(p.read_bytes())
+    assert sum(t["bytes"] for t in d["tensors"]) == head[5] and d["bytes"] == p.stat().st_size
+    assert all(t["stripes"] > 1 for t in d["tensors"])
+
+
+def test_info_into_a_closed_pipe_ends_quietly(tmp_path):
+    p = _lutz(tmp_path, {f"tensor.{i:04d}.weight": np.arange(8, dtype=np.int8) for i in range(1500)})
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from lutzip import cli; sys.exit(cli.main())",
+                             "info", str(p)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = [proc.stdout.readline() for _ in range(2)]     # what `| head -2` reads, then it goes away
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    rc = proc.wait(timeout=120)
+    assert first[0].startswith(str(p).encode()) and rc in (0, 141) and err == "", (rc, err)
+
+
+def test_deep_json_attributes_are_one_line_in_every_command(tmp_path, capsys):
+    import struct
+    import zlib
+    good = _lutz(tmp_path, {"a": np.zeros(0, np.int16)}).read_bytes()
+    c = ct.from_bytes(good)
+    meta = bytearray(good[ct.HEADER_SIZE:ct.HEADER_SIZE + ct.HEADER.unpack_from(good)[3]])
+    deep = b'{"x":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    # rebuild the one tensor record with the deep attributes (name a, int16, 1 dim 0, no flags)
+    head = meta[:meta.index(b"\x01a")]
+    rec = b"\x01a" + bytes([3, 1, 0, 0]) + ct._varint(len(deep)) + deep + b"\x00" + ct._varint(c.tensors[0].stripe_len) \
+        + b"\x00\x00"
+    m = bytes(head + rec)
+    h = struct.pack("<4sHHIIQI", b"LUTZ", ct.VERSION, 0, len(m), zlib.crc32(m), 0, 0)
+    bad = tmp_path / "deep.lutz"
+    bad.write_bytes(h + struct.pack("<I", zlib.crc32(h)) + m)
+    for argv in (["decompress", bad, "-o", tmp_path / "x.npz"], ["info", bad], ["info", bad, "--json"]):
+        rc, o, e = run(argv, capsys)
+        assert rc == 2 and "nested deeper" in e and e.count("\n") == 1, (argv, e[:200])

@@ -396,7 +396,17 @@ def parse_index(buffer) -> Container:
     CorruptError
         The header or metadata CRC does not match.
     """
-    mv = memoryview(buffer).cast("B")
+    base = memoryview(buffer)
+    mv = base.cast("B")
+    try:
+        return _parse(mv)
+    except BaseException:
+        mv.release()            # an error's traceback must not keep the caller's buffer (an mmap) exported
+        base.release()
+        raise
+
+
+def _parse(mv: memoryview) -> Container:
     size = len(mv)
     if size < HEADER_SIZE:
         raise FormatError(f"file of {size} bytes is shorter than the {HEADER_SIZE}-byte header")
