@@ -193,6 +193,39 @@ def test_stall_mid_transfer_times_out_then_recovers(board):
     assert np.array_equal(np.concatenate([s.words for s in res.stripes]), expected_words(c, t))
 
 
+def test_soft_reset_mid_transfer_discards_to_tlast(board, monkeypatch):
+    """The host soft-resets the top (discard mode) while MM2S is half way: the top swallows the rest of the
+    input up to TLAST, so MM2S completes, S2MM never sees TLAST; after the DMA reset the next tensor passes."""
+    from lutzip.board.pynq import DmaError
+    from lutzip.board.pynq_sim.dma import SR_IDLE
+    c = _container("int16")
+    t = max(c.tensors, key=lambda t: t.numel)
+    job = [(t.name, c.tables[t.table], list(c.stripes(t)))]
+    dm = board.device.dma_model
+    seen = {}
+
+    def soft_reset_instead_of_waiting():
+        board.core.control(R.CTRL_SOFT_RESET)                    # discard mode: MM2S is left running
+        seen["in_reset"] = board.core.status()["in_reset"]     # input transfer open: discarding
+        dm.resume()                                            # the DMA feeds the rest of the buffer
+        seen["mm2s_idle"] = bool(dm.read(0x04) & SR_IDLE)
+        seen["s2mm_idle"] = bool(dm.read(0x34) & SR_IDLE)
+        seen["after"] = board.core.status()
+        board._recover()
+        raise DmaError("aborted by the test")
+
+    dm.inject["stall_after_words"] = 7
+    monkeypatch.setattr(board, "_wait", soft_reset_instead_of_waiting)
+    with pytest.raises(DmaError, match="aborted"):
+        board.stream(job)
+    monkeypatch.undo()
+    assert seen["in_reset"] and seen["mm2s_idle"] and not seen["s2mm_idle"]
+    assert not seen["after"]["in_reset"] and not seen["after"]["busy"]
+    res = board.stream(job, words=True)
+    from lutzip.board.verify import expected_words
+    assert np.array_equal(np.concatenate([s.words for s in res.stripes]), expected_words(c, t))
+
+
 @pytest.mark.parametrize("channel,bit,name", [("mm2s", 0x20, "DMASlvErr"), ("s2mm", 0x40, "DMADecErr")])
 def test_dma_error_bits_raise(board, channel, bit, name):
     c = _container("int16")

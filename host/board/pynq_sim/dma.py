@@ -69,6 +69,7 @@ class AxiDmaModel:
         self.inject = {}                # one-shot faults: "mm2s"/"s2mm" -> SR bits; "stall_after_words" -> k
         self.transfers = 0
         self.cycles = 0
+        self.s2mm_written = 0           # bytes of the current S2MM transfer written so far
 
     def _ch(self, offset):
         return (self.mm2s, offset) if offset < S2MM else (self.s2mm, offset - S2MM)
@@ -133,27 +134,37 @@ class AxiDmaModel:
         if self.mm2s.armed and self.s2mm.armed:
             self._run()
 
-    def _run(self):
+    def _run(self, resume=False):
         words = self.pending_words
-        cap = self.s2mm.length
+        if not resume:
+            self.s2mm_written = 0
+        cap = self.s2mm.length - self.s2mm_written
         stall = self.inject.pop("stall_after_words", None)
         kw = {} if stall is None else {"stop_after_words": int(stall)}
         out, last, cycles = self.sim.transfer(words, cap, **kw)
-        self.transfers += 1
+        self.transfers += 0 if resume else 1
         self.cycles += cycles
         sent = getattr(self.sim, "words_sent", len(words) if stall is None else int(stall))
-        try:
-            self.mem.write(self.s2mm.addr, out)
-        except KeyError:
-            self.s2mm.error(SR_DEC_ERR)
-            return
-        if last:
-            self.s2mm.length = len(out)
-            self.s2mm.done()
-        elif len(out) >= cap:
-            self.s2mm.error(SR_INT_ERR)             # the packet is longer than the S2MM buffer
+        if self.s2mm.armed and out:
+            try:
+                self.mem.write(self.s2mm.addr + self.s2mm_written, out)
+            except KeyError:
+                self.s2mm.error(SR_DEC_ERR)
+                return
+            self.s2mm_written += len(out)
+            if last:
+                self.s2mm.length = self.s2mm_written
+                self.s2mm.done()
+            elif len(out) >= cap:
+                self.s2mm.error(SR_INT_ERR)         # the packet is longer than the S2MM buffer
         if sent >= len(words):
             self.pending_words = None
             self.mm2s.done()
         else:
-            self.pending_words = words[sent:]       # stalled: MM2S stays busy until a reset
+            self.pending_words = words[sent:]       # stalled: MM2S stays busy until resumed or reset
+
+    def resume(self):
+        """Feed the rest of a stalled MM2S transfer (``inject["stall_after_words"]``), e.g. after the host
+        soft-reset the top in discard mode: the MM2S then completes, the S2MM waits for a TLAST."""
+        if self.pending_words is not None and self.mm2s.armed:
+            self._run(resume=True)
