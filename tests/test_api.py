@@ -230,3 +230,28 @@ def test_import_is_light_and_the_api_loads_on_first_use(tmp_path):
     assert out.stdout.split("\n")[:3] == ["False False False", "(10, 10) False", "4950 True"]
     with pytest.raises(AttributeError):
         lutzip.no_such_function  # noqa: B018
+
+
+def test_max_output_in_decompress_load_and_open(tmp_path, monkeypatch, decoder_calls):
+    """A small file that decodes to a lot: refused from the index before decoding (issue 14, item 8)."""
+    z = np.zeros((2048, 1024), np.int16)                      # 4 MiB of zeros in a few KB
+    p = tmp_path / "z.lutz"
+    lutzip.save(p, {"z": z, "b": np.arange(5, dtype=np.int8)})
+    data = p.read_bytes()
+    assert len(data) < 64 * 1024
+    for call in (lambda **k: lutzip.decompress(data, **k), lambda **k: lutzip.load(p, **k)):
+        with pytest.raises(ct.OutputLimitError, match=f"{z.nbytes + 5} bytes"):
+            call(max_output=1 << 20)
+        assert decoder_calls == []
+        assert call(max_output=None)["z"].shape == z.shape
+        decoder_calls.clear()
+    with lutzip.open(p, max_output=1 << 20) as f:
+        assert np.array_equal(f["b"], np.arange(5, dtype=np.int8))      # small tensors still read
+        with pytest.raises(ct.OutputLimitError, match=f"{z.nbytes} bytes"):
+            f["z"]
+        assert decoder_calls == ["b"]
+    monkeypatch.setattr(codec_arrays, "available_memory", lambda: 1 << 20)   # the default: memory available
+    with pytest.raises(LutzError, match="memory available"):
+        lutzip.load(p)
+    with lutzip.open(p) as f, pytest.raises(LutzError, match="memory available"):
+        f["z"]

@@ -160,3 +160,205 @@ def test_prepare_rules():
     out, _ = quantize.prepare({"i": np.arange(3), "j": np.arange(3, dtype=np.int8)}, skip_unsupported=True,
                               warn=warned.append)
     assert list(out) == ["j"] and warned
+
+
+# ------------------------------------------------------------------------------------ issue 14, items 13-15
+def _npy_bytes(shape, dtype="<i2", data=b""):
+    """An .npy header for ``shape`` (written here with numpy's own header writer) followed by ``data``."""
+    import io
+    f = io.BytesIO()
+    np.lib.format.write_array_header_1_0(f, {"descr": dtype, "fortran_order": False, "shape": shape})
+    return f.getvalue() + data
+
+
+def _traced_peak(fn):
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        fn()
+    finally:
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peak
+
+
+@pytest.mark.parametrize("shape", [(10**12,), (10**6, 10**6), (2**40, 2**20), (3, 5)])
+def test_npy_header_claiming_more_than_the_file_holds(tmp_path, shape):
+    p = tmp_path / "big.npy"
+    p.write_bytes(_npy_bytes(shape, data=b"\0" * 16))
+    with pytest.raises(FormatError, match="claims shape") as e:
+        assert _traced_peak(lambda: loaders.load(p)) is None
+    assert str(p) in str(e.value)
+    assert _traced_peak(lambda: pytest.raises(FormatError, loaders.load, p)) < 1 << 20
+
+
+@pytest.mark.parametrize("compression", ["stored", "deflated"])
+def test_npz_member_header_claiming_more_than_the_member_holds(tmp_path, compression):
+    import zipfile
+    p = tmp_path / "big.npz"
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_STORED if compression == "stored" else zipfile.ZIP_DEFLATED) as z:
+        z.writestr("w.npy", _npy_bytes((10**12,), data=b"\0" * 64))
+        z.writestr("ok.npy", _npy_bytes((4,), data=b"\1\0" * 4))
+    assert _traced_peak(lambda: pytest.raises(FormatError, loaders.load, p)) < 1 << 20
+    with pytest.raises(FormatError, match="member 'w.npy' claims shape"):
+        loaders.load(p)
+
+
+def test_npz_member_whose_zip_sizes_lie(tmp_path):
+    """The zip directory claims a 4 GB member from 300 compressed bytes: refused before inflating."""
+    import struct
+    import zipfile
+    p = tmp_path / "lie.npz"
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("w.npy", _npy_bytes((2**31 - 100,), "|u1", b"\0" * 256))
+    data = bytearray(p.read_bytes())
+    for sig, off in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        i = data.index(sig)
+        struct.pack_into("<I", data, i + off, 0xFFFFFF00)
+    p.write_bytes(bytes(data))
+    with pytest.raises(FormatError, match="claims 4294967040 bytes from"):
+        loaders.load(p)
+
+
+def test_npz_with_damaged_deflate_data(tmp_path):
+    p = tmp_path / "m.npz"
+    np.savez_compressed(p, w=np.arange(20000, dtype=np.int16), v=np.ones(10, np.int8))
+    good = p.read_bytes()
+    hits = 0
+    for pos in range(200, len(good) - 200, 97):
+        bad = bytearray(good)
+        bad[pos] ^= 0x5A
+        p.write_bytes(bytes(bad))
+        try:
+            got = loaders.load(p)
+        except FormatError as e:
+            assert "\n" not in str(e) and str(p) in str(e)
+            hits += 1
+            continue
+        assert set(got) == {"w", "v"}                      # a byte that did not matter: the same arrays
+        assert np.array_equal(got["w"], np.arange(20000, dtype=np.int16))
+    assert hits > 5
+
+
+def test_npz_duplicate_and_foreign_members(tmp_path):
+    import warnings
+    import zipfile
+    p = tmp_path / "dup.npz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                    # zipfile warns about the duplicate name
+        with zipfile.ZipFile(p, "w") as z:
+            z.writestr("w.npy", _npy_bytes((1,), data=b"\1\0"))
+            z.writestr("w.npy", _npy_bytes((1,), data=b"\2\0"))
+    with pytest.raises(FormatError, match="'w' appears twice"):
+        loaders.load(p)
+    with zipfile.ZipFile(p, "w") as z:
+        z.writestr("w.npy", _npy_bytes((1,), data=b"\1\0"))
+        z.writestr("notes.txt", b"hello")
+    with pytest.raises(FormatError, match="'notes.txt' is not an .npy"):
+        loaders.load(p)
+    np.save(tmp_path / "o.npy", np.array([object()]), allow_pickle=True)
+    with pytest.raises(FormatError, match="pickle"):
+        loaders.load(tmp_path / "o.npy")
+
+
+def _safetensors(path, header: dict, data: bytes):
+    import json
+    import struct
+    h = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(h)) + h + data)
+
+
+@pytest.mark.parametrize("header,match", [
+    ('{"a":{"dtype":"I16","shape":[2],"data_offsets":[0,4]},"a":{"dtype":"I16","shape":[1],"data_offsets":[4,6]}}',
+     "'a' appears twice"),
+    ('{"a":{"dtype":"I16","shape":[2]}}', "data_offsets"),
+    ('{"a":{"dtype":"I16","shape":[-2],"data_offsets":[0,4]}}', "data_offsets"),
+    ('{"a":{"dtype":"I16","shape":[2],"data_offsets":[0,400]}}', "offsets"),
+    ('{"a":[1,2]}', "data_offsets"),
+    ('[1]', "JSON object"),
+    ('{"a":' * 50000 + '1' + '}' * 50000, "not JSON"),
+])
+def test_safetensors_hostile_headers(tmp_path, header, match):
+    import struct
+    p = tmp_path / "h.safetensors"
+    h = header.encode()
+    p.write_bytes(struct.pack("<Q", len(h)) + h + b"\0" * 8)
+    with pytest.raises(FormatError, match=match):
+        loaders.load(p)
+    with pytest.raises(FormatError, match=match):
+        loaders._safetensors_raw(str(p))
+
+
+def _onnx_model(path, dims, raw: bytes, data_type=None):
+    onnx = pytest.importorskip("onnx")
+    t = onnx.TensorProto()
+    t.name, t.data_type = "w", data_type or onnx.TensorProto.INT16
+    t.dims.extend(dims)
+    t.raw_data = raw
+    g = onnx.helper.make_graph([], "g", [], [], initializer=[t])
+    onnx.save(onnx.helper.make_model(g), str(path))
+
+
+@pytest.mark.parametrize("dims,raw", [((4, 4), b"\0" * 6), ((2**40, 2**20), b"\0" * 32), ((3,), b"\0" * 8),
+                                      ((2**62, 2**62), b"")])
+def test_onnx_data_not_matching_dims(tmp_path, dims, raw):
+    p = tmp_path / "m.onnx"
+    _onnx_model(p, dims, raw)
+    with pytest.raises(FormatError, match="tensor 'w'") as e:
+        loaders.load(p)
+    assert "\n" not in str(e.value)
+    _onnx_model(p, (2, 2), b"\1\0\2\0\3\0\4\0")
+    assert np.array_equal(loaders.load(p)["w"], np.array([[1, 2], [3, 4]], np.int16))
+
+
+@pytest.mark.parametrize("w,why", [
+    ([[1e300, -2e299], [3, 1e-300]], "outside the normal float32 range"),           # scale would be inf
+    ([[1e-300, -2e-301], [3e-302, 0]], "outside the normal float32 range"),         # scale would be 0
+    ([[1e-41, 0], [0, 0]], "outside the normal float32 range"),                     # scale subnormal
+    ([3.0, np.inf], "NaN or infinite"), ([np.nan, 1.0], "NaN or infinite"), (-np.inf, "NaN or infinite"),
+])
+@pytest.mark.parametrize("dt", ["int16", "int8"])
+def test_quantize_refuses_what_it_cannot_represent(w, why, dt):
+    a = np.array(w, np.float64)
+    with pytest.raises(UnsupportedError, match=why) as e:
+        quantize.quantize_int(a, dt, name="fc.w")
+    assert "'fc.w'" in str(e.value)
+    with pytest.raises(UnsupportedError, match="'fc.w'.*--skip-unsupported"):
+        quantize.prepare({"fc.w": a, "b": np.ones(3, np.float32)}, quantize=dt)
+    warned = []
+    out, attrs = quantize.prepare({"fc.w": a, "b": np.ones(3, np.float32)}, quantize=dt, skip_unsupported=True,
+                                  warn=warned.append)
+    assert list(out) == ["b"] and len(warned) == 1 and "'fc.w'" in warned[0] and why in warned[0]
+
+
+def test_quantize_float64_in_float32_range_still_works():
+    a = np.array([[1e30, -2e29], [3, 1e-30]])
+    q, attrs = quantize.quantize_int(a, "int16")
+    assert np.isfinite(attrs["scale"]) and attrs["scale"] > 0 and q[0, 0] == 32767
+    assert np.allclose(quantize.dequantize(q, attrs)[0], a[0], rtol=1e-4)
+    a = np.array([1e-30, -3e-31])                          # tiny but the scale is a normal float32
+    q, attrs = quantize.quantize_int(a, "int16")
+    assert q.tolist() == [32767, -9830] and attrs["scale"] > 0
+
+
+def test_bf16_of_float64_beyond_its_range_is_refused():
+    with pytest.raises(UnsupportedError, match="'big'.*bfloat16 range"):
+        quantize.prepare({"big": np.array([1e300, 1.0])}, bf16=True)
+    b, _ = quantize.to_bfloat16(np.array([np.inf, -np.inf, np.nan, 1e-300], np.float64))   # kept as they are
+    f = b.astype(np.float32)
+    assert f[0] == np.inf and f[1] == -np.inf and np.isnan(f[2]) and f[3] == 0
+
+
+def test_cli_quantize_errors_and_skip_name_the_tensor(tmp_path, capsys):
+    from lutzip import cli
+    src = tmp_path / "m.npz"
+    np.savez(src, **{"big": np.array([[1e300, -2e299], [3, 1e-300]]), "logits.min": np.array(-np.inf, np.float32),
+                     "fc.weight": np.ones((4, 4), np.float32)})
+    out = tmp_path / "m.lutz"
+    rc = cli.main(["compress", str(src), "-o", str(out), "--quantize", "int16"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "'big'" in err and err.count("\n") == 1 and not out.exists()
+    rc = cli.main(["compress", str(src), "-o", str(out), "--quantize", "int16", "--skip-unsupported"])
+    err = capsys.readouterr().err
+    assert rc == 0 and "'big'" in err and "'logits.min'" in err and err.count("warning") == 2
+    assert [t.name for t in ct.read(out).tensors] == ["fc.weight"]

@@ -61,9 +61,12 @@ def _read_npy(open_member, size: int, path, what):
 
     ``open_member()`` opens the stream afresh (a file, or a member of a zip).
     """
-    with open_member() as fp:
-        shape, _, dtype = _npy_header(fp, path, what)
-        head = fp.tell()
+    try:
+        with open_member() as fp:
+            shape, _, dtype = _npy_header(fp, path, what)
+            head = fp.tell()
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+        raise FormatError(f"{path}: {what} is damaged ({e})") from None
     n = dtype.itemsize
     for d in shape:
         n *= int(d)
