@@ -29,6 +29,7 @@ import numpy as np
 
 from lutzip.board.base import BoardBase, BoardError, BoardInfo, BoardProtocolError, LinkError, StreamResult, \
     StripeResult
+from lutzip.board.pynq_sim import dma as D          # PG021's register map (pure Python; no simulator)
 from lutzip.firmware.axi import regs as R
 from lutzip.link.protocol import words_crc
 
@@ -50,14 +51,9 @@ except AttributeError:
     raise ImportError(f"pynq {pynq.__version__} cannot allocate buffers with numpy {np.__version__} (it needs "
                       f"numpy < 2): pip install 'lutzip[pynq]' in its own environment") from None
 
-DMA_VLNV = "xilinx.com:ip:axi_dma:7.1"
-#: DMA register offsets (PG021, simple mode) the driver reads itself: status and S2MM length.
-_SR = {"MM2S": 0x04, "S2MM": 0x34}
-_S2MM_LENGTH = 0x58
-_DMACR_RESET = 1 << 2
-_SR_IDLE, _SR_HALTED = 1 << 1, 1 << 0
-_SR_ERRORS = {0x10: "DMAIntErr (internal error: zero length, or a packet longer than the S2MM buffer)",
-              0x20: "DMASlvErr (the memory answered an error)", 0x40: "DMADecErr (invalid address)"}
+#: The DMA registers the driver reads itself (pynq's channels start the transfers): status, S2MM length.
+_SR = {"MM2S": D.MM2S + D.DMASR, "S2MM": D.S2MM + D.DMASR}
+_S2MM_LENGTH = D.S2MM + D.LENGTH
 
 
 class DmaError(LinkError):
@@ -165,7 +161,7 @@ class PynqBoard(BoardBase):
         self.core = _find(overlay, R.VLNV, "lutzip_axi core")
         if not isinstance(self.core, LutzipAxi):
             raise BoardError(f"pynq bound {type(self.core).__name__} to {R.VLNV}, not the lutzip driver")
-        self.dma = _find(overlay, DMA_VLNV, "AXI DMA")
+        self.dma = _find(overlay, D.DMA_VLNV, "AXI DMA")
         if self.dma.sendchannel is None or self.dma.recvchannel is None:
             raise BoardError("the AXI DMA needs both channels (MM2S and S2MM)")
         if getattr(self.dma, "_sg", False):
@@ -225,12 +221,8 @@ class PynqBoard(BoardBase):
                                   "host_overhead_s_per_transfer") if k in s}
 
     def _close(self):
-        for b in (self._in, self._out):
-            if b is not None:
-                try:
-                    b.freebuffer()
-                except Exception:
-                    pass
+        self._free(self._in)
+        self._free(self._out)
         self._in = self._out = None
         if self.device is not None and self.kind == "pynq-sim":
             self.device.close()
@@ -263,10 +255,21 @@ class PynqBoard(BoardBase):
         return out
 
     def _buffers(self, in_words, out_bytes):
+        """Contiguous DMA buffers at least this large (kept between calls; a smaller one is freed first)."""
         if self._in is None or self._in.shape[0] < in_words:
+            self._free(self._in)
             self._in = pynq.allocate((max(in_words, 1024),), np.uint32, target=self._target())
         if self._out is None or self._out.nbytes < out_bytes:
+            self._free(self._out)
             self._out = pynq.allocate((max(out_bytes, 4096),), np.uint8, target=self._target())
+
+    @staticmethod
+    def _free(buf):
+        if buf is not None:
+            try:
+                buf.freebuffer()
+            except Exception:        # a buffer pynq already released
+                pass
 
     def _target(self):
         return self.device if self.device is not None else getattr(self.overlay, "device", None)
@@ -392,11 +395,11 @@ class PynqBoard(BoardBase):
         while True:
             for ch in list(pending):
                 sr = int(self.dma.mmio.read(_SR[ch]))
-                bad = [txt for bit, txt in _SR_ERRORS.items() if sr & bit]
+                bad = [txt for bit, txt in D.SR_ERROR_TEXT.items() if sr & bit]
                 if bad:
                     self._recover()
                     raise DmaError(f"AXI DMA {ch} error, DMASR {sr:#06x}: {'; '.join(bad)} (DMA and core reset)")
-                if sr & _SR_IDLE:
+                if sr & D.SR_IDLE:
                     pending.remove(ch)
                 elif ch == "S2MM" and "MM2S" in pending:
                     continue          # still look at MM2S's error bits in this round
@@ -416,9 +419,9 @@ class PynqBoard(BoardBase):
         """Return everything to idle: the core's soft reset (without discarding input) and a DMA reset."""
         self.recoveries += 1
         self.core.control(R.CTRL_SOFT_RESET | R.CTRL_NO_DISCARD)
-        self.dma.mmio.write(0x00, _DMACR_RESET)
+        self.dma.mmio.write(D.MM2S + D.DMACR, D.CR_RESET)      # resets both channels
         deadline = time.monotonic() + self.timeout
-        while int(self.dma.mmio.read(0x00)) & _DMACR_RESET:
+        while int(self.dma.mmio.read(D.MM2S + D.DMACR)) & D.CR_RESET:
             if time.monotonic() > deadline:
                 raise DmaError("AXI DMA reset did not complete")
             time.sleep(1e-4)

@@ -15,12 +15,19 @@ from __future__ import annotations
 
 import numpy as np
 
-DMACR, DMASR, ADDR, ADDR_MSB, LENGTH = 0x00, 0x04, 0x18, 0x1C, 0x28
-MM2S, S2MM = 0x00, 0x30
+#: The IP the model stands for, and its PG021 register map (simple mode): the one definition for the model,
+#: the .hwh generator and the driver.
+DMA_VLNV = "xilinx.com:ip:axi_dma:7.1"
+DMACR, DMASR, ADDR, ADDR_MSB, LENGTH = 0x00, 0x04, 0x18, 0x1C, 0x28      # offsets within a channel
+MM2S, S2MM = 0x00, 0x30                                                  # channel bases
 CR_RS, CR_RESET = 1 << 0, 1 << 2
 SR_HALTED, SR_IDLE, SR_INT_ERR, SR_SLV_ERR, SR_DEC_ERR = 1 << 0, 1 << 1, 1 << 4, 1 << 5, 1 << 6
 SR_IOC_IRQ, SR_ERR_IRQ = 1 << 12, 1 << 14
 SR_ERRORS = SR_INT_ERR | SR_SLV_ERR | SR_DEC_ERR
+#: What each DMASR error bit means (PG021).
+SR_ERROR_TEXT = {SR_INT_ERR: "DMAIntErr (internal error: zero length, or a packet longer than the S2MM buffer)",
+                 SR_SLV_ERR: "DMASlvErr (the memory answered an error)",
+                 SR_DEC_ERR: "DMADecErr (invalid address)"}
 
 
 class _Channel:

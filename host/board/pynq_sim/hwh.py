@@ -12,12 +12,13 @@ import struct
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from lutzip.board.pynq_sim import dma as D
 from lutzip.firmware.axi import regs as R
 
 #: Instance names and base addresses of the design (PYNQ-Z2 address editor defaults).
 DMA_NAME, CORE_NAME, PS_NAME = "axi_dma_0", "lutzip_axi_0", "processing_system7_0"
 DMA_BASE, CORE_BASE, IP_RANGE = 0x40400000, 0x43C00000, 0x10000
-DMA_VLNV = "xilinx.com:ip:axi_dma:7.1"
+DMA_VLNV = D.DMA_VLNV
 PS_VLNV = "xilinx.com:ip:processing_system7:5.5"
 #: DMA configuration (bd_pynq_z2.tcl): simple mode, buffer length register of 26 bits, 32-bit data.
 DMA_LENGTH_WIDTH = 26
@@ -26,19 +27,20 @@ FCLK0_MHZ = 100.0
 #: DDR seen by the DMA through HP0 (512 MiB on the PYNQ-Z2).
 DDR_BASE, DDR_SIZE = 0x00000000, 0x20000000
 
-#: PG021 register map of the DMA in simple mode: name -> (offset, access, description).
+#: PG021 register map of the DMA in simple mode (offsets from :mod:`.dma`): name -> (offset, access, text).
 DMA_REGISTERS = {
-    "MM2S_DMACR": (0x00, "read-write", "MM2S control: bit0 RS, bit2 Reset, bit12 IOC_IrqEn, bit14 Err_IrqEn"),
-    "MM2S_DMASR": (0x04, "read-write", "MM2S status: bit0 Halted, bit1 Idle, bit4 DMAIntErr, bit5 DMASlvErr, "
-                                       "bit6 DMADecErr, bit12 IOC_Irq, bit14 Err_Irq"),
-    "MM2S_SA": (0x18, "read-write", "MM2S source address, lower 32 bits"),
-    "MM2S_SA_MSB": (0x1C, "read-write", "MM2S source address, upper 32 bits"),
-    "MM2S_LENGTH": (0x28, "read-write", "MM2S transfer length in bytes (writing it starts the transfer)"),
-    "S2MM_DMACR": (0x30, "read-write", "S2MM control"),
-    "S2MM_DMASR": (0x34, "read-write", "S2MM status"),
-    "S2MM_DA": (0x48, "read-write", "S2MM destination address, lower 32 bits"),
-    "S2MM_DA_MSB": (0x4C, "read-write", "S2MM destination address, upper 32 bits"),
-    "S2MM_LENGTH": (0x58, "read-write", "S2MM buffer length in bytes; bytes received when the transfer ends"),
+    "MM2S_DMACR": (D.MM2S + D.DMACR, "read-write", "MM2S control: bit0 RS, bit2 Reset, bit12 IOC_IrqEn, "
+                                                   "bit14 Err_IrqEn"),
+    "MM2S_DMASR": (D.MM2S + D.DMASR, "read-write", "MM2S status: bit0 Halted, bit1 Idle, bit4 DMAIntErr, "
+                                                   "bit5 DMASlvErr, bit6 DMADecErr, bit12 IOC_Irq, bit14 Err_Irq"),
+    "MM2S_SA": (D.MM2S + D.ADDR, "read-write", "MM2S source address, lower 32 bits"),
+    "MM2S_SA_MSB": (D.MM2S + D.ADDR_MSB, "read-write", "MM2S source address, upper 32 bits"),
+    "MM2S_LENGTH": (D.MM2S + D.LENGTH, "read-write", "MM2S transfer length in bytes (writing it starts it)"),
+    "S2MM_DMACR": (D.S2MM + D.DMACR, "read-write", "S2MM control"),
+    "S2MM_DMASR": (D.S2MM + D.DMASR, "read-write", "S2MM status"),
+    "S2MM_DA": (D.S2MM + D.ADDR, "read-write", "S2MM destination address, lower 32 bits"),
+    "S2MM_DA_MSB": (D.S2MM + D.ADDR_MSB, "read-write", "S2MM destination address, upper 32 bits"),
+    "S2MM_LENGTH": (D.S2MM + D.LENGTH, "read-write", "S2MM buffer length in bytes; bytes received at the end"),
 }
 
 _ACCESS = {"R": "read-only", "W": "write-only", "RW": "read-write"}
