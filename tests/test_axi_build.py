@@ -154,6 +154,16 @@ def test_dry_run_fails_on_a_wrong_pin(tmp_path):
         _dry_run(tmp_path, ["s_axis", "m_axis", "s_axi_ctrl"], ["aclk", "aresetn"])
 
 
+def test_cli_board_build_offers_the_zynq_boards():
+    import argparse
+    from lutzip.firmware.boards import build as fb
+    p = argparse.ArgumentParser()
+    fb.register(p.add_subparsers(dest="command").add_parser("board").add_subparsers(dest="board_command"))
+    for name in ZYNQ_BOARDS:
+        a = p.parse_args(["board", "build", "--board", name, "--out", "x"])
+        assert a.func is fb._cmd_build and a.board == name
+
+
 def test_unknown_board_is_a_one_line_error():
     from lutzip.errors import UnsupportedError
     with pytest.raises(UnsupportedError, match="unknown Zynq board 'zedboard'"):

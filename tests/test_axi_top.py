@@ -211,14 +211,7 @@ def test_bad_parameters_are_one_line_errors():
 
 # ------------------------------------------------------------------ the converted HDL: Verilator, GHDL
 def _tables_script(ops):
-    """(W, off, val) register writes loading ``ops`` (TBL_ADDR only where the address does not follow on)."""
-    out, nxt = [], None
-    for sel, addr, data in ops:
-        if (sel, addr) != nxt:
-            out.append(("W", R.TBL_ADDR, (sel << 12) | addr))
-        out.append(("W", R.TBL_DATA, data))
-        nxt = (sel, (addr + 1) & 0xFFF)
-    return out
+    return [("W", off, val) for off, val in R.table_writes(ops)]
 
 
 @pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")

@@ -128,3 +128,16 @@ def decode_status(value: int) -> dict:
     """STATUS as a dict: ``busy``, ``error``, ``in_reset`` (bools), ``code`` (int)."""
     return {"busy": bool(value & ST_BUSY), "error": bool(value & ST_ERROR),
             "in_reset": bool(value & ST_IN_RESET), "code": field("STATUS", "ERR_CODE", value)}
+
+
+def table_writes(ops):
+    """The register writes ``[(offset, value)]`` that load table writes ``(sel, addr, data)`` into the core
+    (``lutzip.hdl.flows.model.table_ops``): TBL_ADDR where the address does not follow on, TBL_DATA per entry."""
+    out, nxt = [], None
+    for sel, addr, data in ops:
+        sel, addr = int(sel), int(addr)
+        if (sel, addr) != nxt:
+            out.append((TBL_ADDR, (sel << 12) | addr))
+        out.append((TBL_DATA, int(data) & 0xFFFFFFFF))
+        nxt = (sel, (addr + 1) & 0xFFF)
+    return out

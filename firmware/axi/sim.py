@@ -37,17 +37,12 @@ class AxiApi:
     """What every ``lutzip_axi`` back end offers on top of ``write_reg`` / ``read_reg`` / ``transfer``."""
 
     def load_tables(self, ops):
-        """Table writes ``(sel, addr, data)`` (``lutzip.hdl.flows.core_sim.table_ops``) through TBL_ADDR /
-        TBL_DATA; TBL_ADDR is written only where the address does not follow on. Returns the writes made."""
-        nxt, n = None, 0
-        for sel, addr, data in ops:
-            if (sel, addr) != nxt:
-                self.write_reg(R.TBL_ADDR, (int(sel) << 12) | int(addr))
-                n += 1
-            self.write_reg(R.TBL_DATA, int(data))
-            n += 1
-            nxt = (sel, (int(addr) + 1) & 0xFFF)
-        return n
+        """Table writes ``(sel, addr, data)`` (``lutzip.hdl.flows.model.table_ops``) through TBL_ADDR /
+        TBL_DATA (:func:`lutzip.firmware.axi.regs.table_writes`). Returns the register writes made."""
+        writes = R.table_writes(ops)
+        for off, val in writes:
+            self.write_reg(off, val)
+        return len(writes)
 
     def soft_reset(self, no_discard=False):
         """CONTROL SOFT_RESET (with NO_DISCARD: do not drop the rest of an open input transfer)."""
