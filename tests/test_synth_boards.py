@@ -92,18 +92,9 @@ def test_build_standin(name, tmp_path):
     assert "bitstream" in fb.format_build(r)
 
 
-def _real_uart_top():
-    try:
-        from lutzip.firmware.uart.uart_top import uart_top
-    except ImportError:
-        pytest.skip("lutzip.firmware.uart.uart_top not written yet")
-    return uart_top
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(bd.BOARDS))
 def test_build_real(name, tmp_path):
-    _real_uart_top()
     b = bd.BOARDS[name]
     if not _have(*FLOW_TOOLS[b.family]):
         pytest.skip(f"{FLOW_TOOLS[b.family]} not installed")

@@ -20,6 +20,21 @@ def ports():
 @block
 def board_arty_a7(CLK100MHZ, ck_rst, uart_txd_in, uart_rxd_out, led, BAUD=3_000_000, L=8, W=16,
                   LUT3_DEPTH=4096, top=None, **params):
+    """The board design: :func:`lutzip.firmware.uart.uart_top.uart_top` behind the board's clock and pins.
+
+    Parameters
+    ----------
+    CLK100MHZ, ck_rst, uart_txd_in, uart_rxd_out, led : Signal
+        The pins of ``constraints/arty_a7.xdc`` (see the module docstring).
+    BAUD : int
+        UART baud rate.
+    L, W, LUT3_DEPTH : int
+        Decoder core parameters.
+    top : callable, optional
+        Replaces ``uart_top`` (same signature), e.g. a stand-in for tests.
+    **params
+        Further ``uart_top`` parameters (RING_DEPTH, MAX_PAYLOAD, ...).
+    """
     if top is None:
         from lutzip.firmware.uart.uart_top import uart_top as top
     rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high

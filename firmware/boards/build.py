@@ -90,6 +90,7 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
 
 
 def format_build(r) -> str:
+    """The result dict of :func:`build` as the lines ``lutzip board build`` prints."""
     if "vlnv" in r:
         return format_zynq(r)
     lines = [f"board    {r['title']} ({r['part']}), {r['clk_mhz']:g} MHz, UART {r['baud']} baud "

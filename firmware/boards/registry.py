@@ -1,7 +1,7 @@
 """Registry of the supported boards: part, clock, constraints, top-level wrapper and tool flow.
 
 Each board has a MyHDL top ``lutzip.firmware.boards.<name>.board_<name>`` (thin wrapper around
-``lutzip.firmware.uart.uart_top.uart_top``) and one constraints file in the repository's ``constraints/`` folder.
+``lutzip.firmware.uart.uart_top.uart_top``) and one constraints file in :data:`CONSTRAINTS_DIR`.
 """
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ class Board:
         return importlib.import_module(f"lutzip.firmware.boards.{self.name}")
 
     def top(self):
+        """The board's top-level ``@block`` (``board_<name>``)."""
         return getattr(self.module(), self.top_name)
 
 
@@ -64,6 +65,7 @@ BOARDS = {
 
 
 def get_board(name: str) -> Board:
+    """The :class:`Board` called ``name``; an unknown name raises :class:`lutzip.errors.UnsupportedError`."""
     try:
         return BOARDS[name]
     except KeyError:

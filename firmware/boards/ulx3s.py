@@ -20,6 +20,21 @@ def ports():
 @block
 def board_ulx3s(clk_25mhz, btn_pwr_n, ftdi_txd, ftdi_rxd, led, wifi_gpio0, BAUD=1_000_000, L=8, W=16,
                 LUT3_DEPTH=4096, top=None, **params):
+    """The board design: :func:`lutzip.firmware.uart.uart_top.uart_top` behind the board's clock and pins.
+
+    Parameters
+    ----------
+    clk_25mhz, btn_pwr_n, ftdi_txd, ftdi_rxd, led, wifi_gpio0 : Signal
+        The pins of ``constraints/ulx3s.lpf`` (see the module docstring).
+    BAUD : int
+        UART baud rate.
+    L, W, LUT3_DEPTH : int
+        Decoder core parameters.
+    top : callable, optional
+        Replaces ``uart_top`` (same signature), e.g. a stand-in for tests.
+    **params
+        Further ``uart_top`` parameters (RING_DEPTH, MAX_PAYLOAD, ...).
+    """
     if top is None:
         from lutzip.firmware.uart.uart_top import uart_top as top
     rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high

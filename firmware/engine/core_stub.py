@@ -13,6 +13,7 @@ def core_stub(clk, rst,
               tbl_we, tbl_sel, tbl_addr, tbl_wdata,
               err_valid, err_code, busy,
               L=8, W=16, LUT3_DEPTH=4096):
+    """Same ports and parameters as :func:`lutzip.hdl.core.decoder_core.decoder_core` (docs/CORE.md)."""
     lut1 = [Signal(intbv(0)[15:]) for _ in range(1 << L)]
     lut2 = [Signal(intbv(0)[23:]) for _ in range(16)]
     lut3 = [Signal(intbv(0)[W:]) for _ in range(LUT3_DEPTH)]
