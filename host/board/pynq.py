@@ -85,13 +85,9 @@ class LutzipAxi(DefaultIP):
         return R.decode_status(self.reg(R.STATUS))
 
     def write_tables(self, ops):
-        """Table writes ``(sel, addr, data)``: TBL_ADDR where the address does not follow on, then TBL_DATA."""
-        nxt = None
-        for sel, addr, data in ops:
-            if (sel, addr) != nxt:
-                self.set(R.TBL_ADDR, (sel << 12) | addr)
-            self.set(R.TBL_DATA, data)
-            nxt = (sel, (addr + 1) & 0xFFF)
+        """Table writes ``(sel, addr, data)`` as :func:`lutzip.firmware.axi.regs.table_writes` orders them."""
+        for off, value in R.table_writes(ops):
+            self.set(off, value)
 
     def counters(self) -> dict:
         """The top's counters (raw register names, lower case)."""
@@ -195,7 +191,10 @@ class PynqBoard(BoardBase):
 
     def load_tables(self, tables):
         """Write a :class:`~lutzip.codec.tables.TableSet` through TBL_ADDR / TBL_DATA (the core must be idle)."""
-        from lutzip.hdl.flows.core_sim import table_ops
+        try:
+            from lutzip.hdl.flows.model import table_ops
+        except ImportError:                  # its home before the reference model moved out of core_sim
+            from lutzip.hdl.flows.core_sim import table_ops
         info = self.info or self.identify()
         if len(tables.lut3) > info.lut3_depth:
             raise BoardError(f"table set has {len(tables.lut3)} LUT3 entries, the core holds {info.lut3_depth}")
