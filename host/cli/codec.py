@@ -92,7 +92,11 @@ def _decompress(args):
     bar = _progress(len(c.tensors), "decoding")
 
     def decode(name):                      # one tensor in memory at a time, written as soon as it is decoded
-        a = codec.decompress_tensor(c, c.tensor(name))
+        try:
+            a = codec.decompress_tensor(c, c.tensor(name))
+        except MemoryError:
+            t = c.tensor(name)
+            raise ct.OutputLimitError(f"not enough memory to decode tensor {name!r} ({t.raw_bytes} bytes)") from None
         bar.update(1)
         return a
     try:

@@ -1,6 +1,7 @@
 """High-level compress / decompress of named arrays to and from a :class:`~lutzip.codec.container.Container`."""
 from __future__ import annotations
 
+import os
 import zlib
 
 import numpy as np
@@ -112,12 +113,7 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
 AUTO = "auto"
 
 
-def available_memory():
-    """Bytes of memory available to a new allocation now, or ``None`` when the system does not say.
-
-    ``psutil.virtual_memory().available`` when psutil is installed, else ``MemAvailable`` of
-    ``/proc/meminfo`` (Linux), else ``os.sysconf`` free pages times the page size.
-    """
+def _system_available():
     try:
         import psutil
         return int(psutil.virtual_memory().available)
@@ -131,10 +127,34 @@ def available_memory():
     except (OSError, ValueError, IndexError):
         pass
     try:
-        import os
         return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def _address_space_left():
+    """What ``RLIMIT_AS`` still allows this process to map, or ``None`` without such a limit."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * int(os.sysconf("SC_PAGE_SIZE"))
+        return max(soft - mapped, 0)
+    except (ImportError, OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation now, or ``None`` when the system does not say.
+
+    ``psutil.virtual_memory().available`` when psutil is installed, else ``MemAvailable`` of
+    ``/proc/meminfo`` (Linux), else ``os.sysconf`` free pages times the page size; and no more than an
+    address-space limit (``RLIMIT_AS``) leaves.
+    """
+    known = [v for v in (_system_available(), _address_space_left()) if v is not None]
+    return min(known) if known else None
 
 
 def check_output_size(tensors, max_output=AUTO):
