@@ -110,6 +110,7 @@ def test_build_writes_files_and_tcl_parses(board, tmp_path):
     mk = (tmp_path / "Makefile").read_text()
     assert "$(VIVADO) -mode batch" in mk and "run.tcl" in mk and b["bd"] in mk
     assert r["next_step"] in format_zynq(r)
+    assert r["params"]["FRONT"] == "vector" and r["params"]["OUT_BYTES"] == b["OUT_BYTES"]
     v = (tmp_path / "lutzip_axi.v").read_text()
     ports = _verilog_ports(v)
     assert ports["m_axis_tdata"] == ("out", 8 * b["OUT_BYTES"])

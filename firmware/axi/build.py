@@ -15,13 +15,15 @@ from lutzip.firmware.axi import regs as R
 VIVADO_DIR = Path(__file__).resolve().parent / "vivado"
 TCL_COMMON = ("package_ip.tcl", "build.tcl")
 
-#: Zynq boards: part, Vivado board part, block-design script, DMA stream width, PL clock, yosys family.
+#: Zynq boards: part, Vivado board part, block-design script, DMA stream width, PL clock, yosys family and
+#: the top's parameters (the vector front: the core's fast front, 128-139 MHz on ECP5, for the 100 MHz PL
+#: clock; ports, words and errors as the window front's, docs/CORE.md).
 ZYNQ_BOARDS = {
     "pynq-z2": dict(title="TUL PYNQ-Z2 (Zynq-7000)", part="xc7z020clg400-1", board_part="tul.com.tw:pynq-z2:part0:1.0",
-                    bd="bd_pynq_z2.tcl", OUT_BYTES=4, fclk_mhz=100, yosys_family="xc7"),
+                    bd="bd_pynq_z2.tcl", OUT_BYTES=4, fclk_mhz=100, yosys_family="xc7", top={"FRONT": "vector"}),
     "kv260": dict(title="Kria KV260 (Zynq UltraScale+)", part="xck26-sfvc784-2LV-c",
                   board_part="xilinx.com:kv260_som:part0:1.4", bd="bd_kv260.tcl", OUT_BYTES=8, fclk_mhz=100,
-                  yosys_family="xcup"),
+                  yosys_family="xcup", top={"FRONT": "vector"}),
 }
 PROJECT = "lutzip"
 
@@ -78,7 +80,8 @@ def build_zynq(board="pynq-z2", out=None, vivado=None, yosys=True, jobs=4, **par
     yosys : bool
         Run yosys ``synth_xilinx`` on the AXI top for the board's family (LUT / FF / BRAM).
     **params
-        ``lutzip_axi`` parameters (L, W, LUT3_DEPTH, FRONT, ...); OUT_BYTES and CLK_HZ follow the board.
+        ``lutzip_axi`` parameters (L, W, LUT3_DEPTH, FRONT, ...) over the board's (``FRONT="vector"``);
+        OUT_BYTES and CLK_HZ follow the board.
 
     Returns
     -------
@@ -90,7 +93,8 @@ def build_zynq(board="pynq-z2", out=None, vivado=None, yosys=True, jobs=4, **par
     b = zynq_board(board)
     out = Path(out or Path("build") / f"board-{b['name']}").resolve()
     out.mkdir(parents=True, exist_ok=True)
-    p = dict(DEFAULTS, **params)
+    p = dict(DEFAULTS, **b["top"])
+    p.update(params)
     p.update(OUT_BYTES=b["OUT_BYTES"], CLK_HZ=int(b["fclk_mhz"] * 1_000_000))
     verilog = convert_top(out, "verilog", **p)
     for f in (*TCL_COMMON, b["bd"]):
