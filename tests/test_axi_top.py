@@ -320,3 +320,33 @@ def test_axisim_w8_64bit_beats():
             assert fails == []
             out, last, _ = sim.transfer(buf, B.out_capacity(len(exp), 8, 8), ready_prob=0.8, valid_prob=0.9, seed=s)
             assert last and out == B.out_bytes(exp, 8)
+
+
+@needs_verilator
+def test_axisim_vector_front():
+    """The front the Zynq builds use: same bytes as the model for a tensor, garbage and a soft reset."""
+    from lutzip.firmware.axi.sim import AxiSim
+    rng = np.random.default_rng(13)
+    a = np.round(rng.laplace(0, 20, 6000)).astype(np.int16)
+    a[rng.random(a.size) < 0.7] = 0
+    c = compress({"w": a}, stripe_len=512)
+    t = c.tensor("w")
+    ops = cs.table_ops(c.tables[t.table], 8)
+    buf = B.mm2s_words(c, t)
+    with AxiSim(FRONT="vector") as sim:
+        sim.load_tables(ops)
+        out, last, _ = sim.transfer(buf, B.out_capacity(a.size), ready_prob=0.7, valid_prob=0.8, seed=1)
+        assert last and out == a.tobytes()
+        for s in range(10):
+            g = rng.integers(0, 2**32, int(rng.integers(1, 40)), dtype=np.uint64)
+            g[0] = (int(rng.integers(0, 100)) << 16) | int(rng.integers(0, 40))
+            exp, fails = B.model_transfer(g, ops)
+            sim.clear()
+            out, last, _ = sim.transfer(g, B.out_capacity(len(exp)), ready_prob=0.8, seed=s)
+            assert last and out == B.out_bytes(exp) and sim.read_reg(R.ERR_COUNT) == len(fails)
+        sim.transfer(buf, 10**7, stop_after_words=len(buf) // 3, max_idle=200)
+        sim.soft_reset(no_discard=True)
+        sim.run_idle(8)
+        sim.clear()
+        out, last, _ = sim.transfer(buf, B.out_capacity(a.size))
+        assert last and out == a.tobytes() and sim.read_reg(R.ERR_COUNT) == 0
