@@ -135,6 +135,31 @@ def test_stream_digits_bf16(board):
     assert all(t["status"] == "pass" for t in r["tensors"])
 
 
+def test_odd_word_counts(board):
+    """Tensors of odd length: the last S2MM beat is partial (TKEEP), S2MM_LENGTH counts only its valid bytes."""
+    rng = np.random.default_rng(5)
+    c = codec.compress({f"odd{n}": np.rint(rng.laplace(0, 9, n)).astype(np.int16) for n in (1, 7, 301)},
+                       stripe_len=64)
+    r = stream_container(board, c, "full")
+    assert r["ok"], r["first_mismatch"]
+    assert r["counters"]["words"] == 309
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BACKEND != "verilator", reason="needs the Verilator AxiSim")
+@pytest.mark.parametrize("out_bytes", [4, 8])
+def test_int8_core_and_64_bit_stream(out_bytes):
+    """An 8-bit core (four or eight words per S2MM beat): two more Verilator builds, hence slow."""
+    from lutzip.board.pynq import open_board
+    from lutzip.weights.models import load_digits_cnn
+    from lutzip.weights.quantize import quantize_int
+    c = codec.compress({k: quantize_int(v, "int8")[0] for k, v in load_digits_cnn().items()})
+    with open_board(sim=True, W=8, OUT_BYTES=out_bytes) as b:
+        assert (b.identify().W, b.info.out_bytes) == (8, out_bytes)
+        r = stream_container(b, c, "full")
+    assert r["ok"], r["first_mismatch"]
+
+
 def _accesses_per_transfer(board, n_stripes, stripe_len=32):
     rng = np.random.default_rng(n_stripes)
     c = codec.compress({"t": np.rint(rng.laplace(0, 20, n_stripes * stripe_len)).astype(np.int16)},

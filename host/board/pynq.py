@@ -324,9 +324,8 @@ class PynqBoard(BoardBase):
                 parts.append(np.array([descriptor(n, len(s) - 1)], np.uint32))
                 parts.append(np.asarray(s, np.uint32))
             buf = np.concatenate(parts)
-            nbytes_out = _cap(sum(ns), W, ob)
             self._in[:len(buf)] = buf
-            out, st, cn, crc = self._transfer(len(buf), nbytes_out)
+            out, st, cn, crc = self._transfer(len(buf), sum(ns) * (W // 8), _cap(sum(ns), W, ob))
             wire += 4 * len(buf)
             pay += 4 * sum(len(s) for s in run)
             for k, v in cn.items():
@@ -360,16 +359,19 @@ class PynqBoard(BoardBase):
         f = getattr(self.device, "register_accesses", None)
         return f() if f else 0
 
-    def _transfer(self, n_in, nbytes_out):
-        """One transfer each way; returns (output bytes, error status, host counters, OUT_CRC)."""
+    def _transfer(self, n_in, nbytes_out, capacity):
+        """One transfer each way: ``n_in`` words out of the MM2S buffer, ``nbytes_out`` bytes expected back
+        (the S2MM buffer is ``capacity`` bytes, whole beats; the last beat's TKEEP drops the bytes beyond).
+        Returns (output bytes, error status, host counters, OUT_CRC)."""
         core, dma = self.core, self.dma
         core.control(R.CTRL_CLEAR_COUNTERS | R.CTRL_CLEAR_ERROR)
-        dst = self._out[:nbytes_out]
+        dst = self._out[:capacity]
         dma.recvchannel.transfer(dst)
         dma.sendchannel.transfer(self._in[:n_in])
         self._wait()
         got = int(dma.mmio.read(_S2MM_LENGTH))
         dst.invalidate()
+        dst = dst[:nbytes_out]
         if got != nbytes_out:
             self._recover()
             raise DmaError(f"S2MM received {got} bytes, the top must send {nbytes_out}")
