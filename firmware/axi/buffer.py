@@ -22,7 +22,25 @@ class BufferError(LutzError):
 
 
 def descriptor(n: int, p: int) -> int:
-    """The descriptor word of a stripe of ``n`` decoded words and ``p`` payload words (header excluded)."""
+    """The descriptor word of one stripe.
+
+    Parameters
+    ----------
+    n : int
+        Decoded words of the stripe (1..65536).
+    p : int
+        Payload words (header excluded, 1..65536).
+
+    Returns
+    -------
+    int
+        ``((n - 1) << 16) | (p - 1)``.
+
+    Raises
+    ------
+    BufferError
+        If ``n`` or ``p`` is out of range.
+    """
     if not (1 <= n <= MAX_FIELD and 1 <= p <= MAX_FIELD):
         raise BufferError(f"stripe of {n} words with {p} payload words does not fit a descriptor (1..65536 each)")
     return ((n - 1) << 16) | (p - 1)
@@ -49,7 +67,18 @@ def _run(t, stripes):
 
 
 def stripe_sizes(t):
-    """``(n, P)`` per stripe of tensor ``t``: decoded words (from numel and the stripe length), payload words."""
+    """Word counts per stripe of a tensor.
+
+    Parameters
+    ----------
+    t : TensorEntry
+        The tensor (its stripe index).
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``n`` (decoded words, from numel and the stripe length) and ``P`` (payload words) per stripe.
+    """
     sw = np.asarray(t.stripe_words, np.int64)
     k = np.arange(len(sw), dtype=np.int64)
     n = np.minimum(int(t.stripe_len), int(t.numel) - k * int(t.stripe_len))
@@ -104,13 +133,41 @@ def expected_out_words(container, tensor, stripes=None) -> np.ndarray:
 
 
 def out_bytes(words, W=16) -> bytes:
-    """Decoded words as the S2MM stream carries them (little-endian, ``W / 8`` bytes per word)."""
+    """Decoded words as the S2MM stream carries them.
+
+    Parameters
+    ----------
+    words : array_like of int
+        Decoded words.
+    W : int
+        Word width, 8 or 16.
+
+    Returns
+    -------
+    bytes
+        Little-endian, ``W / 8`` bytes per word.
+    """
     w = np.asarray(words)
     return (w.astype("<u2") if W == 16 else (w & 0xFF).astype(np.uint8)).tobytes()
 
 
 def out_capacity(n_words: int, W=16, OUT_BYTES=4) -> int:
-    """Bytes of the S2MM buffer for ``n_words`` decoded words (whole beats)."""
+    """Size of the S2MM buffer.
+
+    Parameters
+    ----------
+    n_words : int
+        Decoded words of the transfer.
+    W : int
+        Word width, 8 or 16.
+    OUT_BYTES : int
+        Beat width in bytes.
+
+    Returns
+    -------
+    int
+        Bytes of whole beats holding ``n_words`` words.
+    """
     nb = int(n_words) * (W // 8)
     return -(-nb // OUT_BYTES) * OUT_BYTES
 

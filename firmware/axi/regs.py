@@ -96,7 +96,19 @@ INTERFACES = {
 
 
 def ports(OUT_BYTES=4):
-    """Ports of ``lutzip_axi`` in signature order: ``[(name, direction, width)]`` (direction "in" / "out")."""
+    """Ports of ``lutzip_axi`` in signature order.
+
+    Parameters
+    ----------
+    OUT_BYTES : int
+        S2MM data width in bytes (4 or 8): ``m_axis_tdata`` has ``8 * OUT_BYTES`` bits, ``m_axis_tkeep``
+        ``OUT_BYTES``.
+
+    Returns
+    -------
+    list of (str, str, int)
+        ``(name, direction, width)``, direction ``"in"`` or ``"out"`` as seen from the top.
+    """
     ob = OUT_BYTES
     return [
         ("aclk", "in", 1), ("aresetn", "in", 1),
@@ -114,25 +126,71 @@ def ports(OUT_BYTES=4):
 
 
 def params_word(L=8, W=16, LANES=1, OUT_BYTES=4) -> int:
-    """The PARAMS register's value."""
+    """The PARAMS register's value.
+
+    Parameters
+    ----------
+    L, W, LANES, OUT_BYTES : int
+        The top's parameters (docs/AXI.md).
+
+    Returns
+    -------
+    int
+        ``L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16]``.
+    """
     return (L & 0xF) | ((W & 0x1F) << 4) | ((LANES & 0xF) << 12) | ((OUT_BYTES & 0xF) << 16)
 
 
 def field(reg: str, name: str, value: int) -> int:
-    """Extract bit field ``name`` of register ``reg`` from ``value``."""
+    """Extract a bit field.
+
+    Parameters
+    ----------
+    reg, name : str
+        Register and field names of :data:`FIELDS` (e.g. ``"PARAMS"``, ``"W"``).
+    value : int
+        The register's value.
+
+    Returns
+    -------
+    int
+        The field's value.
+    """
     lsb, width = FIELDS[reg][name]
     return (int(value) >> lsb) & ((1 << width) - 1)
 
 
 def decode_status(value: int) -> dict:
-    """STATUS as a dict: ``busy``, ``error``, ``in_reset`` (bools), ``code`` (int)."""
+    """Decode STATUS.
+
+    Parameters
+    ----------
+    value : int
+        The STATUS register's value.
+
+    Returns
+    -------
+    dict
+        ``busy``, ``error``, ``in_reset`` (bool) and ``code`` (int: the first failure's code, 0 if none).
+    """
     return {"busy": bool(value & ST_BUSY), "error": bool(value & ST_ERROR),
             "in_reset": bool(value & ST_IN_RESET), "code": field("STATUS", "ERR_CODE", value)}
 
 
 def table_writes(ops):
-    """The register writes ``[(offset, value)]`` that load table writes ``(sel, addr, data)`` into the core
-    (``lutzip.hdl.flows.model.table_ops``): TBL_ADDR where the address does not follow on, TBL_DATA per entry."""
+    """The register writes that load the core's tables.
+
+    Parameters
+    ----------
+    ops : iterable of (int, int, int)
+        Table writes ``(sel, addr, data)`` (``lutzip.hdl.flows.model.table_ops``).
+
+    Returns
+    -------
+    list of (int, int)
+        ``(offset, value)``: TBL_ADDR where the address does not follow on from the previous entry, then
+        TBL_DATA per entry (the address auto-increments).
+    """
     out, nxt = [], None
     for sel, addr, data in ops:
         sel, addr = int(sel), int(addr)

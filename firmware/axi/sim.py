@@ -77,7 +77,22 @@ def _verilator_version() -> str:
 
 
 def convert_top(out_dir, hdl="verilog", **params):
-    """Write the converted ``lutzip_axi`` (``lutzip_axi.v`` or ``.vhd``) into ``out_dir``; returns its path."""
+    """Convert ``lutzip_axi``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Destination folder (created).
+    hdl : str
+        ``"verilog"`` or ``"vhdl"`` (VHDL with std_logic ports).
+    **params
+        ``lutzip_axi`` parameters over :data:`DEFAULTS`.
+
+    Returns
+    -------
+    Path
+        ``out_dir/lutzip_axi.v`` or ``.vhd``.
+    """
     import warnings
     from lutzip.firmware.axi.lutzip_axi import lutzip_axi, top_signals
     from lutzip.hdl.flows.convert import convert_block
@@ -90,7 +105,25 @@ def convert_top(out_dir, hdl="verilog", **params):
 
 
 def build(quiet=True, **params) -> Path:
-    """Convert the top and compile the harness with Verilator (cached); returns the executable."""
+    """Convert the top and compile the harness with Verilator (cached in ``lutzip.cache``).
+
+    Parameters
+    ----------
+    quiet : bool
+        Do not announce a build on stdout.
+    **params
+        ``lutzip_axi`` parameters over :data:`DEFAULTS`.
+
+    Returns
+    -------
+    Path
+        The harness executable.
+
+    Raises
+    ------
+    AxiSimError
+        Verilator missing or the build failed.
+    """
     from lutzip.cache import atomic_dir, cache_dir, sources_hash
     if shutil.which("verilator") is None:
         raise AxiSimError("verilator is not installed (apt-get install verilator)")
