@@ -1,16 +1,21 @@
-"""The core's input FIFO (both implementations) against a Python model: random pushes and 0..3-word pops, split
-between the early pop count and the late ``pop_x`` bit."""
+"""The core's input FIFOs (shift register, circular buffer, deferred pop) against a Python model: random
+pushes and 0..3-word pops; for the deferred-pop FIFO, split between the early pop count and the late
+``pop_x`` bit, and stripe starts that pop what the FIFO's own head flags say."""
 from collections import deque
 
 import numpy as np
 import pytest
 from myhdl import ResetSignal, Signal, StopSimulation, block, delay, instance, intbv
 
-from lutzip.hdl.stages.input_fifo import DEPTH, input_fifo
+from lutzip.errors import UnsupportedError
+from lutzip.hdl.stages.input_fifo import DEPTH
+from lutzip.hdl.stages.input_fifo_defer import input_fifo_defer
+from lutzip.hdl.stages.input_fifo_ring import input_fifo_ring
+from lutzip.hdl.stages.input_fifo_shift import input_fifo_shift
 
 
 @block
-def _bench(shift, seed, cycles, log, late=False, take=False, defer=False):
+def _bench(kind, seed, cycles, log, with_after=True):
     clk = Signal(bool(0))
     rst = ResetSignal(1, active=1, isasync=False)
     wr = Signal(bool(0))
@@ -21,9 +26,14 @@ def _bench(shift, seed, cycles, log, late=False, take=False, defer=False):
     pop_x = Signal(bool(0))
     take_s = Signal(bool(0))
     gt = Signal(intbv(0)[DEPTH:])
-    after = [Signal(intbv(0)[34:]) for _ in range(4)] if shift else None
-    dut = input_fifo(clk, rst, wr, wdata, pop, h0, h1, h2, count, pop_x=pop_x if late else None, count_gt=gt,
-                     take_start=take_s if take else None, after=after, SHIFT=shift, DEFER=defer)
+    after = [Signal(intbv(0)[34:]) for _ in range(4)] if with_after and kind != "ring" else None
+    if kind == "shift":
+        dut = input_fifo_shift(clk, rst, wr, wdata, pop, h0, h1, h2, count, count_gt=gt, after=after)
+    elif kind == "ring":
+        dut = input_fifo_ring(clk, rst, wr, wdata, pop, h0, h1, h2, count, count_gt=gt)
+    else:
+        dut = input_fifo_defer(clk, rst, wr, wdata, pop, pop_x, take_s, h0, h1, h2, count, gt, after=after)
+    late = kind == "defer"
     rng = np.random.default_rng(seed)
 
     @instance
@@ -46,9 +56,9 @@ def _bench(shift, seed, cycles, log, late=False, take=False, defer=False):
             p = int(rng.integers(0, min(3, len(model)) + 1))
             w = len(model) < DEPTH and rng.random() < 0.7
             d = int(rng.integers(0, 1 << 34))
-            # one of the p pops comes as pop_x (with take_start the FIFO expects pop_x only alone)
-            x = late and (p == 1 if take else p > 0) and rng.random() < 0.5
-            t = take and len(model) > 0 and rng.random() < 0.3
+            # deferred-pop FIFO: a single pop may come late, as pop_x (alone), or a stripe start
+            x = late and p == 1 and rng.random() < 0.5
+            t = late and len(model) > 0 and rng.random() < 0.3
             if t:
                 # a stripe start: 3 / 2 / 1 entries as the heads' good-header (bit 33) / tlast (bit 32) say
                 m = list(model) + [0, 0]
@@ -81,17 +91,27 @@ def _bench(shift, seed, cycles, log, late=False, take=False, defer=False):
     return dut, stim
 
 
-@pytest.mark.parametrize("late,take,defer", [(False, False, False), (True, False, False), (True, True, False),
-                                             (True, False, True), (True, True, True)])
-@pytest.mark.parametrize("shift", [True, False])
-def test_input_fifo_matches_model(shift, late, take, defer):
-    if (take or defer) and not shift:
-        pytest.skip("take_start and DEFER are SHIFT-mode options")
+@pytest.mark.parametrize("kind,with_after,seed", [("shift", True, 7), ("shift", False, 9), ("ring", False, 8),
+                                                  ("defer", True, 7)])
+def test_input_fifo_matches_model(kind, with_after, seed):
     log = []
-    inst = _bench(shift, 7 if shift else 8, 3000, log, late=late, take=take, defer=defer)
+    inst = _bench(kind, seed, 3000, log, with_after=with_after)
     try:
         inst.run_sim(quiet=1)
     finally:
         inst.quit_sim()
     assert len(log) == 3000
     assert set(log) == set(range(DEPTH + 1))  # every fill level was visited
+
+
+def test_input_fifo_config_checked():
+    wd, h = Signal(intbv(0)[32:]), [Signal(intbv(0)[32:]) for _ in range(3)]
+    count, gt = Signal(intbv(0, min=0, max=DEPTH + 1)), Signal(intbv(0)[DEPTH:])
+    one = [Signal(bool(0)) for _ in range(5)]
+    with pytest.raises(UnsupportedError, match="flag bits"):
+        input_fifo_defer(one[0], one[1], one[2], wd, Signal(intbv(0)[2:]), one[3], one[4], *h, count, gt)
+    with pytest.raises(UnsupportedError, match="h1 has 8 bits"):
+        input_fifo_shift(one[0], one[1], one[2], wd, Signal(intbv(0)[2:]), h[0], Signal(intbv(0)[8:]), h[2],
+                         count)
+    with pytest.raises(UnsupportedError, match="count_gt has 3 bits"):
+        input_fifo_ring(one[0], one[1], one[2], wd, Signal(intbv(0)[2:]), *h, count, Signal(intbv(0)[3:]))

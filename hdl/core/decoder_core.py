@@ -2,13 +2,16 @@
 
 Pipeline (each box a file of :mod:`lutzip.hdl`)::
 
-    s_axis -> in FIFO -> F bit_window (+ lut1_table: the only 1-cycle loop) -> S2 lut2_stage
+    s_axis -> F front (window or vector; + lut1_table: the only 1-cycle loop) -> S2 lut2_stage
            -> S3 index_stage -> C count_stage -> symbol FIFO -> X expand_stage (+ lut3_ram) -> out FIFO -> m_axis
 
-* Input: a 4-word FIFO (:mod:`lutzip.hdl.stages.input_fifo`), ``s_axis_tready`` = not full (registered count).
-* ``STEP`` (window front, block-RAM LUT1): ``"adder"`` steps by ``ptr + (c+k)`` and a shifter (small),
-  ``"onehot"`` by AND-OR selects with LUT1's one-hot ``c+k`` (faster, ~1500 LUT4 more; see
-  :mod:`lutzip.hdl.fronts.window.bit_window`). Ports, words, errors and latency are the same.
+* ``FRONT``: ``"window"`` (:mod:`lutzip.hdl.fronts.window.front_window`: a 4-word input FIFO, ``s_axis_tready`` =
+  not full (registered count), and the 64-bit bit window loop) or ``"vector"``
+  (:mod:`lutzip.hdl.fronts.vector.front_vector`: next positions precomputed per word, a select-only loop).
+* ``STEP`` (window front): ``"adder"`` steps by ``ptr + (c+k)`` and a shifter (small), ``"onehot"`` by AND-OR
+  selects with LUT1's one-hot ``c+k`` (faster, ~1500 LUT4 more); the one-hot step applies with the block-RAM
+  LUT1 and L <= 11, elsewhere the adder step is built
+  (:func:`lutzip.hdl.fronts.window.front_window.window_step`). Ports, words, errors and latency are the same.
 * F issues one symbol token per cycle. After ``n`` symbols it moves straight on to the next stripe (header
   and window words taken in the same cycle as the n-th symbol; ``n`` travels with the first symbol token),
   so consecutive stripes follow without a bubble. With zero runs it may run speculatively past a stripe's end and is flushed by C (``flush``);
@@ -24,19 +27,16 @@ Pipeline (each box a file of :mod:`lutzip.hdl`)::
 Tables: ``tbl_sel`` 0 LUT1 (addr < 2^L), 1 LUT2 (addr < 16), 2 LUT3 (addr < LUT3_DEPTH), 3 config (addr 0 =
 number of valid LUT3 entries, clipped to LUT3_DEPTH); other addresses are ignored. Tables and config survive
 ``rst``.
-
-Towards N interleaved stripes: everything after F is stateless per token except C's counter and the FIFOs;
-N lanes = N copies of F's window registers (time-multiplexed or parallel), a lane tag on each token, one C
-counter per lane and a reorder-free output (each lane's words are contiguous per stripe).
 """
-from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
+from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 
+from lutzip.errors import UnsupportedError
+from lutzip.hdl.fronts.vector.front_vector import front_vector
+from lutzip.hdl.fronts.window.front_window import front_window, window_step
+from lutzip.hdl.fronts.window.loop_window_onehot import onehot_width
 from lutzip.hdl.stages.count_stage import SF_WIDTH, count_stage
 from lutzip.hdl.stages.expand_stage import expand_stage
-from lutzip.hdl.fronts.vector.front_vector import front_vector
-from lutzip.hdl.fronts.window.front_window import front_window
 from lutzip.hdl.stages.index_stage import index_stage
-from lutzip.hdl.fronts.window.bit_window import onehot_width
 from lutzip.hdl.stages.lut1_table import lut1_table
 from lutzip.hdl.stages.lut2_stage import lut2_stage
 from lutzip.hdl.stages.lut3_ram import lut3_ram
@@ -55,21 +55,24 @@ def decoder_core(clk, rst,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  err_valid, err_code, busy,
                  L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window", STEP="adder"):
-    if STEP not in ("adder", "onehot"):
-        raise ValueError(f"STEP = {STEP!r}: 'adder' or 'onehot'")
+    # every parameter checked up front (UnsupportedError names the parameter)
     if LUT1_RAM not in ("block", "distributed"):
-        raise ValueError(f"LUT1_RAM = {LUT1_RAM!r}: 'block' or 'distributed'")
+        raise UnsupportedError(f"LUT1_RAM = {LUT1_RAM!r}: 'block' or 'distributed'")
     if FRONT not in ("window", "vector"):
-        raise ValueError(f"FRONT = {FRONT!r}: 'window' or 'vector'")
+        raise UnsupportedError(f"FRONT = {FRONT!r}: 'window' or 'vector'")
+    if not 1 <= L <= 12:
+        raise UnsupportedError(f"L = {L}: LUT1 address bits must be 1..12")
+    if W not in (8, 16):
+        raise UnsupportedError(f"W = {W}: output words are 8 or 16 bits")
+    if not 1 <= LUT3_DEPTH <= 4096:
+        raise UnsupportedError(f"LUT3_DEPTH = {LUT3_DEPTH}: must be 1..4096")
     lut1_sync = LUT1_RAM == "block"
     vector = FRONT == "vector"
+    # the window front's decode step: STEP="onehot" where it applies (block-RAM LUT1, L <= 11), else the adder
+    # step; the vector front has no step (STEP is checked, then ignored)
+    step = window_step(STEP, lut1_sync, L)
+    onehot = step == "onehot" and not vector
     sf_depth = SF_DEPTH_VECTOR if vector else SF_DEPTH
-    if not 1 <= L <= 12:
-        raise ValueError(f"L = {L}: LUT1 address bits must be 1..12")
-    if W not in (8, 16):
-        raise ValueError(f"W = {W}: output words are 8 or 16 bits")
-    if not 1 <= LUT3_DEPTH <= 4096:
-        raise ValueError(f"LUT3_DEPTH = {LUT3_DEPTH}: must be 1..4096")
     abits = max(1, (LUT3_DEPTH - 1).bit_length())
     n_lut1 = 1 << L
 
@@ -125,9 +128,8 @@ def decoder_core(clk, rst,
     lut1_q = Signal(intbv(0)[15:])
     tok_issued = Signal(bool(0))   # F issued a token last cycle (counted against the symbol-FIFO credits)
     f_inflight = Signal(bool(0))   # tokens between F and S2 (vector front)
-    # the window front with block-RAM LUT1 steps by a one-hot c+k stored beside each entry (bit_window)
-    # (STEP="onehot"; where it applies: window front, block-RAM LUT1, L <= 11, else the adder step)
-    n_oh = onehot_width(L) if (STEP == "onehot" and lut1_sync and not vector) else 0
+    # the one-hot step reads a one-hot c+k stored beside each LUT1 entry (loop_window_onehot)
+    n_oh = onehot_width(L) if onehot else 0
     lut1_oh = Signal(intbv(0)[n_oh:]) if n_oh else None
     lut1_re = Signal(bool(1)) if n_oh else None
     lut1_t2 = Signal(intbv(0)[6:]) if n_oh else None   # a second copy of c+k (the one-hot step's yw adder)
@@ -143,7 +145,7 @@ def decoder_core(clk, rst,
                               lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                               t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
                               tok_issued, f_inflight, lut1_oh=lut1_oh, lut1_re=lut1_re, lut1_t2=lut1_t2, L=L,
-                              LUT1_SYNC=lut1_sync)
+                              LUT1_SYNC=lut1_sync, STEP=step)
 
     # ---------------------------------------------------------------- S2, S3
     t2_valid, t2_hdr = Signal(bool(0)), Signal(bool(0))

@@ -7,7 +7,7 @@ Interface
 clk, rst                 clock, synchronous reset
 we, waddr[4], wdata[23]  LUT2 write port (kind[22:21] | k[20:16] | param[15:0]); contents survive reset
 i_valid, i_hdr, i_ferr[4], i_sym[32], i_cls[4], i_c[4], i_first, i_n[16], i_tag[T]
-                         token from the front (:mod:`lutzip.hdl.fronts.window.bit_window` or :mod:`lutzip.hdl.fronts.vector.align_stage`)
+                         token from the front (:mod:`lutzip.hdl.fronts.window.loop_window_ctrl` or :mod:`lutzip.hdl.fronts.vector.align_stage`)
 o_valid, o_hdr, o_ferr[4], o_first, o_n[16], o_tag[T]   token fields passed on (registered)
 o_sh[32]                 ``i_sym << i_c``: the index is now the top ``k`` bits
 o_kind[2], o_k[5], o_param[16]   LUT2 fields of the token's class

@@ -1,10 +1,10 @@
 """Stage S1 of the vector front: the 32 bits at the pointer and the full LUT1 entry of each token.
 
-Four registered steps after :mod:`lutzip.hdl.fronts.vector.vector_front`: (a) ``sym = (w:wn << ptr)[63:32]``, the symbol
+Four registered steps after :mod:`lutzip.hdl.fronts.vector.loop_vector`: (a) ``sym = (w:wn << ptr)[63:32]``, the symbol
 bits at the pointer; (b) the LUT1 entry of ``sym``'s top L bits, registered (a block RAM's output register)
 and (c) registered again (so the RAM's clock-to-output time meets no logic); (d) class, code length and
 the front-end error code: 3 invalid prefix (invalid entry or ``c+k > 32``), else
-4 if the front flagged an overrun. The output is the token of :mod:`lutzip.hdl.fronts.window.bit_window`, so S2 onwards are shared by both fronts.
+4 if the front flagged an overrun. The output is the token of the window front (:mod:`lutzip.hdl.fronts.window.loop_window_ctrl`), so S2 onwards are shared by both fronts.
 
 Interface
 ---------

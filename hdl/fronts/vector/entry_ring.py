@@ -1,6 +1,6 @@
 """The vector front's entry ring: input words with their next-position vectors, read in order.
 
-Entries come from :mod:`lutzip.hdl.fronts.vector.pos_stage` in stream order; the front (:mod:`lutzip.hdl.fronts.vector.vector_front`)
+Entries come from :mod:`lutzip.hdl.fronts.vector.pos_stage` in stream order; the front (:mod:`lutzip.hdl.fronts.vector.loop_vector`)
 owns the read pointer ``rp`` and pops by moving it; it copies the entry it decodes into its own registers,
 so the one-cycle loop never reads the ring. Storage is LUT RAM on ECP5 (one write port, reads
 asynchronous).

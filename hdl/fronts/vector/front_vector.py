@@ -1,9 +1,9 @@
-"""The vector front of the decoder core: next positions precomputed per input word, a select-only loop.
+"""The vector front of the decoder core (assembly): next positions precomputed per input word, a select-only loop.
 
 ``FRONT="vector"`` of :mod:`lutzip.hdl.core.decoder_core` (the fast front; ECP5)::
 
     s_axis -> P pos_stage (TL x 32 reads: nx[j] = j + (c+k) at every bit j) -> entry_ring (16 entries)
-           -> F vector_front (current + next word in registers; loop: p2 -> nx[p2] -> p2)
+           -> F loop_vector (current + next word in registers; loop: p2 -> nx[p2] -> p2)
            -> S1 align_stage (bits at ptr, LUT1)
            -> t1_* tokens, the same as the window front's
 
@@ -26,7 +26,7 @@ from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 from lutzip.hdl.fronts.vector.align_stage import align_stage
 from lutzip.hdl.fronts.vector.entry_ring import entry_ring
 from lutzip.hdl.fronts.vector.pos_stage import META_BITS, pos_stage
-from lutzip.hdl.fronts.vector.vector_front import vector_front
+from lutzip.hdl.fronts.vector.loop_vector import loop_vector
 
 
 @block
@@ -73,8 +73,8 @@ def front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
     rd = (r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5)
     ring = entry_ring(clk, rst, e_push, e_w, e_wn, e_meta, e_v0, e_v1, e_v2, e_v3, e_v4, e_v5, e_flags, rp, wp, *rd,
                       r1_flags, DEPTH=RING_DEPTH)
-    front = vector_front(clk, rst, rp, pop, e_push, e_flags, *rd, r1_flags, credit_ok, flush, flush_tag,
-                         t0_valid, t0_hdr, t0_ovr, t0_w, t0_wn, t0_ptr, t0_first, t0_n, t0_tag, idle)
+    front = loop_vector(clk, rst, rp, pop, e_push, e_flags, *rd, r1_flags, credit_ok, flush, flush_tag,
+                        t0_valid, t0_hdr, t0_ovr, t0_w, t0_wn, t0_ptr, t0_first, t0_n, t0_tag, idle)
     s1 = align_stage(clk, rst, lut1_addr, lut1_q, t0_valid, t0_hdr, t0_ovr, t0_w, t0_wn, t0_ptr, t0_first, t0_n,
                      t0_tag, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, L=L,
                      SYNC=LUT1_SYNC)

@@ -4,7 +4,7 @@ Headers: the first word after reset or tlast is a header. A good header with pay
 ``n`` rides on the stripe's first payload entry, so the front starts the next stripe by taking one entry.
 A bad header or a header-only packet is an entry of its own (flag ``hdr``).
 
-For the vector front (:mod:`lutzip.hdl.fronts.vector.vector_front`) the one-cycle loop must not contain the prefix
+For the vector front (:mod:`lutzip.hdl.fronts.vector.loop_vector`) the one-cycle loop must not contain the prefix
 select, the LUT1 read or an adder. This stage does that work ahead of time, once per input word: for the
 word ``w`` and the word after it in the same packet ``wn`` (zero after ``tlast``) it reads the total symbol
 length ``c+k`` at each of the 32 bit positions ``j`` of ``w`` (the L-bit prefix at ``j`` of ``w:wn``) and
@@ -41,12 +41,12 @@ o_v0 .. o_v5 [32]        bit b of ``nx[j]`` at bit j of ``o_v<b>`` (``nx`` modul
 L                        LUT1 address bits
 CAP                      words accepted and not yet popped (at most the ring depth)
 """
-from myhdl import ConcatSignal, Signal, always, always_comb, always_seq, block, concat, intbv, modbv
+from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, concat, intbv, modbv
 
+from lutzip.hdl.fronts.header import MARKER
 from lutzip.hdl.fronts.vector.tl_next import tl_next
 from lutzip.hdl.fronts.vector.tl_read import tl_read
 
-MARKER = 0x4C5A
 META_BITS = 20   # entry flags: n[19:4] | first[3] | hdr[2] | mk[1] | last[0]
 
 

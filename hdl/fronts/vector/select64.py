@@ -1,7 +1,7 @@
 """One bit of the vector front's loop: bit ``sel ^ INV`` of the 64-bit vector ``n:c``, as a mux tree.
 
 The front keeps several copies of its pointer, each stored XOR a constant so that synthesis does not merge
-them (:mod:`lutzip.hdl.fronts.vector.vector_front`); ``INV`` undoes that constant here, where it costs nothing: it only
+them (:mod:`lutzip.hdl.fronts.vector.loop_vector`); ``INV`` undoes that constant here, where it costs nothing: it only
 swaps the data inputs of the multiplexers whose select bit is inverted.
 
 Written as three levels -- 4:1 on ``s[1:0]``, 8:1 on ``s[4:2]``, 2:1 on ``s[5]`` (``s = sel ^ INV``). On

@@ -1,4 +1,5 @@
-"""Stage F of the vector front: the bit pointer loop over precomputed next positions, and the header parser.
+"""Stage F of the vector front (its loop stage; assembled by :mod:`lutzip.hdl.fronts.vector.front_vector`): the bit
+pointer loop over precomputed next positions, and the header parser.
 
 The ring (:mod:`lutzip.hdl.fronts.vector.entry_ring`) holds the input words in stream order, each with ``nx[j]``, the
 start of the next symbol for a symbol starting at bit ``j`` (:mod:`lutzip.hdl.fronts.vector.pos_stage`). The front holds
@@ -16,7 +17,7 @@ of ``cur`` and ``nxt`` hang off a flip-flop, not off the select: the one-cycle l
 ``p2 -> 64:1 select -> p2``. The token carries the word, the word after it and ``ptr``; the next stage
 (:mod:`lutzip.hdl.fronts.vector.align_stage`) extracts the 32 bits at the pointer and reads the full LUT1 entry.
 
-Stripes: as :mod:`lutzip.hdl.fronts.window.bit_window`, the front counts symbols (each stands for at least one word).
+Stripes: as the window front (:mod:`lutzip.hdl.fronts.window.loop_window_ctrl`), the front counts symbols (each stands for at least one word).
 Good headers with payload have no entry of their own: their ``n`` rides on the stripe's first payload
 entry (``first``); a bad header or a header-only packet is an entry with ``hdr`` set. After ``n`` symbols
 the front starts the next stripe in the same cycle by loading its first entry into ``cur``: ``nxt`` when
@@ -54,10 +55,10 @@ P2_COPY_XOR = (0x3f, 0x15, 0x2a, 0x33, 0x0c, 0x1e)
 
 
 @block
-def vector_front(clk, rst, rp, pop, push, push_flags,
-                 r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5, r1_flags,
-                 credit_ok, flush, flush_tag,
-                 t_valid, t_hdr, t_ovr, t_w, t_wn, t_ptr, t_first, t_n, t_tag, idle):
+def loop_vector(clk, rst, rp, pop, push, push_flags,
+                r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5, r1_flags,
+                credit_ok, flush, flush_tag,
+                t_valid, t_hdr, t_ovr, t_w, t_wn, t_ptr, t_first, t_n, t_tag, idle):
     st = enum("F_HDR", "F_RUN", "F_WAIT", "F_DRAIN", encoding="one_hot")
     state = Signal(st.F_HDR)
     pb = len(rp)
