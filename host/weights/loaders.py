@@ -49,8 +49,9 @@ def _npy_header(fp, path, what):
             shape, fortran, dtype = fmt.read_array_header_2_0(fp, max_header_size=1 << 16)
         else:
             raise ValueError(f"unknown .npy version {version}")
-    except (ValueError, SyntaxError, TypeError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
-        raise FormatError(f"{path}: {what} is not a readable .npy array ({e})") from None
+    except Exception as e:  # noqa: BLE001 - numpy's header parser raises ValueError, SyntaxError, TokenError, ...
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise FormatError(f"{path}: {what} is not a readable .npy array ({msg})") from None
     if dtype.hasobject:
         raise FormatError(f"{path}: {what} holds Python objects (it would need pickle, which lutzip never loads)")
     return shape, fortran, dtype
