@@ -117,6 +117,20 @@ def test_overlay_download_sets_fclk0_despite_the_zynq7000_clock_bug(tmp_path):
             del Clocks._real_instance
 
 
+def test_overlay_off_a_board_is_a_one_line_error(tmp_path):
+    from lutzip.board.pynq import load_overlay
+    from lutzip.board.pynq_sim import hwh as H
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if pynq.Device.devices:
+            pytest.skip("a real pynq device is present")
+    with pytest.raises(BoardError, match="No Devices Found"):
+        load_overlay(H.write_overlay(tmp_path))
+    with pytest.raises(BoardError, match="no missing.hwh beside"):
+        load_overlay(tmp_path / "missing.bit")
+
+
 @pytest.mark.parametrize("verify", ["full", "crc"])
 def test_stream_digits_int16(board, verify):
     c = _container("int16")

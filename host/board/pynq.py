@@ -456,18 +456,46 @@ def load_overlay(bitfile, download=True, device=None):
     frequency is None and ``Overlay(download=True)`` fails with a TypeError in ``Clocks.set_pl_clk``. Then the
     bitstream is downloaded without the clock step and FCLK0 is set from the ``.hwh``'s
     ``PCW_ACT_FPGA0_PERIPHERAL_FREQMHZ``.
+
+    Parameters
+    ----------
+    bitfile : str or Path
+        The ``.bit`` file; its ``.hwh`` must be beside it (same basename).
+    download : bool
+        Program the PL (False: the bitstream is already loaded).
+    device : pynq.Device, optional
+        The device (default: pynq's active device).
+
+    Returns
+    -------
+    pynq.Overlay
+
+    Raises
+    ------
+    BoardError
+        No ``.hwh``, or pynq cannot load the overlay (e.g. "No Devices Found" off a board).
     """
     from pathlib import Path
     if not Path(bitfile).with_suffix(".hwh").is_file():
         raise BoardError(f"no {Path(bitfile).with_suffix('.hwh').name} beside {bitfile} (pynq needs both)")
     kw = {} if device is None else {"device": device}
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="No devices found")      # pynq's XRT hint; we say it below
+        return _load_overlay(bitfile, download, kw)
+
+
+def _load_overlay(bitfile, download, kw):
+    from pathlib import Path
     try:
-        return pynq.Overlay(str(bitfile), download=download, **kw)
-    except TypeError as e:
-        if "set_pl_clk" not in _tb_names(e) or not download:
-            raise
-    ov = pynq.Overlay(str(bitfile), download=False, **kw)
-    pynq.Bitstream.download(ov, ov.parser)
+        try:
+            return pynq.Overlay(str(bitfile), download=download, **kw)
+        except TypeError as e:
+            if "set_pl_clk" not in _tb_names(e) or not download:
+                raise
+        ov = pynq.Overlay(str(bitfile), download=False, **kw)
+        pynq.Bitstream.download(ov, ov.parser)
+    except RuntimeError as e:          # "No Devices Found" off a board, a bitstream the PL rejects, ...
+        raise BoardError(f"pynq cannot load {bitfile}: {e} (off a board use --sim)") from None
     mhz = _hwh_fclk0(Path(bitfile).with_suffix(".hwh"))
     from pynq.ps import Clocks
     Clocks.fclk0_mhz = mhz
