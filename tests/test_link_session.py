@@ -94,11 +94,13 @@ def test_scripted_board_streams():
 
 
 def test_no_ident_message_tells_the_truth():
-    b = UartBoard(serial=ScriptedBoard(ident=False), timeout=30, rto=0.05, max_retries=3)
+    fake = ScriptedBoard(ident=False)
+    b = UartBoard(serial=fake, timeout=1.5, rto=0.05, max_retries=3)
     t0 = time.monotonic()
-    with pytest.raises(LinkError, match=r"no IDENT from the board: 4 request\(s\) in 0\.\d s \(timeout 30 s\)"):
+    with pytest.raises(LinkError, match=r"no IDENT from the board: 4 request\(s\) in 1\.[45] s \(timeout 1.5 s\)"):
         b.identify()
-    assert time.monotonic() - t0 < 2
+    assert 1.4 < time.monotonic() - t0 < 2.5
+    assert fake.written == 4 * link.OVERHEAD + link.BOARD_MAX_PAYLOAD + link.OVERHEAD   # one flush, four requests
 
 
 @pytest.mark.parametrize("results", [False, True])

@@ -74,6 +74,11 @@ def demo_models(model="auto"):
         ``minilm``: encoder layer 0 of all-MiniLM-L6-v2 (1.77 M weights, 16 tensors; the whole model's rates
         are in README); ``digits``: the bundled digits CNN (18 k weights); ``auto``: MiniLM if it is
         installed (``lutzip.bench.minilm_path``), else the digits CNN.
+
+    Returns
+    -------
+    (str, dict)
+        A label and the arrays by name.
     """
     from lutzip import bench
     if model == "auto":

@@ -4,7 +4,7 @@
 the adaptive retransmission timeout, the receive-side sequence check and the statistics. It knows frames,
 not boards: :mod:`lutzip.board.uart` builds the frames of each command and interprets the answers.
 
-Every wait is bounded: a request is sent at most ``max_retries + 1`` times; an exchange fails after
+Every wait is bounded: a request is sent at most ``max_retries + 1`` times within ``timeout``; an exchange fails after
 ``timeout`` seconds without *progress* (a frame of the work acknowledged for the first time, or an answer
 the caller accepts), and after ``max_retries`` retransmission rounds without progress. Acknowledgements of
 repeated BARRIERs are not progress, so a board that acknowledges but never answers cannot keep the host
@@ -110,18 +110,20 @@ class Session:
     def request(self, frames, want, what: str, attempts: int | None = None, flush: bytes = b""):
         """Send ``frames`` (bytes) until a received frame satisfies ``want``; return that frame.
 
-        The request is sent at most ``attempts + 1`` times (default ``max_retries``), one retransmission
-        timeout apart, and never longer than ``timeout`` seconds in all. ``flush`` is written before every
-        repetition (not before the first): bytes that complete a partial frame the board may be stuck in.
+        The request is sent at most ``attempts + 1`` times (default ``max_retries``), spread over ``timeout``
+        seconds (at least one retransmission timeout apart), so a slow board gets the whole timeout and a
+        dead one costs exactly that. ``flush`` is written once, before the second request: bytes that
+        complete a partial frame the board may be stuck in.
         """
         attempts = self.max_retries if attempts is None else attempts
         t0 = time.monotonic()
         deadline = t0 + self.timeout
+        step = max(self.rto_eff, 0.05, self.timeout / (attempts + 1))
         sent = 0
         while sent <= attempts:
-            self.write((flush if sent else b"") + frames)
+            self.write((flush if sent == 1 else b"") + frames)
             sent += 1
-            t_end = min(deadline, time.monotonic() + max(self.rto_eff, 0.05))
+            t_end = min(deadline, time.monotonic() + step)
             while time.monotonic() < t_end:
                 for fr in self.read_frames():
                     if want(fr):
