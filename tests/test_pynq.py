@@ -87,7 +87,12 @@ def test_hwh_parsed_by_pynq(tmp_path):
     assert core["type"] == R.VLNV and core["phys_addr"] == H.CORE_BASE
     regs = core["registers"]
     assert {k: regs[k]["address_offset"] for k in R.REGISTERS} == {k: v[0] for k, v in R.REGISTERS.items()}
-    assert ov.ip_dict[H.DMA_NAME]["parameters"]["c_sg_length_width"] == "23"
+    dma_params = ov.ip_dict[H.DMA_NAME]["parameters"]
+    assert dma_params["c_sg_length_width"] == "23"
+    tcl = H.board_design()["dma"]                   # CONFIG.c_* of firmware/axi/vivado/bd_pynq_z2.tcl
+    assert tcl["c_include_sg"] == "0" and tcl["c_sg_length_width"] == "26"
+    assert {k: dma_params[k] for k in tcl if k != "c_sg_length_width"} == \
+        {k: v for k, v in tcl.items() if k != "c_sg_length_width"}
     ip = getattr(ov, H.CORE_NAME)
     assert isinstance(ip, LutzipAxi)               # bound by VLNV
     assert ip.reg(R.ID) == R.ID_VALUE             # through pynq's MMIO to the device
@@ -109,7 +114,7 @@ def test_overlay_download_sets_fclk0_despite_the_zynq7000_clock_bug(tmp_path):
     try:
         ov = load_overlay(bit, download=True, device=dev)
         assert ov.is_loaded()
-        assert dev.fclk_mhz(0) == pytest.approx(H.FCLK0_MHZ)
+        assert dev.fclk_mhz(0) == pytest.approx(H.board_design()["fclk_mhz"])
         assert dev.register_accesses("slcr") > 0     # pynq's own Zynq clock driver did it
     finally:
         Clocks.device = None

@@ -544,7 +544,7 @@ def open_sim_device(length_width=None, backend="verilator", **params):
         sim = backend
     else:
         raise BoardError(f"unknown simulator backend {backend!r} (verilator, myhdl)")
-    lw = H.DMA_LENGTH_WIDTH if length_width is None else int(length_width)
+    lw = H.dma_length_width() if length_width is None else int(length_width)
     dev = SimDevice(sim, length_width=lw)
     dev.simulator = backend if isinstance(backend, str) else type(backend).__name__
     d = tempfile.mkdtemp(prefix="lutzip-pynq-sim-")

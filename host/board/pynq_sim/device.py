@@ -69,16 +69,17 @@ class SimDevice(pynq.Device):
     ----------
     sim : object
         The AXI top simulator (``lutzip.firmware.axi.sim.AxiSim`` or anything with its API).
-    length_width : int
-        Bits of the DMA's length register (``c_sg_length_width``; 26 in the PYNQ-Z2 design).
+    length_width : int, optional
+        Bits of the DMA's length register (``c_sg_length_width``; default: the PYNQ-Z2 design's, 26).
     tag : str
         pynq's device tag.
     """
 
-    def __init__(self, sim, length_width=H.DMA_LENGTH_WIDTH, tag="lutzip_sim"):
+    def __init__(self, sim, length_width=None, tag="lutzip_sim"):
         super().__init__(tag)
         self.name = "lutzip-sim"
         self.capabilities = {"REGISTER_RW": True}
+        length_width = H.dma_length_width() if length_width is None else int(length_width)
         self.sim = _Timed(sim, self)
         self.sim_seconds = 0.0
         self.mem = _Memory()
@@ -221,7 +222,7 @@ class _Timed:
         self._sim.close()
 
 
-def write_overlay_files(directory, sim_params: dict, length_width=H.DMA_LENGTH_WIDTH) -> Path:
+def write_overlay_files(directory, sim_params: dict, length_width=None) -> Path:
     """``lutzip.bit`` + ``lutzip.hwh`` for a simulated top of parameters ``sim_params`` (see :mod:`.hwh`)."""
     keys = {"L": "L", "W": "W", "LUT3_DEPTH": "lut3_depth", "OUT_BYTES": "out_bytes", "CLK_HZ": "clk_hz",
             "LANES": "lanes"}

@@ -1,13 +1,17 @@
-"""The simulated overlay's files: a ``lutzip.hwh`` hardware handoff written from the register description the
-Vivado Tcl uses (:mod:`lutzip.firmware.axi.regs`), and a placeholder ``lutzip.bit`` beside it.
+"""The simulated overlay's files: a ``lutzip.hwh`` hardware handoff written from the descriptions the Vivado
+build uses, and a placeholder ``lutzip.bit`` beside it.
 
-The block design it describes is the PYNQ-Z2 one of docs/AXI.md: a Zynq-7000 PS7 (FCLK0 100 MHz, GP0 master,
-HP0 slave), AXI DMA 7.1 in simple mode (no scatter-gather, 26-bit length register, 32-bit streams) and
-``lutzip_axi`` (VLNV :data:`lutzip.firmware.axi.regs.VLNV`) between the DMA's MM2S and S2MM streams. pynq
+The block design it describes is the PYNQ-Z2 one of docs/AXI.md: a Zynq-7000 PS7 (GP0 master, HP0 slave),
+AXI DMA 7.1 in simple mode and ``lutzip_axi`` between the DMA's MM2S and S2MM streams. Its sources are those
+of ``lutzip board build --board pynq-z2``: the IP's VLNV, registers, fields, ports and bus interfaces from
+:mod:`lutzip.firmware.axi.regs`; part, board part and FCLK0 from :data:`lutzip.firmware.axi.build.ZYNQ_BOARDS`;
+the DMA's ``CONFIG.c_*`` values from the block-design Tcl (``firmware/axi/vivado/bd_pynq_z2.tcl``). pynq
 parses the file as it parses Vivado's (``Overlay``, ``ip_dict``, ``register_map``, driver binding by VLNV).
 """
 from __future__ import annotations
 
+import functools
+import re
 import struct
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -20,10 +24,8 @@ DMA_NAME, CORE_NAME, PS_NAME = "axi_dma_0", "lutzip_axi_0", "processing_system7_
 DMA_BASE, CORE_BASE, IP_RANGE = 0x40400000, 0x43C00000, 0x10000
 DMA_VLNV = D.DMA_VLNV
 PS_VLNV = "xilinx.com:ip:processing_system7:5.5"
-#: DMA configuration (bd_pynq_z2.tcl): simple mode, buffer length register of 26 bits, 32-bit data.
-DMA_LENGTH_WIDTH = 26
-DMA_DATA_BITS = 32
-FCLK0_MHZ = 100.0
+#: The Zynq board whose block design is simulated (a Zynq-7000: the simulated PS is a PS7).
+BOARD = "pynq-z2"
 #: DDR seen by the DMA through HP0 (512 MiB on the PYNQ-Z2).
 DDR_BASE, DDR_SIZE = 0x00000000, 0x20000000
 
@@ -44,6 +46,40 @@ DMA_REGISTERS = {
 }
 
 _ACCESS = {"R": "read-only", "W": "write-only", "RW": "read-write"}
+
+
+@functools.lru_cache(maxsize=None)
+def board_design(board=BOARD) -> dict:
+    """What the Vivado build of ``board`` sets: part, board part, FCLK0 and the DMA's ``CONFIG.c_*`` values.
+
+    Returns
+    -------
+    dict
+        ``part``, ``board_part``, ``fclk_mhz``, ``out_bytes`` (from ``ZYNQ_BOARDS``) and ``dma`` (the
+        ``c_*`` parameters of the block-design Tcl, as strings).
+
+    Raises
+    ------
+    UnsupportedError
+        A board that is not a Zynq-7000, or a Tcl file that cannot be read.
+    """
+    from lutzip.errors import UnsupportedError
+    from lutzip.firmware.axi.build import VIVADO_DIR, zynq_board
+    b = zynq_board(board)
+    if not b["part"].startswith("xc7z"):
+        raise UnsupportedError(f"the simulated PYNQ device models a Zynq-7000 PS7; {board} is {b['part']}")
+    try:
+        tcl = (VIVADO_DIR / b["bd"]).read_text(encoding="utf-8")
+    except OSError as e:
+        raise UnsupportedError(f"cannot read the block design {b['bd']}: {e}") from None
+    dma = dict(re.findall(r"CONFIG\.(c_[a-z0-9_]+)\s*\{([^}]*)\}", tcl))
+    return {"part": b["part"], "board_part": b["board_part"], "fclk_mhz": float(b["fclk_mhz"]),
+            "out_bytes": int(b["OUT_BYTES"]), "dma": dma}
+
+
+def dma_length_width(board=BOARD) -> int:
+    """Bits of the DMA's length register in the board's design (``c_sg_length_width`` of its Tcl)."""
+    return int(board_design(board)["dma"]["c_sg_length_width"])
 
 
 def _e(s) -> str:
@@ -95,48 +131,52 @@ def _busif(name, busname, kind, vlnv, params, portmaps, ind, datawidth=None):
             f"{ind}  <PORTMAPS>\n{pm}{ind}  </PORTMAPS>\n{ind}</BUSINTERFACE>\n")
 
 
-def _axis_params(nbytes, tkeep=1):
+def _axis_params(nbytes, fclk, tkeep=1):
     return {"TDATA_NUM_BYTES": nbytes, "HAS_TREADY": 1, "HAS_TKEEP": tkeep, "HAS_TLAST": 1,
-            "FREQ_HZ": int(FCLK0_MHZ * 1e6)}
+            "FREQ_HZ": int(fclk * 1e6)}
 
 
-def _lite_params(addr_width):
-    return {"DATA_WIDTH": 32, "PROTOCOL": "AXI4LITE", "ADDR_WIDTH": addr_width, "FREQ_HZ": int(FCLK0_MHZ * 1e6)}
+def _lite_params(addr_width, fclk):
+    return {"DATA_WIDTH": 32, "PROTOCOL": "AXI4LITE", "ADDR_WIDTH": addr_width, "FREQ_HZ": int(fclk * 1e6)}
 
 
 def hwh_text(L=8, W=16, lut3_depth=4096, out_bytes=4, clk_hz=100_000_000, lanes=1,
-             dma_length_width=DMA_LENGTH_WIDTH) -> str:
+             dma_length_width=None) -> str:
     """The ``.hwh`` of the simulated PYNQ-Z2 design (see the module docstring).
 
     Parameters
     ----------
     L, W, lut3_depth, out_bytes, clk_hz, lanes : int
         Parameters of ``lutzip_axi`` (docs/AXI.md), written as the IP's PARAMETERS.
-    dma_length_width : int
-        The DMA's ``c_sg_length_width`` (bits of its length registers).
+    dma_length_width : int, optional
+        The DMA's ``c_sg_length_width`` (bits of its length registers; default: the design's).
 
     Returns
     -------
     str
         The XML text.
     """
+    design = board_design()
+    fclk = design["fclk_mhz"]
+    lw_design = int(design["dma"]["c_sg_length_width"])
+    dma_bits = int(design["dma"].get("c_m_axi_mm2s_data_width", 32))
     i = "      "
     core_params = {"L": L, "W": W, "LUT3_DEPTH": lut3_depth, "LANES": lanes, "OUT_BYTES": out_bytes,
                    "CLK_HZ": clk_hz, "Component_Name": f"lutzip_{CORE_NAME}", "EDK_IPTYPE": "PERIPHERAL",
                    "C_BASEADDR": hex(CORE_BASE), "C_HIGHADDR": hex(CORE_BASE + IP_RANGE - 1)}
     # the DMA's configuration as Vivado writes it: the user parameters (CONFIG.c_* of the Tcl, lower case;
     # what pynq's DMA driver reads) and the same values as the HDL model parameters (upper case)
-    dma_cfg = {"c_include_sg": 0, "c_sg_length_width": dma_length_width, "c_micro_dma": 0, "c_include_mm2s": 1,
-               "c_include_s2mm": 1, "c_m_axi_mm2s_data_width": DMA_DATA_BITS,
-               "c_m_axi_s2mm_data_width": DMA_DATA_BITS, "c_m_axis_mm2s_tdata_width": 32,
-               "c_s_axis_s2mm_tdata_width": 8 * out_bytes, "c_include_mm2s_dre": 0, "c_include_s2mm_dre": 0,
-               "c_mm2s_burst_size": 16, "c_s2mm_burst_size": 16, "c_addr_width": 32}
+    dma_cfg = {"c_include_sg": 0, "c_micro_dma": 0, "c_include_mm2s": 1, "c_include_s2mm": 1,
+               "c_include_mm2s_dre": 0, "c_include_s2mm_dre": 0, "c_addr_width": 32}     # the IP's defaults
+    dma_cfg.update(design["dma"])                                                      # what the Tcl sets
+    dma_cfg["c_sg_length_width"] = dma_length_width or lw_design
+    dma_cfg["c_s_axis_s2mm_tdata_width"] = 8 * out_bytes
     dma_params = {k.upper(): v for k, v in dma_cfg.items()}
     dma_params.update(dma_cfg)
     dma_params.update({"C_BASEADDR": hex(DMA_BASE), "C_HIGHADDR": hex(DMA_BASE + IP_RANGE - 1),
                        "Component_Name": f"lutzip_{DMA_NAME}", "EDK_IPTYPE": "PERIPHERAL"})
-    f = f"{FCLK0_MHZ:.6f}"
-    ps_params = {"PCW_FPGA0_PERIPHERAL_FREQMHZ": f"{FCLK0_MHZ:g}", "PCW_ACT_FPGA0_PERIPHERAL_FREQMHZ": f,
+    f = f"{fclk:.6f}"
+    ps_params = {"PCW_FPGA0_PERIPHERAL_FREQMHZ": f"{fclk:g}", "PCW_ACT_FPGA0_PERIPHERAL_FREQMHZ": f,
                  "PCW_FCLK0_PERIPHERAL_DIVISOR0": 5, "PCW_FCLK0_PERIPHERAL_DIVISOR1": 2,
                  "PCW_FCLK0_PERIPHERAL_CLKSRC": "IO PLL", "PCW_EN_CLK0_PORT": 1, "PCW_FCLK_CLK0_BUF": "TRUE",
                  "PCW_FPGA_FCLK0_ENABLE": 1, "PCW_FPGA_FCLK1_ENABLE": 0, "PCW_FPGA_FCLK2_ENABLE": 0,
@@ -150,7 +190,7 @@ def hwh_text(L=8, W=16, lut3_depth=4096, out_bytes=4, clk_hz=100_000_000, lanes=
                  "PCW_FCLK2_PERIPHERAL_DIVISOR0": 1, "PCW_FCLK2_PERIPHERAL_DIVISOR1": 1,
                  "PCW_FCLK3_PERIPHERAL_DIVISOR0": 1, "PCW_FCLK3_PERIPHERAL_DIVISOR1": 1,
                  "PCW_USE_S_AXI_HP0": 1, "PCW_USE_M_AXI_GP0": 1, "PCW_S_AXI_HP0_DATA_WIDTH": 64,
-                 "PCW_UIPARAM_DDR_PARTNO": "MT41K256M16 RE-125", "C_FCLK_CLK0_FREQ": int(FCLK0_MHZ * 1e6)}
+                 "PCW_UIPARAM_DDR_PARTNO": "MT41K256M16 RE-125", "C_FCLK_CLK0_FREQ": int(fclk * 1e6)}
 
     # nets: the PS drives the clock and the reset of every block (a sink names its driver, the driver all its
     # sinks); the streams and the AXI4-Lite links are bus interfaces
@@ -168,13 +208,13 @@ def hwh_text(L=8, W=16, lut3_depth=4096, out_bytes=4, clk_hz=100_000_000, lanes=
     for ifname, (vlnv, mode, prefix) in R.INTERFACES.items():
         pm = [(n[len(prefix):].upper(), n) for n, _d, _w in R.ports(out_bytes) if n.startswith(prefix)]
         if ifname == "s_axi_ctrl":
-            core_if.append(_busif(ifname, f"{PS_NAME}_M_AXI_GP0", mode.upper(), vlnv, _lite_params(R.ADDR_BITS),
+            core_if.append(_busif(ifname, f"{PS_NAME}_M_AXI_GP0", mode.upper(), vlnv, _lite_params(R.ADDR_BITS, fclk),
                                   pm, i + "  ", 32))
         elif mode == "slave":
-            core_if.append(_busif(ifname, f"{DMA_NAME}_M_AXIS_MM2S", "SLAVE", vlnv, _axis_params(4, 0), pm,
+            core_if.append(_busif(ifname, f"{DMA_NAME}_M_AXIS_MM2S", "SLAVE", vlnv, _axis_params(4, fclk, 0), pm,
                                   i + "  "))
         else:
-            core_if.append(_busif(ifname, f"{CORE_NAME}_{ifname}", "MASTER", vlnv, _axis_params(out_bytes), pm,
+            core_if.append(_busif(ifname, f"{CORE_NAME}_{ifname}", "MASTER", vlnv, _axis_params(out_bytes, fclk), pm,
                                   i + "  "))
 
     def module(inst, vlnv, modtype, params, addrblock, ports, busifs, memmap="", periph=""):
@@ -207,13 +247,13 @@ def hwh_text(L=8, W=16, lut3_depth=4096, out_bytes=4, clk_hz=100_000_000, lanes=
                  _port("s2mm_introut", "O", "INTERRUPT", 0, [], i + "  ")]
     ax = "xilinx.com:interface:axis:1.0"
     mm = "xilinx.com:interface:aximm:1.0"
-    dma_if = [_busif("S_AXI_LITE", f"{PS_NAME}_M_AXI_GP0", "SLAVE", mm, _lite_params(10), [], i + "  ", 32),
+    dma_if = [_busif("S_AXI_LITE", f"{PS_NAME}_M_AXI_GP0", "SLAVE", mm, _lite_params(10, fclk), [], i + "  ", 32),
               _busif("M_AXI_MM2S", f"{DMA_NAME}_M_AXI_MM2S", "MASTER", mm,
-                     {"DATA_WIDTH": DMA_DATA_BITS, "PROTOCOL": "AXI4", "ADDR_WIDTH": 32}, [], i + "  ", DMA_DATA_BITS),
+                     {"DATA_WIDTH": dma_bits, "PROTOCOL": "AXI4", "ADDR_WIDTH": 32}, [], i + "  ", dma_bits),
               _busif("M_AXI_S2MM", f"{DMA_NAME}_M_AXI_S2MM", "MASTER", mm,
-                     {"DATA_WIDTH": DMA_DATA_BITS, "PROTOCOL": "AXI4", "ADDR_WIDTH": 32}, [], i + "  ", DMA_DATA_BITS),
-              _busif("M_AXIS_MM2S", f"{DMA_NAME}_M_AXIS_MM2S", "INITIATOR", ax, _axis_params(4), [], i + "  "),
-              _busif("S_AXIS_S2MM", f"{CORE_NAME}_m_axis", "TARGET", ax, _axis_params(out_bytes), [], i + "  ")]
+                     {"DATA_WIDTH": dma_bits, "PROTOCOL": "AXI4", "ADDR_WIDTH": 32}, [], i + "  ", dma_bits),
+              _busif("M_AXIS_MM2S", f"{DMA_NAME}_M_AXIS_MM2S", "INITIATOR", ax, _axis_params(4, fclk), [], i + "  "),
+              _busif("S_AXIS_S2MM", f"{CORE_NAME}_m_axis", "TARGET", ax, _axis_params(out_bytes, fclk), [], i + "  ")]
     dma_mem = (f"{i}<MEMORYMAP>\n"
                + memrange(PS_NAME, DDR_BASE, DDR_SIZE, "M_AXI_MM2S", "S_AXI_HP0", "MEMORY", "HP0_DDR_LOWOCM")
                + memrange(PS_NAME, DDR_BASE, DDR_SIZE, "M_AXI_S2MM", "S_AXI_HP0", "MEMORY", "HP0_DDR_LOWOCM")
@@ -232,10 +272,12 @@ def hwh_text(L=8, W=16, lut3_depth=4096, out_bytes=4, clk_hz=100_000_000, lanes=
               + f"{i}</MEMORYMAP>\n{i}<PERIPHERALS>\n{i}  <PERIPHERAL INSTANCE={_e(DMA_NAME)}/>\n"
               f"{i}  <PERIPHERAL INSTANCE={_e(CORE_NAME)}/>\n{i}</PERIPHERALS>\n")
     ps = module(PS_NAME, PS_VLNV, "processing_system7", ps_params, "", ps_ports, ps_if, ps_mem)
+    m = re.match(r"xc(7z\d+)([a-z]+\d+)(-\d+)", design["part"])
+    dev, pkg, speed = m.groups() if m else ("7z020", "clg400", "-1")
     return ('<?xml version="1.0" encoding="UTF-8" standalone="no" ?>\n'
             '<EDKSYSTEM EDWVERSION="1.2" TIMESTAMP="lutzip simulated overlay" VIVADOVERSION="2022.1">\n'
-            '  <SYSTEMINFO ARCH="zynq" BOARD="tul.com.tw:pynq-z2:part0:1.0" DEVICE="7z020" NAME="lutzip" '
-            'PACKAGE="clg400" SPEEDGRADE="-1"/>\n'
+            f'  <SYSTEMINFO ARCH="zynq" BOARD={_e(design["board_part"])} DEVICE="{dev}" NAME="lutzip" '
+            f'PACKAGE="{pkg}" SPEEDGRADE="{speed}"/>\n'
             "  <EXTERNALPORTS/>\n  <EXTERNALINTERFACES/>\n  <MODULES>\n"
             f"{ps}{dma}{core}  </MODULES>\n</EDKSYSTEM>\n")
 
