@@ -308,8 +308,8 @@ def test_deep_json_attributes_are_one_line_in_every_command(tmp_path, capsys):
     deep = b'{"x":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
     # rebuild the one tensor record with the deep attributes (name a, int16, 1 dim 0, no flags)
     head = meta[:meta.index(b"\x01a")]
-    rec = b"\x01a" + bytes([3, 1, 0, 0]) + ct._varint(len(deep)) + deep + b"\x00" + ct._varint(c.tensors[0].stripe_len) \
-        + b"\x00\x00"
+    rec = b"\x01a" + bytes([3, 1, 0, 0]) + ct._varint(len(deep)) + deep + b"\x00" \
+        + ct._varint(c.tensors[0].stripe_len) + b"\x00\x00"
     m = bytes(head + rec)
     h = struct.pack("<4sHHIIQI", b"LUTZ", ct.VERSION, 0, len(m), zlib.crc32(m), 0, 0)
     bad = tmp_path / "deep.lutz"
