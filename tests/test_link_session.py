@@ -132,6 +132,11 @@ def test_no_acknowledgement_is_bounded():
     with pytest.raises(LinkError, match="no acknowledgement for frame"):
         b.load_tables(_stripes()[0][1])
     assert time.monotonic() - t0 < 3
+    # each expired retransmission timeout doubled the next one (a slow board is not flooded), up to timeout / 2
+    assert b.session.rto_eff == pytest.approx(0.05 * 2 ** 3)
+    for _ in range(3):
+        b.session._backoff()
+    assert b.session.rto_eff == 2.5
 
 
 def test_board_stuck_in_a_partial_frame_answers_within_one_identify():

@@ -104,7 +104,14 @@ class Session:
 
     def _rtt_sample(self, rtt):
         self.srtt = rtt if self.srtt is None else 0.875 * self.srtt + 0.125 * rtt
-        self.rto_eff = min(max(self.rto, 3 * self.srtt), max(self.rto, self.timeout / 2))
+        self.rto_eff = min(max(self.rto, 3 * self.srtt), self._rto_cap())
+
+    def _rto_cap(self):
+        return max(self.rto, self.timeout / 2)
+
+    def _backoff(self):
+        """A retransmission timeout expired: wait twice as long next time (a slow board is not flooded)."""
+        self.rto_eff = min(2 * self.rto_eff, self._rto_cap())
 
     # ------------------------------------------------------------------------------------------ requests
     def request(self, frames, want, what: str, attempts: int | None = None, flush: bytes = b""):
@@ -227,6 +234,7 @@ class Session:
                 nxt = base
                 inflight = 0
                 last_send = now
+                self._backoff()
             if now - last_progress > self.timeout:
                 what = "acknowledgement" if base < n else "results"
                 raise self.error(f"board silent for {self.timeout:.1f} s while waiting for {what}")
