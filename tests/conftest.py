@@ -16,6 +16,7 @@ def _myhdl_simulation_released():
 
 @pytest.fixture(scope="session")
 def hdl_cache():
-    """Directory for converted HDL and simulator builds (outside git; ``$LUTZIP_HDL_CACHE`` overrides)."""
-    from lutzip.hdl.flows.simulate import cache_root
-    return cache_root()
+    """Directory for converted HDL and simulator builds: the build cache's ``hdl`` folder (outside git;
+    ``$LUTZIP_CACHE`` / ``$XDG_CACHE_HOME`` move it, see lutzip.cache)."""
+    from lutzip.cache import cache_dir
+    return cache_dir("hdl")

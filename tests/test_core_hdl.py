@@ -1,7 +1,6 @@
 """The converted decoder core: lutzip.hdl.flows.convert output compiles, has the docs/CORE.md ports, and the
 converted VHDL / Verilog simulate bit-exactly in GHDL and Icarus on a short stream (random table set with
 errors), using the shared simulation harness (lutzip.hdl.flows.simulate)."""
-import functools
 import re
 import shutil
 import subprocess
@@ -10,11 +9,12 @@ import numpy as np
 import pytest
 
 from lutzip.errors import UnsupportedError
-from lutzip.hdl.flows import core_sim as cs
+from lutzip.hdl.flows import model as M
 from lutzip.hdl.flows import simulate as S
-from lutzip.hdl.flows.convert import convert
-from lutzip.hdl.core.decoder_core import decoder_core
+from lutzip.hdl.flows.convert import convert_core
+from lutzip.hdl.flows.vectors import Vectors, random_stripe, random_tableset
 
+# docs/CORE.md's port list, written out here on purpose (lutzip.hdl.core.ports must agree with the document)
 PORTS = ["clk", "rst", "s_axis_tdata", "s_axis_tvalid", "s_axis_tready", "s_axis_tlast", "m_axis_tdata",
          "m_axis_tvalid", "m_axis_tready", "m_axis_tlast", "m_axis_tuser", "tbl_we", "tbl_sel", "tbl_addr",
          "tbl_wdata", "err_valid", "err_code", "busy"]
@@ -23,8 +23,10 @@ PORTS = ["clk", "rst", "s_axis_tdata", "s_axis_tvalid", "s_axis_tready", "s_axis
 def test_convert_writes_both_hdls_with_the_documented_ports(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "hdl"
-    files = convert(out, L=9, W=8, LUT3_DEPTH=1024, LUT1_RAM="distributed")
-    names = sorted(p.split("/")[-1] for p in files)
+    params = dict(L=9, W=8, LUT3_DEPTH=1024, LUT1_RAM="distributed")
+    assert convert_core(out, "verilog", **params) == out / "decoder_core.v"
+    assert convert_core(out, "VHDL", **params) == out / "decoder_core.vhd"
+    names = sorted(p.name for p in out.iterdir())
     assert "decoder_core.v" in names and "decoder_core.vhd" in names
     assert any(n.startswith("pck_myhdl") for n in names)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hdl"]  # nothing written to the cwd
@@ -35,14 +37,19 @@ def test_convert_writes_both_hdls_with_the_documented_ports(tmp_path, monkeypatc
     vhd = (out / "decoder_core.vhd").read_text()
     ent = vhd[vhd.index("entity decoder_core is"):vhd.index("end entity decoder_core")]
     assert re.findall(r"^\s+(\w+): (?:in|out)", ent, re.M) == PORTS
-    with pytest.raises(UnsupportedError):
-        convert(out, hdl="systemc")
+    with pytest.raises(UnsupportedError, match="systemc"):
+        convert_core(out, hdl="systemc")
+    with pytest.raises(UnsupportedError, match="STEP='onehat'"):
+        convert_core(out, STEP="onehat")
+    with pytest.raises(UnsupportedError, match="LANES"):
+        convert_core(out, LANES=2)
 
 
 @pytest.mark.skipif(not shutil.which("ghdl") or not shutil.which("iverilog"), reason="ghdl / iverilog missing")
 def test_converted_sources_compile(tmp_path):
-    files = convert(tmp_path)
-    vhd = sorted(f for f in files if f.endswith(".vhd") and "pck_myhdl" in f) + [str(tmp_path / "decoder_core.vhd")]
+    convert_core(tmp_path, "vhdl")
+    convert_core(tmp_path, "verilog")
+    vhd = sorted(str(f) for f in tmp_path.glob("pck_myhdl*.vhd")) + [str(tmp_path / "decoder_core.vhd")]
     subprocess.run(["ghdl", "-a", "--std=08", f"--workdir={tmp_path}", *vhd], check=True, capture_output=True)
     subprocess.run(["iverilog", "-g2005", "-o", str(tmp_path / "a.out"), str(tmp_path / "decoder_core.v")],
                    check=True, capture_output=True)
@@ -50,21 +57,14 @@ def test_converted_sources_compile(tmp_path):
 
 def _vectors(L=8, W=16, depth=4096):
     rng = np.random.default_rng(12)
-    ts = cs.random_tableset(rng, W=W, L=L, complete=False)
+    ts = random_tableset(rng, W=W, L=L, complete=False)
     while len(ts.lut3) > depth:
-        ts = cs.random_tableset(rng, W=W, L=L, complete=False)
-    pk = [cs.random_stripe(rng, ts, int(rng.integers(1, 60)))[0] for _ in range(8)]
+        ts = random_tableset(rng, W=W, L=L, complete=False)
+    pk = [random_stripe(rng, ts, int(rng.integers(1, 60)))[0] for _ in range(8)]
     pk[2][1] ^= 0x80000000                       # flipped bit
     pk[4] = [0x4C5B0000] + pk[4][1:]             # bad header marker
     pk[5] = pk[5][:1]                            # truncated stripe
-    ops = cs.table_ops(ts, L)
-    exp = np.array(cs.expected_words(pk, ops, L, depth), np.int64).reshape(-1, 3)
-    vec = S.Vectors(ops, [np.asarray(p, np.uint32) for p in pk], exp, {"L": L, "W": W, "LUT3_DEPTH": depth})
-    return vec
-
-
-_DISTRIBUTED = functools.partial(decoder_core, LUT1_RAM="distributed")
-_DISTRIBUTED.srcfile = decoder_core.srcfile
+    return Vectors.from_packets(pk, M.table_ops(ts, L), L=L, W=W, LUT3_DEPTH=depth)
 
 
 @pytest.mark.parametrize("sim,L,W,depth,ram", [("ghdl", 8, 16, 4096, "block"), ("icarus", 8, 16, 4096, "block"),
@@ -75,11 +75,11 @@ def test_converted_core_simulates_bit_exact(sim, L, W, depth, ram, tmp_path, hdl
         pytest.skip(why)
     vec = _vectors(L, W, depth)
     assert vec.expected[:, 2].sum() >= 2  # the vectors do contain error markers
-    stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.7, seed=3)
-    core = _DISTRIBUTED if ram == "distributed" else None
-    out = S.run(sim, stim, tmp_path, vec.params, core=core, build_dir=hdl_cache)
+    stim = S.make_stimulus(vec, in_gap=0.2, out_stall=0.3, seed=3)
+    params = {**vec.params, "LUT1_RAM": ram}
+    out = S.run(sim, stim, tmp_path, params, build_dir=hdl_cache)
     assert S.first_difference(out, vec.expected) is None
-    ref = S.run("myhdl", stim, tmp_path / "myhdl", vec.params, build_dir=hdl_cache)
+    ref = S.run("myhdl", stim, tmp_path / "myhdl", params, build_dir=hdl_cache)
     assert S.first_cycle_difference(out, ref) is None  # same words on the same cycles as the MyHDL core
 
 

@@ -1,16 +1,16 @@
-"""The ECP5 primitive build of the vector front's loop selects (hdl/ecp5_select.py) is the generic code.
+"""The ECP5 primitive build of the vector front's loop selects (hdl/flows/ecp5_select.py) is the generic code.
 
 Proved with yosys: the SAT solver on one select64 for several INV constants, and equivalence checking
 (``equiv_make`` / ``equiv_simple``) of the whole core, generic against mapped, with the ECP5 cell models
 (``+/ecp5/cells_sim.v``). Each proof is also run on a deliberately wrong mapping, to show it can fail.
 """
-import functools
 import subprocess
 
 import pytest
 from myhdl import Signal, intbv
 
 from lutzip.hdl.flows import synth as sy
+from lutzip.hdl.flows.convert import convert_block, convert_core
 from lutzip.hdl.flows.ecp5_select import MODULE_NAME, map_select64
 from lutzip.hdl.fronts.vector.select64 import select64
 
@@ -28,9 +28,7 @@ def _yosys(script, cwd):
 def _select_verilog(tmp_path, inv):
     c, n = Signal(intbv(0)[32:]), Signal(intbv(0)[32:])
     s, q = Signal(intbv(0)[6:]), Signal(bool(0))
-    select64(c, n, s, q, INV=inv).convert(hdl="Verilog", path=str(tmp_path), name="sel_generic",
-                                          testbench=False)
-    return (tmp_path / "sel_generic.v").read_text()
+    return convert_block(select64(c, n, s, q, INV=inv), tmp_path, "sel_generic").read_text()
 
 
 def _wrong_inv(text, inv):
@@ -80,9 +78,7 @@ tee -o status.txt equiv_status -assert
 def test_core_with_mapped_selects_is_equivalent(tmp_path):
     """The vector-front core (small tables, the same front) with its six loop selects replaced is the
     same circuit: every register's next state and every output proven equal."""
-    from lutzip.hdl.core.decoder_core import decoder_core
-    core = functools.partial(decoder_core, LUT1_RAM="block", FRONT="vector")
-    v = sy.convert_verilog(tmp_path / "conv", L=4, W=8, LUT3_DEPTH=16, core=core)
+    v = convert_core(tmp_path / "conv", "verilog", L=4, W=8, LUT3_DEPTH=16, LUT1_RAM="block", FRONT="vector")
     generic = v.read_text()
     mapped, k = map_select64(generic)
     assert k == 6
@@ -97,9 +93,7 @@ def test_core_with_mapped_selects_is_equivalent(tmp_path):
 
 
 def test_window_front_has_no_selects(tmp_path):
-    from lutzip.hdl.core.decoder_core import decoder_core
-    v = sy.convert_verilog(tmp_path, L=4, W=8, LUT3_DEPTH=16,
-                           core=functools.partial(decoder_core, FRONT="window"))
+    v = convert_core(tmp_path, "verilog", L=4, W=8, LUT3_DEPTH=16, FRONT="window")
     text = v.read_text()
     assert map_select64(text) == (text, 0)
 

@@ -1,20 +1,24 @@
 """The decoder core, bit-exact against the reference decoder in MyHDL, GHDL, Icarus (cosimulation) and Verilator.
 
 Every stream runs through all four levels with the same stimulus file; each level must produce the reference
-words (``lutzip.codec.bitstream``) and all levels must agree to the clock cycle. Set ``LUTZIP_TEST_STANDIN=1`` to run
+model's words (``lutzip.hdl.flows.model``) and all levels must agree to the clock cycle. Set ``LUTZIP_TEST_STANDIN=1`` to run
 the multi-simulator tests on the stand-in core below instead of ``lutzip.hdl.core.decoder_core`` (harness work), or
 ``LUTZIP_TEST_CORE=package.module:function`` to test another core (e.g. a snapshot of a committed version).
 """
 import functools
 import importlib
 import os
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 from myhdl import Signal, always_comb, always_seq, block, intbv
 
 from lutzip.codec import bitstream as bs
+from lutzip.hdl.flows import bench as B
+from lutzip.hdl.flows import model as M
 from lutzip.hdl.flows import simulate as S
+from lutzip.hdl.flows.vectors import make_vectors
 from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet, raw_tableset
 
 
@@ -142,21 +146,28 @@ else:
     CORE, expected_of = None, (lambda vec: vec.expected)   # None: lutzip.hdl.core.decoder_core
 
 if CORE is None:   # both front ends of the real core (docs/CORE.md): window (default) and vector, and the window
-    # front's one-hot step (what `hdl synth` builds for the iCE40 HX8K)
-    from lutzip.hdl.core.decoder_core import decoder_core as _dc
-    _VECTOR = functools.partial(_dc, FRONT="vector")
-    _VECTOR.srcfile = _dc.srcfile
-    _ONEHOT = functools.partial(_dc, STEP="onehot")
-    _ONEHOT.srcfile = _dc.srcfile
-    CORES = {"window": None, "vector": _VECTOR, "onehot": _ONEHOT}
+    # front's one-hot step (what `hdl synth` builds for the iCE40 HX8K); as core parameters
+    CORES = {"window": {}, "vector": {"FRONT": "vector"}, "onehot": {"STEP": "onehot"}}
 else:
-    CORES = {"core": CORE}
+    CORES = {"core": {}}
+
+
+@dataclass(frozen=True)
+class Core:
+    """The core under test: a block (None: lutzip.hdl.core.decoder_core) and the parameters that pick its variant."""
+    name: str
+    block: object
+    params: dict
+
+    def run(self, sim, stim, workdir, vec, build_dir=None):
+        """``S.run`` of this core with ``vec``'s parameters."""
+        return S.run(sim, stim, workdir, {**vec.params, **self.params}, core=self.block, build_dir=build_dir)
 
 
 @pytest.fixture(params=list(CORES))
 def core(request):
     """The core under test: each front end of lutzip.hdl.core.decoder_core (or the stand-in / LUTZIP_TEST_CORE)."""
-    return CORES[request.param]
+    return Core(request.param, CORE, CORES[request.param])
 
 
 def need(sim):
@@ -176,7 +187,7 @@ def stream(name, n, seed=0):
     """``(TableSet, words, stripe_len)`` of a named stream type."""
     rng = np.random.default_rng(seed)
     if name == "lut_int8":       # Laplace int8 weights, greedy LUT classes
-        ts, w = S.stream_cases(n, seed)["lut_int8"]
+        ts, w = B.streams(n, seed)["lut_int8"]
         return ts, w, 700
     if name == "zero_run":       # 90 % zeros, long runs, zero-run class
         w = rng.integers(-3, 4, n).astype(np.int16)
@@ -216,14 +227,14 @@ def error_vectors(n=2400, seed=5):
         st[9][2] ^= 0x00010000                      # random bit flip (whatever the reference says)
         return st
 
-    return S.make_vectors(ts, w, 200, corrupt=corrupt, n_lut3=7)
+    return make_vectors(ts, w, 200, corrupt=corrupt, n_lut3=7)
 
 
 # ------------------------------------------------------------------------------------- harness unit tests
 def test_stimulus_roundtrip(tmp_path):
     ts, w, sl = stream("zero_run", 500)
-    vec = S.make_vectors(ts, w, sl)
-    st = S.make_stimulus(vec, gap_prob=0.3, ready_prob=0.6, seed=2)
+    vec = make_vectors(ts, w, sl)
+    st = S.make_stimulus(vec, in_gap=0.3, out_stall=0.4, seed=2)
     back = S.Stimulus.read(st.write(tmp_path / "s.txt"))
     assert back.commands == st.commands and back.ready == st.ready and back.max_cycles == st.max_cycles
     assert sum(1 for c in st.commands if c[0] == "S") == vec.n_in
@@ -240,7 +251,7 @@ def test_reference_error_markers():
             bs.ERR_ZRUN_OVERFLOW} <= codes
     # one last-flagged word per stripe, and good stripes decode to the reference
     assert int(vec.expected[:, 1].sum()) == len(vec.stripes)
-    words, code = S.hw_stripe_reference(vec.stripes[0], _zero_table())
+    words, code = M.stripe_output(vec.stripes[0], M.tables_from_ops(M.table_ops(_zero_table())))  # all of LUT3
     assert code == 0 and len(words) == 200
 
 
@@ -258,9 +269,9 @@ def test_compare_reports_first_difference():
 def test_harness_catches_a_broken_core(tmp_path, hdl_cache):
     """The stand-in and a deliberately broken copy: the harness must pass the first and flag the second."""
     ts, w, sl = stream("residual", 600)
-    vec = S.make_vectors(ts, w, sl)
+    vec = make_vectors(ts, w, sl)
     exp = standin_expected(vec.stripes, 16)
-    stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.7, seed=1)
+    stim = S.make_stimulus(vec, in_gap=0.2, out_stall=0.3, seed=1)
     good = S.run("myhdl", stim, tmp_path / "good", vec.params, core=standin_core, build_dir=hdl_cache)
     assert S.first_difference(good, exp) is None
     broken = functools.partial(standin_core, BROKEN=True)
@@ -275,7 +286,7 @@ def test_harness_catches_metavalues(sim, tmp_path, hdl_cache):
     """An output that is U/X after reset in converted HDL is an error, even if the words come out right."""
     need(sim)
     ts, w, sl = stream("residual", 200)
-    vec = S.make_vectors(ts, w, sl)
+    vec = make_vectors(ts, w, sl)
     stim = S.make_stimulus(vec)
     core = functools.partial(standin_core, UNDRIVEN=True)
     core.srcfile = standin_core.srcfile
@@ -286,11 +297,11 @@ def test_harness_catches_metavalues(sim, tmp_path, hdl_cache):
 
 
 # --------------------------------------------------------------------------------- four simulators, quick
-QUICK = {  # name: (words, gap_prob, ready_prob)
-    "lut_int8": (2500, 0.15, 0.75),
-    "zero_run": (3000, 0.25, 0.6),
+QUICK = {  # name: (words, in_gap, out_stall)
+    "lut_int8": (2500, 0.15, 0.25),
+    "zero_run": (3000, 0.25, 0.4),
     "residual": (1200, 0.1, 0.5),
-    "bf16_mixed": (1500, 0.0, 1.0),
+    "bf16_mixed": (1500, 0.0, 0.0),
 }
 _myhdl_runs = {}
 
@@ -298,12 +309,12 @@ _myhdl_runs = {}
 def _quick_case(name):
     if name == "errors":
         vec = error_vectors()
-        stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.7, seed=11)
+        stim = S.make_stimulus(vec, in_gap=0.2, out_stall=0.3, seed=11)
     else:
-        n, gp, rp = QUICK[name]
+        n, gap, stall = QUICK[name]
         ts, w, sl = stream(name, n, seed=len(name))
-        vec = S.make_vectors(ts, w, sl)
-        stim = S.make_stimulus(vec, gap_prob=gp, ready_prob=rp, seed=len(name) + 1)
+        vec = make_vectors(ts, w, sl)
+        stim = S.make_stimulus(vec, in_gap=gap, out_stall=stall, seed=len(name) + 1)
     return vec, stim
 
 
@@ -314,11 +325,10 @@ def quick_cases():
 
 def _myhdl_run(name, core, quick_cases, hdl_cache, tmp_path_factory):
     """The MyHDL run of a quick case (once per module and core): the cycle-exact yardstick of the converted HDL."""
-    key = (name, id(core))
+    key = (name, core.name)
     if key not in _myhdl_runs:
         vec, stim = quick_cases[name]
-        _myhdl_runs[key] = S.run("myhdl", stim, tmp_path_factory.mktemp(f"myhdl-{name}"), vec.params, core=core,
-                                 build_dir=hdl_cache)
+        _myhdl_runs[key] = core.run("myhdl", stim, tmp_path_factory.mktemp(f"myhdl-{name}"), vec, hdl_cache)
     return _myhdl_runs[key]
 
 
@@ -328,7 +338,7 @@ def test_bit_exact(name, sim, core, quick_cases, tmp_path, tmp_path_factory, hdl
     need(sim)
     vec, stim = quick_cases[name]
     ref = _myhdl_run(name, core, quick_cases, hdl_cache, tmp_path_factory)
-    out = ref if sim == "myhdl" else S.run(sim, stim, tmp_path, vec.params, core=core, build_dir=hdl_cache)
+    out = ref if sim == "myhdl" else core.run(sim, stim, tmp_path, vec, hdl_cache)
     msg = S.first_difference(out, expected_of(vec))
     assert msg is None, msg
     if sim != "myhdl":   # converted HDL: same words in the same cycles as the MyHDL description
@@ -344,15 +354,15 @@ def test_reset_mid_stripe(sim, core, tmp_path, hdl_cache):
     if USE_STANDIN:
         pytest.skip("needs the real core")
     ts, w, sl = stream("zero_run", 1500, seed=9)
-    vec = S.make_vectors(ts, w, sl)
-    stim = S.make_stimulus(vec, gap_prob=0.1, ready_prob=0.7, seed=9)
+    vec = make_vectors(ts, w, sl)
+    stim = S.make_stimulus(vec, in_gap=0.1, out_stall=0.3, seed=9)
     j, m = 1, len(vec.stripes[1]) // 2
     pos = [i for i, c in enumerate(stim.commands) if c[0] == "S"][sum(map(len, vec.stripes[:j])) + m]
     stim.commands.insert(pos, ("R", 3))
-    before = S.expected_outputs(vec.stripes[:j + 1], ts)
-    after = S.expected_outputs([vec.stripes[j][m:]] + vec.stripes[j + 1:], ts)
+    before = M.expected_outputs(vec.stripes[:j + 1], vec.table_ops)
+    after = M.expected_outputs([vec.stripes[j][m:]] + vec.stripes[j + 1:], vec.table_ops)
     assert after[0, 2] == 1   # the tail of the cut stripe is rejected
-    out = S.run(sim, stim, tmp_path, vec.params, core=core, build_dir=hdl_cache)
+    out = core.run(sim, stim, tmp_path, vec, hdl_cache)
     got = out.words[:, :3]
     head = len(got) - len(after)
     assert 0 <= head <= len(before), f"{len(got)} words out: {len(before)} + {len(after)} at most"
@@ -369,21 +379,22 @@ def test_verilator_throughput(core, tmp_path, hdl_cache):
     need("verilator")
     if USE_STANDIN:
         pytest.skip("throughput is a property of the real core")
-    res = S.bench(100_000, 4096, tmp_path, core=core)
+    res = B.run(100_000, 4096, "verilator", workdir=tmp_path, core=core.block, **core.params)
+    assert len(res) == 3
     for name, r in res.items():
-        assert r["matches_reference"], r["mismatch"]
-        assert r["words"] >= 100_000
+        assert r["bit_exact"], r["mismatch"]
+        assert r["weights"] >= 100_000
         assert r["weights_per_cycle"] > 0.9, f"{name}: {r['weights_per_cycle']:.3f} weights/cycle"
 
 
 # ------------------------------------------------------------------------------------------------ slow
-def assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=CORE):
+def assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core):
     """Run ``stim`` in every simulator: each bit-exact against the reference, each converted HDL cycle-exact
     against the MyHDL run."""
     outs = {}
     for sim in S.SIMULATORS:
         need(sim)
-        outs[sim] = S.run(sim, stim, tmp_path / sim, vec.params, core=core, build_dir=hdl_cache)
+        outs[sim] = core.run(sim, stim, tmp_path / sim, vec, hdl_cache)
         msg = S.first_difference(outs[sim], expected_of(vec))
         assert msg is None, msg
         if sim != "myhdl":
@@ -397,8 +408,8 @@ def assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=CORE):
 def test_bit_exact_big(name, seed, core, tmp_path, hdl_cache):
     """Bigger streams, harder backpressure and source gaps, all four levels cycle-exact."""
     ts, w, sl = stream(name, 20_000, seed=seed)
-    vec = S.make_vectors(ts, w, sl * 3)
-    stim = S.make_stimulus(vec, gap_prob=0.3, gap_max=9, ready_prob=0.4, ready_len=4096, seed=seed)
+    vec = make_vectors(ts, w, sl * 3)
+    stim = S.make_stimulus(vec, in_gap=0.45, out_stall=0.6, ready_len=4096, seed=seed)
     assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=core)
 
 
@@ -424,8 +435,8 @@ def test_random_corruption_all_sims(seed, core, tmp_path, hdl_cache):
                 s[1:] = rng.integers(0, 1 << 32, len(s) - 1, dtype=np.uint64).astype(np.uint32)
         return st
 
-    vec = S.make_vectors(ts, w, sl, corrupt=corrupt)
-    stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.6, seed=seed)
+    vec = make_vectors(ts, w, sl, corrupt=corrupt)
+    stim = S.make_stimulus(vec, in_gap=0.2, out_stall=0.4, seed=seed)
     assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=core)
 
 
@@ -454,6 +465,6 @@ def test_other_core_parameters(L, W, depth, core, tmp_path, hdl_cache):
         w = np.round(rng.standard_t(3, 8000) * 6).astype(np.int8).view(np.uint8)
         ts = greedy_tableset(w, W, L=L, lut3_max=depth)
     assert ts.max_code_len == L
-    vec = S.make_vectors(ts, w, 900, L=L, lut3_depth=depth)
-    stim = S.make_stimulus(vec, gap_prob=0.2, ready_prob=0.6, seed=L)
+    vec = make_vectors(ts, w, 900, L=L, lut3_depth=depth)
+    stim = S.make_stimulus(vec, in_gap=0.2, out_stall=0.4, seed=L)
     assert_all_sims_agree(vec, stim, tmp_path, hdl_cache, core=core)

@@ -1,4 +1,4 @@
-"""Synthesis / place-and-route flow of ``lutzip hdl synth`` (hdl/synth.py)."""
+"""Synthesis / place-and-route flow of ``lutzip hdl synth`` (lutzip.hdl.flows.synth)."""
 import json
 
 import pytest
@@ -11,14 +11,6 @@ HAVE_ICE40 = sy.find_tool("yosys", required=False) and sy.find_tool("nextpnr-ice
 HAVE_ECP5 = sy.find_tool("yosys", required=False) and sy.find_tool("nextpnr-ecp5", required=False)
 need_ice40 = pytest.mark.skipif(not HAVE_ICE40, reason="yosys / nextpnr-ice40 not installed (.ci/install.sh)")
 need_ecp5 = pytest.mark.skipif(not HAVE_ECP5, reason="yosys / nextpnr-ecp5 not installed (.ci/install.sh)")
-
-
-def _real_core():
-    try:
-        from lutzip.hdl.core.decoder_core import decoder_core
-    except ImportError:
-        pytest.skip("lutzip.hdl.core.decoder_core not written yet")
-    return decoder_core
 
 
 def _sane(r, min_bram=1):
@@ -47,7 +39,10 @@ def test_bad_input_errors(tmp_path, monkeypatch):
     with pytest.raises(UnsupportedError, match="unknown target"):
         sy.synth("virtex-2", core=standin_core)
     with pytest.raises(UnsupportedError, match="L=40"):
-        sy.convert_verilog(tmp_path, L=40, core=standin_core)
+        sy.synth("ice40-hx8k", L=40, core=standin_core, build_dir=tmp_path)
+    assert not any(tmp_path.iterdir())      # checked before anything is converted
+    with pytest.raises(UnsupportedError, match="STEP='diagonal'"):
+        sy.synth("ice40-hx8k", step="diagonal", core=standin_core)
     monkeypatch.setenv("LUTZIP_YOSYS", str(tmp_path / "no-such-yosys"))
     with pytest.raises(sy.ToolError, match="no-such-yosys"):
         sy.synth("ice40-hx8k", L=4, W=8, LUT3_DEPTH=64, core=standin_core, pnr=False)
@@ -55,14 +50,21 @@ def test_bad_input_errors(tmp_path, monkeypatch):
 
 def test_cli_parser_registers():
     import argparse
+
+    from lutzip.hdl.flows import cli
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="command")
-    hdl = sub.add_parser("hdl")             # another module made the group first
+    hdl = sub.add_parser("hdl")             # lutzip.cli makes the group once ...
     hsub = hdl.add_subparsers(dest="hdl_command")
-    sy.register(sub)                        # joins it instead of clashing
-    a = p.parse_args(["hdl", "synth", "--target", "ecp5-85k", "--seed", "3", "--seed", "4", "--json"])
-    assert a.func is sy._cmd_synth and a.seed == [3, 4] and a.json and a.target == "ecp5-85k"
-    assert "synth" in hsub.choices
+    cli.register(hsub)                      # ... and hands its sub-parsers to lutzip.hdl.flows.cli
+    a = p.parse_args(["hdl", "synth", "--target", "ecp5-85k", "--seed", "3", "--seed", "0x4", "--json"])
+    assert a.func is cli._cmd_synth and a.seed == [3, 4] and a.json and a.target == "ecp5-85k"
+    assert {"synth", "convert", "bench"} <= set(hsub.choices)
+    assert (a.front, a.step, a.lut1_ram) == (None, None, None)      # the target decides
+    assert cli.core_params(a).as_dict() == sy.core_params("ecp5-85k").as_dict()
+    for bad in (["--L", "13"], ["--lut3-depth", "0"], ["--seed", "x"]):
+        with pytest.raises(SystemExit):
+            p.parse_args(["hdl", "synth", *bad])
 
 
 # ------------------------------------------------------------------------------------------ tool runs
@@ -94,7 +96,7 @@ def _lut3_in_bram(r):
 @need_ice40
 def test_core_ice40_synth():
     """Default-run check on the real core: yosys synth_ice40 runs, sane cell counts, LUT3 in BRAM."""
-    r = sy.synth("ice40-hx8k", core=_real_core(), pnr=False)
+    r = sy.synth("ice40-hx8k", pnr=False)
     _sane(r, min_bram=16)                   # 4096 x 16 bits = 16 SB_RAM40_4K
     _lut3_in_bram(r)
 
@@ -103,7 +105,7 @@ def test_core_ice40_synth():
 @need_ice40
 def test_core_ice40_place_and_route_small_lut1():
     """Full iCE40 place and route of the real core with L=6 (L=8 does not fit an HX8K, see docs/SYNTH.md)."""
-    r = sy.synth("ice40-hx8k", L=6, core=_real_core(), seed=1)
+    r = sy.synth("ice40-hx8k", L=6, seed=1)
     _sane(r, min_bram=16)
     p = r["pnr"]
     assert p["fits"] and p["utilization"]["ICESTORM_RAM"] == r["resources"]["bram"]
@@ -114,17 +116,16 @@ def test_core_ice40_place_and_route_small_lut1():
 def test_core_ecp5_vector_synth():
     """Default-run check of what ``hdl synth --target ecp5-85k`` builds (the vector front): yosys runs, LUT3,
     LUT1 and the 32 TL copies are block RAM, nothing of the front's tables is left in logic."""
-    _real_core()
     r = sy.synth("ecp5-85k", pnr=False)
     assert r["params"]["FRONT"] == "vector"
     _lut3_in_bram(r)
     tl = {k: v for k, v in r["memories"].items() if "tl_read" in k}
     assert len(tl) == 32 and all("DP16KD" in v for v in tl.values()), r["memories"]
     assert r["resources"]["bram"] >= 4 + 32 and r["resources"]["lut"] > 500
-    # every block RAM's read register became that RAM's output register (hdl/bram_outreg.py): the 32 TL
+    # every block RAM's read register became that RAM's output register (hdl/flows/bram_outreg.py): the 32 TL
     # copies' first pipeline register, S1's LUT1 register, X's LUT3 register (four DP16KD of 4096 x 4)
     assert r["bram_outregs"] == 32 + 1 + 4 == r["resources"]["bram"], (r["bram_outregs"], r["resources"])
-    # the loop's six 64:1 selects built from slice primitives (hdl/ecp5_select.py): 9 L6MUX21 each
+    # the loop's six 64:1 selects built from slice primitives (hdl/flows/ecp5_select.py): 9 L6MUX21 each
     assert r["select64_mapped"] == 6 and r["cells"].get("L6MUX21", 0) >= 6 * 9, (r["select64_mapped"], r["cells"])
     assert "slice primitives: 6; block RAM read ports with their output register: 37" in sy.format_result(r)
 
@@ -143,7 +144,6 @@ def test_core_ecp5_place_and_route():
 def test_core_meets_ecp5_goal():
     """The issue-3 goal on ECP5 at the default parameters: >= 125 MHz on an LFE5U-85F at nextpnr's default
     speed grade, what `lutzip hdl synth --target ecp5-85k` builds, on two placement seeds (one netlist)."""
-    _real_core()
     r = sy.synth("ecp5-85k", seed=1, more_seeds=(2,))
     for run in [r] + r["more"]:
         p = run["pnr"]
@@ -156,7 +156,6 @@ def test_core_meets_ecp5_goal():
 def test_core_meets_ice40_goal():
     """The issue-3 goal on iCE40 at the default parameters: fits and >= 80 MHz on an HX8K, what `lutzip hdl
     synth --target ice40-hx8k` builds (window front, one-hot step), on two placement seeds (one netlist)."""
-    _real_core()
     r = sy.synth("ice40-hx8k", seed=1, more_seeds=(2,))
     assert r["params"]["STEP"] == "onehot"
     for run in [r] + r["more"]:
@@ -167,17 +166,13 @@ def test_core_meets_ice40_goal():
 
 @need_ice40
 def test_cli_synth_no_pnr(capsys, tmp_path, monkeypatch):
-    _real_core()
     from lutzip.cli import main
-    try:
-        rc = main(["hdl", "synth", "--target", "ice40-hx8k", "--no-pnr", "--json", "--L", "6", "--W", "8",
-                   "--lut3-depth", "512"])
-    except SystemExit as e:  # the hdl group is not hooked into lutzip.cli yet
-        pytest.skip(f"'lutzip hdl synth' not registered in lutzip.cli ({e})")
-    assert rc == 0
+    assert main(["hdl", "synth", "--target", "ice40-hx8k", "--no-pnr", "--json", "--L", "6", "--W", "8",
+                 "--lut3-depth", "512"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["resources"]["bram"] >= 1
-    assert r["params"] == {"L": 6, "W": 8, "LUT3_DEPTH": 512, "FRONT": "window", "STEP": "onehot"}
+    assert r["params"] == {"L": 6, "W": 8, "LUT3_DEPTH": 512, "LUT1_RAM": "block", "FRONT": "window",
+                           "STEP": "onehot"}
     # the one-hot step's copy of LUT1 (c+k one-hot) is block RAM beside LUT1
     assert "RAM4K" in r["memories"].get("lut1_table0_mem_oh", ""), r["memories"]
     assert main(["hdl", "synth", "--target", "ice40-hx8k", "--no-pnr", "--json", "--L", "6", "--W", "8",

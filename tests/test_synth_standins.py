@@ -141,7 +141,7 @@ def standin_uart_top(clk, rst, uart_rx, uart_tx, CLK_HZ=12_000_000, BAUD=1_000_0
 
 
 def test_standin_converts(tmp_path):
-    from lutzip.hdl.flows.synth import convert_verilog
-    v = convert_verilog(tmp_path, L=6, W=8, LUT3_DEPTH=64, core=standin_core)
+    from lutzip.hdl.flows.convert import convert_core
+    v = convert_core(tmp_path, "verilog", core=standin_core, L=6, W=8, LUT3_DEPTH=64, STEP="onehot")
     text = v.read_text()
     assert "module decoder_core" in text and "m_axis_tdata" in text

@@ -1,29 +1,34 @@
-"""Throughput benchmark of the decoder core: weights per cycle with the input always valid and the output
-always ready (``python -m lutzip.hdl.flows.bench``).
+"""Throughput bench of the decoder core (``lutzip hdl bench``, ``python -m lutzip.hdl.flows.bench``).
 
-The figure is ``(words - 1) / (last output cycle - first output cycle)``: pipeline fill excluded, stripe
-boundaries included. Every run is also checked word for word against the reference decoder.
-``--sim myhdl`` (default) simulates the MyHDL description (about 3-5 k cycles/s); ``--sim verilator|ghdl|
-icarus`` runs the converted core through :mod:`lutzip.hdl.flows.simulate`.
+* :func:`streams` -- the synthetic streams: residual-heavy int16, zero-run-heavy int16, LUT-heavy int8.
+* :func:`run` -- weights per cycle per stream, input always valid and output always ready, in any simulator
+  of :mod:`lutzip.hdl.flows.simulate` (Verilator by default; MyHDL runs about 3-5 k cycles/s). The figure is
+  ``(words - 1) / (last output cycle - first output cycle)``: pipeline fill excluded, stripe boundaries
+  included. Every run is also checked word for word against the reference model.
+* :func:`sim_speeds` -- cycles per second of each simulator on one small vector (builds excluded).
+
+(The compression benchmark against xz / zstd is :mod:`lutzip.bench`.)
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-from lutzip.codec.bitstream import encode_stripes
 from lutzip.codec.encoder import best_tableset
-from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
-from lutzip.hdl.flows import core_sim as cs
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet, lut1_fields
+from lutzip.hdl.flows import simulate as S
+from lutzip.hdl.flows.vectors import make_vectors
 
 
 def streams(n: int, seed: int = 0) -> dict:
-    """``{name: (TableSet, words)}``: residual-heavy int16, zero-run-heavy int16, LUT-heavy int8."""
+    """The synthetic streams ``{name: (TableSet, words)}`` of ``n`` weights each.
+
+    ``residual_int16``: Laplace int16 (scale 3000), mostly raw residuals; ``zero_run_int16``: 85 % zeros,
+    zero runs and a small LUT; ``lut_int8``: Laplace int8 (scale 6), LUT classes.
+    """
     rng = np.random.default_rng(seed)
     out = {}
     r = np.round(rng.laplace(0, 3000, n)).astype(np.int16).view(np.uint16)
@@ -41,10 +46,10 @@ def streams(n: int, seed: int = 0) -> dict:
 
 def _symbols_per_word(packets, ts):
     """Average class symbols per word (zero runs make it < 1)."""
-    from lutzip.codec.tables import lut1_fields
     lut1 = ts.lut1(8)
     n_sym = n_words = 0
     for p in packets:
+        p = [int(v) for v in p]
         n_words += (p[0] & 0xFFFF) + 1
         bits = "".join(format(w, "032b") for w in p[1:])
         pos, left = 0, (p[0] & 0xFFFF) + 1
@@ -58,70 +63,88 @@ def _symbols_per_word(packets, ts):
     return n_sym / n_words
 
 
-def run(n: int = 100_000, stripe_len: int = 4096, sim: str = "myhdl", names=None, workdir=None,
-        front: str = "window", step: str = "adder") -> dict:
-    """Benchmark each stream; returns ``{name: dict(weights, cycles, weights_per_cycle, ...)}``."""
+def run(n: int = 100_000, stripe_len: int = 4096, sim: str = "verilator", names=None, workdir=None, core=None,
+        seed: int = 0, **params) -> dict:
+    """Benchmark each stream of :func:`streams`.
+
+    Parameters
+    ----------
+    n : int
+        Weights per stream.
+    stripe_len : int
+        Stripe length in words.
+    sim : str
+        One of :data:`lutzip.hdl.flows.simulate.SIMULATORS`.
+    names : sequence of str, optional
+        Only these streams.
+    workdir : str or Path, optional
+        Keep the run files here (default: a temporary directory).
+    core : myhdl block, optional
+        A stand-in with the core's ports (default: the decoder core).
+    **params
+        Core parameters (``FRONT``, ``STEP``, ``LUT1_RAM`` ...; ``W`` follows each stream).
+
+    Returns
+    -------
+    dict
+        ``{name: {"weights", "stripes", "cycles", "weights_per_cycle", "idle_cycles", "bits_per_weight",
+        "symbols_per_weight", "sim_seconds", "bit_exact", "mismatch"}}``.
+    """
     res = {}
-    for name, (ts, words) in streams(n).items():
+    root = Path(workdir or tempfile.mkdtemp(prefix="lutzip-bench-"))
+    for name, (ts, words) in streams(n, seed).items():
         if names and name not in names:
             continue
-        pay, sw = encode_stripes(words, ts, stripe_len)
-        packets = cs.packets_from_stripes(pay, sw)
-        ops = cs.table_ops(ts)
-        exp = cs.expected_words(packets, ops)
-        t0 = time.perf_counter()
-        if sim == "myhdl":
-            r = cs.simulate(packets, ops, W=ts.word_bits, expect_words=len(exp), FRONT=front, STEP=step)
-            got, oc, timed_out = r.words, np.asarray(r.out_cycles), r.timed_out
-        else:
-            from lutzip.hdl.flows import simulate as S
-            vec = S.Vectors(ops, [np.asarray(p, np.uint32) for p in packets],
-                            np.array(exp, np.int64).reshape(-1, 3), {"L": 8, "W": ts.word_bits, "LUT3_DEPTH": 4096})
-            wd = Path(workdir or tempfile.mkdtemp(prefix="lutzip-bench-")) / name
-            core = None
-            if front != "window" or step != "adder":
-                import functools
-                from lutzip.hdl.core.decoder_core import decoder_core
-                core = functools.partial(decoder_core, FRONT=front, STEP=step)
-                core.srcfile = decoder_core.srcfile
-            out = S.run(sim, S.make_stimulus(vec, drain=8), wd, vec.params, core=core)
-            got = [tuple(int(x) for x in row[:3]) for row in out.words]
-            got = [(d, bool(la), bool(u)) for d, la, u in got]
-            oc, timed_out = np.asarray(out.words[:, 3]), False
-        dt = time.perf_counter() - t0
+        vec = make_vectors(ts, words, stripe_len, **params)
+        out = S.run(sim, S.make_stimulus(vec, drain=8), root / name, vec.params, core)
+        msg = S.first_difference(out, vec.expected)
+        oc = out.out_cycles
         span = int(oc[-1] - oc[0]) if len(oc) > 1 else 0
-        gaps = np.diff(oc)
         res[name] = {
-            "weights": len(got), "stripes": len(packets), "cycles": span,
-            "weights_per_cycle": (len(got) - 1) / span if span else float("nan"),
-            "idle_cycles": int(np.sum(gaps - 1)), "bits_per_weight": 32.0 * sum(map(len, packets)) / len(words),
-            "symbols_per_weight": _symbols_per_word(packets, ts), "sim_seconds": dt,
-            "bit_exact": got == exp and not timed_out,
+            "weights": len(oc), "stripes": len(vec.stripes), "cycles": span,
+            "weights_per_cycle": (len(oc) - 1) / span if span else float("nan"),
+            "idle_cycles": int(np.sum(np.diff(oc) - 1)), "bits_per_weight": 32.0 * vec.n_in / len(words),
+            "symbols_per_weight": _symbols_per_word(vec.stripes, ts), "sim_seconds": out.seconds,
+            "bit_exact": msg is None, "mismatch": msg,
         }
     return res
 
 
+def sim_speeds(n: int = 4000, workdir=None, sims=S.SIMULATORS, core=None, **params) -> dict:
+    """Cycles per second of each simulator on the same small LUT-heavy vector (builds excluded).
+
+    Returns ``{sim: {"cycles", "seconds", "cycles_per_second", "bit_exact", "warnings"}}``; simulators that
+    cannot run here are left out.
+    """
+    root = Path(workdir or tempfile.mkdtemp(prefix="lutzip-speed-"))
+    ts, words = streams(n)["lut_int8"]
+    vec = make_vectors(ts, words, 1024, **params)
+    stim = S.make_stimulus(vec, in_gap=0.1, out_stall=0.2, seed=1)
+    out = {}
+    for s in sims:
+        if S.available(s):
+            continue
+        S.run(s, stim, root / f"warm-{s}", vec.params, core)  # builds / converts once
+        o = S.run(s, stim, root / s, vec.params, core)
+        out[s] = {"cycles": o.end_cycle, "seconds": o.seconds, "cycles_per_second": o.cycles_per_second,
+                  "bit_exact": S.first_difference(o, vec.expected) is None, "warnings": len(o.notes)}
+    return out
+
+
 def main(argv=None) -> int:
+    """``python -m lutzip.hdl.flows.bench``: the options of ``lutzip hdl bench``."""
+    import argparse
+
+    from lutzip.errors import LutzError
+    from lutzip.hdl.flows import cli
     ap = argparse.ArgumentParser(prog="python -m lutzip.hdl.flows.bench", description=__doc__.split("\n\n")[0])
-    ap.add_argument("-n", type=int, default=100_000, help="weights per stream (default 100000)")
-    ap.add_argument("--stripe", type=int, default=4096, help="stripe length in words (default 4096)")
-    ap.add_argument("--sim", default="myhdl", choices=("myhdl", "verilator", "ghdl", "icarus"))
-    ap.add_argument("--stream", action="append", help="only these streams (repeatable)")
-    ap.add_argument("--front", default="window", choices=("window", "vector"), help="core front end (docs/CORE.md)")
-    ap.add_argument("--step", default="adder", choices=("adder", "onehot"),
-                    help="the window front's decode step (docs/CORE.md)")
-    a = ap.parse_args(argv)
-    step = f", {a.step} step" if a.front == "window" else ""
-    print(f"decoder core ({a.front} front{step}), {a.sim}, {a.n} weights per stream, stripes of {a.stripe} words, "
-          f"input always valid, output always ready:")
-    ok = True
-    for name, r in run(a.n, a.stripe, a.sim, a.stream, front=a.front, step=a.step).items():
-        ok &= r["bit_exact"]
-        print(f"  {name:15s} {r['weights_per_cycle']:.5f} weights/cycle  ({r['weights']} weights in {r['cycles']} "
-              f"cycles, {r['idle_cycles']} idle cycles over {r['stripes']} stripes; {r['bits_per_weight']:.2f} "
-              f"bits/weight, {r['symbols_per_weight']:.3f} symbols/weight; "
-              f"{'bit-exact' if r['bit_exact'] else 'MISMATCH'}; {r['sim_seconds']:.0f} s)")
-    return 0 if ok else 1
+    cli.add_bench_arguments(ap)
+    args = ap.parse_args(argv)
+    try:
+        return cli.cmd_bench(args)
+    except LutzError as e:
+        print(f"{ap.prog}: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

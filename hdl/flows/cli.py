@@ -1,42 +1,181 @@
-"""``lutzip hdl ...`` sub-commands: :func:`register` adds them to the hdl group that :mod:`lutzip.cli` made."""
+"""``lutzip hdl ...`` sub-commands: :func:`register` adds them to the hdl group that :mod:`lutzip.cli` made.
+
+``convert`` (the core to VHDL / Verilog), ``synth`` (yosys + nextpnr, :mod:`lutzip.hdl.flows.synth`) and
+``bench`` (weights per cycle in a simulator, :mod:`lutzip.hdl.flows.bench`). The core's parameters are the
+same options everywhere (:func:`add_core_params`).
+"""
 from __future__ import annotations
+
+import json
 
 from lutzip.cli.types import int_in
 
 
-def add_core_params(p):
-    """The core parameters (docs/CORE.md) as options ``--L --W --lut3-depth``."""
+def add_core_params(p, target_defaults=False):
+    """The core parameters (docs/CORE.md) as options ``--L --W --lut3-depth --front --step --lut1-ram``.
+
+    With ``target_defaults`` the choice options default to what the synthesis target builds.
+    """
     p.add_argument("--L", type=int_in(1, 12, "L"), default=8, help="LUT1 address bits (default 8)")
     p.add_argument("--W", type=int_in(8, 16, "W"), default=16, choices=(8, 16), help="word width (default 16)")
     p.add_argument("--lut3-depth", type=int_in(1, 4096, "LUT3 depth"), default=4096,
                    help="LUT3 entries (default 4096)")
+    dflt = "the target's choice" if target_defaults else None
+    p.add_argument("--front", choices=("window", "vector"),
+                   help="front end: window (LUT1 in the loop, small) or vector (fast, 32 TL block RAMs); default "
+                   + (dflt or "window"))
+    p.add_argument("--step", choices=("adder", "onehot"),
+                   help="the window front's decode step: adder (small) or onehot (faster, ~1500 LUT4 more); "
+                   "default " + (dflt or "adder"))
+    p.add_argument("--lut1-ram", choices=("block", "distributed"),
+                   help="LUT1 read: registered (block RAM; iCE40) or asynchronous (LUT RAM; ECP5 / Xilinx); default "
+                   + (dflt or "block"))
 
 
+def core_params(args):
+    """The :class:`lutzip.hdl.core.ports.CoreParams` of parsed options (``--target``: the target's choices)."""
+    from lutzip.hdl.core.ports import CoreParams
+    target = getattr(args, "target", None)
+    if target:
+        from lutzip.hdl.flows.synth import core_params as for_target
+        return for_target(target, args.L, args.W, args.lut3_depth, args.front, args.step, args.lut1_ram)
+    given = {"FRONT": args.front, "STEP": args.step, "LUT1_RAM": args.lut1_ram}
+    return CoreParams.make(L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth,
+                           **{k: v for k, v in given.items() if v is not None})
+
+
+# ------------------------------------------------------------------------------------------------ convert
 def _cmd_convert(args):
-    from lutzip.hdl.flows.convert import convert
-    hdls = ("vhdl", "verilog") if args.hdl == "both" else (args.hdl,)
-    files = convert(args.out, hdls, L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, LUT1_RAM=args.lut1_ram,
-                    FRONT=args.front)
-    for f in files:
-        print(f)
+    from pathlib import Path
+
+    from lutzip.hdl.flows.convert import convert_core
+    p = core_params(args)
+    out = Path(args.out)
+    before = {f.name: f.stat().st_mtime_ns for f in out.iterdir()} if out.is_dir() else {}
+    for h in (("vhdl", "verilog") if args.hdl == "both" else (args.hdl,)):
+        convert_core(out, h, **p.as_dict())
+    for f in sorted(out.iterdir()):
+        if before.get(f.name) != f.stat().st_mtime_ns or f.name.startswith("decoder_core."):
+            print(f)
     return 0
 
 
 def _add_convert(hsub):
+    from lutzip.hdl.flows.synth import TARGETS
     p = hsub.add_parser("convert", help="convert the decoder core to VHDL / Verilog",
                         description="Write decoder_core.vhd (+ pck_myhdl) and/or decoder_core.v into a directory.")
     p.add_argument("--out", required=True, help="output directory (created)")
     p.add_argument("--hdl", choices=("vhdl", "verilog", "both"), default="both", help="which HDL (default both)")
+    p.add_argument("--target", choices=sorted(TARGETS),
+                   help="the core 'lutzip hdl synth --target' builds (its front, step and LUT1 RAM by default)")
     add_core_params(p)
-    p.add_argument("--front", choices=("window", "vector"), default="window",
-                   help="front end: window (LUT1 in the loop, small) or vector (fast, 32 TL block RAMs)")
-    p.add_argument("--lut1-ram", choices=("block", "distributed"), default="block",
-                   help="LUT1 read: registered (block RAM; iCE40) or asynchronous (LUT RAM; ECP5 / Xilinx)")
     p.set_defaults(func=_cmd_convert)
+
+
+# -------------------------------------------------------------------------------------------------- synth
+def _cmd_synth(args) -> int:
+    from pathlib import Path
+
+    from lutzip.hdl.flows import synth as sy
+    p = core_params(args)   # every parameter checked before anything runs
+    seeds = args.seed or [1]
+    # one synthesis; every seed places and routes that same netlist
+    bd = Path(args.out) / args.target if args.out else None
+    first = sy.synth(args.target, L=p.L, W=p.W, LUT3_DEPTH=p.LUT3_DEPTH, seed=seeds[0], freq_mhz=args.freq,
+                     pnr=not args.no_pnr, build_dir=bd, front=p.FRONT, step=p.STEP, lut1_ram=p.LUT1_RAM,
+                     more_seeds=seeds[1:] if not args.no_pnr else ())
+    results = [first] + first.pop("more", [])
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
+    else:
+        for r in results:
+            print(sy.format_result(r))
+        fms = [r["pnr"]["fmax_mhz"] for r in results if r.get("pnr") and r["pnr"]["fmax_mhz"]]
+        if len(fms) > 1:
+            print(f"Fmax over {len(fms)} seeds: min {min(fms):.1f}  max {max(fms):.1f}  "
+                  f"mean {sum(fms) / len(fms):.1f} MHz")
+    return 0
+
+
+def _add_synth(hsub):
+    from lutzip.hdl.flows.synth import TARGETS
+    p = hsub.add_parser("synth", help="synthesise + place and route the decoder core, print LUT/FF/BRAM use and "
+                        "Fmax")
+    p.add_argument("--target", choices=sorted(TARGETS), default="ice40-hx8k")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--seed", type=int_in(0, 2**31 - 1, "seed"), action="append",
+                   help="nextpnr seed (repeat: one synthesis, the same netlist placed with each seed)")
+    p.add_argument("--freq", type=float, help="clock constraint in MHz (default: the target's goal)")
+    add_core_params(p, target_defaults=True)
+    p.add_argument("--no-pnr", action="store_true", help="stop after yosys")
+    p.add_argument("--out", help="keep the build files in this directory")
+    p.set_defaults(func=_cmd_synth)
+
+
+# -------------------------------------------------------------------------------------------------- bench
+def add_bench_arguments(p):
+    """The options of ``lutzip hdl bench`` (also ``python -m lutzip.hdl.flows.bench``)."""
+    from lutzip.hdl.flows.simulate import SIMULATORS
+    p.add_argument("--sim", choices=SIMULATORS, default="verilator", help="simulator (default verilator)")
+    p.add_argument("-n", "--n", type=int_in(2, 10**8, "weights per stream"), default=100_000,
+                   help="weights per stream (default 100000)")
+    p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"), default=4096,
+                   help="stripe length in words (default 4096)")
+    p.add_argument("--stream", action="append", choices=("residual_int16", "zero_run_int16", "lut_int8"),
+                   help="only these streams (repeatable)")
+    p.add_argument("--front", choices=("window", "vector"), default="window", help="core front end (default window)")
+    p.add_argument("--step", choices=("adder", "onehot"), default="adder",
+                   help="the window front's decode step (default adder)")
+    p.add_argument("--speeds", action="store_true", help="also the cycles/s of each simulator on one small vector")
+    p.add_argument("--workdir", help="keep the run files here (default: a temporary directory)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+def cmd_bench(args) -> int:
+    """Run the bench of parsed ``args``; 0 if every stream was bit-exact."""
+    from pathlib import Path
+
+    from lutzip.hdl.core.ports import CoreParams
+    from lutzip.hdl.flows import bench
+    p = CoreParams.make(FRONT=args.front, STEP=args.step)
+    wd = Path(args.workdir) if args.workdir else None
+    res = bench.run(args.n, args.stripe, args.sim, args.stream, wd and wd / "bench", FRONT=p.FRONT, STEP=p.STEP)
+    speeds = bench.sim_speeds(workdir=wd and wd / "speeds") if args.speeds else None
+    ok = all(r["bit_exact"] for r in res.values())
+    if args.json:
+        doc = {"sim": args.sim, "weights": args.n, "stripe": args.stripe, "front": p.FRONT, "step": p.STEP,
+               "streams": res}
+        if speeds is not None:
+            doc["speeds"] = speeds
+        print(json.dumps(doc, indent=2))
+        return 0 if ok else 1
+    step = f", {p.STEP} step" if p.FRONT == "window" else ""
+    print(f"decoder core ({p.FRONT} front{step}), {args.sim}, {args.n} weights per stream, stripes of "
+          f"{args.stripe} words, input always valid, output always ready:")
+    for name, r in res.items():
+        print(f"  {name:15s} {r['weights_per_cycle']:.5f} weights/cycle  ({r['weights']} weights in {r['cycles']} "
+              f"cycles, {r['idle_cycles']} idle cycles over {r['stripes']} stripes; {r['bits_per_weight']:.2f} "
+              f"bits/weight, {r['symbols_per_weight']:.3f} symbols/weight; "
+              f"{'bit-exact' if r['bit_exact'] else 'MISMATCH: ' + str(r['mismatch'])}; {r['sim_seconds']:.1f} s)")
+    if speeds is not None:
+        print("Simulation speed (same vector, build/conversion excluded):")
+        for s, r in speeds.items():
+            print(f"  {s:10s} {r['cycles_per_second']:12.0f} cycles/s  ({r['cycles']} cycles, {r['seconds']:.2f} s)"
+                  f"{'' if r['bit_exact'] else '  MISMATCH'}"
+                  f"{'  (%d simulator warnings)' % r['warnings'] if r['warnings'] else ''}")
+    return 0 if ok else 1
+
+
+def _add_bench(hsub):
+    p = hsub.add_parser("bench", help="weights per cycle of the decoder core per stream type (simulation)",
+                        description="Throughput of the decoder core in a simulator: input always valid, output "
+                        "always ready; every word checked against the reference model.")
+    add_bench_arguments(p)
+    p.set_defaults(func=cmd_bench)
 
 
 def register(hsub):
     """Add the ``lutzip hdl`` sub-commands to ``hsub`` (the hdl group's sub-parsers, made by :mod:`lutzip.cli`)."""
-    from lutzip.hdl.flows import synth
     _add_convert(hsub)
-    synth.register(hsub)
+    _add_synth(hsub)
+    _add_bench(hsub)

@@ -1,20 +1,33 @@
-"""Convert :func:`lutzip.hdl.core.decoder_core.decoder_core` to VHDL and/or Verilog.
+"""Conversion of MyHDL designs to VHDL / Verilog: the one place lutzip calls MyHDL's converter.
 
-``convert(out_dir)`` writes ``decoder_core.vhd`` (+ ``pck_myhdl_*.vhd``) and ``decoder_core.v`` into
-``out_dir`` (created if needed); nothing is written to the current directory.
+* :func:`convert_block` converts any elaborated top-level block (the core, a board top, a test top);
+  firmware/ uses it for its tops.
+* :func:`convert_core` elaborates the decoder core (or a stand-in with its ports) for one set of
+  :class:`lutzip.hdl.core.ports.CoreParams` and converts it; ``lutzip hdl convert``, the simulators
+  (:mod:`lutzip.hdl.flows.simulate`) and synthesis (:mod:`lutzip.hdl.flows.synth`) all go through it.
+
+Nothing is written to the current directory.
 """
 from __future__ import annotations
 
+import inspect
 import os
 import warnings
 from pathlib import Path
 
-from myhdl import ResetSignal, Signal, intbv
-
 from lutzip.errors import UnsupportedError
-from lutzip.hdl.core.decoder_core import decoder_core
+from lutzip.hdl.core.ports import CoreParams, core_signals
 
 HDLS = ("vhdl", "verilog")
+SUFFIX = {"vhdl": ".vhd", "verilog": ".v"}
+
+
+def check_hdl(hdl) -> str:
+    """``hdl`` in lower case, or an :class:`UnsupportedError` naming it."""
+    h = str(hdl).lower()
+    if h not in HDLS:
+        raise UnsupportedError(f"unknown HDL {hdl!r}: choose from {', '.join(HDLS)}")
+    return h
 
 
 def convert_block(inst, out_dir, name, hdl="verilog", **options):
@@ -38,9 +51,7 @@ def convert_block(inst, out_dir, name, hdl="verilog", **options):
     Path
         ``out_dir/<name>.v`` or ``out_dir/<name>.vhd``.
     """
-    h = str(hdl).lower()
-    if h not in HDLS:
-        raise UnsupportedError(f"unknown HDL {hdl!r}: choose from {', '.join(HDLS)}")
+    h = check_hdl(hdl)
     out = Path(out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     kw = dict(options)
@@ -52,60 +63,60 @@ def convert_block(inst, out_dir, name, hdl="verilog", **options):
         inst.convert(hdl="Verilog" if h == "verilog" else "VHDL", path=str(out), name=name, **kw)
     finally:
         os.chdir(cwd)
-    return out / (name + (".v" if h == "verilog" else ".vhd"))
+    return out / (name + SUFFIX[h])
 
 
-def core_signals(W=16):
-    """Fresh signals for every port of the core, in signature order."""
-    return dict(
-        clk=Signal(bool(0)), rst=ResetSignal(0, active=1, isasync=False),
-        s_axis_tdata=Signal(intbv(0)[32:]), s_axis_tvalid=Signal(bool(0)), s_axis_tready=Signal(bool(0)),
-        s_axis_tlast=Signal(bool(0)),
-        m_axis_tdata=Signal(intbv(0)[W:]), m_axis_tvalid=Signal(bool(0)), m_axis_tready=Signal(bool(0)),
-        m_axis_tlast=Signal(bool(0)), m_axis_tuser=Signal(bool(0)),
-        tbl_we=Signal(bool(0)), tbl_sel=Signal(intbv(0)[2:]), tbl_addr=Signal(intbv(0)[12:]),
-        tbl_wdata=Signal(intbv(0)[32:]),
-        err_valid=Signal(bool(0)), err_code=Signal(intbv(0)[4:]), busy=Signal(bool(0)))
+def core_kwargs(params: CoreParams, core=None) -> dict:
+    """The keyword parameters to elaborate ``core`` with (``None``: the decoder core gets every parameter).
+
+    A stand-in with the core's ports (tests) gets the parameters its signature declares.
+    """
+    p = params.as_dict()
+    if core is None:
+        return p
+    try:
+        sig = inspect.signature(getattr(core, "func", core))
+    except (TypeError, ValueError):
+        return p
+    if any(v.kind is inspect.Parameter.VAR_KEYWORD for v in sig.parameters.values()):
+        return p
+    return {k: v for k, v in p.items() if k in sig.parameters}
 
 
-def convert(out_dir, hdl=HDLS, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window"):
-    """Write the converted core into ``out_dir``; returns the list of files written.
+def elaborate_core(params=None, core=None, **more):
+    """The decoder core (or ``core``) elaborated on fresh port signals, for :class:`CoreParams` ``params``."""
+    p = CoreParams.make(params, **more)
+    if core is None:
+        from lutzip.hdl.core.decoder_core import decoder_core as core_fn
+        return core_fn(**core_signals(p.W), **core_kwargs(p))
+    return core(**core_signals(p.W), **core_kwargs(p, core))
+
+
+def convert_core(out_dir, hdl="verilog", *, core=None, name="decoder_core", **params):
+    """Convert the decoder core with the given parameters into ``out_dir``.
 
     Parameters
     ----------
     out_dir : str or Path
         Destination directory (created).
-    hdl : str or sequence of str
-        ``"vhdl"`` and/or ``"verilog"``.
-    L, W, LUT3_DEPTH : int
-        Core parameters (docs/CORE.md).
-    LUT1_RAM : str
-        ``"block"`` (registered LUT1 read: block RAM, needed on iCE40) or ``"distributed"`` (asynchronous read
-        from a registered prefix: LUT RAM, faster on ECP5 / Xilinx).
-    FRONT : str
-        ``"window"`` (LUT1 in the one-cycle loop; small, for iCE40) or ``"vector"`` (next positions
-        precomputed per word: the fast front, 32 TL block RAMs; docs/CORE.md).
+    hdl : str
+        ``"verilog"`` or ``"vhdl"``; VHDL also writes MyHDL's ``pck_myhdl_*.vhd`` package.
+    core : myhdl block, optional
+        A block with the core's ports (a stand-in); default :func:`lutzip.hdl.core.decoder_core.decoder_core`.
+    name : str
+        Module / entity name and file stem.
+    **params
+        Every core parameter (``L``, ``W``, ``LUT3_DEPTH``, ``LUT1_RAM``, ``FRONT``, ``STEP``; see
+        :class:`lutzip.hdl.core.ports.CoreParams`), checked before anything is elaborated.
+
+    Returns
+    -------
+    Path
+        ``out_dir/<name>.v`` or ``out_dir/<name>.vhd``.
     """
-    if isinstance(hdl, str):
-        hdl = (hdl,)
-    hdl = tuple(h.lower() for h in hdl)
-    for h in hdl:
-        if h not in HDLS:
-            raise UnsupportedError(f"unknown HDL {h!r}: choose from {', '.join(HDLS)}")
-    out = Path(out_dir).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    before = set(out.iterdir())
-    cwd = os.getcwd()
-    os.chdir(out)  # belt and braces: some MyHDL versions write helper files into the cwd
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # "driven but not read" notes on interface signals
-            for h in hdl:
-                inst = decoder_core(**core_signals(W), L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM,
-                                    FRONT=FRONT)
-                kw = dict(hdl="VHDL") if h == "vhdl" else dict(hdl="Verilog", testbench=False)
-                inst.convert(path=str(out), name="decoder_core", **kw)
-    finally:
-        os.chdir(cwd)
-    files = sorted(p for p in out.iterdir() if p not in before or p.name.startswith("decoder_core"))
-    return [str(p) for p in files]
+    h = check_hdl(hdl)
+    p = CoreParams.make(params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "driven but not read" notes on interface signals
+        inst = elaborate_core(p, core)
+        return convert_block(inst, out_dir, name, h)

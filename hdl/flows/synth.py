@@ -1,6 +1,7 @@
 """Synthesis and place-and-route of the decoder core (``lutzip hdl synth``).
 
-Flow: MyHDL ``convert`` of the core to Verilog in a build directory -> yosys (``synth_ice40`` /
+Flow: the core's parameters for the target (:func:`core_params`) -> Verilog by
+:func:`lutzip.hdl.flows.convert.convert_core` in a build directory -> yosys (``synth_ice40`` /
 ``synth_ecp5`` writing a JSON netlist and ``stat -json``) -> nextpnr (``--report`` JSON with utilisation,
 Fmax per clock and the critical path). The result is a plain dict (see :func:`synth`).
 
@@ -21,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lutzip.errors import LutzError, UnsupportedError
+from lutzip.hdl.core.ports import CoreParams
+from lutzip.hdl.flows.convert import convert_block, convert_core  # noqa: F401 (convert_block: for board builds)
 
-__all__ = ["TARGETS", "Target", "ToolError", "find_tool", "convert_verilog", "run_yosys", "run_nextpnr",
-           "synth", "format_result", "register"]
+__all__ = ["TARGETS", "Target", "ToolError", "find_tool", "core_params", "convert_block", "run_yosys",
+           "run_nextpnr", "synth", "format_result"]
 
 
 class ToolError(LutzError):
@@ -122,41 +125,39 @@ def run_tool(cmd, cwd, log_name, timeout=3600):
     return time.monotonic() - t0
 
 
-# ----------------------------------------------------------------------------------------------- convert
-def _core_ports(W):
-    from myhdl import ResetSignal, Signal, intbv
-    b = lambda: Signal(bool(0))  # noqa: E731
-    return dict(clk=b(), rst=ResetSignal(0, active=1, isasync=False),
-                s_axis_tdata=Signal(intbv(0)[32:]), s_axis_tvalid=b(), s_axis_tready=b(), s_axis_tlast=b(),
-                m_axis_tdata=Signal(intbv(0)[W:]), m_axis_tvalid=b(), m_axis_tready=b(), m_axis_tlast=b(),
-                m_axis_tuser=b(), tbl_we=b(), tbl_sel=Signal(intbv(0)[2:]), tbl_addr=Signal(intbv(0)[12:]),
-                tbl_wdata=Signal(intbv(0)[32:]), err_valid=b(), err_code=Signal(intbv(0)[4:]), busy=b())
+# ----------------------------------------------------------------------------------------------- the core
+def core_params(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, front=None, step=None, lut1_ram=None) -> CoreParams:
+    """The core parameters :func:`synth` builds for ``target`` (``None``: the target's choice).
 
+    Parameters
+    ----------
+    target : str
+        One of :data:`TARGETS`.
+    L, W, LUT3_DEPTH : int
+        Core parameters (docs/CORE.md).
+    front : str, optional
+        ``"window"`` / ``"vector"``; default the vector front on ECP5 (fast, 32 TL block RAMs), the small
+        window front on iCE40.
+    step : str, optional
+        The window front's decode step; default ``"onehot"`` on the iCE40 HX8K (faster, ~1800 LUT4 more; the
+        UP5K has no room for it), else ``"adder"``.
+    lut1_ram : str, optional
+        Default ``"distributed"`` for the window front on ECP5 (it reads LUT1 asynchronously inside its loop,
+        from LUT RAM), else ``"block"`` (iCE40 has no LUT RAM; the vector front reads LUT1 outside its loop,
+        registered, so the block RAM needs no bypass logic and gets its output register).
 
-def convert_verilog(build_dir, L=8, W=16, LUT3_DEPTH=4096, core=None, name="decoder_core"):
-    """Convert the decoder core (or ``core``, a block with the same signature) to ``build_dir/<name>.v``."""
-    if core is None:
-        try:
-            from lutzip.hdl.core.decoder_core import decoder_core as core
-        except ImportError as e:
-            raise ToolError(f"the decoder core lutzip.hdl.core.decoder_core is not available: {e}") from None
-    for pname, v, lo, hi in (("L", L, 1, 16), ("W", W, 1, 32), ("LUT3_DEPTH", LUT3_DEPTH, 1, 4096)):
-        if not isinstance(v, int) or not lo <= v <= hi:
-            raise UnsupportedError(f"{pname}={v!r} is out of range {lo}..{hi}")
-    build_dir = Path(build_dir)
-    build_dir.mkdir(parents=True, exist_ok=True)
-    ports = _core_ports(W)
-    inst = core(**ports, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
-    inst.convert(hdl="Verilog", path=str(build_dir), name=name, testbench=False)
-    return build_dir / f"{name}.v"
-
-
-def convert_block(inst, build_dir, name):
-    """Convert an already elaborated top-level block instance to ``build_dir/<name>.v``."""
-    build_dir = Path(build_dir)
-    build_dir.mkdir(parents=True, exist_ok=True)
-    inst.convert(hdl="Verilog", path=str(build_dir), name=name, testbench=False)
-    return build_dir / f"{name}.v"
+    Returns
+    -------
+    CoreParams
+        Checked parameters (:class:`UnsupportedError` naming a bad one).
+    """
+    if target not in TARGETS:
+        raise UnsupportedError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    ecp5 = TARGETS[target].family == "ecp5"
+    front = front or ("vector" if ecp5 else "window")
+    step = step or ("onehot" if target == "ice40-hx8k" and front == "window" else "adder")
+    lut1_ram = lut1_ram or ("distributed" if ecp5 and front == "window" else "block")
+    return CoreParams.make(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=lut1_ram, FRONT=front, STEP=step)
 
 
 # ------------------------------------------------------------------------------------------------- yosys
@@ -333,7 +334,7 @@ def _critical_path(rep, fmax):
 
 # -------------------------------------------------------------------------------------------------- flow
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
-          core=None, keep=None, front=None, more_seeds=(), step=None):
+          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -342,11 +343,11 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     or ``keep``). ``more_seeds``: place and route the same netlist again with each of these seeds; their
     results are in ``more`` (a list of dicts like this one, sharing the synthesis fields; nextpnr's files in
     ``seed<N>/`` of the build directory), so the seeds compare placements of one netlist.
-    ``step``: the window front's decode step (``decoder_core`` ``STEP``); default ``"onehot"`` on the
-    iCE40 HX8K (faster, ~1800 LUT4 more), else ``"adder"``.
+    ``front``, ``step``, ``lut1_ram``: the core's ``FRONT``, ``STEP``, ``LUT1_RAM``; ``None`` takes the
+    target's choice (:func:`core_params`). ``core``: a stand-in with the core's ports (tests); it gets the
+    parameters its signature declares.
     """
-    if target not in TARGETS:
-        raise UnsupportedError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    params = core_params(target, L, W, LUT3_DEPTH, front, step, lut1_ram)
     t = TARGETS[target]
     tmp = None
     if build_dir is None:
@@ -354,19 +355,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
         build_dir = tmp
     build_dir = Path(build_dir)
     try:
-        if front is None:   # ECP5: the vector front (fast, 32 TL block RAMs); iCE40: the small window front
-            front = "vector" if t.family == "ecp5" else "window"
-        if step is None:    # the HX8K has room for the one-hot step's AND-OR selects; the UP5K does not
-            step = "onehot" if target == "ice40-hx8k" and front == "window" else "adder"
-        if core is None:
-            import functools
-            from lutzip.hdl.core.decoder_core import decoder_core
-            # the window front on ECP5 reads LUT1 asynchronously inside its loop (LUT RAM, docs/CORE.md); the
-            # vector front reads it outside the loop, registered, so the block RAM needs no bypass logic and
-            # gets its output register; iCE40 has no LUT RAM
-            ram = "distributed" if t.family == "ecp5" and front == "window" else "block"
-            core = functools.partial(decoder_core, LUT1_RAM=ram, FRONT=front, STEP=step)
-        v = convert_verilog(build_dir, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, core=core)
+        v = convert_core(build_dir, "verilog", core=core, **params.as_dict())
         selects = 0
         if t.family == "ecp5":  # the vector front's loop multiplexers from slice primitives (ecp5_select)
             from lutzip.hdl.flows.ecp5_select import map_select64
@@ -382,7 +371,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
             ys["cells"]["TRELLIS_FF"] = ys["cells"].get("TRELLIS_FF", 0) - moved
         ffs = ff_by_block(netlist, "decoder_core")
         res = {"target": target, "part": t.part,
-               "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, "FRONT": front, "STEP": step},
+               "params": params.as_dict(),
                "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family), "bram_outregs": outregs,
                "select64_mapped": selects,
                "memories": ys["memories"], "ff_by_block": ffs,
@@ -446,46 +435,3 @@ def format_result(r) -> str:
     if r.get("build_dir"):
         lines.append(f"build    {r['build_dir']}")
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------------------------------- CLI
-def _cmd_synth(args) -> int:
-    seeds = args.seed or [1]
-    # one synthesis; every seed places and routes that same netlist
-    bd = Path(args.out) / args.target if args.out else None
-    first = synth(args.target, L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, seed=seeds[0],
-                  freq_mhz=args.freq, pnr=not args.no_pnr, build_dir=bd, front=args.front, step=args.step,
-                  more_seeds=seeds[1:] if not args.no_pnr else ())
-    results = [first] + first.pop("more", [])
-    if args.json:
-        print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
-    else:
-        for r in results:
-            print(format_result(r))
-        fms = [r["pnr"]["fmax_mhz"] for r in results if r.get("pnr") and r["pnr"]["fmax_mhz"]]
-        if len(fms) > 1:
-            print(f"Fmax over {len(fms)} seeds: min {min(fms):.1f}  max {max(fms):.1f}  "
-                  f"mean {sum(fms) / len(fms):.1f} MHz")
-    return 0
-
-
-def register(hdl_subparsers):
-    """Add ``synth`` to the ``lutzip hdl`` sub-command group (``hdl_subparsers`` from add_subparsers)."""
-    p = hdl_subparsers.add_parser("synth", help="synthesise + place and route the decoder core, print "
-                                  "LUT/FF/BRAM use and Fmax")
-    p.add_argument("--target", choices=sorted(TARGETS), default="ice40-hx8k")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.add_argument("--seed", type=int, action="append",
-                   help="nextpnr seed (repeat: one synthesis, the same netlist placed with each seed)")
-    p.add_argument("--freq", type=float, help="clock constraint in MHz (default: the target's goal)")
-    p.add_argument("--L", type=int, default=8, help="LUT1 address bits (default 8)")
-    p.add_argument("--W", type=int, default=16, help="output word width (default 16)")
-    p.add_argument("--lut3-depth", type=int, default=4096, help="LUT3 entries (default 4096)")
-    p.add_argument("--front", choices=("window", "vector"),
-                   help="core front end (default: vector on ECP5, window on iCE40; docs/CORE.md)")
-    p.add_argument("--step", choices=("adder", "onehot"),
-                   help="window front's decode step (default: onehot on ice40-hx8k, else adder; docs/CORE.md)")
-    p.add_argument("--no-pnr", action="store_true", help="stop after yosys")
-    p.add_argument("--out", help="keep the build files in this directory")
-    p.set_defaults(func=_cmd_synth)
-    return p

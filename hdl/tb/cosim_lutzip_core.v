@@ -1,5 +1,5 @@
 // Icarus Verilog wrapper of the converted decoder core for MyHDL cosimulation: the Python test bench of
-// lutzip/hdl/simulate.py drives the inputs ($from_myhdl) and samples the outputs ($to_myhdl).
+// lutzip/hdl/flows/simulate.py drives the inputs ($from_myhdl) and samples the outputs ($to_myhdl).
 `timescale 1ns/1ps
 module cosim_lutzip_core;
   parameter W = 16;

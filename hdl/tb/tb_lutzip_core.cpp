@@ -1,5 +1,5 @@
 // Verilator harness of the converted decoder core: Vtb <stimulus file> <output file>
-// Implements the cycle protocol and file formats described in lutzip/hdl/simulate.py, like the VHDL and
+// Implements the cycle protocol and file formats described in lutzip/hdl/flows/simulate.py, like the VHDL and
 // Python test benches.
 #include <cstdint>
 #include <cstdio>

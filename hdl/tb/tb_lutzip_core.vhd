@@ -1,6 +1,6 @@
 -- Test bench of the converted decoder core for GHDL (--std=08).
 -- Reads a stimulus file and writes an output file; the formats and the cycle protocol are described in
--- lutzip/hdl/simulate.py (the Python, VHDL and C++ test benches implement the same protocol).
+-- lutzip/hdl/flows/simulate.py (the Python, VHDL and C++ test benches implement the same protocol).
 library ieee;
 use ieee.std_logic_1164.all;
 use ieee.numeric_std.all;

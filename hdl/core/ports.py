@@ -1,0 +1,135 @@
+"""The decoder core's interface, defined once: its ports and its parameters (docs/CORE.md).
+
+:data:`PORTS` lists every port of :func:`lutzip.hdl.core.decoder_core.decoder_core` in signature order with
+its direction and width (``"W"``: the output word width parameter). :func:`core_signals` builds fresh MyHDL
+signals from it; every flow (conversion, simulators, synthesis) and every test bench is built from these.
+:class:`CoreParams` holds the core's parameters and checks them, once, before anything is elaborated.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from lutzip.errors import UnsupportedError
+
+
+@dataclass(frozen=True)
+class Port:
+    """One port of the core: ``name``, ``direction`` (``"in"`` / ``"out"``), ``width`` (bits or ``"W"``)."""
+
+    name: str
+    direction: str
+    width: int | str = 1
+
+    def bits(self, W: int = 16) -> int:
+        """The port's width in bits for output words of ``W`` bits."""
+        return W if self.width == "W" else int(self.width)
+
+
+#: Every port of the core, in signature order. ``rst`` is synchronous and active high.
+PORTS = (
+    Port("clk", "in"), Port("rst", "in"),
+    Port("s_axis_tdata", "in", 32), Port("s_axis_tvalid", "in"), Port("s_axis_tready", "out"),
+    Port("s_axis_tlast", "in"),
+    Port("m_axis_tdata", "out", "W"), Port("m_axis_tvalid", "out"), Port("m_axis_tready", "in"),
+    Port("m_axis_tlast", "out"), Port("m_axis_tuser", "out"),
+    Port("tbl_we", "in"), Port("tbl_sel", "in", 2), Port("tbl_addr", "in", 12), Port("tbl_wdata", "in", 32),
+    Port("err_valid", "out"), Port("err_code", "out", 4), Port("busy", "out"),
+)
+
+PORT_NAMES = tuple(p.name for p in PORTS)
+
+
+def core_signals(W: int = 16) -> dict:
+    """Fresh MyHDL signals for every port of the core, ``{name: Signal}`` in signature order.
+
+    Parameters
+    ----------
+    W : int
+        Output word width (the width of ``m_axis_tdata``).
+
+    Returns
+    -------
+    dict
+        ``rst`` is a synchronous active-high ``ResetSignal`` (usable by ``always_seq(reset=rst)`` and as a
+        plain bool); one-bit ports are ``bool`` signals, the others ``intbv`` of their width.
+    """
+    from myhdl import ResetSignal, Signal, intbv
+
+    out = {}
+    for p in PORTS:
+        if p.name == "rst":
+            out[p.name] = ResetSignal(0, active=1, isasync=False)
+        elif p.width == 1:
+            out[p.name] = Signal(bool(0))
+        else:
+            out[p.name] = Signal(intbv(0)[p.bits(W):])
+    return out
+
+
+#: Allowed values of the core's choice parameters.
+CHOICES = {"LUT1_RAM": ("block", "distributed"), "FRONT": ("window", "vector"), "STEP": ("adder", "onehot")}
+#: Allowed ranges / sets of the core's integer parameters.
+RANGES = {"L": (1, 12), "LUT3_DEPTH": (1, 4096)}
+WIDTHS = (8, 16)
+
+
+@dataclass(frozen=True)
+class CoreParams:
+    """The parameters of the decoder core (docs/CORE.md), checked when made.
+
+    Attributes
+    ----------
+    L : int
+        LUT1 address bits, 1..12.
+    W : int
+        Output word width, 8 or 16.
+    LUT3_DEPTH : int
+        LUT3 entries, 1..4096.
+    LUT1_RAM : str
+        ``"block"`` (registered LUT1 read) or ``"distributed"`` (asynchronous read).
+    FRONT : str
+        ``"window"`` or ``"vector"``.
+    STEP : str
+        The window front's decode step: ``"adder"`` or ``"onehot"``.
+
+    A new core parameter is one more field here (with its check below, if it needs one).
+    """
+
+    L: int = 8
+    W: int = 16
+    LUT3_DEPTH: int = 4096
+    LUT1_RAM: str = "block"
+    FRONT: str = "window"
+    STEP: str = "adder"
+
+    def __post_init__(self):
+        for name, (lo, hi) in RANGES.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise UnsupportedError(f"core parameter {name}={v!r} is out of range {lo}..{hi}")
+        if isinstance(self.W, bool) or self.W not in WIDTHS:
+            raise UnsupportedError(f"core parameter W={self.W!r}: output words are 8 or 16 bits")
+        for name, allowed in CHOICES.items():
+            v = getattr(self, name)
+            if v not in allowed:
+                raise UnsupportedError(f"core parameter {name}={v!r}: choose from {', '.join(allowed)}")
+
+    @classmethod
+    def make(cls, params=None, **more) -> "CoreParams":
+        """``CoreParams`` from a dict and/or keywords (an unknown name is an :class:`UnsupportedError`)."""
+        if isinstance(params, CoreParams):
+            params = params.as_dict()
+        kw = {**(params or {}), **more}
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(kw) - names)
+        if unknown:
+            raise UnsupportedError(f"unknown core parameter {unknown[0]!r}: the core has {', '.join(sorted(names))}")
+        return cls(**kw)
+
+    def as_dict(self) -> dict:
+        """``{name: value}`` of every parameter, in declaration order."""
+        return asdict(self)
+
+    def tag(self) -> str:
+        """A short text naming every parameter (for file and cache names)."""
+        return "-".join(f"{k}{v}" for k, v in self.as_dict().items())

@@ -1,0 +1,151 @@
+"""Test vectors of the decoder core: packets, table writes and the words the core must output for them.
+
+* :class:`Vectors` -- table writes, packets (one stripe each) and the expected output rows of
+  :mod:`lutzip.hdl.flows.model`, plus the core parameters they are meant for.
+* :func:`make_vectors` -- encode words with a table set (optionally corrupting the stripes).
+* :func:`random_tableset`, :func:`random_stripe` -- random valid table sets and random-symbol stripes.
+
+How the vectors are presented to the core cycle by cycle (gaps, backpressure, resets) is the stimulus of
+:mod:`lutzip.hdl.flows.simulate`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lutzip.codec import bitstream as bs
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
+from lutzip.errors import LutzError
+from lutzip.hdl.core.ports import CoreParams
+from lutzip.hdl.flows.model import expected_outputs, split_stripes, table_ops
+
+
+@dataclass
+class Vectors:
+    """What goes into the core and what must come out.
+
+    Attributes
+    ----------
+    table_ops : list of (sel, addr, data)
+        Table writes before the stream.
+    stripes : list of numpy.ndarray
+        The packets (``uint32``, header first).
+    expected : numpy.ndarray
+        ``(n, 3)`` rows ``(data, last, user)`` (:func:`lutzip.hdl.flows.model.expected_outputs`).
+    params : dict
+        The core parameters (:class:`lutzip.hdl.core.ports.CoreParams` fields) the vectors are for.
+    """
+
+    table_ops: list
+    stripes: list
+    expected: np.ndarray
+    params: dict = field(default_factory=lambda: CoreParams().as_dict())
+
+    @property
+    def n_in(self) -> int:
+        """Number of input words."""
+        return sum(len(s) for s in self.stripes)
+
+    @classmethod
+    def from_packets(cls, packets, ops, **params) -> "Vectors":
+        """Vectors for hand-made ``packets`` after the table writes ``ops``, for the core with ``params``."""
+        p = CoreParams.make(params)
+        stripes = [np.asarray(s, np.uint32) for s in packets]
+        return cls(list(ops), stripes, expected_outputs(stripes, ops, p.L, p.LUT3_DEPTH, p.W), p.as_dict())
+
+
+def make_vectors(ts: TableSet, words, stripe_len: int, L: int = 8, lut3_depth: int = 4096, corrupt=None,
+                 n_lut3: int | None = None, **params) -> Vectors:
+    """Encode ``words`` with ``ts`` into stripes of ``stripe_len`` words and build the vectors.
+
+    Parameters
+    ----------
+    ts : TableSet
+        The table set (its word width is the core's ``W``).
+    words : array_like
+        The weights.
+    stripe_len : int
+        Words per stripe.
+    L, lut3_depth : int
+        The core's LUT1 address bits and LUT3 entries.
+    corrupt : callable, optional
+        ``corrupt(stripes) -> stripes`` applied to the encoded stripes (error injection); the expected outputs
+        follow whatever it returns.
+    n_lut3 : int, optional
+        Overrides the config write (to provoke ``ERR_LUT3_RANGE``).
+    **params
+        Further core parameters (``FRONT``, ``STEP``, ``LUT1_RAM``).
+    """
+    words = np.asarray(words).reshape(-1)
+    if words.size == 0:
+        raise LutzError("no words to encode")
+    payload, sw = bs.encode_stripes(words, ts, stripe_len)
+    stripes = split_stripes(payload, sw)
+    ref = bs.decode_stripes(payload, sw, words.size, stripe_len, ts)
+    if not np.array_equal(ref, words.astype(np.uint16)):
+        raise LutzError("reference codec does not round-trip the vectors")
+    if corrupt is not None:
+        stripes = [np.asarray(s, np.uint32) for s in corrupt([s.copy() for s in stripes])]
+    return Vectors.from_packets(stripes, table_ops(ts, L, n_lut3), L=L, W=ts.word_bits, LUT3_DEPTH=lut3_depth,
+                                **params)
+
+
+def random_tableset(rng, W=16, L=8, max_classes=16, complete=True, lut_kmax=6, zrun_kmax=8) -> TableSet:
+    """A random valid table set with codes of at most ``L`` bits (``complete=False`` may leave prefixes unused)."""
+    from lutzip.codec.huffman import limited_code_lengths
+
+    n = int(rng.integers(1, max_classes + 1))
+    lens = limited_code_lengths([int(f) for f in rng.integers(1, 1000, n)], L)
+    if not complete and n > 1 and rng.random() < 0.7:
+        drop = int(rng.integers(n))
+        lens = lens[:drop] + lens[drop + 1:]
+        n -= 1
+    lut3 = []
+    classes = []
+    for c in lens:
+        kind = int(rng.choice([LUT, RANGE, ZRUN], p=[0.45, 0.4, 0.15]))
+        if kind == LUT:
+            k = int(rng.integers(0, lut_kmax + 1))
+            classes.append(ClassSpec(c, LUT, k, len(lut3)))
+            lut3 += [int(v) for v in rng.integers(0, 1 << W, 1 << k)]
+        elif kind == RANGE:
+            k = int(rng.integers(0, W + 1))
+            base = int(rng.integers(0, 1 << (W - k))) << k
+            classes.append(ClassSpec(c, RANGE, k, base))
+        else:
+            k = int(rng.choice([int(rng.integers(0, zrun_kmax + 1)), 16], p=[0.9, 0.1]))
+            classes.append(ClassSpec(c, ZRUN, k, 0))
+    return TableSet(W, classes, np.array(lut3, np.uint16)).validate()
+
+
+def random_stripe(rng, ts: TableSet, n_max: int, zrun_max=None):
+    """One stripe packet of random symbols of ``ts`` (any class, any index) and the words it decodes to.
+
+    Returns ``(packet, words)``; ``n`` (the header count) is at most ``n_max`` and at least 1.
+    """
+    codes = ts.codes()
+    acc, nbits, words = 0, 0, []
+    while len(words) < n_max:
+        j = int(rng.integers(len(ts.classes)))
+        cl = ts.classes[j]
+        idx = int(rng.integers(0, 1 << cl.k))
+        if cl.kind == LUT:
+            out = [int(ts.lut3[cl.param + idx])]
+        elif cl.kind == RANGE:
+            out = [cl.param + idx]
+        else:
+            room = n_max - len(words) if zrun_max is None else min(zrun_max, n_max - len(words))
+            if idx + 1 > room:
+                idx = int(rng.integers(0, min(room, 1 << cl.k)))
+            out = [0] * (idx + 1)
+        acc = (acc << cl.total) | (codes[j] << cl.k) | idx
+        nbits += cl.total
+        words += out
+        if rng.random() < 1.0 / max(4, n_max // 2) and words:
+            break
+    pad = -nbits % 32 if nbits else 32
+    acc <<= pad
+    nw = (nbits + pad) // 32
+    payload = [(acc >> (32 * (nw - 1 - i))) & 0xFFFFFFFF for i in range(nw)]
+    return [bs.STRIPE_MARKER | (len(words) - 1)] + payload, words
