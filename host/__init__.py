@@ -10,13 +10,14 @@ Every error a user can provoke is a :class:`LutzError`.
 """
 __version__ = "0.1.0"
 
-from lutzip.errors import CorruptError, DecodeError, FormatError, LutzError, TableError, UnsupportedError  # noqa: F401
+from lutzip.errors import (CorruptError, DecodeError, FormatError, LutzError, OutputLimitError,  # noqa: F401
+                           TableError, UnsupportedError)
 
 #: Names of :mod:`lutzip.api` served lazily at the top of the package.
 _API = ("compress", "decompress", "save", "load", "open", "LutzFile", "OptionError")
 
 __all__ = ["__version__", *_API, "LutzError", "FormatError", "CorruptError", "TableError", "DecodeError",
-           "UnsupportedError"]
+           "UnsupportedError", "OutputLimitError"]
 
 
 def __getattr__(name):

@@ -41,3 +41,7 @@ class DecodeError(LutzError):
 
 class UnsupportedError(LutzError):
     """An input (dtype, file type, option) that lutzip does not handle."""
+
+
+class OutputLimitError(LutzError):
+    """Decoding would produce more bytes of arrays than the caller allows (``max_output`` / ``--max-output``)."""

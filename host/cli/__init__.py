@@ -7,6 +7,7 @@ commands live in :mod:`lutzip.cli.types`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from lutzip import __version__
@@ -41,6 +42,14 @@ def main(argv=None) -> int:
     except LutzError as e:
         print(f"lutzip: error: {e}", file=sys.stderr)
         return 2
-    except (OSError, KeyboardInterrupt) as e:
+    except BrokenPipeError:
+        # the reader went away (``lutzip info X | head``): stop quietly; later writes go nowhere
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        return 141
+    except KeyboardInterrupt:
+        print("lutzip: interrupted", file=sys.stderr)
+        return 130
+    except OSError as e:
         print(f"lutzip: error: {e}", file=sys.stderr)
         return 2

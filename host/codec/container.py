@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lutzip.errors import CorruptError, FormatError, LutzError, TableError, UnsupportedError
+from lutzip.errors import CorruptError, FormatError, LutzError, OutputLimitError, TableError, UnsupportedError  # noqa: F401
 from lutzip.codec.tables import ClassSpec, TableSet, MAX_CLASSES, MAX_LUT3
 
 MAGIC = b"LUTZ"
@@ -43,10 +43,6 @@ def dtype_bits(name: str) -> int:
     if name not in DTYPE_CODES:
         raise UnsupportedError(f"unsupported dtype {name!r} (lutzip codes {', '.join(DTYPE_CODES)})")
     return DTYPES[DTYPE_CODES[name]][1]
-
-
-class OutputLimitError(LutzError):
-    """Decoding would produce more bytes of arrays than the caller allows (``max_output`` / ``--max-output``)."""
 
 
 def printable(text: str) -> str:
