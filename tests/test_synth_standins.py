@@ -5,6 +5,8 @@ Not a decoder: a bit bitbuffer, an L-bit LUT1 lookup, a LUT2 lookup and a LUT3 b
 """
 from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
+from lutzip.hdl.core.ports import core_signals
+
 
 @block
 def standin_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
@@ -106,12 +108,7 @@ def standin_uart_top(clk, rst, uart_rx, uart_tx, CLK_HZ=12_000_000, BAUD=1_000_0
     sr = Signal(intbv(0)[32:])
     acc = Signal(intbv(0)[W:])
     tx = Signal(bool(1))
-    sig = dict(s_axis_tdata=Signal(intbv(0)[32:]), s_axis_tvalid=Signal(bool(0)), s_axis_tready=Signal(bool(0)),
-               s_axis_tlast=Signal(bool(0)), m_axis_tdata=Signal(intbv(0)[W:]), m_axis_tvalid=Signal(bool(0)),
-               m_axis_tready=Signal(bool(0)), m_axis_tlast=Signal(bool(0)), m_axis_tuser=Signal(bool(0)),
-               tbl_we=Signal(bool(0)), tbl_sel=Signal(intbv(0)[2:]), tbl_addr=Signal(intbv(0)[12:]),
-               tbl_wdata=Signal(intbv(0)[32:]), err_valid=Signal(bool(0)), err_code=Signal(intbv(0)[4:]),
-               busy=Signal(bool(0)))
+    sig = {k: v for k, v in core_signals(W).items() if k not in ("clk", "rst")}   # the core's other ports
     core = standin_core(clk, rst, **sig, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
     s_tdata, s_tvalid, s_tlast, m_tready = sig["s_axis_tdata"], sig["s_axis_tvalid"], sig["s_axis_tlast"], \
         sig["m_axis_tready"]
@@ -145,3 +142,13 @@ def test_standin_converts(tmp_path):
     v = convert_core(tmp_path, "verilog", core=standin_core, L=6, W=8, LUT3_DEPTH=64, STEP="onehot")
     text = v.read_text()
     assert "module decoder_core" in text and "m_axis_tdata" in text
+
+
+def test_standin_uart_top_converts(tmp_path):
+    from myhdl import ResetSignal
+
+    from lutzip.hdl.flows.convert import convert_block
+    top = standin_uart_top(Signal(bool(0)), ResetSignal(0, active=1, isasync=False), Signal(bool(1)),
+                           Signal(bool(1)), L=4, W=8, LUT3_DEPTH=16)
+    text = convert_block(top, tmp_path, "uart_top").read_text()
+    assert "module uart_top" in text and "uart_tx" in text
