@@ -4,7 +4,7 @@ The normative description is docs/AXI.md; the register map is :mod:`lutzip.firmw
 
 Structure::
 
-    s_axis (MM2S) -> stripe_framer -> decoder_core -> stripe_out -> out_packer -> m_axis (S2MM)
+    s_axis (MM2S) -> stripe_framer -> decoder_core -> axis_skid -> stripe_out -> out_packer -> m_axis (S2MM)
                           |  job FIFO (n, no-core flag)  ^    | words / padding   |
                           |  end FIFO (last, truncated)  ^    v                    v
     s_axi_ctrl <-> axi_lite <-> axi_regs (control, status, table port, counters) <- out_crc
@@ -18,6 +18,7 @@ from lutzip.errors import UnsupportedError
 from lutzip.firmware.axi import regs as R
 from lutzip.firmware.axi.axi_lite import axi_lite
 from lutzip.firmware.axi.axi_regs import axi_regs
+from lutzip.firmware.axi.axis_skid import axis_skid
 from lutzip.firmware.axi.out_crc import out_crc
 from lutzip.firmware.axi.out_packer import out_packer
 from lutzip.firmware.axi.stripe_framer import stripe_framer
@@ -25,8 +26,10 @@ from lutzip.firmware.axi.stripe_out import stripe_out
 from lutzip.hdl.core.decoder_core import decoder_core
 from lutzip.hdl.stages.sync_fifo import sync_fifo
 
-#: Entries of the job and stripe-end FIFOs (stripes between the framer and the output side).
+#: Entries of the job FIFO (stripes between the framer and the output side; one more is current in
+#: stripe_out); the stripe-end FIFO has twice as many (it also holds the current stripe's end).
 JOB_DEPTH = 16
+END_DEPTH = 2 * JOB_DEPTH
 
 
 def top_signals(OUT_BYTES=4):
@@ -85,13 +88,16 @@ def lutzip_axi(aclk, aresetn,
     job_wdata, job_rdata = Signal(intbv(0)[17:]), Signal(intbv(0)[17:])
     end_wdata, end_rdata = Signal(intbv(0)[2:]), Signal(intbv(0)[2:])
     job_count = Signal(intbv(0, min=0, max=JOB_DEPTH + 1))
-    end_count = Signal(intbv(0, min=0, max=JOB_DEPTH + 1))
-    pop = b()
+    end_count = Signal(intbv(0, min=0, max=END_DEPTH + 1))
+    job_pop, end_pop = b(), b()
     job_ok, end_ok, h_nocore, h_last, h_trunc = b(), b(), b(), b(), b()
     h_n = Signal(intbv(0)[16:])
     # core -> output side
     k_tdata = Signal(intbv(0)[W:])
     k_tvalid, k_tready, k_tlast, k_tuser = b(), b(), b(), b()
+    k_in, k_out = Signal(intbv(0)[W + 2:]), Signal(intbv(0)[W + 2:])      # {tuser, tlast, tdata} around the slice
+    q_tdata = Signal(intbv(0)[W:])
+    q_tvalid, q_tready, q_tlast, q_tuser = b(), b(), b(), b()
     err_valid, core_busy = b(), b()
     err_code = Signal(intbv(0)[4:])
     w_valid, w_ready, w_end, res_valid, res_last, done = b(), b(), b(), b(), b(), b()
@@ -126,8 +132,8 @@ def lutzip_axi(aclk, aresetn,
         end_wdata.next = concat(end_last, end_trunc)
         job_space.next = job_count != JOB_DEPTH
 
-    jobs = sync_fifo(aclk, rst_s, job_wr, job_wdata, pop, job_rdata, job_count, DEPTH=JOB_DEPTH)
-    ends = sync_fifo(aclk, rst_s, end_wr, end_wdata, pop, end_rdata, end_count, DEPTH=JOB_DEPTH)
+    jobs = sync_fifo(aclk, rst_s, job_wr, job_wdata, job_pop, job_rdata, job_count, DEPTH=JOB_DEPTH)
+    ends = sync_fifo(aclk, rst_s, end_wr, end_wdata, end_pop, end_rdata, end_count, DEPTH=END_DEPTH)
 
     @always_comb
     def ax_fifo_out():
@@ -141,8 +147,21 @@ def lutzip_axi(aclk, aresetn,
     core = decoder_core(aclk, rst_s, c_tdata, c_tvalid, c_tready, c_tlast, k_tdata, k_tvalid, k_tready, k_tlast,
                         k_tuser, tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, core_busy,
                         L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP)
-    sout = stripe_out(aclk, rst_s, job_ok, h_nocore, h_n, end_ok, h_last, h_trunc, pop,
-                      k_tdata, k_tvalid, k_tready, k_tlast, k_tuser, w_valid, w_ready, w_data, w_end,
+
+    @always_comb
+    def ax_slice_in():
+        k_in.next = concat(k_tuser, k_tlast, k_tdata)
+
+    slice_ = axis_skid(aclk, rst_s, k_in, k_tvalid, k_tready, k_out, q_tvalid, q_tready)
+
+    @always_comb
+    def ax_slice_out():
+        q_tuser.next = k_out[W + 1]
+        q_tlast.next = k_out[W]
+        q_tdata.next = k_out[W:0]
+
+    sout = stripe_out(aclk, rst_s, job_ok, h_nocore, h_n, job_pop, end_ok, h_last, h_trunc, end_pop,
+                      q_tdata, q_tvalid, q_tready, q_tlast, q_tuser, w_valid, w_ready, w_data, w_end,
                       res_valid, res_last, done, done_code, ERR_MISMATCH=R.ERR_MISMATCH,
                       ERR_TRUNCATED=R.ERR_TRUNCATED)
     pack = out_packer(aclk, rst_s, w_valid, w_ready, w_data, w_end, res_valid, res_last,
@@ -167,5 +186,5 @@ def lutzip_axi(aclk, aresetn,
         elif m_fire_last and not last_hs and pend_out != 0:
             pend_out.next = pend_out - 1
 
-    return ax_resets, lite, regs, framer, ax_fifo_in, jobs, ends, ax_fifo_out, core, sout, pack, ocrc, \
-        ax_events, ax_pending
+    return ax_resets, lite, regs, framer, ax_fifo_in, jobs, ends, ax_fifo_out, core, ax_slice_in, slice_, \
+        ax_slice_out, sout, pack, ocrc, ax_events, ax_pending
