@@ -33,7 +33,7 @@ def open_board(port=None, *, transport="uart", sim=False, baud=3_000_000, timeou
     timeout : float
         Seconds without progress before a wait fails (at least 60 s for the GHDL virtual board).
     hdl, mode, core, quiet
-        Virtual board options (:class:`lutzip.vboard.verilator.VirtualBoard`).
+        Virtual board options (:func:`lutzip.vboard.VirtualBoard`).
     **options
         Passed to the transport (e.g. ``overlay=`` for PYNQ, ``rto=`` for the UART).
 
@@ -73,8 +73,5 @@ def open_board(port=None, *, transport="uart", sim=False, baud=3_000_000, timeou
 
 def start_virtual_board(hdl="verilog", mode="fast", core=None, quiet=True):
     """Start a virtual board (the converted board top in a simulator behind a pty); ``.port`` is its device."""
-    try:
-        from lutzip.vboard import VirtualBoard
-    except ImportError:          # the chooser's older home (lutzip.vboard had none)
-        from lutzip.vboard.verilator import VirtualBoard
+    from lutzip.vboard import VirtualBoard
     return VirtualBoard(hdl=hdl, mode=mode, core=core, quiet=quiet).start()

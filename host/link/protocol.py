@@ -195,7 +195,7 @@ class Ident:
 IDENT_STRUCT = struct.Struct("<HBBHHHHII")
 ACK_STRUCT = struct.Struct("<BBH")
 RESULT_STRUCT = struct.Struct("<IIB3xI")
-COUNTERS_STRUCT = struct.Struct("<10Q")
+COUNTERS_STRUCT = struct.Struct(f"<{len(COUNTER_NAMES)}Q")
 
 
 def _need(frame: Frame, size: int, what: str):
