@@ -136,3 +136,13 @@ def test_digits_cnn_int16_smaller_than_xz_at_every_sparsity():
     assert [r["sparsity"] for r in rows] == [0.0, 0.6, 0.75, 0.9]
     for r in rows:
         assert r["lutzip"] < r["xz -9e"], (r["sparsity"], r["lutzip"], r["xz -9e"])
+
+
+def test_digits_cnn_bf16_and_int8_pruned_smaller_than_xz():
+    """Regression guard for the modes the bundled model already wins: bf16, int8 at 60 / 75 % (int8 dense and
+    at 90 % still lose to xz -9e: docs/log/2026-12-compression.md)."""
+    label, arrays = bench.load_model("digits")
+    rows = bench.run(arrays, prunes=(0.6, 0.75), bf16=True, modes=("int8",), greedy=False)
+    assert [(r["mode"], r["sparsity"]) for r in rows] == [("int8", 0.6), ("int8", 0.75), ("bf16", 0.0)]
+    for r in rows:
+        assert r["lutzip"] < r["xz -9e"], (r["mode"], r["sparsity"], r["lutzip"], r["xz -9e"])
