@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-APT_PKGS="ghdl iverilog verilator g++ make yosys nextpnr-ice40 fpga-icestorm"
+APT_PKGS="ghdl iverilog verilator g++ make yosys nextpnr-ice40 fpga-icestorm tcl"
 missing=""
 for p in $APT_PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
