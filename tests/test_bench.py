@@ -146,3 +146,24 @@ def test_digits_cnn_bf16_and_int8_pruned_smaller_than_xz():
     assert [(r["mode"], r["sparsity"]) for r in rows] == [("int8", 0.6), ("int8", 0.75), ("bf16", 0.0)]
     for r in rows:
         assert r["lutzip"] < r["xz -9e"], (r["mode"], r["sparsity"], r["lutzip"], r["xz -9e"])
+
+
+@pytest.mark.skipif(models.real_model_path("silero-vad") is None, reason="silero-vad not installed")
+def test_bench_models_command_prints_one_table(monkeypatch, capsys, tmp_path):
+    import argparse
+    import json
+    monkeypatch.setattr(models, "installed_real_models", lambda: ["silero-vad"])
+    args = argparse.Namespace(input="models", prune=[0.0], stripe=4096, json=str(tmp_path / "r.json"), plot=None)
+    assert bench.main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count("| silero-vad |") == 3 and out.count("| model |") == 1
+    rows = json.load(open(tmp_path / "r.json"))["silero-vad"]
+    assert [r["mode"] for r in rows] == ["int8", "int16", "bf16"]
+
+
+def test_bench_models_without_any_model_is_one_line_error(monkeypatch):
+    import argparse
+    from lutzip.errors import LutzError
+    monkeypatch.setattr(models, "installed_real_models", lambda: [])
+    with pytest.raises(LutzError, match="no real model is installed"):
+        bench.main(argparse.Namespace(input="models", prune=[0.0], stripe=4096, json=None, plot=None))
