@@ -12,13 +12,11 @@ from lutzip.codec.arrays import compress
 from lutzip.firmware.axi import buffer as B
 from lutzip.firmware.axi import regs as R
 from lutzip.firmware.axi.mysim import MyhdlAxi
-try:
-    from lutzip.hdl.flows import model as _m, vectors as _v
+from lutzip.hdl.flows import model as _m, vectors as _v
 
-    class cs:  # noqa: N801  (the helpers' new homes)
-        table_ops, random_tableset, random_stripe = _m.table_ops, _v.random_tableset, _v.random_stripe
-except ImportError:
-    from lutzip.hdl.flows import core_sim as cs
+
+class cs:  # noqa: N801  (the reference model's helpers used here)
+    table_ops, random_tableset, random_stripe = _m.table_ops, _v.random_tableset, _v.random_stripe
 
 
 def _stripes(rng, ts, k, n_max=40):

@@ -174,15 +174,7 @@ def out_capacity(n_words: int, W=16, OUT_BYTES=4) -> int:
 
 def _core_model(ops, L, LUT3_DEPTH, W):
     """``packet -> (words, code)`` of the core's reference model after the table writes ``ops``."""
-    try:
-        from lutzip.hdl.flows.model import stripe_output, tables_from_ops
-    except ImportError:  # the tree before lutzip.hdl.flows.model
-        from lutzip.hdl.flows.core_sim import expected_words
-
-        def one(pk):
-            rows = expected_words([pk], ops, L, LUT3_DEPTH)
-            return [v for v, _l, u in rows if not u], next((v for v, _l, u in rows if u), 0)
-        return one
+    from lutzip.hdl.flows.model import stripe_output, tables_from_ops
     tables = tables_from_ops(ops, L, LUT3_DEPTH, W)
     return lambda pk: stripe_output(pk, tables)
 
@@ -195,7 +187,7 @@ def model_transfer(in_words, ops, L=8, W=16, LUT3_DEPTH=4096):
     in_words : sequence of int
         The transfer's words (descriptors and stripe words, or anything).
     ops : list of (sel, addr, data)
-        The table writes done before (``lutzip.hdl.flows.core_sim.table_ops``).
+        The table writes done before (``lutzip.hdl.flows.model.table_ops``).
 
     Returns
     -------

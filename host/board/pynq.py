@@ -191,10 +191,7 @@ class PynqBoard(BoardBase):
 
     def load_tables(self, tables):
         """Write a :class:`~lutzip.codec.tables.TableSet` through TBL_ADDR / TBL_DATA (the core must be idle)."""
-        try:
-            from lutzip.hdl.flows.model import table_ops
-        except ImportError:                  # its home before the reference model moved out of core_sim
-            from lutzip.hdl.flows.core_sim import table_ops
+        from lutzip.hdl.flows.model import table_ops
         info = self.info or self.identify()
         if len(tables.lut3) > info.lut3_depth:
             raise BoardError(f"table set has {len(tables.lut3)} LUT3 entries, the core holds {info.lut3_depth}")
