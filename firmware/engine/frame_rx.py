@@ -7,13 +7,45 @@ from lutzip.link.protocol import BARRIER, IDENTIFY, PING, RESET, STREAM, SYNC, T
 
 ST = enum("R_HUNT", "R_HDR", "R_PAY", "R_CRC", "R_FIN")
 
+#: ``gap_tick`` bit in fast mode (``BAUD`` = 0): a partial frame is dropped after 2**18 .. 2**19 idle cycles.
+FAST_GAP_LOG2 = 18
+
+
+def rx_gap_log2(CLK_HZ, BAUD):
+    """The bit of the cycle counter that times the inter-byte timeout of :func:`frame_rx`.
+
+    A partial frame is dropped after the input has been silent for two changes of that bit, i.e. for more than
+    ``2**K`` and at most ``2**(K + 1)`` cycles.
+
+    Parameters
+    ----------
+    CLK_HZ, BAUD : int
+        Clock and link rate; ``BAUD`` 0 is the byte-level link (one byte per clock, the virtual board's fast
+        mode).
+
+    Returns
+    -------
+    int
+        ``K``: the smallest with ``2**K`` >= two byte times (20 bit times of 8N1) when ``BAUD`` > 0, so the
+        timeout is 2 to 8 byte times; :data:`FAST_GAP_LOG2` when ``BAUD`` is 0.
+    """
+    if BAUD <= 0:
+        return FAST_GAP_LOG2
+    return max(1, (-(-20 * CLK_HZ // BAUD) - 1).bit_length())
+
 
 @block
 def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
              ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
              next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
-             MAX_PAYLOAD=1024, FAST_CRC=False):
+             gap_tick, MAX_PAYLOAD=1024, FAST_CRC=False):
     """Parse host frames; write TABLE/STREAM/BARRIER frames to the ring, request ACK/NACK/IDENT answers.
+
+    Refused with NACK malformed (reason 4), never executed: a length that does not fit the type, a TABLE frame
+    whose ``sel`` > 3, reserved byte is not 0 or ``addr`` >= 4096, and a TABLE or BARRIER frame while a stripe
+    is open (the last STREAM frame committed had no last
+    flag: the core would wait for the rest of the stripe). A frame whose bytes stop for two changes of
+    ``gap_tick`` is dropped (counted as a link error, no answer; speculative ring entries are rolled back).
 
     Parameters
     ----------
@@ -35,6 +67,8 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
         Pulses for every frame refused (bad CRC, sequence, room, malformed).
     hunting : Signal
         The parser is between frames.
+    gap_tick : Signal
+        A free-running bit that changes every ``2**K`` cycles (:func:`rx_gap_log2`): the inter-byte timeout.
     MAX_PAYLOAD : int
         Longest payload accepted (bytes).
     FAST_CRC : bool
@@ -56,7 +90,9 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
     first = Signal(bool(0))
     reason = Signal(intbv(0)[3:])  # why a sequenced frame is refused (0: not refused)
     dup = Signal(bool(0))
-    rmode = Signal(bool(0))
+    sopen = Signal(bool(0))       # the last STREAM frame committed did not end its stripe
+    tick_d = Signal(bool(0))
+    gap1 = Signal(bool(0))        # gap_tick changed once since the last byte
     nacked = Signal(bool(0))
     expect = Signal(modbv(0)[8:])
     fin_commit = Signal(bool(0))
@@ -83,21 +119,26 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
         ident_req.next = 0
         soft_rst.next = 0
         link_err.next = 0
+        tick_d.next = gap_tick
         if rst:
             state.next = ST.R_HUNT
             expect.next = 0
             nacked.next = 0
             mode_words.next = 0
             idx.next = 0
+            sopen.next = 0
         elif state == ST.R_FIN:
             if fin_commit:
                 ring_commit.next = 1
                 expect.next = expect + 1
                 nacked.next = 0
+                if ftype == STREAM:
+                    sopen.next = not fflags[0]
             if fin_ack:
                 ack_req.next = 1
             state.next = ST.R_HUNT
         elif s_axis_tvalid:
+            gap1.next = 0
             b = intbv(0)[8:]
             b[:] = s_axis_tdata
             # running CRCs (table ROMs)
@@ -160,6 +201,8 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                                 rs[:] = 2
                             elif flen[16:2] > ring_free or (flen == 0 and ring_free == 0):
                                 rs[:] = 3
+                            elif sopen and ftype != STREAM:
+                                rs[:] = 4
                         reason.next = rs
                         dup.next = dp
                         accept.next = seqd and rs == 0 and not dp
@@ -179,11 +222,21 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                 word.next = w
                 bi.next = bi + 1
                 left.next = left - 1
-                if ftype == RESET and bi == 0 and first:
-                    rmode.next = b[0]
+                # a TABLE frame's first word, byte by byte: sel 0..3, reserved byte 0, addr < 4096
+                bad = False
+                if first and ftype == TABLE:
+                    if bi == 0:
+                        bad = b[8:2] != 0
+                    elif bi == 1:
+                        bad = b != 0
+                    elif bi == 3:
+                        bad = b[8:4] != 0
+                if bad:
+                    accept.next = 0
+                    reason.next = 4
                 if bi == 3:
                     first.next = 0
-                    if accept:
+                    if accept and not bad:
                         ring_we.next = 1
                         t = intbv(0)[2:]
                         if ftype == TABLE:
@@ -232,13 +285,22 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                             nacked.next = 1
                     elif ftype == RESET:
                         soft_rst.next = 1
-                        mode_words.next = rmode
+                        mode_words.next = word[0]
                         expect.next = fseq + 1
                         nacked.next = 0
+                        sopen.next = 0
                         fin_ack.next = 1
                     elif ftype == IDENTIFY:
                         ident_req.next = 1
                     else:
                         fin_ack.next = 1
+        elif state != ST.R_HUNT and gap_tick != tick_d:
+            # inter-byte timeout: a second change of gap_tick without a byte drops the partial frame
+            gap1.next = 1
+            if gap1:
+                state.next = ST.R_HUNT
+                link_err.next = 1
+                if accept:
+                    ring_rollback.next = 1
 
     return u_c8, u_c32, outs, fsm

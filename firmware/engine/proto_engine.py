@@ -8,7 +8,7 @@ from myhdl import ResetSignal, Signal, always, always_comb, block, intbv, modbv
 from lutzip.errors import UnsupportedError
 from lutzip.firmware.engine.cmd_ring import cmd_ring
 from lutzip.firmware.engine.fifo import fifo
-from lutzip.firmware.engine.frame_rx import frame_rx
+from lutzip.firmware.engine.frame_rx import frame_rx, rx_gap_log2
 from lutzip.firmware.engine.perf_counters import CounterPort, perf_counters
 from lutzip.firmware.engine.resp_framer import resp_framer
 from lutzip.firmware.engine.result_path import result_path
@@ -55,7 +55,7 @@ def ports():
 @block
 def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                 core=None, FAST_CRC=False):
+                 core=None, FAST_CRC=False, RX_GAP_LOG2=None):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -78,6 +78,10 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         The decoder core block (default :func:`get_core`).
     FAST_CRC : bool
         CRCs through table ROMs: faster to simulate, bigger on an FPGA (same results).
+    RX_GAP_LOG2 : int, optional
+        A partial host frame is dropped after ``2**RX_GAP_LOG2`` .. ``2**(RX_GAP_LOG2 + 1)`` cycles without a
+        byte (timed by bit ``RX_GAP_LOG2`` of the ``cycles`` counter, no counter of its own); default
+        :func:`lutzip.firmware.engine.frame_rx.rx_gap_log2` of ``CLK_HZ``, ``BAUD``.
     """
     core = core or get_core()
     AW = (RING_DEPTH - 1).bit_length()
@@ -114,6 +118,11 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     raw_idle = Signal(bool(0))
     quiet = Signal(intbv(0)[4:])
     counters = CounterPort()
+    GAP = rx_gap_log2(CLK_HZ, BAUD) if RX_GAP_LOG2 is None else RX_GAP_LOG2
+    if not 1 <= GAP < 39:
+        raise UnsupportedError(f"RX_GAP_LOG2 must be 1..38, not {GAP}")
+    cycles_now = counters.first
+    gap_tick = Signal(bool(0))
 
     @always_comb
     def glue():
@@ -124,6 +133,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         raw_idle.next = (hunting and ring_empty and not busy and fr_idle and not s_axis_tvalid and not ack_req
                          and not nack_req and not ident_req and not barrier_req and not soft_rst and not qfi_tvalid)
         idle.next = quiet == 15
+        gap_tick.next = cycles_now[GAP]
 
     @always(clk.posedge)
     def c_quiet():
@@ -136,7 +146,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     u_rx = frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                     ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
                     next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
-                    MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC)
+                    gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC)
     u_ring = cmd_ring(clk, rst_all, ring_we, ring_wdata, ring_commit, ring_rollback,
                       ring_tdata, ring_tvalid, ring_tready, ring_free, ring_empty, DEPTH=RING_DEPTH)
     u_ld = table_loader(clk, rst_all, ring_tdata, ring_tvalid, ring_tready,
