@@ -34,7 +34,8 @@ class CounterPort:
 
 @block
 def perf_counters(clk, rst, core_busy, core_s_axis_tvalid, core_s_axis_tready, core_m_axis_tvalid,
-                  core_m_axis_tready, core_m_axis_tlast, core_m_axis_tuser, link_err, rx_hs, tx_hs, rd, BITS=40):
+                  core_m_axis_tready, core_m_axis_tlast, core_m_axis_tuser, link_err, rx_hs, tx_hs, rd, BITS=40,
+                  EVENT_BITS=32):
     """Counters of the decoder core's streams and of the link, cleared by ``rst``.
 
     Parameters
@@ -53,11 +54,14 @@ def perf_counters(clk, rst, core_busy, core_s_axis_tvalid, core_s_axis_tready, c
         The read port (COUNTERS frames).
     BITS : int
         Counter width inside (40: 3 hours at 100 MHz); ``WIRE_BITS`` on the wire.
+    EVENT_BITS : int
+        Width of the counters of rare events (``stripes``, ``link_errors``, ``decode_errors``: 4 * 10**9
+        before they wrap; saves logic on the small iCE40).
     """
     assert len(COUNTER_NAMES) == 10, "perf_counters defines 10 counters; COUNTER_NAMES lists " \
         f"{len(COUNTER_NAMES)}: add the new counter's register, increment and read line here"
-    k_cycles, k_busy, k_sin, k_sout, k_words, k_stripes, k_lerr, k_derr, k_rx, k_tx = \
-        [Signal(modbv(0)[BITS:]) for _ in range(10)]
+    k_cycles, k_busy, k_sin, k_sout, k_words, k_rx, k_tx = [Signal(modbv(0)[BITS:]) for _ in range(7)]
+    k_stripes, k_lerr, k_derr = [Signal(modbv(0)[EVENT_BITS:]) for _ in range(3)]
     c_busy, c_stall_in, c_stall_out, c_words, c_stripes, c_link_err, c_dec_err, c_rx, c_tx = \
         [Signal(intbv(0)[WIRE_BITS:]) for _ in range(9)]
     c_cycles = rd.first
