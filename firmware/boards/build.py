@@ -60,7 +60,7 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
             res["resources"] = sy.classify_cells(ys["cells"], "xilinx")
         return res
 
-    netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
+    netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out, b.yosys_opts)
     res["memories"] = ys["memories"]
     res["ff_by_block"] = sy.ff_by_block(netlist, b.top_name, prefix="uart_top0_proto_engine0_")
     res["cells"] = ys["cells"]

@@ -31,6 +31,7 @@ class Board:
     notes: str = ""
     top_params: dict = field(default_factory=dict)  # extra uart_top parameters (RING_DEPTH, ...)
     core_params: dict = field(default_factory=dict)  # defaults for L / W / LUT3_DEPTH on this board
+    yosys_opts: tuple = ()  # extra synth_<family> options for the board build (open flows)
 
     @property
     def top_name(self) -> str:
@@ -54,7 +55,10 @@ BOARDS = {
                         1_000_000, ("--up5k", "--package", "sg48"),
                         notes="yosys + nextpnr-ice40 + icepack -> .bin (iceprog); smallest configuration by default "
                               "(the UP5K has 5280 LCs and 30 RAM4K)",
-                        core_params={"L": 6, "LUT3_DEPTH": 2048}, top_params={"RING_DEPTH": 256}),
+                        core_params={"L": 6, "LUT3_DEPTH": 2048}, top_params={"RING_DEPTH": 256},
+                        # ABC maps with the flip-flops visible (-dff): 5232 instead of 5297 LCs of the 5280 (the
+                        # design is logically the same; without it the UP5K build does not fit)
+                        yosys_opts=("-dff",)),
     "ulx3s": Board("ulx3s", "ULX3S 85F", "ecp5", "LFE5U-85F-6BG381C", 25_000_000, "ulx3s.lpf", 1_000_000,
                    ("--85k", "--package", "CABGA381"),
                    notes="yosys + nextpnr-ecp5 + ecppack -> .bit (openFPGALoader / fujprog)"),
