@@ -40,7 +40,8 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     out = Path(out or Path("build") / f"board-{b.name}")
     out.mkdir(parents=True, exist_ok=True)
     if not b.constraints_path.is_file():
-        raise UnsupportedError(f"constraints file {b.constraints_path} is missing (run from a source checkout)")
+        raise UnsupportedError(f"constraints file {b.constraints_path} is missing: the lutzip installation is "
+                               "incomplete (they ship as package data lutzip.constraints; reinstall lutzip)")
     ports = b.module().ports()
     inst = b.top()(**ports, BAUD=baud, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, top=top, **top_params)
     verilog = convert_block(inst, out, b.top_name, "verilog")

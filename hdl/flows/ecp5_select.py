@@ -1,6 +1,7 @@
 """Build the vector front's loop multiplexers from ECP5 slice primitives in the converted Verilog.
 
-The loop of :mod:`lutzip.hdl.fronts.vector.vector_front` is ``p2 -> six 64:1 selects -> p2``
+The loop of the vector front (:mod:`lutzip.hdl.fronts.vector.loop_vector`, stage F, assembled by
+:mod:`lutzip.hdl.fronts.vector.front_vector`) is ``p2 -> six 64:1 selects -> p2``
 (:mod:`lutzip.hdl.fronts.vector.select64`). An ECP5 slice builds an 8:1 multiplexer from four LUT4s, two PFUMX and an
 L6MUX21 with no routing inside, so a 64:1 is two such levels (two routing hops). yosys' LUT mapping (abc9)
 does not find that structure: it spreads each select over four or five LUT levels with a route between

@@ -82,8 +82,8 @@ def find_tool(name: str, required: bool = True):
         if path:
             return [path]
     if required:
-        raise ToolError(f"{name} not found: install the Debian package or 'pip install yowasp-{name}' "
-                        f"(see .ci/install.sh), or set {_TOOL_ENV.get(name, 'PATH')}")
+        raise ToolError(f"{name} not found: pip install 'lutzip[fpga]' (the YoWASP builds of every tool; Debian "
+                        f"has yosys, nextpnr-ice40, fpga-icestorm), or set {_TOOL_ENV.get(name, 'PATH')}")
     return None
 
 
