@@ -127,3 +127,14 @@ def test_convert_rejects_unknown_top_and_hdl(tmp_path):
     with pytest.raises(UnsupportedError, match="unknown HDL 'edif'"):
         convert(top="uart_top", hdl="edif", path=tmp_path, core="stub", CLK_HZ=8, BAUD=2)
     assert not any(tmp_path.iterdir())
+
+
+def test_counter_width_must_hold_the_timeout_bit():
+    """COUNTER_BITS below the inter-byte timeout's cycle-counter bit is a one-line configuration error."""
+    from lutzip.firmware.engine.frame_rx import rx_gap_log2
+    from lutzip.firmware.engine.proto_engine import get_core, ports, proto_engine
+    stub = get_core("stub")
+    k = rx_gap_log2(12_000_000, 1_000_000)
+    with pytest.raises(UnsupportedError, match="COUNTER_BITS"):
+        proto_engine(*ports().values(), CLK_HZ=12_000_000, BAUD=1_000_000, COUNTER_BITS=k + 1, core=stub)
+    proto_engine(*ports().values(), CLK_HZ=12_000_000, BAUD=1_000_000, COUNTER_BITS=36, core=stub)

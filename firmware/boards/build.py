@@ -61,7 +61,15 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
             res["resources"] = sy.classify_cells(ys["cells"], "xilinx")
         return res
 
-    netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out, b.yosys_opts)
+    try:
+        netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out, b.yosys_opts)
+    except sy.ToolError as e:
+        if not b.yosys_opts:
+            raise
+        # ABC9 of some yosys builds traps on some inputs with -dff: map without the board's extra options (the
+        # result says so; on the UP5K that may not fit)
+        res["yosys_opts_dropped"] = f"{' '.join(b.yosys_opts)}: {str(e).splitlines()[0]}"
+        netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
     res["memories"] = ys["memories"]
     res["ff_by_block"] = sy.ff_by_block(netlist, b.top_name, prefix="uart_top0_proto_engine0_")
     res["cells"] = ys["cells"]

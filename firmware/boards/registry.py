@@ -55,9 +55,9 @@ BOARDS = {
                         1_000_000, ("--up5k", "--package", "sg48"),
                         notes="yosys + nextpnr-ice40 + icepack -> .bin (iceprog); smallest configuration by default "
                               "(the UP5K has 5280 LCs and 30 RAM4K)",
-                        core_params={"L": 6, "LUT3_DEPTH": 2048}, top_params={"RING_DEPTH": 256},
-                        # ABC maps with the flip-flops visible (-dff): 5232 instead of 5297 LCs of the 5280 (the
-                        # design is logically the same; without it the UP5K build does not fit)
+                        # the UP5K is full: 36-bit counters inside (95 min of cycles at 12 MHz) and ABC mapping with
+                        # the flip-flops visible (-dff): 5223 of 5280 LCs packed, 5297-5307 without
+                        core_params={"L": 6, "LUT3_DEPTH": 2048}, top_params={"RING_DEPTH": 256, "COUNTER_BITS": 36},
                         yosys_opts=("-dff",)),
     "ulx3s": Board("ulx3s", "ULX3S 85F", "ecp5", "LFE5U-85F-6BG381C", 25_000_000, "ulx3s.lpf", 1_000_000,
                    ("--85k", "--package", "CABGA381"),

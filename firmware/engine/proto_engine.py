@@ -55,7 +55,7 @@ def ports():
 @block
 def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                 core=None, FAST_CRC=False, RX_GAP_LOG2=None):
+                 core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -82,6 +82,8 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         A partial host frame is dropped after ``2**RX_GAP_LOG2`` .. ``2**(RX_GAP_LOG2 + 1)`` cycles without a
         byte (timed by bit ``RX_GAP_LOG2`` of the ``cycles`` counter, no counter of its own); default
         :func:`lutzip.firmware.engine.frame_rx.rx_gap_log2` of ``CLK_HZ``, ``BAUD``.
+    COUNTER_BITS : int
+        Width inside the chip of the cycle and byte/word counters (40: 3 hours at 100 MHz; 64 on the wire).
     """
     core = core or get_core()
     AW = (RING_DEPTH - 1).bit_length()
@@ -121,6 +123,9 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     GAP = rx_gap_log2(CLK_HZ, BAUD) if RX_GAP_LOG2 is None else RX_GAP_LOG2
     if not 1 <= GAP < 39:
         raise UnsupportedError(f"RX_GAP_LOG2 must be 1..38, not {GAP}")
+    if not GAP + 1 < COUNTER_BITS <= 64:
+        raise UnsupportedError(f"COUNTER_BITS must be {GAP + 2}..64 (the inter-byte timeout reads bit {GAP} of "
+                               f"the cycle counter), not {COUNTER_BITS}")
     cycles_now = counters.first
     gap_tick = Signal(bool(0))
 
@@ -166,7 +171,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                    DEPTH=DESC_DEPTH)
     u_cnt = perf_counters(clk, rst_all, busy, core_s_tvalid, core_s_tready,
                           core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
-                          link_err, rx_hs, tx_hs, counters)
+                          link_err, rx_hs, tx_hs, counters, BITS=COUNTER_BITS)
     u_fr = resp_framer(clk, rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                        ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
                        qfo_tdata, qfo_tvalid, qfo_tready, dfo_tdata, dfo_tvalid, dfo_tready,
