@@ -73,7 +73,9 @@ def test_identity_registers_and_lite_rules():
         assert m.read_reg(R.ID) == R.ID_VALUE
 
 
-@pytest.mark.parametrize("W,OUT_BYTES", [(16, 4), (16, 8), (8, 4), (8, 8)])
+# (16, 4) in the default run; the other widths with -m slow (the Verilator tests below also run W 8 / 64-bit)
+@pytest.mark.parametrize("W,OUT_BYTES", [(16, 4), pytest.param(16, 8, marks=pytest.mark.slow),
+                                         pytest.param(8, 4, marks=pytest.mark.slow), (8, 8)])
 def test_random_stripes_bit_exact(W, OUT_BYTES):
     """Good stripes of random table sets, odd and even word counts, random backpressure and source pauses."""
     rng = np.random.default_rng(W * 10 + OUT_BYTES)
@@ -321,6 +323,7 @@ def test_axisim_w8_64bit_beats():
 
 
 @needs_verilator
+@pytest.mark.slow   # a second Verilator build (the vector front); the Zynq builds' core
 def test_axisim_vector_front():
     """The front the Zynq builds use: same bytes as the model for a tensor, garbage and a soft reset."""
     from lutzip.firmware.axi.sim import AxiSim
