@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lutzip.board.driver import Board
-from lutzip.firmware.engine.frame_rx import FAST_GAP_LOG2, rx_gap_log2
+from lutzip.firmware.engine.frame_rx import FAST_GAP_LOG2, RX_GAP_MIN_S, rx_gap_log2
 from lutzip.firmware.engine.sim_engine import EngineSim, SimSerial
 from lutzip.link import protocol as link
 from lutzip.codec import arrays as codec
@@ -69,12 +69,14 @@ def _stream_ok(sim, max_payload=128):
 
 
 def test_gap_bit_from_clock_and_baud():
-    # 2 .. 8 byte times at the link rate (10 bits a byte), a fixed bound on the byte-level link
+    # at least RX_GAP_MIN_S and two byte times (10 bits a byte), less than twice the larger; a fixed bound on
+    # the byte-level link
     for clk, baud in [(12_000_000, 1_000_000), (48_000_000, 3_000_000), (100_000_000, 3_000_000),
-                      (25_000_000, 115_200)]:
+                      (25_000_000, 115_200), (12_000_000, 9_600), (1_000_000, 300)]:
         k = rx_gap_log2(clk, baud)
-        byte = 10 * clk / baud
-        assert 2 * byte <= 2 ** k < 4 * byte, (clk, baud, k)
+        need = max(2 * 10 * clk / baud, clk * RX_GAP_MIN_S)
+        assert need <= 2 ** k < 2 * need, (clk, baud, k)
+    assert rx_gap_log2(12_000_000, 1_000_000) == 17          # iCEBreaker: 10.9 .. 21.8 ms
     assert rx_gap_log2(100_000_000, 0) == FAST_GAP_LOG2
 
 

@@ -10,6 +10,11 @@ ST = enum("R_HUNT", "R_HDR", "R_PAY", "R_CRC", "R_FIN")
 #: ``gap_tick`` bit in fast mode (``BAUD`` = 0): a partial frame is dropped after 2**18 .. 2**19 idle cycles.
 FAST_GAP_LOG2 = 18
 
+#: Shortest pause (seconds) inside a frame that the board tolerates on a UART. USB-UART bridges hand a frame
+#: to the line in USB packets, and a host's scheduler can hold the next packet back for milliseconds: a timeout
+#: of a few byte times would drop good frames on real boards.
+RX_GAP_MIN_S = 0.010
+
 
 def rx_gap_log2(CLK_HZ, BAUD):
     """The bit of the cycle counter that times the inter-byte timeout of :func:`frame_rx`.
@@ -26,12 +31,14 @@ def rx_gap_log2(CLK_HZ, BAUD):
     Returns
     -------
     int
-        ``K``: the smallest with ``2**K`` >= two byte times (20 bit times of 8N1) when ``BAUD`` > 0, so the
-        timeout is 2 to 8 byte times; :data:`FAST_GAP_LOG2` when ``BAUD`` is 0.
+        ``K``: the smallest with ``2**K`` >= both :data:`RX_GAP_MIN_S` seconds and two byte times (20 bit
+        times of 8N1) when ``BAUD`` > 0, so the timeout is 10 to 40 ms at usual rates; :data:`FAST_GAP_LOG2`
+        when ``BAUD`` is 0.
     """
     if BAUD <= 0:
         return FAST_GAP_LOG2
-    return max(1, (-(-20 * CLK_HZ // BAUD) - 1).bit_length())
+    cycles = max(-(-20 * CLK_HZ // BAUD), int(CLK_HZ * RX_GAP_MIN_S))
+    return max(1, (cycles - 1).bit_length())
 
 
 @block
