@@ -133,3 +133,48 @@ class CoreParams:
     def tag(self) -> str:
         """A short text naming every parameter (for file and cache names)."""
         return "-".join(f"{k}{v}" for k, v in self.as_dict().items())
+
+
+# ============================================================================================ N lanes
+#: The lane counts of :func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`.
+LANE_CHOICES = (1, 2, 4, 8)
+
+
+def lanes_ports(lanes: int, W: int = 16) -> tuple:
+    """Every port of :func:`lutzip.hdl.core.decoder_lanes.decoder_lanes` for ``lanes`` lanes, widths in bits.
+
+    The single-lane :data:`PORTS` are unchanged; here the input stream, ``err_valid`` and ``err_code`` are
+    ``lanes`` of the core's bundled into one vector each (lane 0 in the low bits), ``m_axis_tdata`` holds
+    ``lanes`` words, ``m_axis_tkeep`` counts them and ``err_stripe`` gives each lane's stripe index (32 bits).
+    docs/CORE.md section 6.
+    """
+    if isinstance(lanes, bool) or lanes not in LANE_CHOICES:
+        raise UnsupportedError(f"LANES={lanes!r}: choose from {', '.join(map(str, LANE_CHOICES))}")
+    n = int(lanes)
+    return (
+        Port("clk", "in"), Port("rst", "in"),
+        Port("s_axis_tdata", "in", 32 * n), Port("s_axis_tvalid", "in", n), Port("s_axis_tready", "out", n),
+        Port("s_axis_tlast", "in", n),
+        Port("m_axis_tdata", "out", n * W), Port("m_axis_tkeep", "out", n.bit_length()),
+        Port("m_axis_tvalid", "out"), Port("m_axis_tready", "in"),
+        Port("m_axis_tlast", "out"), Port("m_axis_tuser", "out"),
+        Port("tbl_we", "in"), Port("tbl_sel", "in", 2), Port("tbl_addr", "in", 12), Port("tbl_wdata", "in", 32),
+        Port("err_valid", "out", n), Port("err_code", "out", 4 * n), Port("err_stripe", "out", 32 * n),
+        Port("busy", "out"),
+    )
+
+
+def lanes_signals(lanes: int, W: int = 16) -> dict:
+    """Fresh MyHDL signals for every port of the N-lane decoder (:func:`lanes_ports`), as :func:`core_signals`:
+    one-bit ports (all of them with one lane) are ``bool`` signals."""
+    from myhdl import ResetSignal, Signal, intbv
+
+    out = {}
+    for p in lanes_ports(lanes, W):
+        if p.name == "rst":
+            out[p.name] = ResetSignal(0, active=1, isasync=False)
+        elif p.width == 1:
+            out[p.name] = Signal(bool(0))
+        else:
+            out[p.name] = Signal(intbv(0)[p.width:])
+    return out
