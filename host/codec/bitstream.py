@@ -275,7 +275,8 @@ def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params
 
 
 def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: int, stripe_len: int,
-                   tables: TableSet, name=None, out=None) -> np.ndarray:
+                   tables: TableSet, name=None, out=None, crcs=None, threads: int = 1,
+                   kernel: str = "auto") -> np.ndarray:
     """Decode a tensor's stripes back to its flat ``uint16`` words.
 
     Parameters
@@ -292,11 +293,21 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
         Tensor name for error messages.
     out : numpy.ndarray, optional
         ``numel`` ``uint16`` (or, for an 8-bit table set, ``uint8``) elements to decode into; returned.
+    crcs : numpy.ndarray of uint32, optional
+        The stripes' CRC32s, checked as the stripes are decoded; a mismatch raises :class:`CorruptError` for the
+        first stripe that does not match, before any decode error (as checking every CRC first would).
+    threads : int
+        Threads for the C kernel (stripes split into contiguous ranges, the GIL released); 1 by default.
+    kernel : {"auto", "c", "numba"}
+        ``"auto"``: the C kernel of :mod:`lutzip.codec.fastdec` when it is available, else numba; ``"c"``
+        requires the C kernel; ``"numba"`` is the reference kernel of this module.
 
     Raises
     ------
     DecodeError
         Naming the stripe, the word within it and what is wrong.
+    CorruptError
+        A stripe's CRC does not match (only with ``crcs``).
     """
     tables.validate()
     stripe_words = np.asarray(stripe_words, np.int64)
@@ -305,21 +316,53 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
         raise DecodeError(f"{len(stripe_words)} stripes recorded, {n_stripes} expected", name)
     if np.any(stripe_words < 2) or int(stripe_words.sum()) != len(payload_words):
         raise DecodeError("stripe word counts do not add up to the payload", name)
+    if crcs is not None and len(crcs) != n_stripes:
+        raise DecodeError(f"{len(crcs)} stripe CRCs recorded, {n_stripes} expected", name)
     starts = np.zeros(n_stripes, np.int64)
     if n_stripes:
         starts[1:] = np.cumsum(stripe_words)[:-1]
+    if out is None:
+        out = np.empty(numel, np.uint16)
+    elif out.shape != (numel,) or out.dtype not in (np.uint16, np.uint8 if tables.word_bits == 8 else np.uint16):
+        raise ValueError(f"out must be {numel} words of uint16 (or uint8 for 8-bit tables)")
+    payload_words = np.asarray(payload_words, np.uint32)
+    use_c = kernel == "c"
+    if kernel == "auto":
+        from lutzip.codec import fastdec
+        use_c = fastdec.available()
+    elif kernel not in ("c", "numba"):
+        raise ValueError(f"kernel must be 'auto', 'c' or 'numba', not {kernel!r}")
+    if use_c and out.flags.c_contiguous:
+        from lutzip.codec import fastdec
+        if not fastdec.available():
+            from lutzip.errors import UnsupportedError
+            raise UnsupportedError(f"the C decoder is not available: {fastdec.why_not()}")
+        rc, stripe, word = fastdec.decode(np.ascontiguousarray(payload_words), starts, stripe_words, numel,
+                                          stripe_len, tables, out, crcs, threads)
+        if rc == fastdec.ERR_CRC:
+            raise _crc_error(name, stripe)
+        if rc:
+            raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {word} of the stripe)", name, stripe)
+        return out
+    if crcs is not None:
+        from lutzip.codec import fastdec
+        bad = fastdec.first_bad_crc(payload_words, stripe_words, crcs)
+        if bad >= 0:
+            raise _crc_error(name, bad)
     L = tables.max_code_len
     lut1 = tables.lut1(L).astype(np.int64)
     kinds = np.array([cl.kind for cl in tables.classes], np.int64)
     ks = np.array([cl.k for cl in tables.classes], np.int64)
     params = np.array([cl.param for cl in tables.classes], np.int64)
-    if out is None:
-        out = np.empty(numel, np.uint16)
-    elif out.shape != (numel,) or out.dtype not in (np.uint16, np.uint8 if tables.word_bits == 8 else np.uint16):
-        raise ValueError(f"out must be {numel} words of uint16 (or uint8 for 8-bit tables)")
     err = np.zeros(3, np.int64)
-    rc = _decode_kernel(np.asarray(payload_words, np.uint32), starts, stripe_words, stripe_len, numel, lut1, L,
+    rc = _decode_kernel(payload_words, starts, stripe_words, stripe_len, numel, lut1, L,
                         kinds, ks, params, tables.lut3, out, err)
     if rc:
         raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {int(err[2])} of the stripe)", name, int(err[1]))
     return out
+
+
+def _crc_error(name, stripe):
+    from lutzip.errors import CorruptError
+    where = f"tensor {name!r}, " if name is not None else ""
+    return CorruptError(f"{where}stripe {stripe}: CRC mismatch, the payload is corrupt")

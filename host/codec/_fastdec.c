@@ -1,0 +1,599 @@
+/* lutzip fast stripe decoder (docs/FORMAT.md sections 1-3), loaded by lutzip.codec.fastdec through ctypes.
+ *
+ * Built at first use with the machine's C compiler into the lutzip cache; only the C library and pthreads
+ * are needed (no Python headers).  The numba decoder of lutzip.codec.bitstream stays the reference.
+ *
+ * Decoding: several stripes ("lanes") are decoded in one loop so that their dependency chains
+ * (bit position -> 64-bit window -> table entry -> symbol length -> next bit position) overlap.  One combined
+ * table (LUT1 + LUT2) gives, for the next L bits, the symbol length, the shift of its index, its kind and its
+ * param.  Anything unusual (an invalid prefix, a zero run longer than one word, a stripe whose bits do not end
+ * where its symbols end) sends the stripe to the exact decoder (exact_stripe), a line-by-line port of the
+ * numba kernel, which decodes it again and reports the same error code and word as the reference.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#if defined(__PCLMUL__) && defined(__SSE4_1__)
+#include <immintrin.h>
+#define LZ_HAVE_CLMUL 1
+#endif
+
+#define EXPORT __attribute__((visibility("default")))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#ifndef LZ_LANES
+#define LZ_LANES 6
+#endif
+
+/* combined table entry; must match ENTRY_DTYPE of fastdec.py */
+typedef struct {
+    uint8_t tot;     /* code + index bits (1..28) */
+    uint8_t flags;   /* F_* | class << 4 */
+    uint16_t ctrl;   /* BEXTR control of the index: start (64 - tot) | k << 8; 0 for a slow symbol */
+    uint32_t param;  /* added to the index: LUT3 offset (LUT mode) or RANGE base; 0 for a slow symbol */
+} lz_entry;
+
+#define F_LUT 1       /* fast path: word = lut3[param + index] (in MIX mode; else the mode says) */
+#define F_INVALID 4   /* no class has this prefix */
+#define F_SLOW 8      /* the slow branch decodes it (invalid prefix, zero run of k > 0, the minority kind) */
+#define CLASS(e) ((e)->flags >> 4)
+
+/* fast-path modes: every fast symbol is a LUT3 look-up / a RANGE value / either (flag F_LUT) */
+enum { MODE_LUT = 0, MODE_RANGE = 1, MODE_MIX = 2 };
+#define MIX_MASK 8191  /* the kernel's lut3 has 8192 entries */
+
+enum { ERR_OK = 0, ERR_BAD_HEADER = 1, ERR_COUNT = 2, ERR_INVALID_PREFIX = 3, ERR_OVERRUN = 4,
+       ERR_LUT3_RANGE = 5, ERR_ZRUN_OVERFLOW = 6, ERR_LEFTOVER = 7, ERR_PADDING = 8, ERR_CRC = 100 };
+
+/* ------------------------------------------------------------------------------------------------ CRC32 */
+static uint32_t crc_tab[16][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+        crc_tab[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; i++)
+        for (int t = 1; t < 16; t++) crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xFF];
+}
+
+/* slicing-by-16 on the inverted CRC */
+static uint32_t crc_sw(const uint8_t *p, size_t n, uint32_t c) {
+    while (n >= 16) {
+        uint32_t a, b, d, e;
+        memcpy(&a, p, 4); memcpy(&b, p + 4, 4); memcpy(&d, p + 8, 4); memcpy(&e, p + 12, 4);
+        a ^= c;
+        c = crc_tab[15][a & 0xFF] ^ crc_tab[14][(a >> 8) & 0xFF] ^ crc_tab[13][(a >> 16) & 0xFF] ^ crc_tab[12][a >> 24] ^
+            crc_tab[11][b & 0xFF] ^ crc_tab[10][(b >> 8) & 0xFF] ^ crc_tab[9][(b >> 16) & 0xFF] ^ crc_tab[8][b >> 24] ^
+            crc_tab[7][d & 0xFF] ^ crc_tab[6][(d >> 8) & 0xFF] ^ crc_tab[5][(d >> 16) & 0xFF] ^ crc_tab[4][d >> 24] ^
+            crc_tab[3][e & 0xFF] ^ crc_tab[2][(e >> 8) & 0xFF] ^ crc_tab[1][(e >> 16) & 0xFF] ^ crc_tab[0][e >> 24];
+        p += 16;
+        n -= 16;
+    }
+    while (n--) c = crc_tab[0][(c ^ *p++) & 0xFF] ^ (c >> 8);
+    return c;
+}
+
+#ifdef LZ_HAVE_CLMUL
+/* carry-less multiplication folding (Gopal et al., "Fast CRC computation for generic polynomials using
+ * PCLMULQDQ", Intel 2009), as in zlib/Chromium's crc32_sse42_simd_: n >= 64 and a multiple of 16; the CRC is
+ * the inverted one. */
+static uint32_t crc_clmul(const uint8_t *buf, size_t len, uint32_t crc) {
+    const __m128i k1k2 = _mm_set_epi64x(0x01c6e41596LL, 0x0154442bd4LL);
+    const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009eLL, 0x01751997d0LL);
+    const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124LL);
+    const __m128i poly = _mm_set_epi64x(0x01f7011641LL, 0x01db710641LL);
+    __m128i x0, x1, x2, x3, x4, x5, x6, x7, x8, y5, y6, y7, y8;
+    x1 = _mm_loadu_si128((const __m128i *)(buf + 0x00));
+    x2 = _mm_loadu_si128((const __m128i *)(buf + 0x10));
+    x3 = _mm_loadu_si128((const __m128i *)(buf + 0x20));
+    x4 = _mm_loadu_si128((const __m128i *)(buf + 0x30));
+    x1 = _mm_xor_si128(x1, _mm_cvtsi32_si128((int)crc));
+    x0 = k1k2;
+    buf += 64;
+    len -= 64;
+    while (len >= 64) {
+        x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+        x6 = _mm_clmulepi64_si128(x2, x0, 0x00);
+        x7 = _mm_clmulepi64_si128(x3, x0, 0x00);
+        x8 = _mm_clmulepi64_si128(x4, x0, 0x00);
+        x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+        x2 = _mm_clmulepi64_si128(x2, x0, 0x11);
+        x3 = _mm_clmulepi64_si128(x3, x0, 0x11);
+        x4 = _mm_clmulepi64_si128(x4, x0, 0x11);
+        y5 = _mm_loadu_si128((const __m128i *)(buf + 0x00));
+        y6 = _mm_loadu_si128((const __m128i *)(buf + 0x10));
+        y7 = _mm_loadu_si128((const __m128i *)(buf + 0x20));
+        y8 = _mm_loadu_si128((const __m128i *)(buf + 0x30));
+        x1 = _mm_xor_si128(_mm_xor_si128(x1, x5), y5);
+        x2 = _mm_xor_si128(_mm_xor_si128(x2, x6), y6);
+        x3 = _mm_xor_si128(_mm_xor_si128(x3, x7), y7);
+        x4 = _mm_xor_si128(_mm_xor_si128(x4, x8), y8);
+        buf += 64;
+        len -= 64;
+    }
+    x0 = k3k4;
+    x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+    x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+    x1 = _mm_xor_si128(_mm_xor_si128(x1, x2), x5);
+    x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+    x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+    x1 = _mm_xor_si128(_mm_xor_si128(x1, x3), x5);
+    x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+    x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+    x1 = _mm_xor_si128(_mm_xor_si128(x1, x4), x5);
+    while (len >= 16) {
+        x2 = _mm_loadu_si128((const __m128i *)buf);
+        x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
+        x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
+        x1 = _mm_xor_si128(_mm_xor_si128(x1, x2), x5);
+        buf += 16;
+        len -= 16;
+    }
+    x2 = _mm_clmulepi64_si128(x1, x0, 0x10);
+    x3 = _mm_setr_epi32(~0, 0, ~0, 0);
+    x1 = _mm_srli_si128(x1, 8);
+    x1 = _mm_xor_si128(x1, x2);
+    x0 = k5k0;
+    x2 = _mm_srli_si128(x1, 4);
+    x1 = _mm_and_si128(x1, x3);
+    x1 = _mm_clmulepi64_si128(x1, x0, 0x00);
+    x1 = _mm_xor_si128(x1, x2);
+    x0 = poly;
+    x2 = _mm_and_si128(x1, x3);
+    x2 = _mm_clmulepi64_si128(x2, x0, 0x10);
+    x2 = _mm_and_si128(x2, x3);
+    x2 = _mm_clmulepi64_si128(x2, x0, 0x00);
+    x1 = _mm_xor_si128(x1, x2);
+    return (uint32_t)_mm_extract_epi32(x1, 1);
+}
+#endif
+
+static int use_clmul = 1;
+
+static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
+    uint32_t c = ~crc;
+#ifdef LZ_HAVE_CLMUL
+    if (use_clmul && n >= 64) {
+        size_t m = n & ~(size_t)15;
+        c = crc_clmul(p, m, c);
+        p += m;
+        n -= m;
+    }
+#endif
+    return ~crc_sw(p, n, c);
+}
+
+/* zlib.crc32(bytes, crc) */
+EXPORT uint32_t lz_crc32(const uint8_t *p, int64_t n, uint32_t crc) {
+    pthread_once(&crc_once, crc_init);
+    return crc32_update(crc, p, (size_t)n);
+}
+
+/* 1 if the carry-less multiply path is compiled in; mode 0/1 switches it off/on (for the benchmark) */
+EXPORT int lz_crc_mode(int mode) {
+#ifdef LZ_HAVE_CLMUL
+    if (mode >= 0) use_clmul = mode;
+    return 1;
+#else
+    (void)mode;
+    return 0;
+#endif
+}
+
+/* first stripe whose CRC32 (of its little-endian words) differs from crcs[s], or -1 */
+EXPORT int64_t lz_crc_check(const uint32_t *words, const int64_t *starts, const int64_t *nw, int64_t n_stripes,
+                            const uint32_t *crcs) {
+    pthread_once(&crc_once, crc_init);
+    for (int64_t s = 0; s < n_stripes; s++)
+        if (crc32_update(0, (const uint8_t *)(words + starts[s]), 4 * (size_t)nw[s]) != crcs[s]) return s;
+    return -1;
+}
+
+/* --------------------------------------------------------------------------------------------- decoder */
+enum { K_LUT = 0, K_RANGE = 1, K_ZRUN = 2 };
+
+typedef struct {
+    const uint32_t *words;    /* the whole payload of the tensor (or stream) */
+    int64_t total;            /* its length in words */
+    const int64_t *starts;    /* first word (the header) of each stripe */
+    const int64_t *nw;        /* words of each stripe, header included (>= 2) */
+    int64_t S, numel;
+    const lz_entry *T;        /* 2^L entries */
+    int L, mode;
+    const uint16_t *lut3k;    /* the kernel's LUT3: 8192 entries (LUT3, converted RANGE classes, padding) */
+    const uint16_t *lut3;     /* the table set's LUT3 */
+    int64_t n_lut3;
+    const int32_t *cls;       /* per class: kind, k, param, c (4 x 16) */
+    void *out;
+    int out8;                 /* out is uint8 (else uint16) */
+    const uint32_t *crcs;     /* NULL: no CRC check */
+} lz_job;
+
+typedef struct {
+    int64_t lo, hi;           /* stripes [lo, hi) */
+    int rc;                   /* first error of the range: decode error code, or ERR_CRC */
+    int64_t stripe, word;
+    const lz_job *job;
+} lz_range;
+
+static int64_t n_exact = 0;   /* stripes the exact decoder decoded (statistics; not exact with threads) */
+EXPORT int64_t lz_exact_count(int reset) {
+    int64_t n = n_exact;
+    if (reset) n_exact = 0;
+    return n;
+}
+
+/* The reference decoder of one stripe (lutzip.codec.bitstream._decode_kernel, line by line): decodes the
+ * stripe into out[lo .. lo + n_exp) and returns its error code; *word is the decoded word within the
+ * stripe where the error was found. */
+#define EXACT_BODY(OUT_T)                                                                                    \
+    const uint32_t *words = j->words;                                                                        \
+    int64_t base = j->starts[s], end = base + j->nw[s];                                                      \
+    int64_t lo = s * j->S;                                                                                   \
+    int64_t n_exp = j->S < j->numel - lo ? j->S : j->numel - lo;                                             \
+    OUT_T *out = (OUT_T *)j->out + lo;                                                                       \
+    uint32_t hdr = words[base];                                                                              \
+    n_exact++;                                                                                               \
+    *word = 0;                                                                                               \
+    if ((hdr >> 16) != 0x4C5A) return ERR_BAD_HEADER;                                                        \
+    if ((int64_t)(hdr & 0xFFFF) + 1 != n_exp) return ERR_COUNT;                                              \
+    int64_t pos = base + 1, o = 0;                                                                           \
+    uint64_t acc = 0;                                                                                        \
+    int have = 0;                                                                                            \
+    while (o < n_exp) {                                                                                      \
+        while (have <= 32 && pos < end) {                                                                    \
+            acc |= (uint64_t)words[pos] << (32 - have);                                                      \
+            have += 32;                                                                                      \
+            pos++;                                                                                           \
+        }                                                                                                    \
+        *word = o;                                                                                           \
+        const lz_entry *e = &j->T[acc >> (64 - j->L)];                                                       \
+        if (e->flags & F_INVALID) return ERR_INVALID_PREFIX;                                                 \
+        int tot = e->tot;                                                                                    \
+        if (tot > have) return ERR_OVERRUN;                                                                  \
+        int cl = CLASS(e), kind = j->cls[cl], k = j->cls[16 + cl];                                           \
+        int64_t param = j->cls[32 + cl];                                                                     \
+        uint64_t idx = k ? (acc << (tot - k)) >> (64 - k) : 0;                                               \
+        acc <<= tot;                                                                                         \
+        have -= tot;                                                                                         \
+        if (kind == K_LUT) {                                                                                 \
+            int64_t a = param + (int64_t)idx;                                                                \
+            if (a >= j->n_lut3) return ERR_LUT3_RANGE;                                                       \
+            out[o++] = (OUT_T)j->lut3[a];                                                                    \
+        } else if (kind == K_RANGE) {                                                                        \
+            out[o++] = (OUT_T)(param + (int64_t)idx);                                                        \
+        } else {                                                                                             \
+            int64_t m = (int64_t)idx + 1;                                                                    \
+            if (o + m > n_exp) return ERR_ZRUN_OVERFLOW;                                                     \
+            memset(out + o, 0, (size_t)m * sizeof(OUT_T));                                                   \
+            o += m;                                                                                          \
+        }                                                                                                    \
+    }                                                                                                        \
+    *word = n_exp;                                                                                           \
+    if (pos < end || have >= 32) return ERR_LEFTOVER;                                                        \
+    if (have > 0 && acc != 0) return ERR_PADDING;                                                            \
+    return ERR_OK;
+
+static int exact16(const lz_job *j, int64_t s, int64_t *word) { EXACT_BODY(uint16_t) }
+static int exact8(const lz_job *j, int64_t s, int64_t *word) { EXACT_BODY(uint8_t) }
+
+static int exact_stripe(const lz_job *j, int64_t s, int64_t *word) {
+    return j->out8 ? exact8(j, s, word) : exact16(j, s, word);
+}
+
+/* the next 64 bits from bit position bp of the payload (MSB first within each 32-bit word) */
+static inline uint64_t peek(const uint32_t *w, uint64_t bp) {
+    uint64_t x;
+    memcpy(&x, w + (bp >> 5), 8);
+    x = (x >> 32) | (x << 32);
+    return x << (bp & 31);
+}
+
+/* the same, with zero words beyond the end of the payload */
+static inline uint64_t peek_safe(const uint32_t *w, int64_t total, uint64_t bp) {
+    int64_t i = (int64_t)(bp >> 5);
+    uint64_t hi = i < total ? w[i] : 0, lo = i + 1 < total ? w[i + 1] : 0;
+    return ((hi << 32) | lo) << (bp & 31);
+}
+
+#ifdef __BMI__
+#include <immintrin.h>
+#define BEXTR(x, ctrl) ((uint32_t)__builtin_ia32_bextr_u64((x), (ctrl)))
+#else
+#define BEXTR(x, ctrl) ((uint32_t)(((x) >> ((ctrl) & 0xFF)) & ((1ull << ((ctrl) >> 8)) - 1)))
+#endif
+
+typedef struct {
+    int64_t s;        /* stripe */
+    uint64_t bp;      /* absolute bit position in the payload */
+    int64_t o, hi;    /* next output word, end of the stripe's words (absolute word indices of out) */
+    int bad;          /* an error was seen: decode the stripe again with exact_stripe */
+} lz_lane;
+
+/* The value of a fast symbol in each mode (a = param + index). */
+#define VALUE_0(e, a) (lut3k[a])
+#define VALUE_1(e, a) (a)
+#define VALUE_2(e, a) (((e)->flags & F_LUT) ? lut3k[(a) & MIX_MASK] : (a))
+#define VALUE_3(e, a) ((j->mode == MODE_LUT || (j->mode == MODE_MIX && ((e)->flags & F_LUT))) ? lut3k[(a) & MIX_MASK] : (a))
+
+/* The slow branch: invalid prefix, zero run of k > 0, a symbol of the mode's minority kind.  op[i] is the
+ * symbol's first output word, hip the end of the stripe's words; after the symbol the caller writes
+ * LEFT_AFTER more words without a check.  CUT ends the batch after this round of lanes. */
+#define SLOW(x, e, op, i, hip, bad, CUT, LEFT_AFTER)                                                         \
+    if ((e)->flags & F_INVALID) {                                                                            \
+        bad = 1;                                                                                             \
+        CUT;                                                                                                 \
+    } else {                                                                                                 \
+        int cl_ = CLASS(e), kind_ = j->cls[cl_], k_ = j->cls[16 + cl_];                                      \
+        uint32_t idx_ = k_ ? (uint32_t)(((x) << j->cls[48 + cl_]) >> (64 - k_)) : 0;                         \
+        uint32_t p_ = (uint32_t)j->cls[32 + cl_];                                                            \
+        if (kind_ == K_ZRUN) {                                                                               \
+            int64_t m_ = (int64_t)idx_ + 1, left_ = (hip) - ((op) + (i));                                    \
+            if (m_ > left_) {                                                                                \
+                bad = 1;                                                                                     \
+                CUT;                                                                                         \
+            } else {                                                                                         \
+                memset((op) + (i), 0, (size_t)m_ * sizeof((op)[0]));                                         \
+                (op) += m_ - 1;                                                                              \
+                if (left_ - m_ < (LEFT_AFTER)) CUT;                                                          \
+            }                                                                                                \
+        } else if (kind_ == K_LUT) {                                                                         \
+            (op)[i] = j->lut3[p_ + idx_];                                                                    \
+        } else {                                                                                             \
+            (op)[i] = p_ + idx_;                                                                             \
+        }                                                                                                    \
+    }
+
+#define SYMBOL(MODE, x, bp, op, i, hip, bad, CUT, LEFT_AFTER)                                                \
+    {                                                                                                        \
+        const lz_entry *e_ = &T[(x) >> Lsh];                                                                 \
+        uint32_t a_ = BEXTR(x, e_->ctrl) + e_->param;                                                        \
+        bp += e_->tot;                                                                                       \
+        (op)[i] = VALUE_##MODE(e_, a_);                                                                      \
+        if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
+            SLOW(x, e_, op, i, hip, bad, CUT, LEFT_AFTER)                                                    \
+        }                                                                                                    \
+    }
+
+#define LANE_DECL(q) uint64_t bp##q = ln[q].bp; OUT_T *op##q = OUT + ln[q].o, *hp##q = OUT + ln[q].hi; int bad##q = 0;
+#define LANE_N(q)                                                                                            \
+    {                                                                                                        \
+        int64_t r_ = hp##q - op##q, sf_ = (LIM - (int64_t)bp##q) / 32;                                       \
+        if (r_ < n) n = r_;                                                                                  \
+        if (sf_ < n) n = sf_;                                                                                \
+    }
+#define LANE_STEP(MODE, q)                                                                                   \
+    {                                                                                                        \
+        uint64_t x##q = peek(W, bp##q);                                                                      \
+        SYMBOL(MODE, x##q, bp##q, op##q, i, hp##q, bad##q, n = i + 1, n - 1 - i)                             \
+    }
+#define LANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q + n - OUT; ln[q].bad |= bad##q;
+
+#if LZ_LANES == 2
+#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1)
+#elif LZ_LANES == 3
+#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2)
+#elif LZ_LANES == 4
+#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3)
+#elif LZ_LANES == 5
+#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3) X(__VA_ARGS__ 4)
+#elif LZ_LANES == 6
+#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3) X(__VA_ARGS__ 4) \
+                          X(__VA_ARGS__ 5)
+#else
+#error "LZ_LANES must be 2..6"
+#endif
+#define FOR_LANE1(X, ...) X(__VA_ARGS__ 0)
+
+/* Batched loop of several lanes: n symbols per lane with no bounds check, n = the fewest words left in any
+ * lane and no more than the 64-bit reads of every lane allow (<= 32 bits a symbol).  0: a lane is too near
+ * the end of the payload for unchecked reads. */
+#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, FOR)                                                              \
+    static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
+        typedef OUT_TYPE OUT_T;                                                                              \
+        OUT_T *OUT = (OUT_T *)j->out;                                                                        \
+        const lz_entry *T = j->T;                                                                            \
+        const uint16_t *lut3k = j->lut3k;                                                                    \
+        const uint32_t *W = j->words;                                                                        \
+        const int Lsh = 64 - j->L;                                                                           \
+        const int64_t LIM = (j->total - 1) * 32;                                                             \
+        (void)lut3k;                                                                                         \
+        FOR(LANE_DECL)                                                                                       \
+        int64_t n = INT64_MAX;                                                                               \
+        FOR(LANE_N)                                                                                          \
+        if (n <= 0) return 0;                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                                    \
+            FOR(LANE_STEP, MODE,)                                                                            \
+        }                                                                                                    \
+        FOR(LANE_STORE)                                                                                      \
+        return 1;                                                                                            \
+    }
+
+#define DEFINE_MODE(MODE)                                                                                    \
+    DEFINE_BATCH(batch16_N_##MODE, uint16_t, MODE, FOR_LANES)                                                \
+    DEFINE_BATCH(batch8_N_##MODE, uint8_t, MODE, FOR_LANES)                                                  \
+    DEFINE_BATCH(batch16_1_##MODE, uint16_t, MODE, FOR_LANE1)                                                \
+    DEFINE_BATCH(batch8_1_##MODE, uint8_t, MODE, FOR_LANE1)
+DEFINE_MODE(0)
+DEFINE_MODE(1)
+DEFINE_MODE(2)
+
+typedef int (*batch_fn)(const lz_job *, lz_lane *);
+static const batch_fn BATCH_N[2][3] = {{batch16_N_0, batch16_N_1, batch16_N_2}, {batch8_N_0, batch8_N_1, batch8_N_2}};
+static const batch_fn BATCH_1[2][3] = {{batch16_1_0, batch16_1_1, batch16_1_2}, {batch8_1_0, batch8_1_1, batch8_1_2}};
+
+/* Finish lane ln one symbol at a time with bounds-checked reads (near the end of the payload). */
+#define FINISH_BODY(OUT_TYPE)                                                                                \
+    typedef OUT_TYPE OUT_T;                                                                                  \
+    OUT_T *OUT = (OUT_T *)j->out;                                                                            \
+    const lz_entry *T = j->T;                                                                                \
+    const uint16_t *lut3k = j->lut3k;                                                                        \
+    const int Lsh = 64 - j->L;                                                                               \
+    uint64_t bp = ln->bp;                                                                                    \
+    OUT_T *op = OUT + ln->o, *hp = OUT + ln->hi;                                                             \
+    int bad = ln->bad, stop = 0;                                                                             \
+    while (op < hp && !bad && !stop) {                                                                       \
+        uint64_t x = peek_safe(j->words, j->total, bp);                                                      \
+        SYMBOL(3, x, bp, op, 0, hp, bad, stop = 1, 0)                                                        \
+        op++;                                                                                                \
+    }                                                                                                        \
+    ln->bp = bp; ln->o = op - OUT; ln->bad = bad || op != hp;
+
+static void finish16(const lz_job *j, lz_lane *ln) { FINISH_BODY(uint16_t) }
+static void finish8(const lz_job *j, lz_lane *ln) { FINISH_BODY(uint8_t) }
+
+/* After a lane's words are all written: do its bits end where its symbols end (no overrun, no leftover
+ * word, zero padding)? */
+static inline int lane_tail_ok(const lz_job *j, const lz_lane *ln) {
+    int64_t s = ln->s;
+    uint64_t E = (uint64_t)(j->starts[s] + j->nw[s]) * 32;
+    if (ln->bad || ln->o != ln->hi || ln->bp > E || E - ln->bp >= 32) return 0;
+    unsigned r = (unsigned)(E - ln->bp);
+    return r == 0 || (j->words[(E >> 5) - 1] & ((1u << r) - 1)) == 0;
+}
+
+/* start stripe s in lane ln: 0 if its header is wrong (then the exact decoder reports it) */
+static int lane_start(const lz_job *j, lz_lane *ln, int64_t s) {
+    int64_t lo = s * j->S, n_exp = j->S < j->numel - lo ? j->S : j->numel - lo;
+    uint32_t hdr = j->words[j->starts[s]];
+    ln->s = s;
+    ln->bp = (uint64_t)(j->starts[s] + 1) * 32;
+    ln->o = lo;
+    ln->hi = lo + n_exp;
+    ln->bad = 0;
+    return (hdr >> 16) == 0x4C5A && (int64_t)(hdr & 0xFFFF) + 1 == n_exp;
+}
+
+static void record(lz_range *r, int rc, int64_t s, int64_t word) {
+    if (rc != ERR_OK && (r->rc == ERR_OK || s < r->stripe)) {
+        r->rc = rc;
+        r->stripe = s;
+        r->word = word;
+    }
+}
+
+/* a lane has written all its words (or is bad): check it, decode it again exactly if needed */
+static void lane_done(const lz_job *j, lz_range *r, lz_lane *ln) {
+    if (lane_tail_ok(j, ln)) return;
+    int64_t word;
+    int rc = exact_stripe(j, ln->s, &word);
+    record(r, rc, ln->s, word);
+}
+
+static int crc_ok(const lz_job *j, int64_t s) {
+    if (!j->crcs) return 1;
+    return crc32_update(0, (const uint8_t *)(j->words + j->starts[s]), 4 * (size_t)j->nw[s]) == j->crcs[s];
+}
+
+/* Decode stripes [r->lo, r->hi).  With CRCs, the first CRC mismatch wins over any decode error, as when all
+ * CRCs are checked before decoding. */
+static void run_range(lz_range *r) {
+    const lz_job *j = r->job;
+    batch_fn batchN = BATCH_N[j->out8][j->mode], batch1 = BATCH_1[j->out8][j->mode];
+    void (*finish)(const lz_job *, lz_lane *) = j->out8 ? finish8 : finish16;
+    lz_lane ln[LZ_LANES];
+    int active[LZ_LANES];
+    int64_t next = r->lo;
+    int n_active = 0;
+    r->rc = ERR_OK;
+    /* take the next stripe into lane q; 0 when there is none left (or an error stops the range) */
+#define TAKE(q)                                                                                              \
+    ({                                                                                                       \
+        int got_ = 0;                                                                                        \
+        while (next < r->hi && r->rc == ERR_OK) {                                                            \
+            int64_t s_ = next++;                                                                             \
+            if (!crc_ok(j, s_)) { r->rc = ERR_CRC; r->stripe = s_; r->word = 0; return; }                    \
+            if (lane_start(j, &ln[q], s_)) { got_ = 1; break; }                                              \
+            int64_t w_;                                                                                      \
+            int rc_ = exact_stripe(j, s_, &w_);                                                              \
+            record(r, rc_, s_, w_);                                                                          \
+        }                                                                                                    \
+        got_;                                                                                                \
+    })
+    for (int q = 0; q < LZ_LANES; q++) {
+        active[q] = TAKE(q);
+        n_active += active[q];
+    }
+    while (n_active == LZ_LANES) {
+        if (!batchN(j, ln)) {
+            /* a lane is too near the end of the payload for unchecked reads: finish it safely */
+            for (int q = 0; q < LZ_LANES; q++) {
+                int64_t sf = ((int64_t)(j->total - 1) * 32 - (int64_t)ln[q].bp) / 32;
+                if (sf <= 0 && ln[q].o < ln[q].hi) finish(j, &ln[q]);
+            }
+        }
+        for (int q = 0; q < LZ_LANES; q++) {
+            if (ln[q].o >= ln[q].hi || ln[q].bad) {
+                lane_done(j, r, &ln[q]);
+                active[q] = TAKE(q);
+                if (!active[q]) n_active--;
+            }
+        }
+    }
+    for (int q = 0; q < LZ_LANES; q++) {
+        if (!active[q]) continue;
+        while (ln[q].o < ln[q].hi && !ln[q].bad) {
+            if (!batch1(j, &ln[q])) finish(j, &ln[q]);
+        }
+        lane_done(j, r, &ln[q]);
+    }
+    /* after a decode error: the CRCs of the stripes not taken still count */
+    while (next < r->hi) {
+        int64_t s = next++;
+        if (!crc_ok(j, s)) { r->rc = ERR_CRC; r->stripe = s; r->word = 0; return; }
+    }
+#undef TAKE
+}
+
+static void *run_thread(void *arg) {
+    run_range((lz_range *)arg);
+    return NULL;
+}
+
+#define MAX_THREADS 64
+
+/* Decode a tensor's (or stream's) stripes.  Returns 0, a decode error code (ERR_*, err[0] = stripe,
+ * err[1] = decoded word of the stripe) or ERR_CRC (err[0] = the first stripe whose CRC does not match).
+ * cls: kind, k, param and c of the 16 classes (4 x 16 int32). */
+EXPORT int lz_decode(const uint32_t *words, int64_t total, const int64_t *starts, const int64_t *nw,
+                     int64_t n_stripes, int64_t S, int64_t numel, const lz_entry *T, int L, int mode,
+                     const uint16_t *lut3k, const uint16_t *lut3, int64_t n_lut3, const int32_t *cls, void *out,
+                     int out8, const uint32_t *crcs, int threads, int64_t *err) {
+    pthread_once(&crc_once, crc_init);
+    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3k, lut3, n_lut3, cls, out, out8, crcs};
+    if (n_stripes <= 0) return ERR_OK;
+    if (mode < 0 || mode > 2) mode = job.mode = MODE_MIX;
+    if (threads < 1) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > n_stripes / 2) threads = n_stripes / 2 > 0 ? (int)(n_stripes / 2) : 1;
+    lz_range rs[MAX_THREADS];
+    pthread_t tid[MAX_THREADS];
+    int started[MAX_THREADS];
+    for (int t = 0; t < threads; t++) {
+        rs[t].lo = n_stripes * t / threads;
+        rs[t].hi = n_stripes * (t + 1) / threads;
+        rs[t].job = &job;
+        rs[t].rc = ERR_OK;
+        started[t] = 0;
+    }
+    for (int t = 1; t < threads; t++)
+        started[t] = pthread_create(&tid[t], NULL, run_thread, &rs[t]) == 0;
+    run_range(&rs[0]);
+    for (int t = 1; t < threads; t++) {
+        if (started[t]) pthread_join(tid[t], NULL);
+        else run_range(&rs[t]);
+    }
+    /* the first CRC mismatch of all, else the first decode error */
+    for (int t = 0; t < threads; t++)
+        if (rs[t].rc == ERR_CRC) { err[0] = rs[t].stripe; err[1] = 0; return ERR_CRC; }
+    for (int t = 0; t < threads; t++)
+        if (rs[t].rc != ERR_OK) { err[0] = rs[t].stripe; err[1] = rs[t].word; return rs[t].rc; }
+    return ERR_OK;
+}
+
+EXPORT int lz_lanes(void) { return LZ_LANES; }

@@ -1,0 +1,284 @@
+"""The fast stripe decoder: a C kernel (``_fastdec.c``) compiled at first use and loaded with ctypes.
+
+The kernel decodes the bit format of docs/FORMAT.md sections 1-3 exactly like the numba reference
+(:func:`lutzip.codec.bitstream._decode_kernel`): same output, same checks, same error code, stripe and word on
+bad input. It interleaves several stripes per loop, looks every symbol up in one combined LUT1+LUT2 table,
+checks the stripe CRCs itself (carry-less multiply folding where the CPU has it, else slicing-by-16) and can
+split the stripes over threads (the GIL is released during the call).
+
+Build: the first call compiles ``_fastdec.c`` with the C compiler (``$CC``, else ``cc``, ``gcc`` or
+``clang``) into the lutzip cache (``lutzip.cache.cache_dir("fastdec")``), keyed by the source, the compiler
+and the CPU; later processes load the cached library. Without a compiler, or with ``LUTZIP_FASTDEC=0`` in the
+environment, :func:`lib` is ``None`` and :func:`lutzip.codec.bitstream.decode_stripes` uses the numba kernel.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from lutzip.codec.tables import LUT, RANGE, ZRUN, TableSet
+
+SOURCE = Path(__file__).with_name("_fastdec.c")
+#: One entry of the combined table (``lz_entry`` of ``_fastdec.c``).
+ENTRY_DTYPE = np.dtype([("tot", "u1"), ("flags", "u1"), ("ctrl", "<u2"), ("param", "<u4")])
+F_LUT, F_INVALID, F_SLOW = 1, 4, 8
+#: Fast-path modes of the kernel: every fast symbol is a LUT3 look-up, a RANGE value, or either.
+MODE_LUT, MODE_RANGE, MODE_MIX = 0, 1, 2
+KERNEL_LUT3 = 8192
+#: Return code of the kernel for a CRC mismatch (decode errors are the ``ERR_*`` codes of bitstream.py).
+ERR_CRC = 100
+FLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"]
+
+_lock = threading.Lock()
+_state = {"tried": False, "lib": None, "why": None}
+
+
+def _compiler():
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name:
+            path = shutil.which(name)
+            if path:
+                return path
+    return None
+
+
+def _cpu_id() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith(("flags", "Features", "isa")):
+                    return line.strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def _build(cc: str, dest: Path):
+    """Compile the kernel into ``dest/_fastdec.so`` (``-march=native`` first, then without it)."""
+    out = dest / "_fastdec.so"
+    last = None
+    for flags in (FLAGS, [f for f in FLAGS if f != "-march=native"]):
+        r = subprocess.run([cc, *flags, "-o", str(out), str(SOURCE)], capture_output=True, text=True, timeout=120)
+        if r.returncode == 0:
+            return
+        last = r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"]
+    raise OSError(f"{cc} failed: {last[0]}")
+
+
+def _load():
+    if os.environ.get("LUTZIP_FASTDEC", "1") == "0":
+        return None, "LUTZIP_FASTDEC=0"
+    if sys.byteorder != "little":
+        return None, "a big-endian host (the kernel reads little-endian words)"
+    cc = _compiler()
+    if cc is None:
+        return None, "no C compiler (cc, gcc, clang or $CC)"
+    try:
+        from lutzip.cache import atomic_dir, cache_dir
+        st = os.stat(cc)
+        key = hashlib.sha256(SOURCE.read_bytes() + repr((cc, st.st_size, st.st_mtime_ns, FLAGS, platform.machine(),
+                                                         _cpu_id())).encode()).hexdigest()[:16]
+        folder = atomic_dir(cache_dir("fastdec") / key, lambda tmp: _build(cc, tmp))
+        lib = ctypes.CDLL(str(folder / "_fastdec.so"))
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, f"could not build the C decoder: {e}"
+    vp, i64, i32, u32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_uint32
+    lib.lz_decode.argtypes = [vp, i64, vp, vp, i64, i64, i64, vp, i32, i32, vp, vp, i64, vp, vp, i32, vp, i32, vp]
+    lib.lz_decode.restype = i32
+    lib.lz_crc32.argtypes = [vp, i64, u32]
+    lib.lz_crc32.restype = u32
+    lib.lz_crc_check.argtypes = [vp, vp, vp, i64, vp]
+    lib.lz_crc_check.restype = i64
+    lib.lz_crc_mode.argtypes = [i32]
+    lib.lz_crc_mode.restype = i32
+    lib.lz_lanes.restype = i32
+    return lib, None
+
+
+def lib():
+    """The loaded C library (built on first call), or ``None`` when it cannot be built (:func:`why_not`)."""
+    if not _state["tried"]:
+        with _lock:
+            if not _state["tried"]:
+                _state["lib"], _state["why"] = _load()
+                _state["tried"] = True
+    return _state["lib"]
+
+
+def available() -> bool:
+    """Whether the C decoder can be used."""
+    return lib() is not None
+
+
+def why_not():
+    """Why the C decoder is not used (a short sentence), or ``None`` when it is."""
+    lib()
+    return _state["why"]
+
+
+# ----------------------------------------------------------------------------------------------- tables
+_table_cache: dict = {}
+
+
+def combined_table(tables: TableSet):
+    """The kernel's tables of a (validated) table set: ``(T, mode, lut3k, cls, L)``.
+
+    ``T`` has ``2^L`` entries (``L`` = longest class code), one per ``L``-bit prefix: the symbol's length,
+    flags (slow, invalid prefix, LUT) with the class number in the upper 4 bits, the BEXTR control that
+    extracts the index from a 64-bit window (start ``64 - c - k``, length ``k``) and the param added to it.
+    When the table set has LUT classes, RANGE classes (and zero runs of one word) that fit are copied into
+    the kernel's own LUT3 ``lut3k`` (8192 entries) as LUT classes. ``mode`` is :data:`MODE_LUT` or
+    :data:`MODE_RANGE` when the other kind weighs at most 1/64 of the code space (its symbols, zero runs of
+    more than one word and invalid prefixes take the slow branch), else :data:`MODE_MIX`. ``cls`` holds the
+    kind, ``k``, param and ``c`` of each class (4 x 16 int32) for the slow branch and the exact decoder.
+    """
+    key = (tables.word_bits, tuple(tables.classes), tables.lut3.tobytes())
+    hit = _table_cache.get(key)
+    if hit is not None:
+        return hit
+    L = tables.max_code_len
+    classes = tables.classes
+    n3 = len(tables.lut3)
+    lut3k = np.zeros(KERNEL_LUT3, np.uint16)
+    lut3k[:n3] = tables.lut3
+    has_lut = any(cl.kind == LUT for cl in classes)
+    as_lut = {j: cl.param for j, cl in enumerate(classes) if cl.kind == LUT}
+    free = n3
+    if has_lut:
+        for j in sorted(range(len(classes)), key=lambda j: (classes[j].c, j)):
+            cl = classes[j]
+            if cl.kind == RANGE or (cl.kind == ZRUN and cl.k == 0):
+                size = 1 << cl.k if cl.kind == RANGE else 1
+                if free + size <= KERNEL_LUT3:
+                    lut3k[free:free + size] = cl.param + np.arange(size) if cl.kind == RANGE else 0
+                    as_lut[j] = free
+                    free += size
+    fast_range = [j for j, cl in enumerate(classes)
+                  if j not in as_lut and (cl.kind == RANGE or (cl.kind == ZRUN and cl.k == 0))]
+    w_lut = sum(2.0 ** -classes[j].c for j in as_lut)
+    w_range = sum(2.0 ** -classes[j].c for j in fast_range)
+    if w_lut == 0:
+        mode = MODE_RANGE
+    elif w_range == 0:
+        mode = MODE_LUT
+    elif min(w_lut, w_range) <= 1 / 64:
+        mode = MODE_LUT if w_lut > w_range else MODE_RANGE
+    else:
+        mode = MODE_MIX
+    T = np.zeros(1 << L, ENTRY_DTYPE)
+    T["tot"], T["flags"] = 1, F_INVALID | F_SLOW
+    for j, (cl, code) in enumerate(zip(classes, tables.codes())):
+        lo, hi = code << (L - cl.c), (code + 1) << (L - cl.c)
+        T["tot"][lo:hi] = cl.total
+        lut_fast = j in as_lut and mode != MODE_RANGE
+        range_fast = j in fast_range and mode != MODE_LUT
+        if lut_fast or range_fast:
+            T["flags"][lo:hi] = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0)
+            T["ctrl"][lo:hi] = (64 - cl.total) | (cl.k << 8) if not (cl.kind == ZRUN) else 0
+            T["param"][lo:hi] = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
+        else:
+            T["flags"][lo:hi] = (j << 4) | F_SLOW
+            T["ctrl"][lo:hi] = 0
+            T["param"][lo:hi] = 0
+    cls = np.zeros((4, 16), np.int32)
+    for j, cl in enumerate(classes):
+        cls[:, j] = (cl.kind, cl.k, cl.param, cl.c)
+    if len(_table_cache) > 256:
+        _table_cache.clear()
+    _table_cache[key] = hit = (T, mode, lut3k, cls, L)
+    return hit
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+# ----------------------------------------------------------------------------------------------- entry points
+def decode(payload_words: np.ndarray, starts: np.ndarray, stripe_words: np.ndarray, numel: int, stripe_len: int,
+           tables: TableSet, out: np.ndarray, crcs=None, threads: int = 1):
+    """Decode stripes into ``out`` with the C kernel (callers check the arguments: :func:`decode_stripes`).
+
+    Parameters
+    ----------
+    payload_words : numpy.ndarray of uint32
+        The stripes back to back (C-contiguous).
+    starts, stripe_words : numpy.ndarray of int64
+        First word and number of words (header included, >= 2) of each stripe; they tile ``payload_words``.
+    numel, stripe_len : int
+        Words of the tensor (or stream) and words per stripe.
+    tables : TableSet
+        A validated table set.
+    out : numpy.ndarray
+        ``numel`` C-contiguous uint16 (or, for 8-bit tables, uint8) words.
+    crcs : numpy.ndarray of uint32, optional
+        The stripes' CRC32s: checked as each stripe is decoded; the first mismatch wins over any decode error.
+    threads : int
+        Threads to split the stripes over (contiguous ranges of stripes).
+
+    Returns
+    -------
+    (rc, stripe, word) : tuple of int
+        ``rc`` 0, an ``ERR_*`` decode error code or :data:`ERR_CRC`; the stripe and the decoded word within it.
+    """
+    lb = lib()
+    T, mode, lut3k, cls, L = combined_table(tables)
+    err = np.zeros(2, np.int64)
+    if crcs is not None:
+        crcs = np.ascontiguousarray(crcs, np.uint32)
+    rc = lb.lz_decode(_ptr(payload_words), len(payload_words), _ptr(starts), _ptr(stripe_words), len(stripe_words),
+                      int(stripe_len), int(numel), _ptr(T), L, mode, _ptr(lut3k), _ptr(tables.lut3),
+                      len(tables.lut3), _ptr(cls), _ptr(out),
+                      int(out.dtype.itemsize == 1), None if crcs is None else _ptr(crcs), max(1, int(threads)),
+                      _ptr(err))
+    return int(rc), int(err[0]), int(err[1])
+
+
+def crc32(data, crc: int = 0) -> int:
+    """``zlib.crc32(data, crc)`` with the C library (bytes-like or a contiguous numpy array)."""
+    lb = lib()
+    a = np.frombuffer(data, np.uint8) if not isinstance(data, np.ndarray) else np.ascontiguousarray(data).view(np.uint8)
+    if lb is None:
+        import zlib
+        return zlib.crc32(a, crc)
+    return int(lb.lz_crc32(_ptr(a) if a.size else None, a.size, crc & 0xFFFFFFFF))
+
+
+def first_bad_crc(payload_words: np.ndarray, stripe_words, crcs) -> int:
+    """The first stripe whose CRC32 differs from ``crcs``, or -1 (all match).
+
+    Parameters
+    ----------
+    payload_words : numpy.ndarray of uint32
+        The stripes back to back.
+    stripe_words : array of int
+        Words of each stripe (header included); must tile ``payload_words``.
+    crcs : array of uint32
+        The recorded CRC32 of each stripe's little-endian bytes.
+    """
+    sw = np.ascontiguousarray(stripe_words, np.int64)
+    crcs = np.ascontiguousarray(crcs, np.uint32)
+    if len(sw) != len(crcs) or int(sw.sum()) > len(payload_words) or (len(sw) and int(sw.min()) < 0):
+        raise ValueError("stripe word counts and CRCs do not fit the payload")
+    starts = np.zeros(len(sw), np.int64)
+    if len(sw):
+        starts[1:] = np.cumsum(sw)[:-1]
+    words = np.ascontiguousarray(payload_words, np.uint32)
+    lb = lib()
+    if lb is None:
+        import zlib
+        for s in range(len(sw)):
+            if zlib.crc32(words[starts[s]:starts[s] + sw[s]].astype("<u4").tobytes()) != int(crcs[s]):
+                return s
+        return -1
+    if not len(sw):
+        return -1
+    return int(lb.lz_crc_check(_ptr(words), _ptr(starts), _ptr(sw), len(sw), _ptr(crcs)))

@@ -1,0 +1,351 @@
+"""The C stripe decoder (lutzip.codec.fastdec) against the numba reference decoder of lutzip.codec.bitstream:
+the same words on random table sets and streams, the same error (code, stripe, word) on damaged stripes, the
+same CRC verdicts as zlib, reads that stay inside the payload, and the numba fallback when there is no C kernel."""
+import os
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+from lutzip.codec import fastdec
+from lutzip.codec.bitstream import decode_stripes, encode_stripes
+from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
+from lutzip.errors import CorruptError, DecodeError, UnsupportedError
+
+pytestmark = [pytest.mark.timeout(120),
+              pytest.mark.skipif(not fastdec.available(), reason=f"no C decoder: {fastdec.why_not()}")]
+
+
+# ------------------------------------------------------------------------------------------ random inputs
+def random_tableset(rng, W=None, kinds=(LUT, RANGE, ZRUN), L=None):
+    """A valid table set: a random (possibly incomplete) prefix code over 1..16 classes of random kinds."""
+    W = W or int(rng.choice([8, 16]))
+    L = L or int(rng.integers(1, 13))
+    lengths = [0]
+    n = int(rng.integers(1, 17))
+    while len(lengths) < n:
+        split = [i for i, c in enumerate(lengths) if c < L]
+        if not split:
+            break
+        c = lengths.pop(int(rng.choice(split)))
+        lengths += [c + 1, c + 1]
+    lengths = [max(c, 1) for c in lengths]
+    if len(lengths) > 1 and rng.random() < 0.3:
+        lengths.pop(int(rng.integers(len(lengths))))
+    n_lut3 = int(rng.choice([0, 1, 5, 64, 700, 4096] if len(kinds) > 1 else [1, 64, 4096])) if LUT in kinds else 0
+    lut3 = rng.integers(0, 1 << W, n_lut3)
+    classes = []
+    for c in lengths:
+        kind = int(rng.choice([k for k in kinds if k != LUT or n_lut3]))
+        if kind == LUT:
+            k = int(rng.integers(0, min(12, n_lut3.bit_length() - 1) + 1))
+            classes.append(ClassSpec(c, LUT, k, int(rng.integers(0, n_lut3 - (1 << k) + 1))))
+        elif kind == RANGE:
+            k = int(rng.integers(0, W + 1))
+            classes.append(ClassSpec(c, RANGE, k, int(rng.integers(0, 1 << (W - k))) << k))
+        else:
+            classes.append(ClassSpec(c, ZRUN, int(rng.choice([0, 0, 1, 3, 6, 16])), 0))
+    return TableSet(W, classes, lut3.astype(np.uint16)).validate()
+
+
+def random_words(rng, ts, n, zeros=0.5):
+    """``n`` words that the table set covers, with runs of zeros when it can code 0."""
+    vals = []
+    for cl in ts.classes:
+        if cl.kind == LUT:
+            vals += [int(v) for v in ts.lut3[cl.param:cl.param + (1 << cl.k)]]
+        elif cl.kind == RANGE:
+            vals += [cl.param + int(i) for i in rng.integers(0, 1 << cl.k, 64)]
+        else:
+            vals.append(0)
+    words = np.array(vals, np.uint16)[rng.integers(0, len(vals), n)]
+    if 0 in vals and n:
+        words[rng.random(n) < zeros] = 0
+        if n > 50 and rng.random() < 0.5:         # a long run across stripes
+            a = int(rng.integers(0, n - 1))
+            words[a:a + int(rng.integers(1, n - a))] = 0
+    return words
+
+
+def both(payload, sw, n, S, ts, out8=False, threads=1, crcs=None):
+    """``(numba result, C result)``: the words, or the DecodeError / CorruptError message."""
+    res = []
+    for kernel in ("numba", "c"):
+        out = np.empty(n, np.uint8 if out8 else np.uint16)
+        try:
+            res.append(decode_stripes(payload, sw, n, S, ts, name="t", out=out, kernel=kernel,
+                                      threads=threads if kernel == "c" else 1, crcs=crcs).copy())
+        except (DecodeError, CorruptError) as e:
+            res.append(f"{type(e).__name__}: {e}")
+    return res
+
+
+def same(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return a.dtype == b.dtype and np.array_equal(a, b)
+
+
+STRIPES = [1, 2, 3, 7, 32, 100, 1000, 4096, 65536]
+
+
+# ------------------------------------------------------------------------------------------ valid streams
+@pytest.mark.parametrize("seed", range(40))
+def test_random_streams_agree_with_numba(seed):
+    rng = np.random.default_rng(seed)
+    ts = random_tableset(rng, W=8 if seed % 4 == 0 else None)
+    S = STRIPES[seed % len(STRIPES)]
+    shape = seed % 3                 # one stripe / whole stripes / a short last stripe
+    n = {0: min(S, int(rng.integers(1, 5000))), 1: S * int(rng.integers(1, 6)),
+         2: S * int(rng.integers(0, 4)) + int(rng.integers(1, S + 1))}[shape]
+    n = min(n, 200_000)
+    words = random_words(rng, ts, n, zeros=float(rng.random()))
+    payload, sw = encode_stripes(words, ts, S)
+    for out8 in ([False, True] if ts.word_bits == 8 else [False]):
+        for threads in (1, 2, 3):
+            ref, got = both(payload, sw, n, S, ts, out8=out8, threads=threads)
+            assert not isinstance(ref, str) and np.array_equal(ref, words)
+            assert same(ref, got), (seed, out8, threads)
+
+
+@pytest.mark.parametrize("kinds", [(LUT,), (RANGE,), (ZRUN, RANGE), (LUT, RANGE), (LUT, RANGE, ZRUN)])
+def test_every_kernel_mode_agrees(kinds):
+    """LUT-only, RANGE-only and mixed table sets run the kernel's three fast-path modes (and the slow branch)."""
+    modes = set()
+    for seed in range(30):
+        rng = np.random.default_rng(1000 + seed)
+        ts = random_tableset(rng, kinds=kinds, W=16)
+        modes.add(fastdec.combined_table(ts)[1])
+        S = int(rng.choice([64, 4096]))
+        words = random_words(rng, ts, int(rng.integers(1, 30000)))
+        payload, sw = encode_stripes(words, ts, S)
+        ref, got = both(payload, sw, len(words), S, ts)
+        assert same(ref, got) and np.array_equal(ref, words), seed
+    if kinds == (LUT, RANGE):
+        assert len(modes) >= 2
+
+
+def test_model_like_tables():
+    """bf16-like (exponent classes with raw low bytes, LUT classes) and pruned int16-like (zero runs) data."""
+    from lutzip.codec.encoder import greedy_tableset
+    rng = np.random.default_rng(7)
+    f = (rng.standard_normal(300_000) * 0.05).astype(np.float32)
+    bf = (f.view(np.uint32) >> 16).astype(np.uint16)
+    q = np.round(rng.standard_normal(300_000) * 300).astype(np.int16)
+    q[rng.random(q.size) < 0.75] = 0
+    for words in (bf, q.view(np.uint16)):
+        ts = greedy_tableset(words, 16)
+        payload, sw = encode_stripes(words, ts, 4096)
+        ref, got = both(payload, sw, len(words), 4096, ts)
+        assert np.array_equal(ref, words) and same(ref, got)
+
+
+def test_zero_and_one_word_tensors():
+    ts = TableSet(16, [ClassSpec(1, RANGE, 16, 0)])
+    for n in (0, 1):
+        words = np.arange(n, dtype=np.uint16)
+        payload, sw = encode_stripes(words, ts, 4096)
+        ref, got = both(payload, sw, n, 4096, ts)
+        assert same(ref, got) and len(got) == n
+
+
+# ------------------------------------------------------------------------------------------ damaged streams
+def _damage(rng, payload, sw, kind):
+    payload = payload.copy()
+    sw = sw.astype(np.int64).copy()
+    starts = np.concatenate([[0], np.cumsum(sw)[:-1]])
+    s = int(rng.integers(len(sw)))
+    a, b = int(starts[s]), int(starts[s] + sw[s])
+    if kind == "flip":
+        for _ in range(int(rng.integers(1, 4))):
+            payload[int(rng.integers(a + 1, b))] ^= np.uint32(1 << int(rng.integers(32)))
+    elif kind == "marker":
+        payload[a] ^= np.uint32(1 << int(rng.integers(16, 32)))
+    elif kind == "count":
+        payload[a] = np.uint32((int(payload[a]) & 0xFFFF0000) | ((int(payload[a]) + 1) & 0xFFFF))
+    elif kind == "cut" and sw[s] > 2:
+        cut = int(rng.integers(1, sw[s] - 1))
+        payload = np.delete(payload, np.arange(b - cut, b))
+        sw[s] -= cut
+    elif kind == "extra":
+        payload = np.insert(payload, b, np.uint32(rng.integers(0, 1 << 32)) if rng.random() < 0.5 else 0)
+        sw[s] += 1
+    elif kind == "padding":
+        payload[b - 1] |= np.uint32(1)
+    elif kind == "garbage":
+        payload[a + 1:b] = rng.integers(0, 1 << 32, b - a - 1, dtype=np.uint32)
+    return payload, sw
+
+
+@pytest.mark.parametrize("kind", ["flip", "marker", "count", "cut", "extra", "padding", "garbage"])
+def test_damage_is_reported_like_numba(kind):
+    """The same first error (kind, stripe, decoded word) or the same words, for every kind of damage."""
+    errors = 0
+    for seed in range(60):
+        rng = np.random.default_rng(hash(kind) % 1000 * 100 + seed)
+        ts = random_tableset(rng)
+        S = int(rng.choice([1, 5, 64, 500]))
+        n = int(rng.integers(1, 8 * S + 1))
+        words = random_words(rng, ts, n)
+        payload, sw = encode_stripes(words, ts, S)
+        for _ in range(int(rng.integers(1, 3))):
+            payload, sw = _damage(rng, payload, sw, kind)
+        ref, got = both(payload, sw, n, S, ts, threads=int(rng.integers(1, 3)))
+        assert same(ref, got), (seed, ref if isinstance(ref, str) else "words", got if isinstance(got, str) else "words")
+        errors += isinstance(ref, str)
+    assert errors >= 20
+
+
+def test_each_error_code():
+    """The hand-made stripes of test_codec_oracle: every error code, the same message as numba."""
+    cases = [([0x12340000, 0], TableSet(8, [ClassSpec(1, RANGE, 8, 0)]), 1, "marker"),
+             ([0x4C5A0001, 0], TableSet(8, [ClassSpec(1, RANGE, 8, 0)]), 1, "disagrees"),
+             ([0x4C5A0000, 0xC0000000], TableSet(8, [ClassSpec(2, RANGE, 0, 0)]), 1, "valid class code"),
+             ([0x4C5A0002, 0], TableSet(16, [ClassSpec(1, RANGE, 16, 0)]), 3, "past the end"),
+             ([0x4C5A0000, 0x60000000], TableSet(8, [ClassSpec(1, ZRUN, 2, 0), ClassSpec(1, RANGE, 8, 0)]), 1,
+              "zero run"),
+             ([0x4C5A0000, 0, 0], TableSet(8, [ClassSpec(1, RANGE, 8, 0)]), 1, "left over"),
+             ([0x4C5A0000, 1], TableSet(8, [ClassSpec(1, RANGE, 8, 0)]), 1, "padding")]
+    for words, ts, n, text in cases:
+        ref, got = both(np.array(words, np.uint32), np.array([len(words)]), n, n, ts)
+        assert isinstance(ref, str) and text in ref and ref == got
+
+
+# ------------------------------------------------------------------------------------------ CRC
+def test_crc32_matches_zlib():
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 256, 70_000, dtype=np.uint8).tobytes()
+    for n in list(range(0, 300)) + [1023, 4096, 65_537, 70_000]:
+        for off in (0, 1, 7):
+            chunk = data[off:off + n]
+            assert fastdec.crc32(chunk) == zlib.crc32(chunk)
+            assert fastdec.crc32(chunk, 0x12345678) == zlib.crc32(chunk, 0x12345678)
+    lb = fastdec.lib()
+    if lb.lz_crc_mode(-1):                     # the table-only path too
+        lb.lz_crc_mode(0)
+        try:
+            assert fastdec.crc32(data) == zlib.crc32(data)
+        finally:
+            lb.lz_crc_mode(1)
+
+
+def _crcs(payload, sw):
+    starts = np.concatenate([[0], np.cumsum(np.asarray(sw, np.int64))])
+    return np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes()) for j in range(len(sw))],
+                    np.uint32)
+
+
+def test_crc_checks_in_the_kernel():
+    """A stripe with a wrong CRC is reported (the first one), before any decode error of an earlier stripe."""
+    rng = np.random.default_rng(5)
+    ts = random_tableset(rng, W=16)
+    words = random_words(rng, ts, 40 * 64)
+    payload, sw = encode_stripes(words, ts, 64)
+    crcs = _crcs(payload, sw)
+    ref, got = both(payload, sw, len(words), 64, ts, crcs=crcs)
+    assert same(ref, got) and np.array_equal(got, words)
+    assert fastdec.first_bad_crc(payload, sw, crcs) == -1
+    for threads in (1, 2):
+        bad = payload.copy()
+        starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
+        bad[starts[31] + 1] ^= np.uint32(4)          # stripe 31: CRC no longer matches
+        bad[starts[3]] = np.uint32(0x12340000)          # stripe 3: bad header ...
+        c2 = crcs.copy()
+        c2[3] = zlib.crc32(bad[starts[3]:starts[4]].astype("<u4").tobytes())   # ... with a matching CRC
+        ref, got = both(bad, sw, len(words), 64, ts, crcs=c2, threads=threads)
+        assert ref == got == "CorruptError: tensor 't', stripe 31: CRC mismatch, the payload is corrupt"
+        assert fastdec.first_bad_crc(bad, sw, c2) == 31
+        ref, got = both(bad, sw, len(words), 64, ts, threads=threads)          # no CRCs: the decode error
+        assert ref == got and "stripe 3:" in got and "marker" in got
+
+
+# ------------------------------------------------------------------------------------------ memory safety
+GUARD_SCRIPT = r"""
+import ctypes, mmap, sys
+import numpy as np
+sys.path.insert(0, {tests!r})
+from test_fastdec import random_tableset, random_words, _damage
+from lutzip.codec.bitstream import decode_stripes, encode_stripes
+from lutzip.errors import DecodeError
+libc = ctypes.CDLL(None)
+libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+page = mmap.PAGESIZE
+checked = 0
+for seed in range(150):
+    rng = np.random.default_rng(seed)
+    ts = random_tableset(rng)
+    S = int(rng.choice([3, 64, 4096]))
+    words = random_words(rng, ts, int(rng.integers(1, 3 * S)))
+    payload, sw = encode_stripes(words, ts, S)
+    if seed % 2:
+        payload, sw = _damage(rng, payload, sw, str(rng.choice(["flip", "cut", "garbage", "count"])))
+    nbytes = 4 * len(payload)
+    pages = -(-nbytes // page) + 1
+    mm = mmap.mmap(-1, pages * page)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+    assert libc.mprotect(base + (pages - 1) * page, page, 0) == 0     # PROT_NONE after the payload
+    off = (pages - 1) * page - nbytes
+    buf = np.frombuffer(mm, np.uint32, len(payload), off)
+    buf[:] = payload
+    try:
+        decode_stripes(buf, sw, len(words), S, ts, kernel="c")
+    except DecodeError:
+        pass
+    checked += 1
+    del buf
+print("ok", checked)
+"""
+
+
+def test_reads_stay_inside_the_payload(tmp_path):
+    """The payload ends at a PROT_NONE page: any read past it would kill the (separate) process."""
+    script = GUARD_SCRIPT.format(tests=os.path.dirname(__file__))
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "ok 150" in r.stdout, r.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------------------ fallback
+def test_fallback_without_the_c_kernel(monkeypatch):
+    """No C kernel: decode_stripes uses numba (same words, same errors); kernel='c' says why it cannot."""
+    rng = np.random.default_rng(11)
+    ts = random_tableset(rng, W=16)
+    words = random_words(rng, ts, 5000)
+    payload, sw = encode_stripes(words, ts, 256)
+    crcs = _crcs(payload, sw)
+    monkeypatch.setitem(fastdec._state, "tried", True)
+    monkeypatch.setitem(fastdec._state, "lib", None)
+    monkeypatch.setitem(fastdec._state, "why", "no C compiler (test)")
+    assert not fastdec.available()
+    assert np.array_equal(decode_stripes(payload, sw, len(words), 256, ts, crcs=crcs), words)
+    bad = payload.copy()
+    bad[5] ^= np.uint32(1)
+    with pytest.raises(CorruptError, match="CRC mismatch"):
+        decode_stripes(bad, sw, len(words), 256, ts, crcs=crcs)
+    assert fastdec.first_bad_crc(bad, sw, crcs) >= 0
+    assert fastdec.crc32(b"abc") == zlib.crc32(b"abc")
+    with pytest.raises(UnsupportedError, match="no C compiler"):
+        decode_stripes(payload, sw, len(words), 256, ts, kernel="c")
+
+
+def test_no_compiler_and_switch_off(monkeypatch):
+    monkeypatch.setattr(fastdec, "_compiler", lambda: None)
+    assert fastdec._load() == (None, "no C compiler (cc, gcc, clang or $CC)")
+    monkeypatch.setenv("LUTZIP_FASTDEC", "0")
+    assert fastdec._load()[0] is None
+
+
+def test_fresh_build_in_an_empty_cache(tmp_path):
+    """A new process with an empty cache compiles the kernel and decodes with it; a second one loads it."""
+    code = ("import numpy as np; from lutzip.codec import fastdec; "
+            "from lutzip.codec.bitstream import decode_stripes, encode_stripes; "
+            "from lutzip.codec.tables import TableSet, ClassSpec; "
+            "ts = TableSet(16, [ClassSpec(1, 1, 16, 0)]); w = np.arange(9000, dtype=np.uint16); "
+            "p, sw = encode_stripes(w, ts, 1000); "
+            "assert np.array_equal(decode_stripes(p, sw, 9000, 1000, ts, kernel='c'), w); print(fastdec.available())")
+    env = dict(os.environ, LUTZIP_CACHE=str(tmp_path))
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr[-2000:]
+    assert list(tmp_path.glob("fastdec/*/_fastdec.so"))
