@@ -146,8 +146,8 @@ class Stats:
 
 
 def table_bits(ts: TableSet) -> int:
-    """Metadata bits of a table set."""
-    return TABLE_HEAD_BITS + CLASS_BITS * len(ts.classes) + LUT3_BITS * len(ts.lut3)
+    """Metadata bits of a table set (a LUT3 entry is stored in ``W`` bits)."""
+    return TABLE_HEAD_BITS + CLASS_BITS * len(ts.classes) + min(LUT3_BITS, ts.word_bits) * len(ts.lut3)
 
 
 @njit(cache=True)
@@ -417,17 +417,30 @@ def _trie_dp(hist, W, N, M, c_res, tree=None):
 
 
 # ------------------------------------------------------------------------------------------------ design
+@njit(cache=True)
+def _zrun_symbols_kernel(runs, ks):
+    """Symbols of each ZRUN class of ``ks`` (sorted, largest first) when every run is cut largest chunks
+    first."""
+    n = ks.shape[0]
+    out = np.zeros(n, np.int64)
+    for r in range(1, runs.shape[0]):
+        c = runs[r]
+        if c == 0:
+            continue
+        rem = r
+        for j in range(n - 1):
+            q = rem >> ks[j]
+            out[j] += c * q
+            rem -= q << ks[j]
+        out[n - 1] += c * ((rem + (1 << ks[n - 1]) - 1) >> ks[n - 1])
+    return out
+
+
 def _zrun_symbols(runs, ks):
     """Number of symbols of each ZRUN class (largest chunks first) to code the runs: ``{k: count}``."""
-    rem = np.arange(len(runs), dtype=np.int64)
     ks = sorted(ks, reverse=True)
-    counts = {}
-    for k in ks[:-1]:
-        q = rem >> k
-        counts[k] = int((runs * q).sum())
-        rem = rem - (q << k)
-    counts[ks[-1]] = int((runs * -(-rem // (1 << ks[-1]))).sum())
-    return counts
+    cnt = _zrun_symbols_kernel(np.asarray(runs, np.int64), np.array(ks, np.int64))
+    return {k: int(c) for k, c in zip(ks, cnt)}
 
 
 def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
@@ -458,6 +471,54 @@ def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
     return cands
 
 
+@njit(cache=True)
+def _package_merge(w, L):
+    """Optimal code lengths of at most ``L`` bits for the positive weights ``w`` (``2 <= len(w) <= 2^L``):
+    package-merge, as :func:`lutzip.codec.huffman.limited_code_lengths`, compiled."""
+    n = w.shape[0]
+    order = np.argsort(w, kind="mergesort")
+    lw = w[order]
+    lc = np.zeros((n, n), np.int64)
+    for i in range(n):
+        lc[i, order[i]] = 1
+    pw = lw.copy()
+    pc = lc.copy()
+    for _ in range(L - 1):
+        m = pw.shape[0] // 2
+        qw = np.empty(m)
+        qc = np.empty((m, n), np.int64)
+        for j in range(m):
+            qw[j] = pw[2 * j] + pw[2 * j + 1]
+            qc[j] = pc[2 * j] + pc[2 * j + 1]
+        # merge the leaves and the packages by weight (leaves first on ties)
+        tw = np.empty(n + m)
+        tc = np.empty((n + m, n), np.int64)
+        a = 0
+        b = 0
+        for t in range(n + m):
+            if b >= m or (a < n and lw[a] <= qw[b]):
+                tw[t] = lw[a]
+                tc[t] = lc[a]
+                a += 1
+            else:
+                tw[t] = qw[b]
+                tc[t] = qc[b]
+                b += 1
+        pw = tw
+        pc = tc
+    lengths = np.zeros(n, np.int64)
+    for t in range(2 * n - 2):
+        lengths += pc[t]
+    return lengths
+
+
+def _code_lengths(freqs, L):
+    """:func:`limited_code_lengths` of the (positive) class frequencies, compiled for the common case."""
+    if 2 <= len(freqs) <= (1 << L):
+        return [int(x) for x in _package_merge(np.asarray(freqs, np.float64), L)]
+    return limited_code_lengths(freqs, L)
+
+
 def _build(W, L, lut_groups, ranges, fres, zruns):
     """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
     classes, freqs, lut3 = [], [], []
@@ -477,7 +538,7 @@ def _build(W, L, lut_groups, ranges, fres, zruns):
     if not classes:
         classes.append((RANGE, W, 0))
         freqs.append(1)
-    lens = limited_code_lengths([max(int(round(f)), 1) for f in freqs], L)
+    lens = _code_lengths([max(int(round(f)), 1) for f in freqs], L)
     return TableSet(W, [ClassSpec(lens[j], kind, k, p) for j, (kind, k, p) in enumerate(classes)],
                     np.array(lut3, np.uint16))
 
@@ -581,6 +642,314 @@ class _ZDesign:
             c_res = new_c_res
 
 
+# ------------------------------------------------------------------------------------------------ grouped design
+#: alphabets up to this many distinct values (every int8 tensor) also get the grouped design
+GROUPED_MAX_VALUES = 512
+#: most zero-run classes the grouped design tries
+GROUPED_MAX_ZRUNS = 5
+
+
+@njit(cache=True)
+def _best_c(F, mu, L):
+    """``min_c F c + mu 2^-c`` over code lengths ``1..L``: a class's Lagrangian cost and its length."""
+    # the minimum of the convex F c + mu 2^-c is at c = log2(mu ln2 / F): try the two integers around it
+    if F <= 0.0:
+        return mu * 2.0 ** (-L), L
+    c0 = int(math.floor(math.log2(mu * 0.6931471805599453 / F)))
+    best = INF
+    bc = 1
+    for c in (c0, c0 + 1):
+        c = min(max(c, 1), L)
+        v = F * c + mu * 2.0 ** (-c)
+        if v < best:
+            best = v
+            bc = c
+    return best, bc
+
+
+@njit(cache=True)
+def _group_dp(freq, M, kmax, mu, L, W, class_bits, lut3_bits):
+    """Cut ranks ``0..R-1`` (frequencies ``freq``, descending) into LUT blocks of ``2^k`` values (the last one
+    padded) and optionally a raw residual for the tail, each class at an integer code length.
+
+    The Kraft inequality is priced by the multiplier ``mu`` (a class of code length ``c`` costs ``mu 2^-c``
+    extra), so the code length of every class is chosen on its own and the DP runs over ``(rank, classes)``:
+    ``best[i, m]`` is the least cost of ranks ``0..i-1`` in ``m`` classes; ``ch`` the ``k`` of the last block
+    (``W + 1`` = residual) and ``start`` its first rank.
+    """
+    R = freq.shape[0]
+    pre = np.zeros(R + 1)
+    for i in range(R):
+        pre[i + 1] = pre[i] + freq[i]
+    best = np.full((R + 1, M + 1), INF)
+    ch = np.full((R + 1, M + 1), -1, np.int64)
+    start = np.full((R + 1, M + 1), -1, np.int64)
+    best[0, 0] = 0.0
+    for i in range(R):
+        reached = False
+        for k in range(kmax + 2):
+            if k <= kmax:
+                if reached:         # a longer block from i only pads more
+                    continue
+                g = 1 << k
+                j = min(i + g, R)
+                F = pre[j] - pre[i]
+                cc, _c = _best_c(F, mu, L)
+                cost = F * k + cc + class_bits + lut3_bits * g
+                kk = k
+            else:                       # the raw residual takes the tail
+                j = R
+                F = pre[R] - pre[i]
+                cc, _c = _best_c(F, mu, L)
+                cost = F * W + cc + class_bits
+                kk = W + 1
+            for m in range(M):
+                b = best[i, m]
+                if b < INF and b + cost < best[j, m + 1]:
+                    best[j, m + 1] = b + cost
+                    ch[j, m + 1] = kk
+                    start[j, m + 1] = i
+            if j == R:
+                reached = True
+    return best, ch, start
+
+
+@njit(cache=True)
+def _zrun_parse_counts(runs, single, zk, ztot):
+    """Symbols of each zero-run class (and, last, of the single-zero symbol of ``single`` bits; 0 = none) in
+    the optimal coding of the runs ``runs[r]`` (the parse of bitstream.zero_run_plan, largest chunk first)."""
+    maxr = runs.shape[0] - 1
+    nz = zk.shape[0]
+    inf = 1 << 60
+    cost = np.full(maxr + 1, inf, np.int64)
+    cnt = np.zeros((maxr + 1, nz + 1), np.int64)
+    cost[0] = 0
+    out = np.zeros(nz + 1, np.int64)
+    for r in range(1, maxr + 1):
+        bc = -2
+        if single > 0 and cost[r - 1] + single < cost[r]:
+            cost[r] = cost[r - 1] + single
+            bc = -1
+        for j in range(nz):
+            m = min(r, 1 << zk[j])
+            if cost[r - m] + ztot[j] < cost[r]:
+                cost[r] = cost[r - m] + ztot[j]
+                bc = j
+        if bc == -1:
+            cnt[r, :] = cnt[r - 1, :]
+            cnt[r, nz] += 1
+        elif bc >= 0:
+            cnt[r, :] = cnt[r - min(r, 1 << zk[bc]), :]
+            cnt[r, bc] += 1
+        if runs[r]:
+            for j in range(nz + 1):
+                out[j] += runs[r] * cnt[r, j]
+    return out
+
+
+@njit(cache=True)
+def _zrun_estimate(runs, zk, tabcol, mus, L, rounds, class_bits):
+    """:meth:`_Grouped.estimate` in one kernel: ``(dual value, grid index, run symbol counts)``."""
+    nz = zk.shape[0]
+    # first counts: largest chunks first
+    zF = np.zeros(nz)
+    order = np.argsort(-zk)
+    for r in range(1, runs.shape[0]):
+        if runs[r] == 0:
+            continue
+        rem = r
+        for oi in range(nz):
+            j = order[oi]
+            if oi < nz - 1:
+                q = rem >> zk[j]
+                zF[j] += runs[r] * q
+                rem -= q << zk[j]
+            else:
+                zF[j] += runs[r] * ((rem + (1 << zk[j]) - 1) >> zk[j])
+    for j in range(nz):
+        zF[j] = max(zF[j], 1.0)
+    G = mus.shape[0]
+    cbest = np.zeros(nz, np.int64)
+    dual_best = -INF
+    gbest = 0
+    for rnd in range(rounds + 1):
+        dual_best = -INF
+        for g in range(G):
+            d = tabcol[g] - mus[g] + class_bits * nz
+            for j in range(nz):
+                v, _c = _best_c(zF[j], mus[g], L)
+                d += v + zF[j] * zk[j]
+            if d > dual_best:
+                dual_best = d
+                gbest = g
+        if rnd == rounds:
+            break
+        for j in range(nz):
+            cbest[j] = _best_c(zF[j], mus[gbest], L)[1]
+        cnt = _zrun_parse_counts(runs, 0, zk, zk + cbest)
+        for j in range(nz):
+            zF[j] = max(float(cnt[j]), 1.0)
+    return dual_best, gbest, zF
+
+
+def _grouped_solution(freq, order, ch, start, m, W, mu, L):
+    """Backtrack :func:`_group_dp`: ``(lut_groups, residual frequency, Kraft sum at mu)``."""
+    R = freq.shape[0]
+    groups, res_F, kraft = [], 0.0, 0.0
+    i = R
+    while i > 0:
+        k = int(ch[i, m])
+        s = int(start[i, m])
+        F = float(freq[s:i].sum())
+        kraft += 2.0 ** -_best_c(F, mu, L)[1]
+        if k == W + 1:
+            res_F = F
+        else:
+            members = order[s:min(s + (1 << k), R)]
+            if len(members) < (1 << k):
+                members = np.r_[members, np.full((1 << k) - len(members), members[-1])]
+            groups.append((k, F, members))
+        i = s
+        m -= 1
+    groups.reverse()
+    return groups, res_F, kraft
+
+
+class _Grouped:
+    """The grouped design of one tensor's statistics (small alphabets).
+
+    The present values (zero left out when ``zeros`` is False: zero runs go to ZRUN classes) by falling
+    frequency are cut into LUT blocks of ``2^k`` values -- one class each, so a block's symbols share one code
+    length -- by :func:`_group_dp`, with the Kraft inequality priced by a multiplier ``mu``. The value part
+    does not depend on the ZRUN classes, so it is solved once on a grid of ``mu`` (:attr:`table`); a set of
+    ZRUN classes is then scored by the Lagrangian dual (value part + ZRUN classes at their best code lengths
+    - ``mu``, maximised over the grid: about the integer-code-length cost), with its run symbol counts taken
+    from the optimal parse at those code lengths. :meth:`designs` builds the table sets of one ZRUN set near
+    the dual's optimal ``mu`` and re-chooses the code lengths by package-merge; they are costed exactly.
+    """
+
+    STEP = 0.25
+
+    def __init__(self, st: Stats, L: int, M: int, zeros: bool, lut3_max: int = MAX_LUT3):
+        self.st, self.L, self.M, self.W, self.lut3_max = st, L, min(M, MAX_CLASSES, 1 << L), st.word_bits, lut3_max
+        hist = st.hist.copy()
+        if not zeros:
+            hist[0] = 0
+        self.R = R = int(np.count_nonzero(hist))
+        self.order = np.argsort(-hist, kind="stable")[:R]
+        self.freq = hist[self.order].astype(np.float64)
+        self.kmax = min(MAX_LUT_K, self.W, max(0, (R - 1).bit_length()))
+        self.lut3_bits = float(min(LUT3_BITS, self.W))
+        last = int(np.nonzero(st.runs)[0][-1]) if st.runs.any() else 0
+        self.runs = st.runs[:last + 1]
+        self.maxk = min(MAX_ZRUN_K, max(0, last - 1).bit_length())
+        self._table = None
+
+    def _dp(self, lmu, M):
+        return _group_dp(self.freq, M, self.kmax, 2.0 ** lmu, self.L, self.W, float(CLASS_BITS), self.lut3_bits)
+
+    def table(self):
+        """``lmus`` (log2 of the multipliers) and ``best[g, m]``: value-part Lagrangian with at most ``m``
+        classes."""
+        if self._table is None:
+            # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it a little
+            n_sym = self.freq.sum() + (float(self.runs.sum()) if self.R < np.count_nonzero(self.st.hist) else 0.0)
+            lmus = math.log2(max(n_sym, 2.0)) + np.arange(-3.0, 2.0 + 1e-9, self.STEP)
+            tab = np.full((len(lmus), self.M + 1), INF)
+            for g, lmu in enumerate(lmus):
+                best = self._dp(lmu, self.M)[0]
+                tab[g, :] = np.minimum.accumulate(best[self.R, :])
+            self._table = (lmus, tab)
+        return self._table
+
+    def estimate(self, zks, rounds: int = 2):
+        """``(dual value, log2 mu at the optimum, run symbol counts)`` of the ZRUN set ``zks``."""
+        lmus, tab = self.table()
+        Mv = self.M - len(zks)
+        if Mv < 0:
+            return INF, float(lmus[0]), np.ones(len(zks))
+        d, g, zF = _zrun_estimate(self.runs, np.array(zks, np.int64), np.ascontiguousarray(tab[:, Mv]),
+                                  2.0 ** lmus, self.L, rounds, float(CLASS_BITS))
+        return float(d), float(lmus[g]), zF
+
+    def zrun_sets(self, max_z: int = GROUPED_MAX_ZRUNS, beam: int = 3, keep: int = 3):
+        """The ``keep`` best sets of 1..``max_z`` ZRUN index lengths by :meth:`estimate` (a beam search with
+        one round of run re-parsing; the kept sets are re-estimated with two)."""
+        if not self.runs.any() or self.M < 2:
+            return []
+        memo = {}
+
+        def est(ks):
+            if ks not in memo:
+                memo[ks] = self.estimate(ks, 1)
+            return memo[ks][0]
+
+        ks_all = range(self.maxk + 1)
+        frontier = sorted((est((k,)), (k,)) for k in ks_all)[:beam]
+        for _size in range(2, min(max_z, self.maxk + 1, self.M - 1) + 1):
+            cand = {tuple(sorted(ks + (k,))) for _, ks in frontier for k in ks_all if k not in ks}
+            frontier = sorted((est(ks), ks) for ks in cand)[:beam]
+        ranked = sorted((v[0], ks) for ks, v in memo.items())
+        return [(ks, self.estimate(ks, 2)) for _, ks in ranked[:keep]]
+
+    def designs(self, zks=(), lmu=None, zF=None, iters: int = 2):
+        """Exact-costed table sets of the ZRUN set ``zks`` near the multiplier ``2^lmu``: ``(tableset, bits)``."""
+        st, W, L = self.st, self.W, self.L
+        zks = tuple(zks)
+        Mv = self.M - len(zks)
+        if Mv < 1 or (self.R == 0 and not zks):
+            return
+        if zF is None:
+            cnt = _zrun_symbols(self.runs, zks) if zks else {}
+            zF = np.array([max(cnt[k], 1) for k in zks], np.float64)
+        if lmu is None:
+            lmu = self.estimate(zks, 0)[1] if zks else None
+        if self.R == 0:
+            ts = _build(W, L, [], [], 0, list(zip(zks, zF)))
+            yield ts, total_bits(ts, st)
+            return
+        offsets = (0.0, -self.STEP, self.STEP)
+        if lmu is None:
+            # no ZRUN classes: around N ln 2, the multiplier of ideal code lengths
+            lmu = math.log2(max(self.freq.sum(), 2.0) * math.log(2.0))
+            offsets = (0.0, -self.STEP, self.STEP, -2 * self.STEP, 2 * self.STEP)
+        seen = set()
+        for _it in range(iters):
+            best_ts, best_bits = None, math.inf
+            for dl in offsets:
+                mu = 2.0 ** (lmu + dl)
+                best, ch, start = _group_dp(self.freq, Mv, self.kmax, mu, L, W, float(CLASS_BITS), self.lut3_bits)
+                m = int(np.argmin(best[self.R, :Mv + 1]))
+                groups, res_F, _k = _grouped_solution(self.freq, self.order, ch, start, m, W, mu, L)
+                key = (tuple(zF.astype(np.int64)), tuple((g[0], len(g[2])) for g in groups), res_F)
+                if key in seen:
+                    continue
+                seen.add(key)
+                ts = _build(W, L, groups, [], res_F, list(zip(zks, zF)))
+                if len(ts.lut3) > self.lut3_max:
+                    continue
+                bits = total_bits(ts, st)
+                if bits < best_bits:
+                    best_ts, best_bits = ts, bits
+                yield ts, bits
+            if not zks or best_ts is None:
+                return
+            # re-estimate the run symbol counts from the optimal parse with the best set's real costs
+            tc = TableCost(best_ts, 1)
+            zF = np.maximum(_zrun_parse_counts(self.runs, int(tc.length[0]), tc.ks[tc.zmask],
+                                               tc.totals[tc.zmask])[:-1].astype(np.float64), 1.0)
+
+
+def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, effort: int = 1):
+    """The grouped design's table sets (:class:`_Grouped`): zeros as a value, and the best few ZRUN sets."""
+    yield from _Grouped(st, L, M, True, lut3_max).designs()
+    if st.hist[0] and st.runs.any():
+        gz = _Grouped(st, L, M, False, lut3_max)
+        sets = gz.zrun_sets() if effort >= 1 else gz.zrun_sets(max_z=3, beam=2, keep=1)
+        for zks, (_v, lmu, zF) in sets:
+            yield from gz.designs(zks, lmu, zF)
+
+
 def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes: int = MAX_CLASSES,
                     effort: int = 1):
     """Search for the table set of least total size (payload + table) for the statistics ``st``.
@@ -592,6 +961,12 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     if not 1 <= L <= MAX_CODE_LEN:
         raise TableError(f"code length limit L={L} outside 1..{MAX_CODE_LEN}")
     M = min(max_classes, MAX_CLASSES, 1 << L)
+    grouped = int(np.count_nonzero(st.hist)) <= GROUPED_MAX_VALUES
+    if grouped and effort == 1:
+        # the grouped design covers the LUT part of the search; the trie search runs without LUT classes
+        effort, g_effort = 0, 1
+    else:
+        g_effort = effort
     raw = _build(W, L, [], [], 1, [])
     best = [raw, total_bits(raw, st)]
     if st.n_words == 0:
@@ -651,6 +1026,10 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
             if lb >= best[1]:
                 continue
             consider(zd.designs(t, W, L, st))
+    # small alphabets (every int8 tensor): the grouped design with integer code lengths, jointly with up to
+    # GROUPED_MAX_ZRUNS zero-run classes
+    if grouped:
+        consider(_grouped_candidates(st, L, M, lut3_max, g_effort))
     best[0].validate()
     return tuple(best)
 
