@@ -32,6 +32,19 @@ def add_core_params(p, target_defaults=False):
                    + (dflt or "block"))
 
 
+def add_lanes_param(p, bench=False):
+    """``--lanes N``: the N-lane decoder (docs/CORE.md section 6) instead of the single core (1, the default).
+
+    With ``bench``: no default; any ``--lanes`` (1 included) runs the N-lane bench on real-model streams."""
+    if bench:
+        p.add_argument("--lanes", type=int, choices=(1, 2, 4, 8),
+                       help="the N-lane decoder (decoder_lanes) on real-model streams (default: the single core on "
+                       "the synthetic streams)")
+        return
+    p.add_argument("--lanes", type=int, choices=(1, 2, 4, 8), default=1,
+                   help="lanes of the N-lane decoder (decoder_lanes); 1 (default): the single core decoder_core")
+
+
 def core_params(args):
     """The :class:`lutzip.hdl.core.ports.CoreParams` of parsed options (``--target``: the target's choices)."""
     from lutzip.hdl.core.ports import CoreParams
@@ -51,11 +64,17 @@ def _cmd_convert(args):
     from lutzip.hdl.flows.convert import convert_core
     p = core_params(args)
     out = Path(args.out)
+    lanes = getattr(args, "lanes", 1)
     before = {f.name: f.stat().st_mtime_ns for f in out.iterdir()} if out.is_dir() else {}
     for h in (("vhdl", "verilog") if args.hdl == "both" else (args.hdl,)):
-        convert_core(out, h, **p.as_dict())
+        if lanes == 1:
+            convert_core(out, h, **p.as_dict())
+        else:
+            from lutzip.hdl.flows.convert import convert_lanes
+            convert_lanes(out, h, lanes=lanes, **p.as_dict())
+    top = "decoder_core." if lanes == 1 else "decoder_lanes."
     for f in sorted(out.iterdir()):
-        if before.get(f.name) != f.stat().st_mtime_ns or f.name.startswith("decoder_core."):
+        if before.get(f.name) != f.stat().st_mtime_ns or f.name.startswith(top):
             print(f)
     return 0
 
@@ -68,6 +87,7 @@ def _add_convert(hsub):
     p.add_argument("--hdl", choices=("vhdl", "verilog", "both"), default="both", help="which HDL (default both)")
     p.add_argument("--target", choices=sorted(TARGETS),
                    help="the core 'lutzip hdl synth --target' builds (its front, step and LUT1 RAM by default)")
+    add_lanes_param(p)
     add_core_params(p)
     p.set_defaults(func=_cmd_convert)
 
@@ -83,7 +103,7 @@ def _cmd_synth(args) -> int:
     bd = Path(args.out) / args.target if args.out else None
     first = sy.synth(args.target, L=p.L, W=p.W, LUT3_DEPTH=p.LUT3_DEPTH, seed=seeds[0], freq_mhz=args.freq,
                      pnr=not args.no_pnr, build_dir=bd, front=p.FRONT, step=p.STEP, lut1_ram=p.LUT1_RAM,
-                     more_seeds=seeds[1:] if not args.no_pnr else ())
+                     more_seeds=seeds[1:] if not args.no_pnr else (), lanes=args.lanes)
     results = [first] + first.pop("more", [])
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
@@ -106,6 +126,7 @@ def _add_synth(hsub):
     p.add_argument("--seed", type=int_in(0, 2**31 - 1, "seed"), action="append",
                    help="nextpnr seed (repeat: one synthesis, the same netlist placed with each seed)")
     p.add_argument("--freq", type=float, help="clock constraint in MHz (default: the target's goal)")
+    add_lanes_param(p)
     add_core_params(p, target_defaults=True)
     p.add_argument("--no-pnr", action="store_true", help="stop after yosys")
     p.add_argument("--out", help="keep the build files in this directory")
@@ -129,6 +150,34 @@ def add_bench_arguments(p):
     p.add_argument("--speeds", action="store_true", help="also the cycles/s of each simulator on one small vector")
     p.add_argument("--workdir", help="keep the run files here (default: a temporary directory)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    add_lanes_param(p, bench=True)
+    p.add_argument("--model", help="with --lanes: the real model of the streams (default "
+                   "lutzip.hdl.flows.lanes_bench.DEFAULT_MODEL)")
+
+
+def cmd_bench_lanes(args) -> int:
+    """``lutzip hdl bench --lanes N``: the N-lane decoder on real-model streams (:mod:`lutzip.hdl.flows.lanes_bench`)."""
+    from pathlib import Path
+
+    from lutzip.hdl.core.ports import CoreParams
+    from lutzip.hdl.flows import lanes_bench as lb
+    p = CoreParams.make(FRONT=args.front, STEP=args.step)
+    n = args.n if args.n != 100_000 else 1_000_000
+    wd = Path(args.workdir) / "bench-lanes" if args.workdir else None
+    model = args.model or lb.DEFAULT_MODEL
+    res = lb.run(args.lanes, n, args.stripe, args.sim, args.stream, model, wd, FRONT=p.FRONT, STEP=p.STEP)
+    ok = all(r["bit_exact"] for r in res.values())
+    if args.json:
+        print(json.dumps({"sim": args.sim, "lanes": args.lanes, "model": model, "weights": n, "stripe": args.stripe,
+                          "front": p.FRONT, "step": p.STEP, "streams": res}, indent=2))
+        return 0 if ok else 1
+    print(f"decoder_lanes, {args.lanes} lanes ({p.FRONT} front), {args.sim}, {model}: >= {n} weights per stream, "
+          f"stripes of {args.stripe} words per tensor, input always valid, output always ready:")
+    for name, r in res.items():
+        print(f"  {name:15s} {r['weights_per_cycle']:.5f} weights/cycle ({r['per_lane']:.5f} per lane; "
+              f"{r['weights']} weights, {r['tensors']} tensors, {r['stripes']} stripes, {r['cycles']} cycles; "
+              f"{'bit-exact' if r['bit_exact'] else 'MISMATCH: ' + str(r['mismatch'])}; {r['sim_seconds']:.1f} s)")
+    return 0 if ok else 1
 
 
 def cmd_bench(args) -> int:
@@ -137,6 +186,8 @@ def cmd_bench(args) -> int:
 
     from lutzip.hdl.core.ports import CoreParams
     from lutzip.hdl.flows import bench
+    if getattr(args, "lanes", None) is not None:
+        return cmd_bench_lanes(args)
     p = CoreParams.make(FRONT=args.front, STEP=args.step)
     wd = Path(args.workdir) if args.workdir else None
     res = bench.run(args.n, args.stripe, args.sim, args.stream, wd and wd / "bench", FRONT=p.FRONT, STEP=p.STEP)

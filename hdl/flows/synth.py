@@ -334,7 +334,7 @@ def _critical_path(rep, fmax):
 
 # -------------------------------------------------------------------------------------------------- flow
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
-          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None):
+          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -345,7 +345,9 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     ``seed<N>/`` of the build directory), so the seeds compare placements of one netlist.
     ``front``, ``step``, ``lut1_ram``: the core's ``FRONT``, ``STEP``, ``LUT1_RAM``; ``None`` takes the
     target's choice (:func:`core_params`). ``core``: a stand-in with the core's ports (tests); it gets the
-    parameters its signature declares.
+    parameters its signature declares. ``lanes`` other than 1: the N-lane decoder
+    (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`, top ``decoder_lanes``, default buffer rows) is built
+    instead of the core, and ``params`` holds ``LANES``.
     """
     params = core_params(target, L, W, LUT3_DEPTH, front, step, lut1_ram)
     t = TARGETS[target]
@@ -355,7 +357,14 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
         build_dir = tmp
     build_dir = Path(build_dir)
     try:
-        v = convert_core(build_dir, "verilog", core=core, **params.as_dict())
+        top = "decoder_core"
+        if lanes != 1:
+            from lutzip.hdl.flows.convert import convert_lanes
+            from lutzip.hdl.flows.lanes_model import check_lanes
+            top = "decoder_lanes"
+            v = convert_lanes(build_dir, "verilog", lanes=check_lanes(lanes), **params.as_dict())
+        else:
+            v = convert_core(build_dir, "verilog", core=core, **params.as_dict())
         selects = 0
         if t.family == "ecp5":  # the vector front's loop multiplexers from slice primitives (ecp5_select)
             from lutzip.hdl.flows.ecp5_select import map_select64
@@ -363,15 +372,15 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
             if selects:
                 v.rename(v.with_suffix(".generic.v"))
                 v.write_text(text)
-        netlist, ys = run_yosys(v, t.family, "decoder_core", build_dir, t.yosys_opts)
+        netlist, ys = run_yosys(v, t.family, top, build_dir, t.yosys_opts)
         outregs = 0
         if t.family == "ecp5":  # flip-flops right after a block RAM read become its output register
             from lutzip.hdl.flows.bram_outreg import absorb_bram_outregs
-            outregs, moved = absorb_bram_outregs(netlist, "decoder_core")
+            outregs, moved = absorb_bram_outregs(netlist, top)
             ys["cells"]["TRELLIS_FF"] = ys["cells"].get("TRELLIS_FF", 0) - moved
-        ffs = ff_by_block(netlist, "decoder_core")
+        ffs = ff_by_block(netlist, top)
         res = {"target": target, "part": t.part,
-               "params": params.as_dict(),
+               "params": params.as_dict() if lanes == 1 else {**params.as_dict(), "LANES": lanes},
                "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family), "bram_outregs": outregs,
                "select64_mapped": selects,
                "memories": ys["memories"], "ff_by_block": ffs,
