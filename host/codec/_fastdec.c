@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#if defined(__PCLMUL__) && defined(__SSE4_1__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
+#if defined(__PCLMUL__) && defined(__SSE4_1__)
 #define LZ_HAVE_CLMUL 1
 #endif
 
@@ -203,15 +205,15 @@ typedef struct {
     const int64_t *starts;    /* first word (the header) of each stripe */
     const int64_t *nw;        /* words of each stripe, header included (>= 2) */
     int64_t S, numel;
-    const lz_entry *T;        /* 2^L entries */
+    const lz_entry *T;        /* 4096 entries (2^L used), then the kernel's LUT3 of 8192 entries */
     int L, mode;
-    const uint16_t *lut3k;    /* the kernel's LUT3: 8192 entries (LUT3, converted RANGE classes, padding) */
     const uint16_t *lut3;     /* the table set's LUT3 */
     int64_t n_lut3;
     const int32_t *cls;       /* per class: kind, k, param, c (4 x 16) */
     void *out;
     int out8;                 /* out is uint8 (else uint16) */
     const uint32_t *crcs;     /* NULL: no CRC check */
+    int five;                 /* 5, opaque to the compiler (see peek5) */
 } lz_job;
 
 typedef struct {
@@ -294,6 +296,20 @@ static inline uint64_t peek(const uint32_t *w, uint64_t bp) {
     return x << (bp & 31);
 }
 
+/* the same with the shift 5 in a register: BMI2 shrx/bzhi need no copy of bp (no move elimination on some
+ * cores) */
+#if defined(__BMI2__)
+static inline uint64_t peek5(const uint32_t *w, uint64_t bp, uint64_t five) {
+    uint64_t x;
+    memcpy(&x, w + (bp >> five), 8);
+    x = (x >> 32) | (x << 32);
+    return x << _bzhi_u64(bp, (unsigned)five);
+}
+#define PEEK(w, bp) peek5(w, bp, five)
+#else
+#define PEEK(w, bp) peek(w, bp)
+#endif
+
 /* the same, with zero words beyond the end of the payload */
 static inline uint64_t peek_safe(const uint32_t *w, int64_t total, uint64_t bp) {
     int64_t i = (int64_t)(bp >> 5);
@@ -302,7 +318,6 @@ static inline uint64_t peek_safe(const uint32_t *w, int64_t total, uint64_t bp) 
 }
 
 #ifdef __BMI__
-#include <immintrin.h>
 #define BEXTR(x, ctrl) ((uint32_t)__builtin_ia32_bextr_u64((x), (ctrl)))
 #else
 #define BEXTR(x, ctrl) ((uint32_t)(((x) >> ((ctrl) & 0xFF)) & ((1ull << ((ctrl) >> 8)) - 1)))
@@ -315,64 +330,69 @@ typedef struct {
     int bad;          /* an error was seen: decode the stripe again with exact_stripe */
 } lz_lane;
 
+/* The kernel's LUT3 follows the combined table, which always has room for 4096 entries (only the first 2^L
+ * are used): lut3k[a] is T-relative, one base register for both. */
+#define T_ENTRIES 4096
+#define LUT3K(a) (((const uint16_t *)(T + T_ENTRIES))[a])
+
 /* The value of a fast symbol in each mode (a = param + index). */
-#define VALUE_0(e, a) (lut3k[a])
+#define VALUE_0(e, a) LUT3K(a)
 #define VALUE_1(e, a) (a)
-#define VALUE_2(e, a) (((e)->flags & F_LUT) ? lut3k[(a) & MIX_MASK] : (a))
-#define VALUE_3(e, a) ((j->mode == MODE_LUT || (j->mode == MODE_MIX && ((e)->flags & F_LUT))) ? lut3k[(a) & MIX_MASK] : (a))
+#define VALUE_2(e, a) (((e)->flags & F_LUT) ? LUT3K((a) & MIX_MASK) : (a))
+#define VALUE_3(e, a) ((j->mode == MODE_LUT || (j->mode == MODE_MIX && ((e)->flags & F_LUT))) ? LUT3K((a) & MIX_MASK) : (a))
 
-/* The slow branch: invalid prefix, zero run of k > 0, a symbol of the mode's minority kind.  op[i] is the
- * symbol's first output word, hip the end of the stripe's words; after the symbol the caller writes
- * LEFT_AFTER more words without a check.  CUT ends the batch after this round of lanes. */
-#define SLOW(x, e, op, i, hip, bad, CUT, LEFT_AFTER)                                                         \
-    if ((e)->flags & F_INVALID) {                                                                            \
-        bad = 1;                                                                                             \
-        CUT;                                                                                                 \
+/* One symbol of lane ln the slow way: an invalid prefix, a zero run of k > 0, a symbol of the mode's
+ * minority kind (or any symbol near the end of the payload: reads are bounds-checked).  Sets ln->bad on an
+ * error. */
+#define SLOW_BODY(OUT_T)                                                                                     \
+    uint64_t x = peek_safe(j->words, j->total, ln->bp);                                                      \
+    const lz_entry *e = &j->T[x >> (64 - j->L)];                                                             \
+    OUT_T *p = (OUT_T *)j->out + ln->o;                                                                      \
+    if (e->flags & F_INVALID) {                                                                              \
+        ln->bad = 1;                                                                                         \
+        return;                                                                                              \
+    }                                                                                                        \
+    int cl = CLASS(e), kind = j->cls[cl], k = j->cls[16 + cl];                                               \
+    uint32_t idx = k ? (uint32_t)((x << j->cls[48 + cl]) >> (64 - k)) : 0;                                   \
+    uint32_t pa = (uint32_t)j->cls[32 + cl];                                                                 \
+    ln->bp += e->tot;                                                                                        \
+    if (kind == K_ZRUN) {                                                                                    \
+        int64_t m = (int64_t)idx + 1;                                                                        \
+        if (m > ln->hi - ln->o) {                                                                            \
+            ln->bad = 1;                                                                                     \
+            return;                                                                                          \
+        }                                                                                                    \
+        memset(p, 0, (size_t)m * sizeof(OUT_T));                                                             \
+        ln->o += m;                                                                                          \
     } else {                                                                                                 \
-        int cl_ = CLASS(e), kind_ = j->cls[cl_], k_ = j->cls[16 + cl_];                                      \
-        uint32_t idx_ = k_ ? (uint32_t)(((x) << j->cls[48 + cl_]) >> (64 - k_)) : 0;                         \
-        uint32_t p_ = (uint32_t)j->cls[32 + cl_];                                                            \
-        if (kind_ == K_ZRUN) {                                                                               \
-            int64_t m_ = (int64_t)idx_ + 1, left_ = (hip) - ((op) + (i));                                    \
-            if (m_ > left_) {                                                                                \
-                bad = 1;                                                                                     \
-                CUT;                                                                                         \
-            } else {                                                                                         \
-                memset((op) + (i), 0, (size_t)m_ * sizeof((op)[0]));                                         \
-                (op) += m_ - 1;                                                                              \
-                if (left_ - m_ < (LEFT_AFTER)) CUT;                                                          \
-            }                                                                                                \
-        } else if (kind_ == K_LUT) {                                                                         \
-            (op)[i] = j->lut3[p_ + idx_];                                                                    \
-        } else {                                                                                             \
-            (op)[i] = p_ + idx_;                                                                             \
-        }                                                                                                    \
+        *p = (OUT_T)(kind == K_LUT ? j->lut3[pa + idx] : pa + idx);                                          \
+        ln->o++;                                                                                             \
     }
 
-#define SYMBOL(MODE, x, bp, op, i, hip, bad, CUT, LEFT_AFTER)                                                \
-    {                                                                                                        \
-        const lz_entry *e_ = &T[(x) >> Lsh];                                                                 \
-        uint32_t a_ = BEXTR(x, e_->ctrl) + e_->param;                                                        \
-        bp += e_->tot;                                                                                       \
-        (op)[i] = VALUE_##MODE(e_, a_);                                                                      \
-        if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
-            SLOW(x, e_, op, i, hip, bad, CUT, LEFT_AFTER)                                                    \
-        }                                                                                                    \
-    }
+static __attribute__((noinline)) void slow16(const lz_job *j, lz_lane *ln) { SLOW_BODY(uint16_t) }
+static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW_BODY(uint8_t) }
 
-#define LANE_DECL(q) uint64_t bp##q = ln[q].bp; OUT_T *op##q = OUT + ln[q].o, *hp##q = OUT + ln[q].hi; int bad##q = 0;
+/* One fast symbol of lane q; a slow one leaves the batch (goto slow_exit) before it changes the lane. */
+#define LANE_DECL(q) uint64_t bp##q = ln[q].bp; OUT_T *op##q = OUT + ln[q].o;
 #define LANE_N(q)                                                                                            \
     {                                                                                                        \
-        int64_t r_ = hp##q - op##q, sf_ = (LIM - (int64_t)bp##q) / 32;                                       \
+        int64_t r_ = ln[q].hi - ln[q].o, sf_ = (LIM - (int64_t)ln[q].bp) / 32;                               \
         if (r_ < n) n = r_;                                                                                  \
         if (sf_ < n) n = sf_;                                                                                \
     }
 #define LANE_STEP(MODE, q)                                                                                   \
     {                                                                                                        \
-        uint64_t x##q = peek(W, bp##q);                                                                      \
-        SYMBOL(MODE, x##q, bp##q, op##q, i, hp##q, bad##q, n = i + 1, n - 1 - i)                             \
+        uint64_t x_ = PEEK(W, bp##q);                                                                        \
+        const lz_entry *e_ = &T[x_ >> Lsh];                                                                  \
+        uint32_t a_ = BEXTR(x_, e_->ctrl) + e_->param;                                                       \
+        op##q[i] = VALUE_##MODE(e_, a_);                                                                     \
+        if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
+            sq = q;                                                                                          \
+            goto slow_exit;                                                                                  \
+        }                                                                                                    \
+        bp##q += e_->tot;                                                                                    \
     }
-#define LANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q + n - OUT; ln[q].bad |= bad##q;
+#define LANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q + i + (q < sq) - OUT;
 
 #if LZ_LANES == 2
 #define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1)
@@ -391,34 +411,39 @@ typedef struct {
 #define FOR_LANE1(X, ...) X(__VA_ARGS__ 0)
 
 /* Batched loop of several lanes: n symbols per lane with no bounds check, n = the fewest words left in any
- * lane and no more than the 64-bit reads of every lane allow (<= 32 bits a symbol).  0: a lane is too near
- * the end of the payload for unchecked reads. */
-#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, FOR)                                                              \
+ * lane and no more than the 64-bit reads of every lane allow (<= 32 bits a symbol).  A slow symbol ends the
+ * batch; it is decoded by slow16/slow8.  Returns 0 when a lane is too near the end of the payload for
+ * unchecked reads (nothing done), else 1. */
+#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, FOR, SLOWF)                                                       \
     static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
         const lz_entry *T = j->T;                                                                            \
-        const uint16_t *lut3k = j->lut3k;                                                                    \
         const uint32_t *W = j->words;                                                                        \
         const int Lsh = 64 - j->L;                                                                           \
         const int64_t LIM = (j->total - 1) * 32;                                                             \
-        (void)lut3k;                                                                                         \
-        FOR(LANE_DECL)                                                                                       \
-        int64_t n = INT64_MAX;                                                                               \
+        uint64_t five = (uint64_t)j->five;                                                                   \
+        (void)five;                                                                                          \
+        int64_t n = INT64_MAX, i;                                                                            \
+        int sq = LZ_LANES;                                                                                   \
         FOR(LANE_N)                                                                                          \
         if (n <= 0) return 0;                                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                                    \
+        FOR(LANE_DECL)                                                                                       \
+        for (i = 0; i < n; i++) {                                                                            \
             FOR(LANE_STEP, MODE,)                                                                            \
         }                                                                                                    \
+        i = n - 1;                      /* every lane did i + 1 = n symbols */                               \
+    slow_exit:                                                                                               \
         FOR(LANE_STORE)                                                                                      \
+        if (sq < LZ_LANES) SLOWF(j, &ln[sq]);                                                                \
         return 1;                                                                                            \
     }
 
 #define DEFINE_MODE(MODE)                                                                                    \
-    DEFINE_BATCH(batch16_N_##MODE, uint16_t, MODE, FOR_LANES)                                                \
-    DEFINE_BATCH(batch8_N_##MODE, uint8_t, MODE, FOR_LANES)                                                  \
-    DEFINE_BATCH(batch16_1_##MODE, uint16_t, MODE, FOR_LANE1)                                                \
-    DEFINE_BATCH(batch8_1_##MODE, uint8_t, MODE, FOR_LANE1)
+    DEFINE_BATCH(batch16_N_##MODE, uint16_t, MODE, FOR_LANES, slow16)                                        \
+    DEFINE_BATCH(batch8_N_##MODE, uint8_t, MODE, FOR_LANES, slow8)                                           \
+    DEFINE_BATCH(batch16_1_##MODE, uint16_t, MODE, FOR_LANE1, slow16)                                        \
+    DEFINE_BATCH(batch8_1_##MODE, uint8_t, MODE, FOR_LANE1, slow8)
 DEFINE_MODE(0)
 DEFINE_MODE(1)
 DEFINE_MODE(2)
@@ -428,24 +453,12 @@ static const batch_fn BATCH_N[2][3] = {{batch16_N_0, batch16_N_1, batch16_N_2}, 
 static const batch_fn BATCH_1[2][3] = {{batch16_1_0, batch16_1_1, batch16_1_2}, {batch8_1_0, batch8_1_1, batch8_1_2}};
 
 /* Finish lane ln one symbol at a time with bounds-checked reads (near the end of the payload). */
-#define FINISH_BODY(OUT_TYPE)                                                                                \
-    typedef OUT_TYPE OUT_T;                                                                                  \
-    OUT_T *OUT = (OUT_T *)j->out;                                                                            \
-    const lz_entry *T = j->T;                                                                                \
-    const uint16_t *lut3k = j->lut3k;                                                                        \
-    const int Lsh = 64 - j->L;                                                                               \
-    uint64_t bp = ln->bp;                                                                                    \
-    OUT_T *op = OUT + ln->o, *hp = OUT + ln->hi;                                                             \
-    int bad = ln->bad, stop = 0;                                                                             \
-    while (op < hp && !bad && !stop) {                                                                       \
-        uint64_t x = peek_safe(j->words, j->total, bp);                                                      \
-        SYMBOL(3, x, bp, op, 0, hp, bad, stop = 1, 0)                                                        \
-        op++;                                                                                                \
-    }                                                                                                        \
-    ln->bp = bp; ln->o = op - OUT; ln->bad = bad || op != hp;
-
-static void finish16(const lz_job *j, lz_lane *ln) { FINISH_BODY(uint16_t) }
-static void finish8(const lz_job *j, lz_lane *ln) { FINISH_BODY(uint8_t) }
+static void finish(const lz_job *j, lz_lane *ln) {
+    while (ln->o < ln->hi && !ln->bad) {
+        if (j->out8) slow8(j, ln);
+        else slow16(j, ln);
+    }
+}
 
 /* After a lane's words are all written: do its bits end where its symbols end (no overrun, no leftover
  * word, zero padding)? */
@@ -495,7 +508,6 @@ static int crc_ok(const lz_job *j, int64_t s) {
 static void run_range(lz_range *r) {
     const lz_job *j = r->job;
     batch_fn batchN = BATCH_N[j->out8][j->mode], batch1 = BATCH_1[j->out8][j->mode];
-    void (*finish)(const lz_job *, lz_lane *) = j->out8 ? finish8 : finish16;
     lz_lane ln[LZ_LANES];
     int active[LZ_LANES];
     int64_t next = r->lo;
@@ -559,13 +571,14 @@ static void *run_thread(void *arg) {
 
 /* Decode a tensor's (or stream's) stripes.  Returns 0, a decode error code (ERR_*, err[0] = stripe,
  * err[1] = decoded word of the stripe) or ERR_CRC (err[0] = the first stripe whose CRC does not match).
- * cls: kind, k, param and c of the 16 classes (4 x 16 int32). */
+ * T: the combined table (4096 entries, 2^L used) followed by the kernel's LUT3 (8192 entries); lut3 the
+ * table set's LUT3; cls: kind, k, param and c of the 16 classes (4 x 16 int32). */
 EXPORT int lz_decode(const uint32_t *words, int64_t total, const int64_t *starts, const int64_t *nw,
                      int64_t n_stripes, int64_t S, int64_t numel, const lz_entry *T, int L, int mode,
-                     const uint16_t *lut3k, const uint16_t *lut3, int64_t n_lut3, const int32_t *cls, void *out,
+                     const uint16_t *lut3, int64_t n_lut3, const int32_t *cls, void *out,
                      int out8, const uint32_t *crcs, int threads, int64_t *err) {
     pthread_once(&crc_once, crc_init);
-    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3k, lut3, n_lut3, cls, out, out8, crcs};
+    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, 5};
     if (n_stripes <= 0) return ERR_OK;
     if (mode < 0 || mode > 2) mode = job.mode = MODE_MIX;
     if (threads < 1) threads = 1;

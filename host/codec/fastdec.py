@@ -34,6 +34,7 @@ F_LUT, F_INVALID, F_SLOW = 1, 4, 8
 #: Fast-path modes of the kernel: every fast symbol is a LUT3 look-up, a RANGE value, or either.
 MODE_LUT, MODE_RANGE, MODE_MIX = 0, 1, 2
 KERNEL_LUT3 = 8192
+T_ENTRIES = 4096
 #: Return code of the kernel for a CRC mismatch (decode errors are the ``ERR_*`` codes of bitstream.py).
 ERR_CRC = 100
 FLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"]
@@ -92,7 +93,7 @@ def _load():
     except (OSError, subprocess.SubprocessError) as e:
         return None, f"could not build the C decoder: {e}"
     vp, i64, i32, u32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_uint32
-    lib.lz_decode.argtypes = [vp, i64, vp, vp, i64, i64, i64, vp, i32, i32, vp, vp, i64, vp, vp, i32, vp, i32, vp]
+    lib.lz_decode.argtypes = [vp, i64, vp, vp, i64, i64, i64, vp, i32, i32, vp, i64, vp, vp, i32, vp, i32, vp]
     lib.lz_decode.restype = i32
     lib.lz_crc32.argtypes = [vp, i64, u32]
     lib.lz_crc32.restype = u32
@@ -130,8 +131,9 @@ _table_cache: dict = {}
 
 
 def combined_table(tables: TableSet):
-    """The kernel's tables of a (validated) table set: ``(T, mode, lut3k, cls, L)``.
+    """The kernel's tables of a (validated) table set: ``(buf, mode, lut3k, cls, L)``.
 
+    ``buf`` holds the combined table ``T`` (room for 4096 entries, the first ``2^L`` used) and then ``lut3k``.
     ``T`` has ``2^L`` entries (``L`` = longest class code), one per ``L``-bit prefix: the symbol's length,
     flags (slow, invalid prefix, LUT) with the class number in the upper 4 bits, the BEXTR control that
     extracts the index from a 64-bit window (start ``64 - c - k``, length ``k``) and the param added to it.
@@ -148,7 +150,7 @@ def combined_table(tables: TableSet):
     L = tables.max_code_len
     classes = tables.classes
     n3 = len(tables.lut3)
-    lut3k = np.zeros(KERNEL_LUT3, np.uint16)
+    lut3k = np.zeros(KERNEL_LUT3, np.uint16)            # copied behind T below
     lut3k[:n3] = tables.lut3
     has_lut = any(cl.kind == LUT for cl in classes)
     as_lut = {j: cl.param for j, cl in enumerate(classes) if cl.kind == LUT}
@@ -174,7 +176,8 @@ def combined_table(tables: TableSet):
         mode = MODE_LUT if w_lut > w_range else MODE_RANGE
     else:
         mode = MODE_MIX
-    T = np.zeros(1 << L, ENTRY_DTYPE)
+    buf = np.zeros(T_ENTRIES * ENTRY_DTYPE.itemsize + 2 * KERNEL_LUT3, np.uint8)
+    T = buf[:T_ENTRIES * ENTRY_DTYPE.itemsize].view(ENTRY_DTYPE)[:1 << L]
     T["tot"], T["flags"] = 1, F_INVALID | F_SLOW
     for j, (cl, code) in enumerate(zip(classes, tables.codes())):
         lo, hi = code << (L - cl.c), (code + 1) << (L - cl.c)
@@ -189,12 +192,13 @@ def combined_table(tables: TableSet):
             T["flags"][lo:hi] = (j << 4) | F_SLOW
             T["ctrl"][lo:hi] = 0
             T["param"][lo:hi] = 0
+    buf[T_ENTRIES * ENTRY_DTYPE.itemsize:].view(np.uint16)[:] = lut3k
     cls = np.zeros((4, 16), np.int32)
     for j, cl in enumerate(classes):
         cls[:, j] = (cl.kind, cl.k, cl.param, cl.c)
     if len(_table_cache) > 256:
         _table_cache.clear()
-    _table_cache[key] = hit = (T, mode, lut3k, cls, L)
+    _table_cache[key] = hit = (buf, mode, lut3k, cls, L)
     return hit
 
 
@@ -230,12 +234,12 @@ def decode(payload_words: np.ndarray, starts: np.ndarray, stripe_words: np.ndarr
         ``rc`` 0, an ``ERR_*`` decode error code or :data:`ERR_CRC`; the stripe and the decoded word within it.
     """
     lb = lib()
-    T, mode, lut3k, cls, L = combined_table(tables)
+    buf, mode, _, cls, L = combined_table(tables)
     err = np.zeros(2, np.int64)
     if crcs is not None:
         crcs = np.ascontiguousarray(crcs, np.uint32)
     rc = lb.lz_decode(_ptr(payload_words), len(payload_words), _ptr(starts), _ptr(stripe_words), len(stripe_words),
-                      int(stripe_len), int(numel), _ptr(T), L, mode, _ptr(lut3k), _ptr(tables.lut3),
+                      int(stripe_len), int(numel), _ptr(buf), L, mode, _ptr(tables.lut3),
                       len(tables.lut3), _ptr(cls), _ptr(out),
                       int(out.dtype.itemsize == 1), None if crcs is None else _ptr(crcs), max(1, int(threads)),
                       _ptr(err))
