@@ -36,6 +36,8 @@ OPTIONS = {
     "quantize": "'int16' or 'int8': quantise float32/float64 tensors, the scale kept in the attributes",
     "bf16": "round float32/float64 tensors to bfloat16 (default False)",
     "prune": "zero this fraction of the smallest-magnitude weights of each tensor of 2+ dimensions (default 0)",
+    "group_below": "tensors of fewer words share group streams (one table set, shared stripes; default 1024; "
+                   "0: every tensor owns its stripes)",
 }
 
 _BOOL_OPTIONS = ("share", "greedy", "bf16")
@@ -55,7 +57,7 @@ def _check_options(options: dict) -> dict:
             raise OptionError(f"unknown option {key!r}{hint}")
         if key in _BOOL_OPTIONS and not isinstance(value, (bool, np.bool_)):
             raise OptionError(f"option {key}={value!r}: expected True or False")
-        if key in ("stripe_len", "L") and (isinstance(value, (bool, np.bool_))
+        if key in ("stripe_len", "L", "group_below") and (isinstance(value, (bool, np.bool_))
                                            or not isinstance(value, (int, np.integer))):
             raise OptionError(f"option {key}={value!r}: expected an integer")
         if key == "prune" and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number))):
@@ -89,7 +91,7 @@ def _encode(arrays, options) -> ct.Container:
     user_attrs = opts.get("attrs") or {}
     attrs = {name: {**dict(user_attrs.get(name, {})), **lossy_attrs.get(name, {})}
              for name in prepared if name in user_attrs or name in lossy_attrs}
-    kw = {k: int(opts[k]) for k in ("stripe_len", "L") if k in opts}
+    kw = {k: int(opts[k]) for k in ("stripe_len", "L", "group_below") if k in opts}
     if "share" in opts:
         kw["share"] = bool(opts["share"])
     if opts.get("greedy"):
@@ -109,7 +111,8 @@ def compress(arrays, **options) -> bytes:
         coded losslessly as they are; float32/float64 need ``quantize`` or ``bf16``.
     **options
         Encoder options (:data:`OPTIONS`): ``stripe_len`` (int, 4096), ``L`` (int, 8), ``share`` (bool, True),
-        ``greedy`` (bool, False), ``attrs`` (dict of dicts), and the explicit lossy steps ``quantize``
+        ``greedy`` (bool, False), ``group_below`` (int, 1024: smaller tensors share group streams),
+        ``attrs`` (dict of dicts), and the explicit lossy steps ``quantize``
         (``"int16"``/``"int8"``), ``bf16`` (bool), ``prune`` (fraction).
 
     Returns
@@ -212,7 +215,8 @@ class LutzFile(Mapping):
     Made by :func:`open`. The file is memory-mapped; the index (names, shapes, dtypes, table sets, stripe
     sizes and CRCs) is parsed and checked when the file is opened, each tensor's stripes are CRC-checked and
     decoded from the mapping when the tensor is read, and nothing is cached (reading a tensor twice decodes
-    it twice). ``len``, iteration (file order), ``keys()`` and ``in`` never decode. Opening reads only the
+    it twice). A small tensor sharing a group stream (format version 3) decodes only the stripes of that
+    stream that hold its words. ``len``, iteration (file order), ``keys()`` and ``in`` never decode. Opening reads only the
     header and the metadata (:func:`lutzip.codec.container.parse_index`), never a copy of the payload.
     A tensor larger than ``max_output`` bytes is refused when it is read (:class:`OutputLimitError`).
     """
@@ -270,8 +274,9 @@ class LutzFile(Mapping):
         -------
         lutzip.codec.container.TensorEntry
             ``.dtype``, ``.shape``, ``.numel``, ``.attrs`` (e.g. the quantisation scale), ``.table``,
-            ``.stripe_len``, ``.stripe_words``, ``.n_bytes`` (compressed) and ``.raw_bytes`` (a copy: changing it
-            does not change the file's index).
+            ``.stripe_len``, ``.stripe_words``, ``.n_bytes`` (compressed; a grouped tensor's share of its
+            stream), ``.raw_bytes``, ``.stream``, ``.word_offset`` and ``.grouped`` (a copy: changing it does
+            not change the file's index).
         """
         self._container()
         try:

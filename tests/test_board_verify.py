@@ -22,8 +22,9 @@ class MemoryBoard(base.BoardBase):
 
     def __init__(self, c, flip=None, err=None, drop_last=False):
         super().__init__()
-        self.truth = {t.name: vf.expected_words(c, t) for t in c.tensors}
-        self.S = {t.name: t.stripe_len for t in c.tensors}
+        job = vf._job_names(c, c.streams)           # one job per stream: a tensor's name or a group's
+        self.truth = {job[s.index]: vf.stream_words(c, s) for s in c.streams}
+        self.S = {job[s.index]: s.stripe_len for s in c.streams}
         self.flip, self.err, self.drop_last = flip, err, drop_last
         self.loaded, self.closed, self.ticks = [], 0, 0
 
@@ -173,3 +174,57 @@ def test_old_driver_import_path_still_works():
     from lutzip.board.driver import Board, LinkError
     from lutzip.board.uart import UartBoard
     assert Board is UartBoard and LinkError is base.LinkError and issubclass(LinkError, base.BoardError)
+
+
+# ------------------------------------------------------------------ version 3: group streams (issue 15)
+@pytest.fixture(scope="module")
+def grouped():
+    """A big tensor and 40 small ones of two word widths: two group streams spanning several 256-word stripes."""
+    rng = np.random.default_rng(9)
+    arrays = {"big": np.rint(rng.laplace(0, 20, 3000)).astype(np.int16)}
+    for i in range(40):
+        dt = np.int8 if i % 2 else np.int16
+        arrays[f"layer{i}.bias"] = np.rint(rng.laplace(0, 5, 1 + 13 * i % 97)).clip(-128, 127).astype(dt)
+    c = ct.from_bytes(ct.to_bytes(codec.compress(arrays, stripe_len=256)))
+    assert sum(s.grouped for s in c.streams) == 2 and len(c.streams) == 3
+    return c
+
+
+@pytest.mark.parametrize("mode", ["crc", "full"])
+def test_group_streams_are_one_job_each_and_every_tensor_is_reported(grouped, mode):
+    b = MemoryBoard(grouped)
+    jobs = []
+    real = b.stream
+    b.stream = lambda tensors, **kw: (jobs.extend(j[0] for j in tensors), real(tensors, **kw))[1]
+    r = vf.stream_container(b, grouped, mode)
+    assert r["ok"] and [t["name"] for t in r["tensors"]] == [t.name for t in grouped.tensors]
+    assert len(jobs) == 3 and jobs[0] == "big" and all(j.startswith("<group") for j in jobs[1:])
+    assert sum(t["grouped"] for t in r["tensors"]) == 40 and r["weights"] == sum(t.numel for t in grouped.tensors)
+    assert "group streams holding 40 small tensors" in vf.format_report(r)
+
+
+def test_group_stream_full_mode_blames_only_the_tensor_with_the_wrong_word(grouped):
+    s = grouped.streams[1]
+    job = vf._job_names(grouped, grouped.streams)[s.index]
+    victim = grouped.tensors[s.members[5]]
+    r = vf.stream_container(MemoryBoard(grouped, flip=(job, victim.word_offset + 1)), grouped, "full")
+    bad = [t["name"] for t in r["tensors"] if t["status"] == "fail"]
+    assert bad == [victim.name]
+    assert r["first_mismatch"]["tensor"] == victim.name and r["first_mismatch"]["index"] == 1
+    # crc mode cannot split a stripe's CRC: every tensor with words in that stripe fails, the others pass
+    r = vf.stream_container(MemoryBoard(grouped, flip=(job, victim.word_offset + 1)), grouped, "crc")
+    stripe = (victim.word_offset + 1) // int(s.stripe_len)
+    for t, rep in zip(grouped.tensors, r["tensors"]):
+        hit = t.grouped and t.stream == s.index and t.stripe_range()[0] <= stripe < t.stripe_range()[1]
+        assert (rep["status"] == "fail") == hit, t.name
+    assert victim.name in [t["name"] for t in r["tensors"] if t["status"] == "fail"]
+
+
+def test_group_stream_decode_error_and_names(grouped):
+    s = grouped.streams[2]
+    job = vf._job_names(grouped, grouped.streams)[s.index]
+    r = vf.stream_container(MemoryBoard(grouped, err=((job, 0), 4)), grouped, "crc")
+    first = grouped.tensors[s.members[0]]
+    assert not r["ok"] and "decode error 4" in next(t["detail"] for t in r["tensors"] if t["name"] == first.name)
+    r = vf.stream_container(MemoryBoard(grouped), grouped, "crc", names={first.name})
+    assert [t["name"] for t in r["tensors"]] == [first.name] and r["ok"] and len(r["streams"]) == 1

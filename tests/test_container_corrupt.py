@@ -34,9 +34,12 @@ def decode_all(data):
     return codec.decompress(ct.from_bytes(data))
 
 
-def rebuild(meta: bytes, payload: bytes = b"") -> bytes:
-    """A file with valid header and CRCs around arbitrary metadata: only the parser's checks stand."""
-    head = struct.pack("<4sHHIIQI", b"LUTZ", ct.VERSION, 0, len(meta), zlib.crc32(meta), len(payload), 0)
+def rebuild(meta: bytes, payload: bytes = b"", version: int = 2) -> bytes:
+    """A file with valid header and CRCs around arbitrary metadata: only the parser's checks stand.
+
+    The hand-made metadata of this file is the version-2 layout (the older layout every reader still reads);
+    tests/test_format_v3.py has the version-3 ones."""
+    head = struct.pack("<4sHHIIQI", b"LUTZ", version, 0, len(meta), zlib.crc32(meta), len(payload), 0)
     return head + struct.pack("<I", zlib.crc32(head)) + meta + payload
 
 
@@ -94,7 +97,7 @@ def test_damaged_payload_without_crc_never_crashes():
 def test_bad_magic_version_flags():
     with pytest.raises(FormatError, match="magic"):
         decode_all(b"XXXX" + DATA[4:])
-    for field, val, msg in [(4, 1, "version 1"), (4, 3, "version 3"), (6, 1, "flags")]:
+    for field, val, msg in [(4, 1, "version 1"), (4, 4, "version 4"), (4, 0xFFFF, "version 65535"), (6, 1, "flags")]:
         head = bytearray(DATA[:28])
         struct.pack_into("<H", head, field, val)
         buf = bytes(head) + struct.pack("<I", zlib.crc32(bytes(head))) + DATA[32:]

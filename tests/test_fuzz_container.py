@@ -9,6 +9,7 @@ part runs ``lutzip decompress`` / ``info`` on mutated files in a subprocess unde
 :data:`CLI_ADDRESS_SPACE`: exit 0 with every tensor in the ``.npz``, or exit 2 and one ``lutzip: error:`` line.
 The default run takes a few seconds per test; ``-m slow`` runs many more cases.
 """
+import dataclasses
 import os
 import struct
 import subprocess
@@ -51,11 +52,18 @@ def _arrays():
 
 ARRAYS = _arrays()
 ATTRS = {"fc.weight": {"scale": 0.015625}, "conv": {"scale": 0.1, "source_dtype": "float32"}}
-GOOD = ct.to_bytes(codec.compress(ARRAYS, stripe_len=64, attrs=ATTRS))
+# version 3 with one stream of its own (fc.weight) and two group streams spanning several 64-word stripes
+GOOD = ct.to_bytes(codec.compress(ARRAYS, stripe_len=64, attrs=ATTRS, group_below=256))
 GOOD_C = ct.from_bytes(GOOD)
 META_LEN = ct.HEADER.unpack_from(GOOD)[3]
 META = GOOD[ct.HEADER_SIZE:ct.HEADER_SIZE + META_LEN]
 PAYLOAD = GOOD[ct.HEADER_SIZE + META_LEN:]
+# the same arrays in a version-2 file (the older layout, still read): a second seed of the metadata fuzzer
+GOOD_V2 = ct.to_bytes(codec.compress(ARRAYS, stripe_len=64, attrs=ATTRS, group_below=0), version=2)
+GOOD_V2_C = ct.from_bytes(GOOD_V2)
+META_LEN_V2 = ct.HEADER.unpack_from(GOOD_V2)[3]
+META_V2 = GOOD_V2[ct.HEADER_SIZE:ct.HEADER_SIZE + META_LEN_V2]
+PAYLOAD_V2 = GOOD_V2[ct.HEADER_SIZE + META_LEN_V2:]
 
 
 def assemble(meta: bytes, payload: bytes, version=ct.VERSION, flags=0, reserved=0, meta_len=None, payload_len=None):
@@ -112,30 +120,32 @@ def mutate_payload(ops):
     words = GOOD_C.payload.copy()
     for pos, bit in ops:
         words[pos % len(words)] ^= np.uint32(1 << (bit % 32))
-    tensors = []
-    for t in GOOD_C.tensors:
-        lo, crcs, p = t.offset // 4, [], 0
-        for n in np.asarray(t.stripe_words, np.int64):
+    crcs_at = {}                                  # per stream (the tensors of a group stream share its CRCs)
+    for s in GOOD_C.streams:
+        lo, crcs, p = s.offset // 4, [], 0
+        for n in np.asarray(s.stripe_words, np.int64):
             crcs.append(zlib.crc32(words[lo + p:lo + p + n].astype("<u4").tobytes()))
             p += n
-        tensors.append(ct.TensorEntry(t.name, t.dtype, t.shape, t.table, t.stripe_len, t.offset,
-                                      t.stripe_words.copy(), np.array(crcs, np.uint32), dict(t.attrs)))
+        crcs_at[s.offset] = np.array(crcs, np.uint32)
+    tensors = [dataclasses.replace(t, stripe_words=t.stripe_words.copy(), attrs=dict(t.attrs),
+                                   stripe_crcs=crcs_at.get(t.offset, t.stripe_crcs) if t.numel else t.stripe_crcs)
+               for t in GOOD_C.tensors]
     return ct.to_bytes(ct.Container(GOOD_C.tables, tensors, words)), words
 
 
 def _index_key(c):
     tables = [(ts.word_bits, [tuple(vars(cl).values()) for cl in ts.classes], ts.lut3.tolist()) for ts in c.tables]
-    tensors = [(t.name, t.dtype, t.shape, t.attrs, t.table, t.stripe_len, t.offset, t.stripe_words.tolist())
-               for t in c.tensors]
+    tensors = [(t.name, t.dtype, t.shape, t.attrs, t.table, t.stripe_len, t.offset, t.stripe_words.tolist(),
+                t.stream, t.word_offset, t.stream_numel) for t in c.tensors]
     return tables, tensors
 
 
-def same_index(c) -> bool:
+def same_index(c, ref=None) -> bool:
     """The index (tables included: they decide what the stripes decode to) is the original one."""
-    return _index_key(c) == _index_key(GOOD_C)
+    return _index_key(c) == _index_key(GOOD_C if ref is None else ref)
 
 
-def check_case(data: bytes, original_payload: bool = False):
+def check_case(data: bytes, original_payload: bool = False, ref=None):
     """Decode ``data`` under the time and memory bounds; return the outcome ("error" or "ok")."""
     tracemalloc.start()
     t0 = time.perf_counter()
@@ -157,7 +167,7 @@ def check_case(data: bytes, original_payload: bool = False):
     for t in c.tensors:
         a = out[t.name]
         assert a.shape == tuple(t.shape) and a.dtype == ct.DTYPES[ct.DTYPE_CODES[t.dtype]][2], t.name
-    if same_index(c) and original_payload:
+    if same_index(c, ref) and original_payload:
         for k, a in ARRAYS.items():
             assert np.array_equal(out[k], a), k
     return "ok"
@@ -173,6 +183,20 @@ def test_the_unmutated_file_decodes_exactly():
 def test_fuzz_metadata_with_recomputed_crcs(ops):
     """Mutated tables and tensor index, valid header and metadata CRC: only the semantic checks stand."""
     check_case(assemble(mutate_meta(META, ops), PAYLOAD), original_payload=True)
+
+
+def test_the_unmutated_v2_file_decodes_exactly():
+    assert ct.HEADER.unpack_from(GOOD_V2)[1] == 2 and not any(t.grouped for t in GOOD_V2_C.tensors)
+    assert any(t.grouped for t in GOOD_C.tensors) and any(not t.grouped and t.numel for t in GOOD_C.tensors)
+    assert check_case(GOOD_V2, original_payload=True, ref=GOOD_V2_C) == "ok"
+
+
+@given(ops=hst.lists(meta_op, min_size=1, max_size=4))
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_fuzz_v2_metadata_with_recomputed_crcs(ops):
+    """The version-2 reader under the same mutations (a second seed)."""
+    check_case(assemble(mutate_meta(META_V2, ops), PAYLOAD_V2, version=2), original_payload=True, ref=GOOD_V2_C)
 
 
 @given(ops=hst.lists(hst.tuples(hst.integers(0, 10**6), hst.integers(0, 31)), min_size=1, max_size=6))
@@ -192,18 +216,19 @@ def test_fuzz_header_fields_with_recomputed_crc(field, val, extra):
     data = assemble(META, PAYLOAD + extra, **kw)
     outcome = check_case(data, original_payload=True)
     if outcome == "ok":                                   # only the values the format allows are accepted
-        assert extra == b"" and (field, kw[field]) in {("version", 2), ("flags", 0), ("reserved", 0),
+        assert extra == b"" and (field, kw[field]) in {("version", 3), ("flags", 0), ("reserved", 0),
                                                        ("meta_len", META_LEN), ("payload_len", len(PAYLOAD))}
 
 
-@given(ops=hst.lists(hst.tuples(hst.sampled_from(["shape", "S", "offset", "words", "table", "dtype", "name"]),
+@given(ops=hst.lists(hst.tuples(hst.sampled_from(["shape", "S", "offset", "words", "table", "dtype", "name", "stream",
+                                                  "word_offset", "stream_numel"]),
                                 hst.integers(0, 6), hst.sampled_from(INTERESTING)), min_size=1, max_size=3))
 @settings(max_examples=200, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 def test_fuzz_index_fields(ops):
     """Whole index fields changed through the writer (well-formed varints, right CRCs): the layout checks."""
-    tensors = [ct.TensorEntry(t.name, t.dtype, t.shape, t.table, t.stripe_len, t.offset, t.stripe_words.copy(),
-                              t.stripe_crcs.copy(), dict(t.attrs)) for t in GOOD_C.tensors]
+    tensors = [dataclasses.replace(t, stripe_words=t.stripe_words.copy(), stripe_crcs=t.stripe_crcs.copy(),
+                                   attrs=dict(t.attrs)) for t in GOOD_C.tensors]
     for field, i, val in ops:
         t = tensors[i % len(tensors)]
         if field == "shape":
@@ -221,6 +246,12 @@ def test_fuzz_index_fields(ops):
             t.dtype = list(ct.DTYPE_CODES)[val % len(ct.DTYPE_CODES)]
         elif field == "name":
             t.name = tensors[val % len(tensors)].name
+        elif field == "stream":
+            t.stream = None if val == 2**64 - 1 else val % 5
+        elif field == "word_offset":
+            t.word_offset = val
+        elif field == "stream_numel":
+            t.stream_numel = val
     try:
         data = ct.to_bytes(ct.Container(GOOD_C.tables, tensors, GOOD_C.payload))
     except LutzError:

@@ -33,16 +33,42 @@ def expected_words(c: ct.Container, t: ct.TensorEntry) -> np.ndarray:
     c : Container
         The container holding ``t``.
     t : TensorEntry
-        The tensor.
+        The tensor (for a tensor of a group stream, its own words only).
 
     Returns
     -------
     numpy.ndarray
         ``t.numel`` uint16 words (8-bit words zero-extended), stripe after stripe.
     """
+    from lutzip.codec.arrays import decode_stream
     from lutzip.codec.bitstream import decode_stripes
+    if t.grouped:
+        a, b = t.stripe_range()
+        lo = t.word_offset - a * int(t.stripe_len)
+        return decode_stream(c, t, True, (a, b))[lo:lo + t.numel].astype(np.uint16)
     ct.check_stripe_crcs(c, t)
     return decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name)
+
+
+def stream_words(c: ct.Container, s: ct.Stream) -> np.ndarray:
+    """A stream's decoded words: its tensors' :func:`expected_words` one after the other (flat uint16)."""
+    parts = [expected_words(c, c.tensors[i]) for i in s.members]
+    return np.concatenate(parts).astype(np.uint16) if parts else np.zeros(0, np.uint16)
+
+
+def _job_names(c: ct.Container, streams) -> dict:
+    """The name each stream is streamed under: its tensor's name, or ``<group k: n tensors>`` (never a tensor's)."""
+    taken = {t.name for t in c.tensors}
+    out = {}
+    for s in streams:
+        if len(s.members) == 1:
+            out[s.index] = c.tensors[s.members[0]].name
+            continue
+        n = f"<group {s.index}: {len(s.members)} tensors>"
+        while n in taken:
+            n += "'"
+        out[s.index] = n
+    return out
 
 
 def check_stripe(sr, expected: np.ndarray, W: int, full: bool, tensor: str, offset: int):
@@ -100,7 +126,11 @@ def rates(counters: dict, clk_hz: int, elapsed: float) -> dict:
 
 
 def stream_container(board, c: ct.Container, verify: str = "crc", progress=False, names=None) -> dict:
-    """Stream every tensor of ``c`` through ``board`` and check each stripe against the software decoder.
+    """Stream the tensors of ``c`` through ``board`` and check each stripe against the software decoder.
+
+    One board job per stream (docs/FORMAT.md, section 4): a tensor of its own is sent as before; a group
+    stream of small tensors is sent once, with its table set and stripes, and what the board returns is split
+    per tensor by the index, so that every tensor is checked and reported.
 
     Parameters
     ----------
@@ -109,24 +139,34 @@ def stream_container(board, c: ct.Container, verify: str = "crc", progress=False
     c : Container
         The compressed model.
     verify : {"crc", "full"}
-        ``crc``: the board returns a CRC32 per stripe; ``full``: every decoded word comes back and is compared.
+        ``crc``: the board returns a CRC32 per stripe (a tensor of a group stream passes when every stripe
+        holding its words does); ``full``: every decoded word comes back and each tensor's words are compared.
     progress : bool or callable(int)
         A progress bar on stderr, or a function called with the number of stripes finished.
     names : collection of str, optional
-        Only these tensors.
+        Only these tensors (and the streams holding them).
 
     Returns
     -------
     dict
-        The report: ``ok``, ``tensors`` (``name``, ``status`` "pass"/"fail", ``detail``, ratio ...),
-        ``first_mismatch``, ``counters``, ``weights_per_cycle``, ``weights_per_busy_cycle``,
-        ``weights_per_s_board``, ``weights_per_s_wall``, link figures; :func:`format_report` prints it.
+        The report: ``ok``, ``tensors`` (``name``, ``status`` "pass"/"fail", ``detail``, ratio, ``stream``,
+        ``grouped`` ...), ``streams`` (jobs sent), ``first_mismatch``, ``counters``, ``weights_per_cycle``,
+        ``weights_per_busy_cycle``, ``weights_per_s_board``, ``weights_per_s_wall``, link figures;
+        :func:`format_report` prints it.
     """
     if verify not in VERIFY_MODES:
         raise LutzError(f"unknown verify mode {verify!r} (crc or full)")
+    full = verify == "full"
     info = board.info or board.identify()
     tensors = [t for t in c.tensors if t.numel and (names is None or t.name in names)]
-    jobs = [(t.name, c.tables[t.table], list(c.stripes(t))) for t in tensors]
+    streams, seen = [], set()
+    for t in tensors:
+        s = c.stream_of(t)
+        if s.index not in seen:
+            seen.add(s.index)
+            streams.append(s)
+    job = _job_names(c, streams)
+    jobs = [(job[s.index], c.tables[s.table], list(c.stripes(s))) for s in streams]
     bar = None
     if callable(progress):
         tick = progress
@@ -136,38 +176,88 @@ def stream_container(board, c: ct.Container, verify: str = "crc", progress=False
                    disable=not progress or None, file=sys.stderr)
         tick = bar.update
     try:
-        res = board.stream(jobs, words=(verify == "full"), progress=tick)
+        res = board.stream(jobs, words=full, progress=tick)
     finally:
         if bar is not None:
             bar.close()
-    by_tensor = {}
+    by_job = {}
     for sr in res.stripes:
-        by_tensor.setdefault(sr.tensor, []).append(sr)
+        by_job.setdefault(sr.tensor, []).append(sr)
     report = {"port": getattr(board, "port", None), "kind": info.kind, "simulated": info.simulated,
               "board": info.as_dict(), "link": info.link_text(), "verify": verify, "tensors": [],
+              "streams": [{"stream": s.index, "job": job[s.index], "tensors": len(s.members),
+                           "stripes": s.n_stripes, "words": s.numel, "bytes": s.n_bytes} for s in streams],
               "first_mismatch": None}
+    results, exp_s = {}, {}
+    for s in streams:
+        if len(s.members) == 1:
+            continue
+        exp = exp_s[s.index] = stream_words(c, s)
+        S = int(s.stripe_len)
+        got = by_job.get(job[s.index], [])
+        problems, words = {}, {}
+        for sr in got:
+            problems[sr.index] = check_stripe(sr, exp[sr.index * S:(sr.index + 1) * S], info.W, False, job[s.index],
+                                              sr.index * S)[0]
+            if full:
+                words[sr.index] = np.asarray(sr.words if sr.words is not None else np.zeros(0), np.uint16)
+        results[s.index] = (got, problems, words)
     raw = comp = 0
     for t in tensors:
-        exp = expected_words(c, t)
-        S = t.stripe_len
-        status, why = "pass", ""
-        got = by_tensor.get(t.name, [])
-        if len(got) != len(t.stripe_words):
-            status, why = "fail", f"{len(got)} stripe results for {len(t.stripe_words)} stripes"
-        for sr in got:
-            problem, mm = check_stripe(sr, exp[sr.index * S:(sr.index + 1) * S], info.W, verify == "full",
-                                       t.name, sr.index * S)
-            if problem:
-                if status == "pass":
-                    why = problem
-                status = "fail"
-                if report["first_mismatch"] is None:
-                    report["first_mismatch"] = mm or {"tensor": t.name, "stripe": sr.index, "problem": problem}
+        status, why, mm_t = "pass", "", None
+        s = c.stream_of(t)
+        if len(s.members) == 1:
+            exp = expected_words(c, t)
+            S = t.stripe_len
+            got = by_job.get(t.name, [])
+            n_st = len(t.stripe_words)
+            if len(got) != n_st:
+                status, why = "fail", f"{len(got)} stripe results for {n_st} stripes"
+            for sr in got:
+                problem, mm = check_stripe(sr, exp[sr.index * S:(sr.index + 1) * S], info.W, full, t.name, sr.index * S)
+                if problem:
+                    if status == "pass":
+                        why = problem
+                    status = "fail"
+                    if report["first_mismatch"] is None:
+                        report["first_mismatch"] = mm or {"tensor": t.name, "stripe": sr.index, "problem": problem}
+        else:
+            got, problems, words = results[s.index]
+            a, b = t.stripe_range()
+            n_st = b - a
+            S = int(s.stripe_len)
+            if len(got) != s.n_stripes:
+                status, why = "fail", f"{len(got)} stripe results for the {s.n_stripes} stripes of its group stream"
+            for i in range(a, b):
+                problem = problems[i] if i in problems else f"stripe {i}: no board result"
+                if full and problem and problem.startswith(f"stripe {i}: CRC32") and not np.array_equal(
+                        words.get(i), exp_s[s.index][i * S:(i + 1) * S]):
+                    problem = None      # wrong words somewhere in the stripe: the tensor's own words decide (below)
+                if problem:
+                    if status == "pass":
+                        why = problem
+                    status = "fail"
+                    if report["first_mismatch"] is None:
+                        report["first_mismatch"] = {"tensor": t.name, "stripe": i, "problem": problem}
+            if full and status == "pass":
+                w = np.concatenate([words.get(i, np.zeros(0, np.uint16)) for i in range(a, b)])
+                lo = t.word_offset - a * S
+                w = w[lo:lo + t.numel]
+                exp = expected_words(c, t).astype(np.uint16)
+                if len(w) != len(exp) or not np.array_equal(w, exp):
+                    n = min(len(w), len(exp))
+                    diff = np.nonzero(w[:n] != exp[:n])[0]
+                    j = int(diff[0]) if len(diff) else n
+                    mm_t = {"tensor": t.name, "index": j, "expected": int(exp[j]) if j < len(exp) else None,
+                            "got": int(w[j]) if j < len(w) else None}
+                    status, why = "fail", f"word {j}: expected {mm_t['expected']}, got {mm_t['got']}"
+                    if report["first_mismatch"] is None:
+                        report["first_mismatch"] = mm_t
         raw += t.raw_bytes
         comp += t.n_bytes
-        report["tensors"].append({"name": t.name, "dtype": t.dtype, "numel": t.numel,
-                                  "stripes": len(t.stripe_words), "bytes": t.n_bytes,
-                                  "ratio": t.n_bytes / max(t.raw_bytes, 1), "status": status, "detail": why})
+        report["tensors"].append({"name": t.name, "dtype": t.dtype, "numel": t.numel, "stripes": n_st,
+                                  "bytes": t.n_bytes, "ratio": t.n_bytes / max(t.raw_bytes, 1), "status": status,
+                                  "detail": why, "stream": s.index, "grouped": len(s.members) > 1})
     report.update({
         "ok": all(x["status"] == "pass" for x in report["tensors"]),
         "weights": int(sum(t.numel for t in tensors)),
@@ -194,7 +284,12 @@ def format_report(r: dict) -> str:
     for t in r["tensors"]:
         lines.append(f"  {t['status'].upper():4} {_printable(t['name']):<28} {t['numel']:>10} weights  "
                      f"{t['stripes']:>5} stripes  ratio {t['ratio']:.3f}"
+                     + (f"  [group stream {t['stream']}]" if t.get("grouped") else "")
                      + (f"  ({t['detail']})" if t["detail"] else ""))
+    groups = [s for s in r.get("streams", []) if s["tensors"] > 1]
+    if groups:
+        lines.append(f"streams: {len(r['streams'])} sent, {len(groups)} of them group streams holding "
+                     f"{sum(s['tensors'] for s in groups)} small tensors")
     cn = r["counters"]
     lines += [
         f"compression: {r['compressed_bytes']} of {r['raw_bytes']} bytes, ratio {r['ratio']:.4f} "

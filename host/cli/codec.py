@@ -123,24 +123,38 @@ def json_safe(obj):
 
 
 def info_dict(c: ct.Container, file_bytes: int | None = None) -> dict:
-    """What ``lutzip info --json`` prints: table sets, and per tensor its size, bits/weight and ratio."""
+    """What ``lutzip info --json`` prints: table sets, streams, and per tensor its size, bits/weight and ratio.
+
+    A tensor of a group stream is charged its share of the stream's bytes, pro rata of its words.
+    """
     tensors = []
     for t in c.tensors:
-        n = t.n_bytes                      # the tensor's stripes in the payload (the tensors sum to payload_len)
+        n = t.n_bytes                      # the tensor's stripes (or share of its group stream's) in the payload
         tensors.append({"name": t.name, "dtype": t.dtype, "shape": list(t.shape), "table": t.table,
-                        "stripe_len": t.stripe_len, "stripes": len(t.stripe_words), "bytes": n,
+                        "stripe_len": t.stripe_len, "stripes": (lambda r: r[1] - r[0])(t.stripe_range())
+                        if t.grouped else len(t.stripe_words), "bytes": n,
                         "raw_bytes": t.raw_bytes, "bits_per_weight": 8 * n / t.numel if t.numel else 0.0,
-                        "ratio": n / t.raw_bytes if t.raw_bytes else 0.0, "attrs": t.attrs})
+                        "ratio": n / t.raw_bytes if t.raw_bytes else 0.0, "attrs": t.attrs,
+                        "stream": t.stream if t.numel else None, "word_offset": t.word_offset,
+                        "grouped": t.grouped})
+    streams = []
+    for s in c.streams:
+        streams.append({"stream": s.index, "table": s.table, "stripe_len": s.stripe_len, "stripes": s.n_stripes,
+                        "words": s.numel, "bytes": s.n_bytes, "tensors": len(s.members),
+                        "first_tensor": c.tensors[s.members[0]].name})
     tables = []
     for i, ts in enumerate(c.tables):
         tables.append({"table": i, "word_bits": ts.word_bits, "n_lut3": int(len(ts.lut3)),
                        "max_code_len": ts.max_code_len, "classes": ts.describe(),
-                       "tensors": sum(1 for t in c.tensors if t.table == i)})
+                       "tensors": sum(1 for t in c.tensors if t.table == i and t.numel),
+                       "streams": sum(1 for s in c.streams if s.table == i)})
     raw = sum(t.raw_bytes for t in c.tensors)
     total = file_bytes if file_bytes is not None else len(ct.to_bytes(c))
     weights = sum(t.numel for t in c.tensors)
     return {"bytes": total, "raw_bytes": raw, "ratio": total / raw if raw else 0.0,
-            "bits_per_weight": 8 * total / weights if weights else 0.0, "tables": tables, "tensors": tensors}
+            "bits_per_weight": 8 * total / weights if weights else 0.0,
+            "version": getattr(c, "version", None) or ct.VERSION, "tables": tables, "streams": streams,
+            "tensors": tensors}
 
 
 def _info(args):
@@ -159,6 +173,14 @@ def _info(args):
     name = ct.printable
     out = [f"{name(args.input)}: {len(c.tensors)} tensors, {len(c.tables)} table sets, {d['bytes']} bytes = "
            f"{d['ratio']:.4f} of {d['raw_bytes']} raw ({d['bits_per_weight']:.3f} bits/weight)"]
+    groups = [s for s in d["streams"] if s["tensors"] > 1]
+    out.append(f"format version {d['version']}, {len(d['streams'])} streams" + (
+        f", {len(groups)} of them group streams holding {sum(s['tensors'] for s in groups)} small tensors"
+        if groups else ""))
+    for s in groups:
+        out.append(f"  group stream {s['stream']}: {s['tensors']} tensors from {name(s['first_tensor'])}, "
+                   f"{s['words']} words, table set {s['table']}, {s['stripes']} stripes of {s['stripe_len']}, "
+                   f"{s['bytes']} bytes")
     for tb in d["tables"]:
         out.append(f"table set {tb['table']}: W={tb['word_bits']}, {len(tb['classes'])} classes, "
                    f"LUT3 {tb['n_lut3']}, Lmax {tb['max_code_len']}, used by {tb['tensors']} tensors")
@@ -167,11 +189,15 @@ def _info(args):
                 f"base {cl['param']:#06x}" if cl["kind"] == "RANGE" else "")
             out.append(f"  {cl['class']:2d} {cl['kind']:5s} code {cl['code']:>12s} k={cl['index_len']:2d} {par}")
     w = max([len(name(t["name"])) for t in d["tensors"]] + [6])
-    out.append(f"{'tensor':{w}s} {'dtype':8s} {'shape':>16s} {'table':>5s} {'bytes':>10s} {'bits/w':>7s} "
-               f"{'ratio':>7s}")
+    out.append(f"{'tensor':{w}s} {'dtype':8s} {'shape':>16s} {'table':>5s} {'stream':>6s} {'bytes':>10s} "
+               f"{'bits/w':>7s} {'ratio':>7s}")
     for t in d["tensors"]:
+        tb = "-" if t["table"] is None else str(t["table"])
+        sm = "-" if t["stream"] is None else str(t["stream"]) + ("g" if t["grouped"] else "")
         out.append(f"{name(t['name']):{w}s} {t['dtype']:8s} {'x'.join(map(str, t['shape'])) or '()':>16s} "
-                   f"{t['table']:5d} {t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}")
+                   f"{tb:>5s} {sm:>6s} {t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}")
+    if groups:
+        out.append("(stream Ng: a group stream; its tensors' bytes are their share of the stream, pro rata of words)")
     emit(out)
     return 0
 

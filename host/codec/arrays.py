@@ -43,8 +43,41 @@ def from_words(words: np.ndarray, dtype: str, shape) -> np.ndarray:
     return raw.view(np_dtype).reshape(shape)
 
 
+#: tensors of fewer words than this share group streams (one table set and one run of stripes per group)
+DEFAULT_GROUP_BELOW = 1024
+#: a group stream holds at most this many stripes' worth of words (decoding one grouped tensor decodes only
+#: the stripes that hold it; the board gets one job per stream)
+GROUP_STRIPES = 16
+
+
+def plan_streams(word_list, kinds, group_below: int = DEFAULT_GROUP_BELOW, cap: int = GROUP_STRIPES * DEFAULT_STRIPE):
+    """Which tensors share a stream: a list of streams, each a list of tensor indices in file order.
+
+    A tensor of at least ``group_below`` words is a stream of its own; smaller ones of one kind (the dtype:
+    one word width, and values alike enough to share a table set) go into the open group stream of that kind,
+    a new one once it would exceed ``cap`` words. Empty tensors have no stream. Streams are listed in the
+    order of their first tensor (the payload order of version 3).
+    """
+    streams, open_group, size = [], {}, {}
+    for i, (w, b) in enumerate(zip(word_list, kinds)):
+        n = int(w.size)
+        if n == 0:
+            continue
+        if n < group_below:
+            g = open_group.get(b)
+            if g is not None and size[g] + n <= cap:
+                streams[g].append(i)
+                size[g] += n
+                continue
+            open_group[b] = len(streams)
+        streams.append([i])
+        size[len(streams) - 1] = n
+    return streams
+
+
 def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
-             progress=None, L: int = 8, share: bool = True, plan_progress=None) -> ct.Container:
+             progress=None, L: int = 8, share: bool = True, plan_progress=None,
+             group_below: int = DEFAULT_GROUP_BELOW) -> ct.Container:
     """Code named arrays into a container.
 
     Parameters
@@ -52,9 +85,9 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     arrays : dict of str -> numpy.ndarray
         Integer or 16-bit float arrays (bfloat16 as ``ml_dtypes.bfloat16``), coded losslessly.
     tableset_fn : callable(words, word_bits) -> TableSet, optional
-        How to choose one tensor's classes (one table set per tensor), e.g.
+        How to choose one stream's classes (one table set per stream), e.g.
         :func:`lutzip.codec.encoder.greedy_tableset`. By default :func:`lutzip.codec.encoder.plan_tables` designs the table
-        sets and lets tensors share one where that pays.
+        sets and lets streams share one where that pays.
     stripe_len : int
         Words per stripe, 1..65536.
     attrs : dict of str -> dict, optional
@@ -64,9 +97,13 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     L : int
         Longest class code (the decoder's LUT1 address bits), 1..12.
     share : bool
-        Let tensors share table sets (default encoder only).
+        Let streams share table sets (default encoder only).
     plan_progress : callable(name), optional
-        Called once per tensor when its table set has been chosen (default encoder only).
+        Called once per stream when its table set has been chosen (with its first tensor's name; default
+        encoder only).
+    group_below : int
+        Tensors of fewer words share group streams (:func:`plan_streams`); 0: every tensor owns its stripes
+        (what version 2 can store).
     """
     from lutzip.codec.bitstream import MAX_STRIPE_WORDS
     from lutzip.errors import TableError
@@ -81,32 +118,49 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         word_list.append(words)
         dtypes.append(dtype)
     bits_list = [ct.dtype_bits(d) for d in dtypes]
+    plan = plan_streams(word_list, dtypes, int(group_below), GROUP_STRIPES * int(stripe_len))
+    s_words = [word_list[m[0]] if len(m) == 1 else np.concatenate([word_list[i] for i in m]) for m in plan]
+    s_bits = [bits_list[m[0]] for m in plan]
     if tableset_fn is None:
         from lutzip.codec.encoder import plan_tables
-        tables, assignment = plan_tables(word_list, bits_list, stripe_len, L=L, share=share,
-                                         progress=(lambda i: plan_progress(names[i])) if plan_progress else None)
+        tables, assignment = plan_tables(s_words, s_bits, stripe_len, L=L, share=share,
+                                         progress=(lambda k: plan_progress(names[plan[k][0]])) if plan_progress
+                                         else None)
     else:
-        tables = [tableset_fn(w, b) for w, b in zip(word_list, bits_list)]
+        tables = [tableset_fn(w, b) for w, b in zip(s_words, s_bits)]
         assignment = list(range(len(tables)))
     if not tables:
         from lutzip.codec.tables import raw_tableset
         tables = [raw_tableset(16)]
-    tensors, chunks = [], []
+    entries = [None] * len(names)
+    chunks = []
     offset = 0
-    for i, name in enumerate(names):
-        ts = tables[assignment[i]]
-        payload, sw = encode_stripes(word_list[i], ts, stripe_len)
+    for k, members in enumerate(plan):
+        ts = tables[assignment[k]]
+        payload, sw = encode_stripes(s_words[k], ts, stripe_len)
         starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
         crcs = np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes())
                          for j in range(len(sw))], np.uint32)
-        tensors.append(ct.TensorEntry(name, dtypes[i], shapes[i], assignment[i], stripe_len, offset,
-                                      sw, crcs, dict((attrs or {}).get(name, {}))))
+        pos = 0
+        for i in members:
+            entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], assignment[k], stripe_len, offset, sw, crcs,
+                                        dict((attrs or {}).get(names[i], {})), k, pos, int(s_words[k].size))
+            pos += int(word_list[i].size)
+            if progress:
+                progress(names[i])
         chunks.append(payload)
         offset += 4 * len(payload)
-        if progress:
-            progress(name)
+    for i, name in enumerate(names):
+        if entries[i] is None:                       # an empty tensor: no stream
+            bits = bits_list[i]
+            table = next((j for j, ts in enumerate(tables) if ts.word_bits == bits), None)
+            entries[i] = ct.TensorEntry(name, dtypes[i], shapes[i], table, stripe_len, 0,
+                                        np.zeros(0, np.uint32), np.zeros(0, np.uint32),
+                                        dict((attrs or {}).get(name, {})))
+            if progress:
+                progress(name)
     payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
-    return ct.Container(tables, tensors, payload)
+    return ct.Container(tables, entries, payload)
 
 
 #: ``max_output="auto"``: the limit is the memory available when decoding starts (:func:`available_memory`)
@@ -183,22 +237,74 @@ def check_output_size(tensors, max_output=AUTO):
     return total
 
 
+def _np_dtype(t: ct.TensorEntry):
+    return ct.DTYPES[ct.DTYPE_CODES[t.dtype]][2]
+
+
+def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None) -> np.ndarray:
+    """Decode stripes of one stream (a :class:`~lutzip.codec.container.Stream`, or a tensor for its stream).
+
+    Parameters
+    ----------
+    c : Container
+        The container.
+    s : Stream or TensorEntry
+        The stream (or a tensor: its ``table``, ``stripe_len``, ``offset``, stripes and ``stream_numel``).
+    check_crc : bool
+        Check the CRC of each stripe decoded.
+    stripes : (int, int), optional
+        ``(first, stop)``: only these stripes (default all).
+
+    Returns
+    -------
+    numpy.ndarray
+        The decoded words of those stripes (uint8 for an 8-bit table set, else uint16).
+    """
+    numel = int(s.numel if isinstance(s, ct.Stream) else (s.stream_numel or s.numel))
+    S = int(s.stripe_len)
+    sw = np.asarray(s.stripe_words, np.int64)
+    a, b = stripes if stripes is not None else (0, len(sw))
+    if check_crc:
+        ct.check_stripe_crcs(c, s, (a, b))
+    starts = np.concatenate([[0], np.cumsum(sw)])
+    b = min(b, len(sw))
+    n = max(min(b * S, numel) - a * S, 0)
+    ts = c.tables[s.table]
+    out = np.empty(n, np.uint8 if ts.word_bits == 8 else np.uint16)
+    return decode_stripes(c.stripe_payload(s)[starts[a]:starts[b]], sw[a:b], n, S, ts, s.name, out=out)
+
+
 def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True) -> np.ndarray:
     """Decode one tensor of a container back to its array (bit-identical to what was coded).
 
-    The words are decoded straight into the returned array (one allocation of the tensor's size). The
-    caller checks the size first (:func:`check_output_size`).
+    A tensor that owns its stream is decoded straight into the returned array (one allocation of the tensor's
+    size); a tensor of a group stream decodes only the stripes that hold its words. The caller checks the
+    size first (:func:`check_output_size`).
     """
+    bits = ct.dtype_bits(t.dtype)
+    if not t.numel:
+        return np.empty(0, np.uint8 if bits == 8 else np.uint16).view(_np_dtype(t)).reshape(t.shape)
+    if t.grouped:
+        a, b = t.stripe_range()
+        words = decode_stream(c, t, check_crc, (a, b))
+        lo = t.word_offset - a * int(t.stripe_len)
+        out = words[lo:lo + t.numel]
+        if len(out) != t.numel:
+            from lutzip.errors import DecodeError
+            raise DecodeError(f"group stream holds {len(words)} words at stripes {a}..{b - 1}, the tensor needs "
+                              f"{t.numel} from word {lo}", t.name)
+        return out.copy().view(_np_dtype(t)).reshape(t.shape)
     if check_crc:
         ct.check_stripe_crcs(c, t)
-    bits = ct.dtype_bits(t.dtype)
     out = np.empty(t.numel, np.uint8 if bits == 8 else np.uint16)
     decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name, out=out)
-    return out.view(ct.DTYPES[ct.DTYPE_CODES[t.dtype]][2]).reshape(t.shape)
+    return out.view(_np_dtype(t)).reshape(t.shape)
 
 
 def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO) -> dict:
     """Decode every tensor of a container: ``{name: array}``.
+
+    Each group stream is decoded once and split into its tensors.
 
     Parameters
     ----------
@@ -210,7 +316,20 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO) -> dict
         Most bytes of arrays to produce (:func:`check_output_size`), checked before decoding.
     """
     check_output_size(c.tensors, max_output)
-    return {t.name: decompress_tensor(c, t, check_crc) for t in c.tensors}
+    out, cache = {}, {}
+    for t in c.tensors:
+        if t.numel and t.grouped:
+            key = (t.offset, t.stream_numel)
+            if key not in cache:
+                cache[key] = decode_stream(c, t, check_crc)        # group streams are small (GROUP_STRIPES)
+            words = cache[key]
+            if t.word_offset + t.numel > len(words):
+                out[t.name] = decompress_tensor(c, t, check_crc)     # raises the decoder's error
+                continue
+            out[t.name] = words[t.word_offset:t.word_offset + t.numel].copy().view(_np_dtype(t)).reshape(t.shape)
+        else:
+            out[t.name] = decompress_tensor(c, t, check_crc)
+    return out
 
 
 # --------------------------------------------------------------------------------------------- .npz output

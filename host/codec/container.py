@@ -16,7 +16,8 @@ from lutzip.errors import CorruptError, FormatError, LutzError, OutputLimitError
 from lutzip.codec.tables import ClassSpec, TableSet, MAX_CLASSES, MAX_LUT3
 
 MAGIC = b"LUTZ"
-VERSION = 2
+VERSION = 3              # written by default
+READ_VERSIONS = (2, 3)   # read (and written on request)
 HEADER = struct.Struct("<4sHHIIQII")  # magic, version, flags, meta_len, meta_crc, payload_len, reserved, hdr_crc
 HEADER_SIZE = HEADER.size  # 32
 MAX_NDIM = 8
@@ -151,7 +152,15 @@ def atomic_output(path, mode: str = "wb"):
 
 @dataclass
 class TensorEntry:
-    """One tensor of a container: its name, dtype, shape, table set and stripes."""
+    """One tensor of a container: its name, dtype, shape, attributes and where its words are coded.
+
+    ``table``, ``stripe_len``, ``offset``, ``stripe_words`` and ``stripe_crcs`` describe the *stream* the
+    tensor's words are coded in (docs/FORMAT.md, section 4): the tensor's own stripes when it owns its
+    stream (always in version 2), the stripes of a group stream shared with other small tensors otherwise.
+    ``stream`` is the stream's index in :attr:`Container.streams` (``None`` for an empty tensor, or for an
+    entry made by hand that owns its stripes), ``word_offset`` the index of the tensor's first word in the
+    stream and ``stream_numel`` the stream's word count (``None``: the tensor's own ``numel``).
+    """
 
     name: str
     dtype: str
@@ -162,6 +171,9 @@ class TensorEntry:
     stripe_words: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
     stripe_crcs: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
     attrs: dict = field(default_factory=dict)
+    stream: int | None = None
+    word_offset: int = 0
+    stream_numel: int | None = None
 
     @property
     def numel(self) -> int:
@@ -171,23 +183,150 @@ class TensorEntry:
         return n
 
     @property
+    def owns_stream(self) -> bool:
+        """True when the stripes hold this tensor's words only (every tensor of a version-2 file)."""
+        return self.stream_numel is None or (self.word_offset == 0 and int(self.stream_numel) == self.numel)
+
+    @property
+    def grouped(self) -> bool:
+        """True when the tensor shares a group stream with other tensors."""
+        return not self.owns_stream
+
+    @property
     def n_bytes(self) -> int:
-        """Bytes of this tensor's stripes in the payload."""
-        return 4 * int(np.asarray(self.stripe_words, np.int64).sum())
+        """Bytes of this tensor's stripes in the payload; for a grouped tensor its share of the group stream's
+        bytes, pro rata of its words (rounded)."""
+        b = 4 * int(np.asarray(self.stripe_words, np.int64).sum())
+        if self.owns_stream:
+            return b
+        return int(round(b * self.numel / max(int(self.stream_numel), 1)))
 
     @property
     def raw_bytes(self) -> int:
         """Bytes of the uncompressed tensor."""
         return self.numel * dtype_bits(self.dtype) // 8
 
+    def stripe_range(self) -> tuple:
+        """``(first, stop)``: the stripes of the stream that hold this tensor's words (``(0, 0)`` when empty)."""
+        if not self.numel:
+            return 0, 0
+        S = int(self.stripe_len)
+        return self.word_offset // S, -(-(self.word_offset + self.numel) // S)
+
+
+@dataclass
+class Stream:
+    """A run of stripes coded with one table set: one tensor's words, or a group of small tensors' words.
+
+    Duck-types the stripe fields of :class:`TensorEntry` (``name``, ``table``, ``stripe_len``, ``offset``,
+    ``numel``, ``stripe_words``, ``stripe_crcs``, ``n_bytes``), so :meth:`Container.stripes`,
+    :meth:`Container.stripe_payload` and :func:`check_stripe_crcs` take a stream as well as a tensor.
+    """
+
+    index: int
+    table: int
+    stripe_len: int
+    offset: int
+    numel: int
+    stripe_words: np.ndarray
+    stripe_crcs: np.ndarray
+    members: list = field(default_factory=list)     # indices into Container.tensors, in file order
+
+    @property
+    def name(self) -> str:
+        return f"stream {self.index}"
+
+    @property
+    def n_stripes(self) -> int:
+        return len(self.stripe_words)
+
+    @property
+    def n_bytes(self) -> int:
+        return 4 * int(np.asarray(self.stripe_words, np.int64).sum())
+
+    @property
+    def grouped(self) -> bool:
+        """True when the stream holds the words of more than one tensor."""
+        return len(self.members) > 1
+
+
+def derive_streams(tensors) -> list:
+    """The streams of a tensor list, in the order the tensors first use them (checked for consistency).
+
+    A tensor with ``stream=None`` or owning its stripes makes a stream of its own from its stripe fields;
+    tensors naming the same ``stream`` index share it and must agree on its fields, and their words must
+    tile it in file order (``word_offset`` 0, then each where the previous ends). Empty tensors have none.
+
+    Raises
+    ------
+    FormatError
+        Members of one stream disagree, or their words do not tile it.
+    """
+    streams, by_key = [], {}
+    for i, t in enumerate(tensors):
+        if not t.numel:
+            continue
+        key = ("own", i) if t.stream is None or (t.owns_stream and t.word_offset == 0
+                                                 and t.stream_numel in (None, t.numel)) else ("s", t.stream)
+        s = by_key.get(key)
+        numel = t.numel if key[0] == "own" else int(t.stream_numel)
+        if s is None:
+            s = Stream(len(streams), t.table, t.stripe_len, t.offset, numel, t.stripe_words, t.stripe_crcs)
+            s.fill = 0
+            by_key[key] = s
+            streams.append(s)
+        elif (s.table, s.stripe_len, s.offset, s.numel) != (t.table, t.stripe_len, t.offset, numel) or \
+                not np.array_equal(np.asarray(s.stripe_words, np.int64), np.asarray(t.stripe_words, np.int64)):
+            raise FormatError(f"tensor {t.name!r} names stream {t.stream} with other stripe fields than the tensors "
+                              f"before it in that stream")
+        if key[0] == "s" and t.word_offset != s.fill:
+            raise FormatError(f"tensor {t.name!r}: word offset {t.word_offset} in stream {t.stream}, the words before "
+                              f"it end at {s.fill} (a stream's tensors tile it in file order)")
+        s.fill += t.numel
+        s.members.append(i)
+    for s in streams:
+        if s.fill != s.numel:
+            raise FormatError(f"the tensors of stream {s.index} hold {s.fill} of its {s.numel} words")
+        del s.fill
+    return streams
+
 
 @dataclass
 class Container:
-    """Table sets, tensor index and payload of a ``.lutz`` file."""
+    """Table sets, tensor index and payload of a ``.lutz`` file.
+
+    :attr:`streams` (derived from the tensor entries when first asked for) lists the runs of stripes of one
+    table set; in version 3 several small tensors may share one.
+    """
 
     tables: list
     tensors: list
     payload: np.ndarray  # uint32 words, little-endian on disk
+
+    def __post_init__(self):
+        self._streams = None
+        self.version = None      # the version a parsed container was read from
+
+    @property
+    def streams(self) -> list:
+        """The :class:`Stream` list, in payload order (every stream's ``members`` are tensor indices)."""
+        if self._streams is None:
+            self._streams = derive_streams(self.tensors)
+        return self._streams
+
+    def stream_of(self, t: TensorEntry):
+        """The :class:`Stream` holding tensor ``t``'s words (``None`` for an empty tensor)."""
+        if not t.numel:
+            return None
+        numel = t.stream_numel or t.numel
+        if t.stream is not None and 0 <= t.stream < len(self.streams):
+            s = self.streams[t.stream]
+            if s.offset == t.offset and s.numel == numel:
+                return s
+        for s in self.streams:
+            if s.offset == t.offset and s.numel == numel:
+                return s
+        raise KeyError(t.name)
 
     def tensor(self, name: str) -> TensorEntry:
         for t in self.tensors:
@@ -195,13 +334,13 @@ class Container:
                 return t
         raise KeyError(name)
 
-    def stripe_payload(self, t: TensorEntry) -> np.ndarray:
-        """The uint32 words of a tensor's stripes."""
+    def stripe_payload(self, t) -> np.ndarray:
+        """The uint32 words of the stripes of a tensor's stream (a tensor or a :class:`Stream`)."""
         lo = t.offset // 4
-        return self.payload[lo:lo + t.n_bytes // 4]
+        return self.payload[lo:lo + 4 * int(np.asarray(t.stripe_words, np.int64).sum()) // 4]
 
-    def stripes(self, t: TensorEntry):
-        """Yield each stripe of ``t`` as an array of uint32 words (header word first)."""
+    def stripes(self, t):
+        """Yield each stripe of ``t``'s stream (a tensor or a :class:`Stream`) as uint32 words (header first)."""
         words = self.stripe_payload(t)
         p = 0
         for n in np.asarray(t.stripe_words, np.int64):
@@ -214,6 +353,16 @@ MAX_VARINT = 10          # bytes of an unsigned LEB128 value < 2^64
 ATTR_SCALE = 0x01        # tensor flags bit 0: an f32 ``scale`` follows
 MIN_TENSOR_BYTES = 9     # name_len, dtype, ndim, flags, attrs_len, table, S, offset, n_stripes: 1 byte each at least
 MIN_STRIPE_BYTES = 5     # varint n_words (>= 1 byte) + u32 crc
+MIN_TENSOR_BYTES_V3 = 5  # v3: prefix length, suffix length, dtype, ndim, flags
+MIN_STREAM_BYTES = 1     # v3: the stream flags byte
+# v3 tensor flags: bit 0 an f32 scale follows, bit 1 JSON attributes follow, bits 2-3 the placement
+T_SCALE = 0x01
+T_ATTRS = 0x02
+PLACE_NEW, PLACE_SAME, PLACE_INDEX, PLACE_NONE = 0, 1, 2, 3
+# v3 stream flags: bit 0 the stripe length follows (else the block's default), bit 1 the table index follows
+# (else the previous stream's; 0 for the first)
+S_STRIPE_LEN = 0x01
+S_TABLE = 0x02
 
 
 def _varint(v: int) -> bytes:
@@ -249,72 +398,232 @@ def _scale_from_f32(f) -> float:
 
 
 # --------------------------------------------------------------------------------------------- writing
-def _pack_meta(c: Container) -> bytes:
+def _pack_tables(tables) -> bytes:
     out = bytearray()
-    if not 1 <= len(c.tables) <= 0xFFFF:
-        raise FormatError(f"{len(c.tables)} table sets: a container holds 1 to 65535")
-    out += _varint(len(c.tables)) + _varint(len(c.tensors))
-    for ts in c.tables:
+    for ts in tables:
         ts.validate()
         out += struct.pack("<BB", ts.word_bits, len(ts.classes)) + _varint(len(ts.lut3))
         for cl in ts.classes:
             out += struct.pack("<BB", cl.c | (cl.kind << 4), cl.k) + _varint(cl.param)
         out += np.asarray(ts.lut3, "<u2" if ts.word_bits == 16 else "u1").tobytes()
+    return bytes(out)
+
+
+def _tensor_fields(t: TensorEntry, seen: set):
+    """``(name bytes, dtype+shape bytes, scale or None, attrs JSON bytes)`` of a tensor, every limit checked."""
+    if not isinstance(t.name, str):
+        raise FormatError(f"tensor name {t.name!r} is not a string")
+    if t.name in seen:
+        raise FormatError(f"tensor name {t.name!r} appears twice: names in a container are unique")
+    seen.add(t.name)
+    try:
+        name = t.name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise FormatError(f"tensor name {t.name!r} cannot be stored as UTF-8") from None
+    attrs = dict(t.attrs) if t.attrs else {}
+    scale = _f32_scale(attrs)
+    if scale is not None:
+        del attrs["scale"]
+    if attrs and _too_deep(attrs):
+        raise FormatError(f"tensor {t.name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels")
+    try:
+        attrs = json.dumps(attrs, sort_keys=True, separators=(",", ":")).encode("utf-8") if attrs else b""
+    except (TypeError, ValueError, RecursionError) as e:
+        raise FormatError(f"tensor {t.name!r}: attributes cannot be stored as JSON ({e})") from None
+    if array_bytes(t.shape, dtype_bits(t.dtype) // 8) > MAX_ARRAY_BYTES:
+        raise FormatError(f"tensor {t.name!r}: shape {tuple(t.shape)} is too big for an array")
+    if len(name) > MAX_NAME:
+        raise FormatError(f"tensor name of {len(name)} bytes is longer than {MAX_NAME}")
+    if len(t.shape) > MAX_NDIM:
+        raise FormatError(f"tensor {t.name!r} has {len(t.shape)} dimensions (max {MAX_NDIM})")
+    if len(attrs) > MAX_ATTRS:
+        raise FormatError(f"tensor {t.name!r}: attributes of {len(attrs)} bytes (max {MAX_ATTRS})")
+    head = struct.pack("<BB", DTYPE_CODES[t.dtype], len(t.shape)) + b"".join(_varint(d) for d in t.shape)
+    return name, head, scale, attrs
+
+
+def _pack_meta_v2(c: Container) -> bytes:
+    """The version-2 metadata block: every tensor owns its stripes (no group streams)."""
+    if not 1 <= len(c.tables) <= 0xFFFF:
+        raise FormatError(f"{len(c.tables)} table sets: a container holds 1 to 65535")
+    out = bytearray(_varint(len(c.tables)) + _varint(len(c.tensors)))
+    out += _pack_tables(c.tables)
     seen = set()
     for t in c.tensors:
-        if not isinstance(t.name, str):
-            raise FormatError(f"tensor name {t.name!r} is not a string")
-        if t.name in seen:
-            raise FormatError(f"tensor name {t.name!r} appears twice: names in a container are unique")
-        seen.add(t.name)
-        try:
-            name = t.name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise FormatError(f"tensor name {t.name!r} cannot be stored as UTF-8") from None
-        attrs = dict(t.attrs) if t.attrs else {}
-        scale = _f32_scale(attrs)
-        flags = 0
-        if scale is not None:
-            flags |= ATTR_SCALE
-            del attrs["scale"]
-        if attrs and _too_deep(attrs):
-            raise FormatError(f"tensor {t.name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels")
-        try:
-            attrs = json.dumps(attrs, sort_keys=True, separators=(",", ":")).encode("utf-8") if attrs else b""
-        except (TypeError, ValueError, RecursionError) as e:
-            raise FormatError(f"tensor {t.name!r}: attributes cannot be stored as JSON ({e})") from None
-        if array_bytes(t.shape, dtype_bits(t.dtype) // 8) > MAX_ARRAY_BYTES:
-            raise FormatError(f"tensor {t.name!r}: shape {tuple(t.shape)} is too big for an array")
-        if len(name) > MAX_NAME:
-            raise FormatError(f"tensor name of {len(name)} bytes is longer than {MAX_NAME}")
-        if len(t.shape) > MAX_NDIM:
-            raise FormatError(f"tensor {t.name!r} has {len(t.shape)} dimensions (max {MAX_NDIM})")
-        if len(attrs) > MAX_ATTRS:
-            raise FormatError(f"tensor {t.name!r}: attributes of {len(attrs)} bytes (max {MAX_ATTRS})")
-        out += _varint(len(name)) + name
-        out += struct.pack("<BB", DTYPE_CODES[t.dtype], len(t.shape))
-        out += b"".join(_varint(d) for d in t.shape)
-        out += struct.pack("<B", flags)
+        if t.grouped:
+            raise FormatError(f"tensor {t.name!r} shares a group stream: version 2 cannot store it (write version 3)")
+        name, head, scale, attrs = _tensor_fields(t, seen)
+        out += _varint(len(name)) + name + head
+        out += struct.pack("<B", ATTR_SCALE if scale is not None else 0)
         if scale is not None:
             out += struct.pack("<f", scale)
         out += _varint(len(attrs)) + attrs
-        out += _varint(t.table) + _varint(t.stripe_len) + _varint(t.offset) + _varint(len(t.stripe_words))
+        table = t.table if t.table is not None else next(
+            (i for i, ts in enumerate(c.tables) if ts.word_bits == dtype_bits(t.dtype)), 0)
+        out += _varint(table) + _varint(t.stripe_len) + _varint(t.offset) + _varint(len(t.stripe_words))
         out += b"".join(_varint(n) for n in np.asarray(t.stripe_words, np.int64).tolist())
         out += np.asarray(t.stripe_crcs, "<u4").tobytes()
     return bytes(out)
 
 
-def to_bytes(c: Container) -> bytes:
-    """Serialise a container."""
-    meta = _pack_meta(c)
+def _check_layout(c: Container, streams) -> None:
+    """What a version-3 file implies rather than stores, checked on the writer's side: the streams tile the
+    payload in the order of their first tensor, each has ``ceil(numel / S)`` stripes and a CRC per stripe, its
+    table set exists and has the word width of every tensor in it."""
+    end, prev = 0, None
+    size = 4 * len(c.payload)
+    starts = {s.offset for s in streams}
+    for s in streams:
+        first = c.tensors[s.members[0]].name
+        if not 1 <= int(s.stripe_len) <= 65536:
+            raise FormatError(f"tensor {first!r}: stripe length {s.stripe_len} outside 1..65536")
+        n = -(-s.numel // int(s.stripe_len))
+        if len(s.stripe_words) != n:
+            raise FormatError(f"tensor {first!r}: {len(s.stripe_words)} stripes recorded for {s.numel} words of "
+                              f"{s.stripe_len}")
+        if len(s.stripe_crcs) != n:
+            raise FormatError(f"tensor {first!r}: {len(s.stripe_crcs)} stripe CRCs for {n} stripes")
+        if not isinstance(s.table, (int, np.integer)) or not 0 <= s.table < len(c.tables):
+            raise FormatError(f"tensor {first!r} names table set {s.table}, there are {len(c.tables)}")
+        for i in s.members:
+            t = c.tensors[i]
+            if c.tables[s.table].word_bits != dtype_bits(t.dtype):
+                raise FormatError(f"tensor {t.name!r}: dtype {t.dtype} does not match "
+                                  f"{c.tables[s.table].word_bits}-bit table set {s.table}")
+        if s.offset % 4 or s.offset < 0:
+            raise FormatError(f"tensor {first!r}: stripes at {s.offset} outside the {size}-byte payload")
+        if s.offset != end and end in starts:
+            raise FormatError(f"the stripes of tensor {first!r} are not where the streams before it end ({end}): "
+                              f"version 3 lays the streams out in the order of their first tensors")
+        if s.offset < end:
+            raise FormatError(f"stripes of tensors {prev!r} and {first!r} overlap (or are not in file order, which "
+                              f"version 3 needs)")
+        if s.offset > end:
+            raise FormatError(f"payload bytes {end}..{s.offset} belong to no tensor (before the stripes of {first!r})")
+        end, prev = s.offset + s.n_bytes, first
+        if end > size:
+            raise FormatError(f"tensor {first!r}: stripes at {s.offset}..{end} outside the {size}-byte payload")
+    if end != size:
+        raise FormatError(f"payload bytes {end}..{size} belong to no tensor")
+
+
+def _pack_meta_v3(c: Container) -> bytes:
+    """The version-3 metadata block (docs/FORMAT.md, section 4)."""
+    if not 1 <= len(c.tables) <= 0xFFFF:
+        raise FormatError(f"{len(c.tables)} table sets: a container holds 1 to 65535")
+    streams = derive_streams(c.tensors)
+    _check_layout(c, streams)
+    where = {}
+    for s in streams:
+        for i in s.members:
+            where[i] = s.index
+    default_s = _default_stripe_len(streams)
+    out = bytearray(_varint(len(c.tables)) + _varint(len(c.tensors)) + _varint(default_s))
+    out += _pack_tables(c.tables)
+    seen, prev, opened, cur = set(), b"", 0, None
+    for i, t in enumerate(c.tensors):
+        name, head, scale, attrs = _tensor_fields(t, seen)
+        k = 0
+        while k < min(len(prev), len(name)) and prev[k] == name[k]:
+            k += 1
+        out += _varint(k) + _varint(len(name) - k) + name[k:] + head
+        prev = name
+        flags = (T_SCALE if scale is not None else 0) | (T_ATTRS if attrs else 0)
+        s = where.get(i)
+        extra = b""
+        if s is None:
+            flags |= PLACE_NONE << 2
+        elif s == opened:
+            flags |= PLACE_NEW << 2
+            opened += 1
+        elif s == cur:
+            flags |= PLACE_SAME << 2
+        else:
+            flags |= PLACE_INDEX << 2
+            extra = _varint(s)
+        if s is not None:
+            cur = s
+        out += struct.pack("<B", flags)
+        if scale is not None:
+            out += struct.pack("<f", scale)
+        if attrs:
+            out += _varint(len(attrs)) + attrs
+        out += extra
+    for rec in _stream_records(streams, default_s):
+        out += rec
+    return bytes(out)
+
+
+def _default_stripe_len(streams) -> int:
+    lens = [int(s.stripe_len) for s in streams]
+    return max(set(lens), key=lambda v: (lens.count(v), v == 4096)) if lens else 4096
+
+
+def _stream_records(streams, default_s: int) -> list:
+    """The version-3 stream records (bytes each), in order."""
+    out, prev_table = [], 0
+    for s in streams:
+        sflags = (S_STRIPE_LEN if int(s.stripe_len) != default_s else 0) | (S_TABLE if s.table != prev_table else 0)
+        rec = bytearray(struct.pack("<B", sflags))
+        if sflags & S_TABLE:
+            rec += _varint(s.table)
+        if sflags & S_STRIPE_LEN:
+            rec += _varint(s.stripe_len)
+        prev_table = s.table
+        rec += b"".join(_varint(n) for n in np.asarray(s.stripe_words, np.int64).tolist())
+        rec += np.asarray(s.stripe_crcs, "<u4").tobytes()
+        out.append(bytes(rec))
+    return out
+
+
+def coded_bytes(c: Container) -> dict:
+    """Bytes each tensor is coded in, version 3: ``{name: bytes}`` (float).
+
+    Its stream's payload bytes plus the stream's record in the index (stripe sizes, CRCs, flags), a group
+    stream's shared pro rata of the tensors' words; the name, shape and attributes are not counted (every
+    format stores them). Empty tensors cost 0.
+    """
+    streams = c.streams
+    recs = _stream_records(streams, _default_stripe_len(streams))
+    out = {t.name: 0.0 for t in c.tensors}
+    for s, rec in zip(streams, recs):
+        total = s.n_bytes + len(rec)
+        for i in s.members:
+            t = c.tensors[i]
+            out[t.name] = total * t.numel / s.numel
+    return out
+
+
+def to_bytes(c: Container, version: int = VERSION) -> bytes:
+    """Serialise a container.
+
+    Parameters
+    ----------
+    c : Container
+        The tables, tensors and payload.
+    version : {3, 2}
+        The layout of the metadata block: 3 (default) or the older 2, which cannot hold group streams.
+
+    Raises
+    ------
+    FormatError
+        A field out of range, a layout the version cannot express (e.g. streams not in the order of their
+        first tensor), or ``version`` not 2 or 3.
+    """
+    if version not in READ_VERSIONS:
+        raise FormatError(f"cannot write .lutz version {version} (this writer knows {', '.join(map(str, READ_VERSIONS))})")
+    meta = _pack_meta_v3(c) if version == 3 else _pack_meta_v2(c)
     payload = np.asarray(c.payload, "<u4").tobytes()
-    head = struct.pack("<4sHHIIQI", MAGIC, VERSION, 0, len(meta), zlib.crc32(meta), len(payload), 0)
+    head = struct.pack("<4sHHIIQI", MAGIC, version, 0, len(meta), zlib.crc32(meta), len(payload), 0)
     return head + struct.pack("<I", zlib.crc32(head)) + meta + payload
 
 
-def write(path, c: Container) -> int:
-    """Write a container to ``path`` atomically (:func:`atomic_output`); returns the number of bytes written."""
-    data = to_bytes(c)
+def write(path, c: Container, version: int = VERSION) -> int:
+    """Write a container to ``path`` atomically (:func:`atomic_output`); returns the number of bytes written.
+
+    ``version``: as for :func:`to_bytes`.
+    """
+    data = to_bytes(c, version)
     with atomic_output(path) as f:
         f.write(data)
     return len(data)
@@ -411,9 +720,9 @@ def _parse(mv: memoryview) -> Container:
         raise FormatError(f"not a .lutz file (magic {magic!r}, expected {MAGIC!r})")
     if zlib.crc32(mv[:28]) != hdr_crc:
         raise CorruptError("header CRC mismatch: the file header is corrupt")
-    if version != VERSION:
-        raise FormatError(f"unsupported .lutz version {version} (this reader knows {VERSION}; re-compress "
-                          f"the original weights with this lutzip)")
+    if version not in READ_VERSIONS:
+        raise FormatError(f"unsupported .lutz version {version} (this reader knows "
+                          f"{' and '.join(map(str, READ_VERSIONS))}; re-compress the original weights with this lutzip)")
     if flags != 0:
         raise FormatError(f"unknown flags {flags:#x} in the header")
     if reserved != 0:
@@ -427,22 +736,25 @@ def _parse(mv: memoryview) -> Container:
     meta = bytes(mv[HEADER_SIZE:HEADER_SIZE + meta_len])
     if zlib.crc32(meta) != meta_crc:
         raise CorruptError("metadata CRC mismatch: tables or tensor index are corrupt")
-    tables, tensors = _parse_meta(meta, payload_len)
+    if version == 2:
+        tables, tensors = _parse_meta_v2(meta, payload_len)
+        streams = None
+    else:
+        tables, tensors, streams = _parse_meta_v3(meta, payload_len)
     payload = np.frombuffer(mv, np.dtype("<u4"), count=payload_len // 4, offset=HEADER_SIZE + meta_len)
     if not payload.dtype.isnative:
         payload = payload.astype(np.uint32)
-    return Container(tables, tensors, payload)
+    c = Container(tables, tensors, payload)
+    c.version = version
+    if streams is not None:
+        c._streams = streams
+    return c
 
 
-def _parse_meta(meta: bytes, payload_len: int):
-    """Tables and tensor entries of a metadata block whose CRC was checked; see :func:`parse_index`."""
-    r = _Reader(meta)
-    n_tables = r.varint("table set count", 0xFFFF)
-    if n_tables == 0:
-        raise FormatError("container has no table set")
-    n_tensors = r.varint("tensor count", U64)
+def _read_tables(r: _Reader) -> list:
+    """``n_tables`` table sets (the count already read and checked), each validated."""
     tables = []
-    for i in range(n_tables):
+    for i in range(r.n_tables):
         w, ncls = r.unpack("BB", f"table set {i}")
         n3 = r.varint(f"LUT3 size of table set {i}", U64)
         if ncls > MAX_CLASSES or n3 > MAX_LUT3:
@@ -462,6 +774,64 @@ def _parse_meta(meta: bytes, payload_len: int):
         except TableError as e:
             raise TableError(f"table set {i}: {e}") from None
         tables.append(ts)
+    return tables
+
+
+def _read_shape(r: _Reader, name: str):
+    """``(dtype code, shape, numel)`` of a tensor record, each checked."""
+    code, ndim = r.unpack("BB", f"dtype of tensor {name!r}")
+    if code not in DTYPES:
+        raise FormatError(f"tensor {name!r}: unknown dtype code {code}")
+    if ndim > MAX_NDIM:
+        raise FormatError(f"tensor {name!r}: {ndim} dimensions (max {MAX_NDIM})")
+    shape = tuple(r.varint(f"dimension {d} of tensor {name!r}", MAX_DIM) for d in range(ndim))
+    if array_bytes(shape, DTYPES[code][1] // 8) > MAX_ARRAY_BYTES:
+        raise FormatError(f"tensor {name!r}: shape {shape} is too big for an array ({DTYPES[code][1] // 8}"
+                          f" bytes x the non-zero dimensions must stay below 2^63)")
+    numel = 1
+    for d in shape:
+        numel *= d
+    return code, shape, numel
+
+
+def _read_attrs(r: _Reader, name: str, attrs: dict, al: int) -> dict:
+    """``al`` bytes of JSON attributes merged into ``attrs`` (which may hold the f32 scale)."""
+    try:
+        more = json.loads(r.take(al, f"attributes of tensor {name!r}").decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise FormatError(f"tensor {name!r}: attributes are not JSON") from None
+    except RecursionError:
+        raise FormatError(f"tensor {name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels") from None
+    if not isinstance(more, dict):
+        raise FormatError(f"tensor {name!r}: attributes are not a JSON object")
+    if _too_deep(more):
+        raise FormatError(f"tensor {name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels")
+    if "scale" in more and "scale" in attrs:
+        raise FormatError(f"tensor {name!r}: scale given both as f32 and in the JSON attributes")
+    attrs.update(more)
+    return attrs
+
+
+def _read_stripes(r: _Reader, n_stripes: int, S: int, what: str):
+    """``n_stripes`` stripe sizes (varints 2..S+1) then their CRCs; the count checked against the bytes left."""
+    if n_stripes * MIN_STRIPE_BYTES > r.remaining():
+        raise FormatError(f"{what}: {n_stripes} stripes do not fit the metadata")
+    words = np.array([r.varint(f"size of stripe {s} of {what}", S + 1) for s in range(n_stripes)], np.int64)
+    crcs = np.frombuffer(r.take(4 * n_stripes, f"stripe CRCs of {what}"), "<u4").astype(np.uint32)
+    if n_stripes and words.min() < 2:
+        raise FormatError(f"{what}: a stripe of fewer than 2 words")
+    return words, crcs
+
+
+def _parse_meta_v2(meta: bytes, payload_len: int):
+    """Tables and tensor entries of a version-2 metadata block whose CRC was checked; see :func:`parse_index`."""
+    r = _Reader(meta)
+    n_tables = r.varint("table set count", 0xFFFF)
+    if n_tables == 0:
+        raise FormatError("container has no table set")
+    n_tensors = r.varint("tensor count", U64)
+    r.n_tables = n_tables
+    tables = _read_tables(r)
     # check the count against the bytes left before the loop
     if n_tensors * MIN_TENSOR_BYTES > r.remaining():
         raise FormatError(f"tensor count {n_tensors} cannot fit in {r.remaining()} bytes of metadata")
@@ -478,15 +848,7 @@ def _parse_meta(meta: bytes, payload_len: int):
             raise FormatError(f"tensor name {name!r} appears twice (tensors {names[name]} and {i}): names in a "
                               f"container are unique")
         names[name] = i
-        code, ndim = r.unpack("BB", f"dtype of tensor {name!r}")
-        if code not in DTYPES:
-            raise FormatError(f"tensor {name!r}: unknown dtype code {code}")
-        if ndim > MAX_NDIM:
-            raise FormatError(f"tensor {name!r}: {ndim} dimensions (max {MAX_NDIM})")
-        shape = tuple(r.varint(f"dimension {d} of tensor {name!r}", MAX_DIM) for d in range(ndim))
-        if array_bytes(shape, DTYPES[code][1] // 8) > MAX_ARRAY_BYTES:
-            raise FormatError(f"tensor {name!r}: shape {shape} is too big for an array ({DTYPES[code][1] // 8}"
-                              f" bytes x the non-zero dimensions must stay below 2^63)")
+        code, shape, numel = _read_shape(r, name)
         (aflags,) = r.unpack("B", f"attribute flags of tensor {name!r}")
         if aflags & ~ATTR_SCALE:
             raise FormatError(f"tensor {name!r}: unknown attribute flags {aflags:#04x}")
@@ -496,20 +858,7 @@ def _parse_meta(meta: bytes, payload_len: int):
             attrs["scale"] = _scale_from_f32(f)
         al = r.varint(f"attribute length of tensor {name!r}", MAX_ATTRS)
         if al:
-            try:
-                more = json.loads(r.take(al, f"attributes of tensor {name!r}").decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                raise FormatError(f"tensor {name!r}: attributes are not JSON") from None
-            except RecursionError:
-                raise FormatError(f"tensor {name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} "
-                                  f"levels") from None
-            if not isinstance(more, dict):
-                raise FormatError(f"tensor {name!r}: attributes are not a JSON object")
-            if _too_deep(more):
-                raise FormatError(f"tensor {name!r}: attributes nested deeper than {MAX_ATTR_DEPTH} levels")
-            if "scale" in more and "scale" in attrs:
-                raise FormatError(f"tensor {name!r}: scale given both as f32 and in the JSON attributes")
-            attrs.update(more)
+            _read_attrs(r, name, attrs, al)
         table = r.varint(f"table index of tensor {name!r}", U64)
         if table >= n_tables:
             raise FormatError(f"tensor {name!r} names table set {table}, there are {n_tables}")
@@ -521,22 +870,13 @@ def _parse_meta(meta: bytes, payload_len: int):
             raise FormatError(f"tensor {name!r}: stripe length {S} outside 1..65536")
         offset = r.varint(f"offset of tensor {name!r}", U64)
         n_stripes = r.varint(f"stripe count of tensor {name!r}", U64)
-        numel = 1
-        for d in shape:
-            numel *= d
         if numel and -(-numel // S) != n_stripes or (numel == 0 and n_stripes):
             raise FormatError(f"tensor {name!r}: {n_stripes} stripes recorded for {numel} words of {S}")
-        if n_stripes * MIN_STRIPE_BYTES > r.remaining():
-            raise FormatError(f"tensor {name!r}: {n_stripes} stripes do not fit the metadata")
-        words = np.array([r.varint(f"size of stripe {s} of tensor {name!r}", S + 1) for s in range(n_stripes)],
-                         np.int64)
-        crcs = np.frombuffer(r.take(4 * n_stripes, f"stripe CRCs of {name!r}"), "<u4").astype(np.uint32)
+        words, crcs = _read_stripes(r, n_stripes, S, f"tensor {name!r}")
         nbytes = 4 * int(words.sum())
         if offset % 4 or offset + nbytes > payload_len:
             raise FormatError(f"tensor {name!r}: stripes at {offset}..{offset + nbytes} outside the "
                               f"{payload_len}-byte payload")
-        if n_stripes and words.min() < 2:
-            raise FormatError(f"tensor {name!r}: a stripe of fewer than 2 words")
         if n_stripes:
             used.append((offset, offset + nbytes, name))
         tensors.append(TensorEntry(name, DTYPES[code][0], shape, table, S, offset,
@@ -556,6 +896,120 @@ def _parse_meta(meta: bytes, payload_len: int):
     return tables, tensors
 
 
+_parse_meta = _parse_meta_v2      # the name earlier code and tests use
+
+
+def _parse_meta_v3(meta: bytes, payload_len: int):
+    """Tables, tensor entries and streams of a version-3 metadata block whose CRC was checked."""
+    r = _Reader(meta)
+    n_tables = r.varint("table set count", 0xFFFF)
+    if n_tables == 0:
+        raise FormatError("container has no table set")
+    n_tensors = r.varint("tensor count", U64)
+    default_s = r.varint("default stripe length", U64)
+    if not 1 <= default_s <= 65536:
+        raise FormatError(f"default stripe length {default_s} outside 1..65536")
+    r.n_tables = n_tables
+    tables = _read_tables(r)
+    if n_tensors * MIN_TENSOR_BYTES_V3 > r.remaining():
+        raise FormatError(f"tensor count {n_tensors} cannot fit in {r.remaining()} bytes of metadata")
+    recs = []                 # (name, dtype code, shape, numel, attrs, stream, word offset)
+    fill = []                 # words placed in each stream so far
+    names = {}
+    prev, cur = b"", None
+    for i in range(n_tensors):
+        pl = r.varint(f"name prefix length of tensor {i}", len(prev))
+        sl = r.varint(f"name suffix length of tensor {i}", MAX_NAME - pl)
+        raw = prev[:pl] + r.take(sl, f"name of tensor {i}")
+        try:
+            name = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise FormatError(f"name of tensor {i} is not UTF-8") from None
+        if name in names:
+            raise FormatError(f"tensor name {name!r} appears twice (tensors {names[name]} and {i}): names in a "
+                              f"container are unique")
+        names[name] = i
+        prev = raw
+        code, shape, numel = _read_shape(r, name)
+        (tflags,) = r.unpack("B", f"flags of tensor {name!r}")
+        if tflags & ~0x0F:
+            raise FormatError(f"tensor {name!r}: unknown flags {tflags:#04x}")
+        attrs = {}
+        if tflags & T_SCALE:
+            (f,) = r.unpack("f", f"scale of tensor {name!r}")
+            attrs["scale"] = _scale_from_f32(f)
+        if tflags & T_ATTRS:
+            al = r.varint(f"attribute length of tensor {name!r}", MAX_ATTRS)
+            if al == 0:
+                raise FormatError(f"tensor {name!r}: attribute length 0 with the attributes flag set")
+            _read_attrs(r, name, attrs, al)
+        place = tflags >> 2
+        if (place == PLACE_NONE) != (numel == 0):
+            raise FormatError(f"tensor {name!r}: placement {place} for {numel} words (an empty tensor and only an "
+                              f"empty tensor has no stream)")
+        if place == PLACE_NEW:
+            s = len(fill)
+            fill.append(0)
+        elif place == PLACE_SAME:
+            if cur is None:
+                raise FormatError(f"tensor {name!r} continues the previous tensor's stream, there is none")
+            s = cur
+        elif place == PLACE_INDEX:
+            if not fill:
+                raise FormatError(f"tensor {name!r} names a stream, there is none yet")
+            s = r.varint(f"stream index of tensor {name!r}", len(fill) - 1)
+        else:
+            s = None
+        off = 0
+        if s is not None:
+            off = fill[s]
+            fill[s] += numel
+            cur = s
+        recs.append((name, code, shape, numel, attrs, s, off))
+    n_streams = len(fill)
+    if n_streams * MIN_STREAM_BYTES > r.remaining():
+        raise FormatError(f"{n_streams} stream records cannot fit in {r.remaining()} bytes of metadata")
+    streams = []
+    offset, prev_table = 0, 0
+    for k in range(n_streams):
+        (sflags,) = r.unpack("B", f"flags of stream {k}")
+        if sflags & ~(S_STRIPE_LEN | S_TABLE):
+            raise FormatError(f"stream {k}: unknown flags {sflags:#04x}")
+        table = r.varint(f"table index of stream {k}", U64) if sflags & S_TABLE else prev_table
+        if table >= n_tables:
+            raise FormatError(f"stream {k} names table set {table}, there are {n_tables}")
+        S = r.varint(f"stripe length of stream {k}", U64) if sflags & S_STRIPE_LEN else default_s
+        if not 1 <= S <= 65536:
+            raise FormatError(f"stream {k}: stripe length {S} outside 1..65536")
+        prev_table = table
+        numel = fill[k]
+        words, crcs = _read_stripes(r, -(-numel // S), S, f"stream {k}")
+        nbytes = 4 * int(words.sum())
+        if offset + nbytes > payload_len:
+            raise FormatError(f"stream {k}: stripes at {offset}..{offset + nbytes} outside the "
+                              f"{payload_len}-byte payload")
+        streams.append(Stream(k, table, S, offset, numel, words.astype(np.uint32), crcs))
+        offset += nbytes
+    if r.remaining():
+        raise FormatError(f"{r.remaining()} unexpected bytes after the stream records")
+    if offset != payload_len:
+        raise FormatError(f"payload bytes {offset}..{payload_len} belong to no tensor")
+    tensors = []
+    for i, (name, code, shape, numel, attrs, s, off) in enumerate(recs):
+        if s is None:
+            tensors.append(TensorEntry(name, DTYPES[code][0], shape, None, default_s, 0, np.zeros(0, np.uint32),
+                                       np.zeros(0, np.uint32), attrs))
+            continue
+        st = streams[s]
+        if tables[st.table].word_bits != DTYPES[code][1]:
+            raise FormatError(f"tensor {name!r}: dtype {DTYPES[code][0]} does not match "
+                              f"{tables[st.table].word_bits}-bit table set {st.table} of stream {s}")
+        st.members.append(i)
+        tensors.append(TensorEntry(name, DTYPES[code][0], shape, st.table, st.stripe_len, st.offset,
+                                   st.stripe_words, st.stripe_crcs, attrs, s, off, st.numel))
+    return tables, tensors, streams
+
+
 def from_bytes(data) -> Container:
     """Parse and validate a container (:func:`parse_index`); the payload is copied unless ``data`` is ``bytes``.
 
@@ -573,8 +1027,27 @@ def read(path) -> Container:
         return from_bytes(f.read())
 
 
-def check_stripe_crcs(c: Container, t: TensorEntry):
-    """Raise :class:`CorruptError` naming the first stripe of ``t`` whose CRC does not match."""
+def check_stripe_crcs(c: Container, t, stripes=None):
+    """Raise :class:`CorruptError` naming the first stripe whose CRC does not match.
+
+    Parameters
+    ----------
+    c : Container
+        The container.
+    t : TensorEntry or Stream
+        A tensor (the stripes of its stream that hold its words, by default) or a stream (all its stripes).
+    stripes : (int, int), optional
+        ``(first, stop)`` stripe indices to check instead.
+    """
+    if stripes is None:
+        grouped = isinstance(t, TensorEntry) and t.grouped
+        stripes = t.stripe_range() if grouped else (0, len(t.stripe_words))
+    a, b = stripes
     for s, (words, crc) in enumerate(zip(c.stripes(t), t.stripe_crcs)):
+        if s < a:
+            continue
+        if s >= b:
+            break
         if zlib.crc32(words.astype("<u4").tobytes()) != int(crc):
-            raise CorruptError(f"tensor {t.name!r}, stripe {s}: CRC mismatch, the payload is corrupt")
+            where = f"tensor {t.name!r}" if isinstance(t, TensorEntry) else t.name
+            raise CorruptError(f"{where}, stripe {s}: CRC mismatch, the payload is corrupt")
