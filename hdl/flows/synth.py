@@ -346,8 +346,8 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     ``front``, ``step``, ``lut1_ram``: the core's ``FRONT``, ``STEP``, ``LUT1_RAM``; ``None`` takes the
     target's choice (:func:`core_params`). ``core``: a stand-in with the core's ports (tests); it gets the
     parameters its signature declares. ``lanes`` other than 1: the N-lane decoder
-    (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`, top ``decoder_lanes``, default buffer rows) is built
-    instead of the core, and ``params`` holds ``LANES``.
+    (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`, default buffer rows) in the pin-saving top
+    :func:`lutzip.hdl.lanes.pnr_top.decoder_lanes_pnr` is built instead of the core, and ``params`` holds ``LANES``.
     """
     params = core_params(target, L, W, LUT3_DEPTH, front, step, lut1_ram)
     t = TARGETS[target]
@@ -359,10 +359,16 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     try:
         top = "decoder_core"
         if lanes != 1:
-            from lutzip.hdl.flows.convert import convert_lanes
+            import warnings
+
             from lutzip.hdl.flows.lanes_model import check_lanes
-            top = "decoder_lanes"
-            v = convert_lanes(build_dir, "verilog", lanes=check_lanes(lanes), **params.as_dict())
+            from lutzip.hdl.lanes.pnr_top import decoder_lanes_pnr, pnr_signals
+            top = "decoder_lanes_pnr"   # err_stripe through a lane select: the pins fit the package
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                inst = decoder_lanes_pnr(**pnr_signals(check_lanes(lanes), params.W), LANES=lanes,
+                                         **params.as_dict())
+                v = convert_block(inst, build_dir, top, "verilog")
         else:
             v = convert_core(build_dir, "verilog", core=core, **params.as_dict())
         selects = 0
