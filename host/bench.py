@@ -19,6 +19,10 @@ for inputs under 4 MiB). The bf16 mode rounds float32 to bfloat16
 
 ``lutzip bench models`` runs every installed real model of :data:`lutzip.weights.models.REAL_MODELS` in int8 and
 int16 at 0 / 60 / 75 / 90 % and bf16, and prints one markdown table (:func:`format_summary`).
+
+``lutzip bench --speed [FILE]`` measures decoding speed instead (:func:`speed`): bf16 and int16 75 % pruned, one
+core, the numba reference kernel, the C kernel (alone, with its CRC checks, on 2 threads), lutzip's end-to-end
+decompress, zstd -3 and a memcpy of the output, side by side in one process (:func:`format_speed`).
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import bz2
 import json
 import lzma
 import math
+import os
 import sys
 import time
 import zlib
@@ -282,6 +287,8 @@ def plot(results: dict, path: str):
 
 def main(args) -> int:
     """The ``lutzip bench`` command."""
+    if getattr(args, "speed", False):
+        return speed_main(args)
     from lutzip.weights.models import installed_real_models
     real = args.input == "models"
     if real:
@@ -317,4 +324,190 @@ def main(args) -> int:
             json.dump(results, f, indent=1)
     if args.plot:
         plot(results, args.plot)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ speed
+SPEED_MODES = (("bf16", None, True, 0.0), ("int16 75 %", "int16", False, 0.75))
+
+
+def _median_time(fn, repeat: int, check=None) -> float:
+    """Median wall time of ``repeat`` calls of ``fn`` (after one warm-up call); ``check(result)`` after each."""
+    r = fn()
+    if check:
+        check(r)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        r = fn()
+        times.append(time.perf_counter() - t)
+        if check:
+            check(r)
+    return float(np.median(times))
+
+
+def pin_to_one_cpu(cpu=None):
+    """Pin this process to one CPU (``os.sched_setaffinity``): ``cpu``, else the last one it may run on.
+
+    Returns ``(cpu, previous affinity)``, or ``(None, None)`` where the system cannot pin.
+    """
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+        cpu = allowed[-1] if cpu is None else int(cpu)
+        os.sched_setaffinity(0, {cpu})
+        return cpu, set(allowed)
+    except (AttributeError, OSError, ValueError):
+        return None, None
+
+
+def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: int = codec.DEFAULT_STRIPE,
+          cpus=None) -> dict:
+    """Decode speeds on the prepared arrays, in GB/s of decoded output, medians of ``repeat`` runs.
+
+    Every run's output is compared with the arrays bit for bit. Rows: ``numba kernel``, ``C kernel``,
+    ``C kernel + CRC``, ``C kernel + CRC, 2 threads`` (when ``cpus`` holds 2 CPUs), ``lutzip.decompress``
+    (parse, CRC checks and decode into the final arrays, as the API does it), ``zstd -3 decompress`` (of the
+    concatenated raw tensors) and ``memcpy of the output`` (``numpy.copyto`` into arrays of the same size).
+    The caller pins the process (:func:`pin_to_one_cpu`); ``cpus`` are the CPUs the 2-thread row may use.
+
+    Returns
+    -------
+    dict
+        ``raw`` (bytes), ``lutzip`` (container bytes), ``zstd -3`` (bytes), ``GBps`` (row -> GB/s) and
+        ``C kernel`` notes (lanes, why it is missing).
+    """
+    from lutzip.codec import fastdec
+    from lutzip.codec.bitstream import decode_stripes
+    import zstandard
+    c = codec.compress(arrays, stripe_len=stripe_len, attrs=attrs)
+    data = ct.to_bytes(c)
+    c = ct.from_bytes(data)
+    names = list(arrays)
+    want = {k: np.ascontiguousarray(a).reshape(-1).view(np.uint8) for k, a in arrays.items()}
+    raw = sum(w.size for w in want.values())
+    out = {"raw": raw, "lutzip": len(data), "GBps": {}}
+    # the runs of stripes the kernels decode: the container's streams (format 3: small tensors share one), else
+    # the tensors; the expected words of a stream are its member tensors' words in order
+    streams = getattr(c, "streams", None)
+    if streams is None:
+        streams = [t for t in c.tensors if t.numel]
+        members = [[t.name] for t in streams]
+    else:
+        members = [[c.tensors[m].name for m in s.members] for s in streams]
+    jobs = []
+    for s, mem in zip(streams, members):
+        bits = c.tables[s.table].word_bits
+        jobs.append((s, np.ascontiguousarray(c.stripe_payload(s)), c.tables[s.table],
+                     np.empty(s.numel, np.uint8 if bits == 8 else np.uint16),
+                     np.concatenate([want[k] for k in mem]) if mem else np.zeros(0, np.uint8)))
+
+    def check_words(_):
+        for s, _p, _ts, w, expect in jobs:
+            if not np.array_equal(w.view(np.uint8), expect):
+                raise AssertionError(f"bench --speed: {s.name!r} did not decode bit for bit")
+
+    def kernel(name, **kw):
+        def run():
+            for t, p, ts, w, _e in jobs:
+                decode_stripes(p, t.stripe_words, t.numel, t.stripe_len, ts, t.name, out=w,
+                               crcs=t.stripe_crcs if kw.get("crc") else None, threads=kw.get("threads", 1),
+                               kernel=kw.get("kernel", "c"))
+        out["GBps"][name] = raw / _median_time(run, repeat, check_words) / 1e9
+
+    kernel("numba kernel", kernel="numba")
+    if fastdec.available():
+        out["lanes"] = int(fastdec.lib().lz_lanes())
+        kernel("C kernel")
+        kernel("C kernel + CRC", crc=True)
+        if cpus and len(cpus) >= 2:
+            pinned = os.sched_getaffinity(0)
+            os.sched_setaffinity(0, set(sorted(cpus)[-2:]))
+            try:
+                kernel("C kernel + CRC, 2 threads", crc=True, threads=2)
+            finally:
+                os.sched_setaffinity(0, pinned)
+        payload = np.ascontiguousarray(c.payload)
+        out["GBps"]["CRC32 alone (C), GB/s of payload"] = \
+            payload.nbytes / _median_time(lambda: fastdec.crc32(payload), repeat) / 1e9
+    else:
+        out["C kernel"] = fastdec.why_not()
+    payload = np.ascontiguousarray(c.payload)
+    out["GBps"]["CRC32 alone (zlib), GB/s of payload"] = \
+        payload.nbytes / _median_time(lambda: zlib.crc32(payload), repeat) / 1e9
+
+    def check_arrays(back):
+        for k in names:
+            if not np.array_equal(np.ascontiguousarray(back[k]).reshape(-1).view(np.uint8), want[k]):
+                raise AssertionError(f"bench --speed: tensor {k!r} did not round-trip")
+
+    out["GBps"]["lutzip.decompress (end to end)"] = \
+        raw / _median_time(lambda: codec.decompress(ct.from_bytes(data), max_output=None), repeat, check_arrays) / 1e9
+    blob = b"".join(np.ascontiguousarray(arrays[k]).tobytes() for k in names)
+    z = zstandard.ZstdCompressor(level=3).compress(blob)
+    out["zstd -3"] = len(z)
+    dz = zstandard.ZstdDecompressor()
+
+    def check_blob(b):
+        if b != blob:
+            raise AssertionError("bench --speed: zstd did not round-trip")
+    out["GBps"]["zstd -3 decompress"] = raw / _median_time(lambda: dz.decompress(z), repeat, check_blob) / 1e9
+    srcs = [want[k] for k in names]
+    dsts = [np.empty_like(a) for a in srcs]
+
+    def copy():
+        for a, b in zip(srcs, dsts):
+            np.copyto(b, a)
+        return dsts
+
+    def check_copy(d):
+        if not all(np.array_equal(a, b) for a, b in zip(srcs, d)):
+            raise AssertionError("bench --speed: memcpy differs")
+    out["GBps"]["memcpy of the output"] = raw / _median_time(copy, repeat, check_copy) / 1e9
+    return out
+
+
+def format_speed(label: str, results: dict, cpu=None, repeat: int = 7) -> str:
+    """Speed tables of :func:`speed` results (mode -> result): GB/s and the ratios to memcpy and numba."""
+    lines = [f"{label}: decode speed, GB/s of decoded output, one core"
+             + (f" (CPU {cpu})" if cpu is not None else " (not pinned)") + f", medians of {repeat}; "
+             "every output checked bit for bit"]
+    for mode, r in results.items():
+        g = r["GBps"]
+        mem, nb = g.get("memcpy of the output"), g.get("numba kernel")
+        lines.append("")
+        lines.append(f"{mode}: {r['raw'] / 1e6:.2f} MB raw; size / raw: lutzip {r['lutzip'] / r['raw']:.4f}, "
+                     f"zstd -3 {r['zstd -3'] / r['raw']:.4f}" + (f"; C kernel: {r['lanes']} lanes" if "lanes" in r
+                                                                   else f"; no C kernel: {r.get('C kernel')}"))
+        head = f"{'decoder':40s} {'GB/s':>7s} {'/ memcpy':>9s} {'/ numba':>8s}"
+        lines += [head, "-" * len(head)]
+        for name, v in g.items():
+            if name.startswith("CRC32"):
+                continue
+            lines.append(f"{name:40s} {v:7.3f} {v / mem:9.3f} {v / nb:8.2f}")
+        for name, v in g.items():
+            if name.startswith("CRC32"):
+                lines.append(f"{name:40s} {v:7.3f}")
+    return "\n".join(lines)
+
+
+def speed_main(args) -> int:
+    """``lutzip bench --speed [FILE]``."""
+    from lutzip.weights.quantize import prepare
+    model = args.input or ("minilm" if minilm_path() else "digits")
+    label, arrays = load_model(model)
+    cpu, allowed = pin_to_one_cpu(getattr(args, "cpu", None))
+    repeat = max(5, int(getattr(args, "repeat", 7) or 7))
+    results = {}
+    try:
+        _warm_up()
+        for mode, quant, bf16, prune in SPEED_MODES:
+            prep, attrs = prepare(arrays, quantize=quant, bf16=bf16, prune_fraction=prune, skip_unsupported=True)
+            results[mode] = speed(prep, attrs, repeat=repeat, stripe_len=args.stripe, cpus=allowed)
+    finally:
+        if allowed:
+            os.sched_setaffinity(0, allowed)
+    print(format_speed(label, results, cpu, repeat))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({label: results}, f, indent=1)
     return 0

@@ -349,3 +349,25 @@ def test_fresh_build_in_an_empty_cache(tmp_path):
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
         assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr[-2000:]
     assert list(tmp_path.glob("fastdec/*/_fastdec.so"))
+
+
+# ------------------------------------------------------------------------------------------ benchmark
+def test_bench_speed_rows_and_cli(tmp_path, capsys):
+    """``lutzip bench --speed`` measures every row on a small input (outputs checked inside) and prints them."""
+    from lutzip import bench
+    from lutzip.cli import main
+    rng = np.random.default_rng(2)
+    arrays = {"a": np.round(rng.standard_normal((64, 300)) * 200).astype(np.int16),
+              "b": np.arange(-50, 50, dtype=np.int16)}
+    r = bench.speed(arrays, repeat=5, cpus=None)
+    assert {"numba kernel", "C kernel", "C kernel + CRC", "lutzip.decompress (end to end)", "zstd -3 decompress",
+            "memcpy of the output"} <= set(r["GBps"])
+    assert all(v > 0 for v in r["GBps"].values())
+    text = bench.format_speed("x", {"int16": r}, cpu=0, repeat=5)
+    assert "/ memcpy" in text and "C kernel + CRC" in text
+    path = tmp_path / "w.npz"
+    np.savez(path, w=np.round(rng.standard_normal((40, 50)) * 3).astype(np.float32))
+    assert main(["bench", "--speed", str(path), "--repeat", "5", "--json", str(tmp_path / "s.json")]) == 0
+    out = capsys.readouterr().out
+    assert "bf16:" in out and "int16 75 %:" in out and "zstd -3 decompress" in out
+    assert (tmp_path / "s.json").stat().st_size > 0

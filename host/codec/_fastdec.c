@@ -47,7 +47,8 @@ enum { MODE_LUT = 0, MODE_RANGE = 1, MODE_MIX = 2 };
 #define MIX_MASK 8191  /* the kernel's lut3 has 8192 entries */
 
 enum { ERR_OK = 0, ERR_BAD_HEADER = 1, ERR_COUNT = 2, ERR_INVALID_PREFIX = 3, ERR_OVERRUN = 4,
-       ERR_LUT3_RANGE = 5, ERR_ZRUN_OVERFLOW = 6, ERR_LEFTOVER = 7, ERR_PADDING = 8, ERR_CRC = 100 };
+       ERR_LUT3_RANGE = 5, ERR_ZRUN_OVERFLOW = 6, ERR_LEFTOVER = 7, ERR_PADDING = 8, ERR_CRC = 100,
+       ERR_INDEX = 101, ERR_NOMEM = 102 };
 
 /* ------------------------------------------------------------------------------------------------ CRC32 */
 static uint32_t crc_tab[16][256];
@@ -203,7 +204,7 @@ typedef struct {
     const uint32_t *words;    /* the whole payload of the tensor (or stream) */
     int64_t total;            /* its length in words */
     const int64_t *starts;    /* first word (the header) of each stripe */
-    const int64_t *nw;        /* words of each stripe, header included (>= 2) */
+    const uint32_t *nw;       /* words of each stripe, header included (>= 2) */
     int64_t S, numel;
     const lz_entry *T;        /* 4096 entries (2^L used), then the kernel's LUT3 of 8192 entries */
     int L, mode;
@@ -570,16 +571,29 @@ static void *run_thread(void *arg) {
 #define MAX_THREADS 64
 
 /* Decode a tensor's (or stream's) stripes.  Returns 0, a decode error code (ERR_*, err[0] = stripe,
- * err[1] = decoded word of the stripe) or ERR_CRC (err[0] = the first stripe whose CRC does not match).
+ * err[1] = decoded word of the stripe), ERR_CRC (err[0] = the first stripe whose CRC does not match),
+ * ERR_INDEX (a stripe of fewer than 2 words, or the word counts nw do not add up to total) or ERR_NOMEM.
  * T: the combined table (4096 entries, 2^L used) followed by the kernel's LUT3 (8192 entries); lut3 the
  * table set's LUT3; cls: kind, k, param and c of the 16 classes (4 x 16 int32). */
-EXPORT int lz_decode(const uint32_t *words, int64_t total, const int64_t *starts, const int64_t *nw,
-                     int64_t n_stripes, int64_t S, int64_t numel, const lz_entry *T, int L, int mode,
+EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, int64_t n_stripes, int64_t S, int64_t numel, const lz_entry *T, int L, int mode,
                      const uint16_t *lut3, int64_t n_lut3, const int32_t *cls, void *out,
                      int out8, const uint32_t *crcs, int threads, int64_t *err) {
     pthread_once(&crc_once, crc_init);
+    if (n_stripes <= 0) return total == 0 ? ERR_OK : ERR_INDEX;
+    int64_t *starts = malloc((size_t)n_stripes * sizeof(int64_t));
+    if (!starts) return ERR_NOMEM;
+    int64_t sum = 0;
+    for (int64_t s = 0; s < n_stripes; s++) {
+        starts[s] = sum;
+        if (nw[s] < 2) sum = total + 1;
+        sum += nw[s];
+        if (sum > total) break;
+    }
+    if (sum != total) {
+        free(starts);
+        return ERR_INDEX;
+    }
     lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, 5};
-    if (n_stripes <= 0) return ERR_OK;
     if (mode < 0 || mode > 2) mode = job.mode = MODE_MIX;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
@@ -601,6 +615,7 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const int64_t *starts
         if (started[t]) pthread_join(tid[t], NULL);
         else run_range(&rs[t]);
     }
+    free(starts);
     /* the first CRC mismatch of all, else the first decode error */
     for (int t = 0; t < threads; t++)
         if (rs[t].rc == ERR_CRC) { err[0] = rs[t].stripe; err[1] = 0; return ERR_CRC; }

@@ -309,41 +309,50 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
     CorruptError
         A stripe's CRC does not match (only with ``crcs``).
     """
-    tables.validate()
-    stripe_words = np.asarray(stripe_words, np.int64)
     n_stripes = -(-numel // stripe_len) if numel else 0
     if len(stripe_words) != n_stripes:
         raise DecodeError(f"{len(stripe_words)} stripes recorded, {n_stripes} expected", name)
-    if np.any(stripe_words < 2) or int(stripe_words.sum()) != len(payload_words):
-        raise DecodeError("stripe word counts do not add up to the payload", name)
     if crcs is not None and len(crcs) != n_stripes:
         raise DecodeError(f"{len(crcs)} stripe CRCs recorded, {n_stripes} expected", name)
-    starts = np.zeros(n_stripes, np.int64)
-    if n_stripes:
-        starts[1:] = np.cumsum(stripe_words)[:-1]
     if out is None:
         out = np.empty(numel, np.uint16)
     elif out.shape != (numel,) or out.dtype not in (np.uint16, np.uint8 if tables.word_bits == 8 else np.uint16):
         raise ValueError(f"out must be {numel} words of uint16 (or uint8 for 8-bit tables)")
-    payload_words = np.asarray(payload_words, np.uint32)
-    use_c = kernel == "c"
-    if kernel == "auto":
-        from lutzip.codec import fastdec
-        use_c = fastdec.available()
-    elif kernel not in ("c", "numba"):
+    if kernel not in ("auto", "c", "numba"):
         raise ValueError(f"kernel must be 'auto', 'c' or 'numba', not {kernel!r}")
-    if use_c and out.flags.c_contiguous:
+    if kernel != "numba" and out.flags.c_contiguous:
         from lutzip.codec import fastdec
-        if not fastdec.available():
+        if fastdec.available():
+            sw = stripe_words
+            if not isinstance(sw, np.ndarray) or sw.dtype != np.uint32 or not sw.flags.c_contiguous:
+                sw = np.asarray(sw)
+                if sw.size and (sw.min() < 0 or sw.max() > 0xFFFFFFFF):
+                    raise DecodeError("stripe word counts do not add up to the payload", name)
+                sw = np.ascontiguousarray(sw, np.uint32)
+            pw = payload_words
+            if not isinstance(pw, np.ndarray) or pw.dtype != np.uint32 or not pw.flags.c_contiguous:
+                pw = np.ascontiguousarray(pw, np.uint32)
+            rc, stripe, word = fastdec.decode(pw, sw, int(numel), int(stripe_len), tables, out, crcs, max(1, int(threads)))
+            if rc == 0:
+                return out
+            if rc == fastdec.ERR_CRC:
+                raise _crc_error(name, stripe)
+            if rc == fastdec.ERR_INDEX:
+                raise DecodeError("stripe word counts do not add up to the payload", name)
+            if rc == fastdec.ERR_NOMEM:
+                raise MemoryError("no memory for the stripe index")
+            raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {word} of the stripe)", name, stripe)
+        if kernel == "c":
             from lutzip.errors import UnsupportedError
             raise UnsupportedError(f"the C decoder is not available: {fastdec.why_not()}")
-        rc, stripe, word = fastdec.decode(np.ascontiguousarray(payload_words), starts, stripe_words, numel,
-                                          stripe_len, tables, out, crcs, threads)
-        if rc == fastdec.ERR_CRC:
-            raise _crc_error(name, stripe)
-        if rc:
-            raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {word} of the stripe)", name, stripe)
-        return out
+    tables.validate()
+    stripe_words = np.asarray(stripe_words, np.int64)
+    if np.any(stripe_words < 2) or int(stripe_words.sum()) != len(payload_words):
+        raise DecodeError("stripe word counts do not add up to the payload", name)
+    starts = np.zeros(n_stripes, np.int64)
+    if n_stripes:
+        starts[1:] = np.cumsum(stripe_words)[:-1]
+    payload_words = np.asarray(payload_words, np.uint32)
     if crcs is not None:
         from lutzip.codec import fastdec
         bad = fastdec.first_bad_crc(payload_words, stripe_words, crcs)

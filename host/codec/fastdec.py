@@ -35,8 +35,9 @@ F_LUT, F_INVALID, F_SLOW = 1, 4, 8
 MODE_LUT, MODE_RANGE, MODE_MIX = 0, 1, 2
 KERNEL_LUT3 = 8192
 T_ENTRIES = 4096
-#: Return code of the kernel for a CRC mismatch (decode errors are the ``ERR_*`` codes of bitstream.py).
-ERR_CRC = 100
+#: Return codes of the kernel besides the decode errors (the ``ERR_*`` codes of bitstream.py): a CRC mismatch,
+#: stripe word counts that do not tile the payload, no memory.
+ERR_CRC, ERR_INDEX, ERR_NOMEM = 100, 101, 102
 FLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden"]
 
 _lock = threading.Lock()
@@ -93,7 +94,7 @@ def _load():
     except (OSError, subprocess.SubprocessError) as e:
         return None, f"could not build the C decoder: {e}"
     vp, i64, i32, u32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_uint32
-    lib.lz_decode.argtypes = [vp, i64, vp, vp, i64, i64, i64, vp, i32, i32, vp, i64, vp, vp, i32, vp, i32, vp]
+    lib.lz_decode.argtypes = [vp, i64, vp, i64, i64, i64, vp, i32, i32, vp, i64, vp, vp, i32, vp, i32, vp]
     lib.lz_decode.restype = i32
     lib.lz_crc32.argtypes = [vp, i64, u32]
     lib.lz_crc32.restype = u32
@@ -131,7 +132,7 @@ _table_cache: dict = {}
 
 
 def combined_table(tables: TableSet):
-    """The kernel's tables of a (validated) table set: ``(buf, mode, lut3k, cls, L)``.
+    """The kernel's tables of a table set (validated when first seen): ``(buf, mode, lut3k, cls, L, pointers)``.
 
     ``buf`` holds the combined table ``T`` (room for 4096 entries, the first ``2^L`` used) and then ``lut3k``.
     ``T`` has ``2^L`` entries (``L`` = longest class code), one per ``L``-bit prefix: the symbol's length,
@@ -146,7 +147,8 @@ def combined_table(tables: TableSet):
     key = (tables.word_bits, tuple(tables.classes), tables.lut3.tobytes())
     hit = _table_cache.get(key)
     if hit is not None:
-        return hit
+        return hit[:6]
+    tables.validate()
     L = tables.max_code_len
     classes = tables.classes
     n3 = len(tables.lut3)
@@ -198,7 +200,10 @@ def combined_table(tables: TableSet):
         cls[:, j] = (cl.kind, cl.k, cl.param, cl.c)
     if len(_table_cache) > 256:
         _table_cache.clear()
-    _table_cache[key] = hit = (buf, mode, lut3k, cls, L)
+    lut3 = np.array(tables.lut3, np.uint16)       # a copy the cache owns: its pointer stays valid
+    _table_cache[key] = hit = (buf, mode, lut3k, cls, L, (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls)),
+                               lut3)
+    return hit[:6]
     return hit
 
 
@@ -207,43 +212,54 @@ def _ptr(a: np.ndarray) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- entry points
-def decode(payload_words: np.ndarray, starts: np.ndarray, stripe_words: np.ndarray, numel: int, stripe_len: int,
-           tables: TableSet, out: np.ndarray, crcs=None, threads: int = 1):
+class _Err(threading.local):
+    def __init__(self):
+        self.err = np.zeros(2, np.int64)
+        self.ptr = _ptr(self.err)
+
+
+_err = _Err()
+
+
+def decode(payload_words: np.ndarray, stripe_words: np.ndarray, numel: int, stripe_len: int, tables: TableSet,
+           out: np.ndarray, crcs=None, threads: int = 1):
     """Decode stripes into ``out`` with the C kernel (callers check the arguments: :func:`decode_stripes`).
 
     Parameters
     ----------
     payload_words : numpy.ndarray of uint32
         The stripes back to back (C-contiguous).
-    starts, stripe_words : numpy.ndarray of int64
-        First word and number of words (header included, >= 2) of each stripe; they tile ``payload_words``.
+    stripe_words : numpy.ndarray of uint32
+        Words of each stripe (header included, >= 2; C-contiguous); they must tile ``payload_words`` (the
+        kernel checks: :data:`ERR_INDEX`).
     numel, stripe_len : int
-        Words of the tensor (or stream) and words per stripe.
+        Words of the tensor (or stream) and words per stripe; ``len(stripe_words) == ceil(numel / stripe_len)``.
     tables : TableSet
-        A validated table set.
+        The table set (validated here the first time it is seen).
     out : numpy.ndarray
         ``numel`` C-contiguous uint16 (or, for 8-bit tables, uint8) words.
     crcs : numpy.ndarray of uint32, optional
         The stripes' CRC32s: checked as each stripe is decoded; the first mismatch wins over any decode error.
     threads : int
-        Threads to split the stripes over (contiguous ranges of stripes).
+        Threads to split the stripes over (contiguous ranges of stripes; the GIL is released).
 
     Returns
     -------
     (rc, stripe, word) : tuple of int
-        ``rc`` 0, an ``ERR_*`` decode error code or :data:`ERR_CRC`; the stripe and the decoded word within it.
+        ``rc`` 0, an ``ERR_*`` decode error code, :data:`ERR_CRC` or :data:`ERR_INDEX`; the stripe and the
+        decoded word within it.
     """
     lb = lib()
-    buf, mode, _, cls, L = combined_table(tables)
-    err = np.zeros(2, np.int64)
-    if crcs is not None:
+    _buf, mode, _l, _c, L, ptrs = combined_table(tables)
+    if crcs is not None and (crcs.dtype != np.uint32 or not crcs.flags.c_contiguous):
         crcs = np.ascontiguousarray(crcs, np.uint32)
-    rc = lb.lz_decode(_ptr(payload_words), len(payload_words), _ptr(starts), _ptr(stripe_words), len(stripe_words),
-                      int(stripe_len), int(numel), _ptr(buf), L, mode, _ptr(tables.lut3),
-                      len(tables.lut3), _ptr(cls), _ptr(out),
-                      int(out.dtype.itemsize == 1), None if crcs is None else _ptr(crcs), max(1, int(threads)),
-                      _ptr(err))
-    return int(rc), int(err[0]), int(err[1])
+    e = _err
+    rc = lb.lz_decode(_ptr(payload_words), len(payload_words), _ptr(stripe_words), len(stripe_words),
+                      stripe_len, numel, ptrs[0], L, mode, ptrs[1], len(tables.lut3), ptrs[2], _ptr(out),
+                      out.dtype.itemsize == 1, None if crcs is None else _ptr(crcs), threads, e.ptr)
+    if rc:
+        return rc, int(e.err[0]), int(e.err[1])
+    return 0, 0, 0
 
 
 def crc32(data, crc: int = 0) -> int:
