@@ -400,3 +400,21 @@ def test_virtual_board_verifies_a_grouped_container(verify):
     assert [t["name"] for t in r["tensors"]] == [t.name for t in c.tensors if t.numel]
     assert all(t["status"] == "pass" for t in r["tensors"]) and sum(t["grouped"] for t in r["tensors"]) >= 10
     assert len(r["streams"]) == len(c.streams) and r["counters"]["words"] == sum(s.numel for s in c.streams)
+
+
+def test_cli_compress_group_below(tmp_path, capsys):
+    from lutzip import cli
+    src = tmp_path / "m.npz"
+    small = {k.replace(".", "_"): _bits(v) for k, v in list(ARRAYS.items())[:12]}
+    np.savez(src, **small)
+    for n, grouped in (("1024", True), ("0", False)):
+        out = tmp_path / f"m{n}.lutz"
+        assert cli.main(["compress", str(src), "-o", str(out), "--group-below", n]) == 0
+        line = capsys.readouterr().out
+        assert ("group streams" in line) == grouped, line
+        c = ct.read(out)
+        assert any(s.grouped for s in c.streams) == grouped
+        _same(codec.decompress(c), small)
+    with pytest.raises(SystemExit) as e:                       # argparse: one usage error line
+        cli.main(["compress", str(src), "-o", str(tmp_path / "x.lutz"), "--group-below", "-1"])
+    assert e.value.code == 2 and "group threshold -1 outside" in capsys.readouterr().err

@@ -74,12 +74,15 @@ def _compress(args):
     try:
         c = codec.compress(arrays, tableset_fn=fn, stripe_len=args.stripe, attrs=attrs, L=args.L,
                            share=not args.no_share, progress=lambda name: bar.update(1),
-                           plan_progress=lambda name: bar.update(1))
+                           plan_progress=lambda name: bar.update(1), group_below=args.group_below)
     finally:
         bar.close()
     n = ct.write(args.output, c)
     raw = sum(t.raw_bytes for t in c.tensors)
-    emit([f"{args.output}: {len(c.tensors)} tensors, {len(c.tables)} table sets, {n} bytes = "
+    groups = [s for s in c.streams if s.grouped]
+    emit([f"{args.output}: {len(c.tensors)} tensors"
+          + (f" ({sum(len(s.members) for s in groups)} in {len(groups)} group streams)" if groups else "")
+          + f", {len(c.tables)} table sets, {n} bytes = "
           f"{n / max(raw, 1):.4f} of {raw} raw bytes ({8 * n / max(sum(t.numel for t in c.tensors), 1):.3f} "
           f"bits/weight)"])
     return 0
@@ -234,6 +237,9 @@ def register(sub):
                    help="longest class code = the decoder's LUT1 address bits (default 8, up to 12)")
     p.add_argument("--greedy", action="store_true", help="use the published greedy table sets (baseline)")
     p.add_argument("--no-share", action="store_true", help="one table set per tensor")
+    p.add_argument("--group-below", type=int_in(0, 1 << 20, "group threshold"), default=codec.DEFAULT_GROUP_BELOW,
+                   metavar="N", help="tensors of fewer than N words share group streams (default "
+                                     f"{codec.DEFAULT_GROUP_BELOW}; 0: every tensor owns its stripes)")
     p.set_defaults(func=_compress)
 
     p = sub.add_parser("decompress", help="decode a .lutz container to .npz (bit-identical arrays)")
@@ -259,8 +265,6 @@ def register(sub):
     p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"), default=codec.DEFAULT_STRIPE, metavar="N")
     p.add_argument("--json", metavar="F", help="write the results as JSON to F")
     p.add_argument("--plot", metavar="F.png", help="plot compression rate against sparsity (matplotlib)")
-    p.add_argument("--skip-unsupported", action="store_true", default=True, help=argparse.SUPPRESS)
-    p.set_defaults(func=_bench)
     p.add_argument("--speed", action="store_true",
                    help="decode speed instead: bf16 and int16 75%% pruned, one core, numba and C kernels, "
                         "zstd -3, memcpy (default input: all-MiniLM-L6-v2 when installed)")
@@ -268,3 +272,5 @@ def register(sub):
                    help="--speed: runs per measurement, the median is printed (default 7, at least 5)")
     p.add_argument("--cpu", type=int_in(0, 4095, "CPU number"), default=None, metavar="N",
                    help="--speed: the CPU to pin to (default: the last one this process may use)")
+    p.add_argument("--skip-unsupported", action="store_true", default=True, help=argparse.SUPPRESS)
+    p.set_defaults(func=_bench)
