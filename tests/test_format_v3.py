@@ -418,3 +418,13 @@ def test_cli_compress_group_below(tmp_path, capsys):
     with pytest.raises(SystemExit) as e:                       # argparse: one usage error line
         cli.main(["compress", str(src), "-o", str(tmp_path / "x.lutz"), "--group-below", "-1"])
     assert e.value.code == 2 and "group threshold -1 outside" in capsys.readouterr().err
+
+
+def test_api_group_below_option():
+    small = {k: v for k, v in list(ARRAYS.items())[:12]}
+    flat = ct.from_bytes(lutzip.compress(small, group_below=0))
+    assert not any(s.grouped for s in flat.streams)
+    assert any(s.grouped for s in ct.from_bytes(lutzip.compress(small)).streams)
+    _same(lutzip.decompress(lutzip.compress(small, group_below=0)), small)
+    with pytest.raises(lutzip.OptionError, match="group_below"):
+        lutzip.compress(small, group_below="many")
