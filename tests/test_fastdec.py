@@ -371,3 +371,20 @@ def test_bench_speed_rows_and_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "bf16:" in out and "int16 75 %:" in out and "zstd -3 decompress" in out
     assert (tmp_path / "s.json").stat().st_size > 0
+
+
+def test_stripe_numbers_of_a_part_of_a_stream():
+    """first_stripe and crc_where: messages name the stripe of the whole stream and its owner, in both kernels."""
+    rng = np.random.default_rng(9)
+    ts = random_tableset(rng, W=16)
+    words = random_words(rng, ts, 10 * 50)
+    payload, sw = encode_stripes(words, ts, 50)
+    crcs = _crcs(payload, sw)
+    bad = payload.copy()
+    bad[sw[0]] = np.uint32(0x12340000)                       # header of stripe 1
+    for kernel in ("numba", "c"):
+        with pytest.raises(DecodeError, match=r"stripe 8: stripe header marker"):
+            decode_stripes(bad, sw, len(words), 50, ts, "s", kernel=kernel, first_stripe=7)
+        with pytest.raises(CorruptError, match=r"^stream 3, stripe 8: CRC mismatch"):
+            decode_stripes(bad, sw, len(words), 50, ts, "s", kernel=kernel, crcs=crcs, first_stripe=7,
+                           crc_where="stream 3")

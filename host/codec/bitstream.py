@@ -276,7 +276,7 @@ def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params
 
 def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: int, stripe_len: int,
                    tables: TableSet, name=None, out=None, crcs=None, threads: int = 1,
-                   kernel: str = "auto") -> np.ndarray:
+                   kernel: str = "auto", first_stripe: int = 0, crc_where=None) -> np.ndarray:
     """Decode a tensor's stripes back to its flat ``uint16`` words.
 
     Parameters
@@ -301,6 +301,10 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
     kernel : {"auto", "c", "numba"}
         ``"auto"``: the C kernel of :mod:`lutzip.codec.fastdec` when it is available, else numba; ``"c"``
         requires the C kernel; ``"numba"`` is the reference kernel of this module.
+    first_stripe : int
+        Number of the first stripe in error messages (when these stripes are a part of a longer run).
+    crc_where : str, optional
+        How a CRC mismatch names the stripes' owner (default ``tensor 'name'``).
 
     Raises
     ------
@@ -336,12 +340,13 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
             if rc == 0:
                 return out
             if rc == fastdec.ERR_CRC:
-                raise _crc_error(name, stripe)
+                raise _crc_error(name, first_stripe + stripe, crc_where)
             if rc == fastdec.ERR_INDEX:
                 raise DecodeError("stripe word counts do not add up to the payload", name)
             if rc == fastdec.ERR_NOMEM:
                 raise MemoryError("no memory for the stripe index")
-            raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {word} of the stripe)", name, stripe)
+            raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {word} of the stripe)", name,
+                              first_stripe + stripe)
         if kernel == "c":
             from lutzip.errors import UnsupportedError
             raise UnsupportedError(f"the C decoder is not available: {fastdec.why_not()}")
@@ -357,7 +362,7 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
         from lutzip.codec import fastdec
         bad = fastdec.first_bad_crc(payload_words, stripe_words, crcs)
         if bad >= 0:
-            raise _crc_error(name, bad)
+            raise _crc_error(name, first_stripe + bad, crc_where)
     L = tables.max_code_len
     lut1 = tables.lut1(L).astype(np.int64)
     kinds = np.array([cl.kind for cl in tables.classes], np.int64)
@@ -367,11 +372,13 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
     rc = _decode_kernel(payload_words, starts, stripe_words, stripe_len, numel, lut1, L,
                         kinds, ks, params, tables.lut3, out, err)
     if rc:
-        raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {int(err[2])} of the stripe)", name, int(err[1]))
+        raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {int(err[2])} of the stripe)", name,
+                          first_stripe + int(err[1]))
     return out
 
 
-def _crc_error(name, stripe):
+def _crc_error(name, stripe, where=None):
     from lutzip.errors import CorruptError
-    where = f"tensor {name!r}, " if name is not None else ""
-    return CorruptError(f"{where}stripe {stripe}: CRC mismatch, the payload is corrupt")
+    if where is None:
+        where = f"tensor {name!r}" if name is not None else ""
+    return CorruptError(f"{where}{', ' if where else ''}stripe {stripe}: CRC mismatch, the payload is corrupt")
