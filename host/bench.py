@@ -331,16 +331,16 @@ def main(args) -> int:
 SPEED_MODES = (("bf16", None, True, 0.0), ("int16 75 %", "int16", False, 0.75))
 
 
-def _median_time(fn, repeat: int, check=None) -> float:
-    """Median wall time of ``repeat`` calls of ``fn`` (after one warm-up call); ``check(result)`` after each."""
+def _median_time_of(fn, repeat: int, check=None, clock=time.perf_counter) -> float:
+    """Median time of ``repeat`` calls of ``fn`` (after one warm-up call); ``check(result)`` after each."""
     r = fn()
     if check:
         check(r)
     times = []
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = clock()
         r = fn()
-        times.append(time.perf_counter() - t)
+        times.append(clock() - t)
         if check:
             check(r)
     return float(np.median(times))
@@ -361,7 +361,7 @@ def pin_to_one_cpu(cpu=None):
 
 
 def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: int = codec.DEFAULT_STRIPE,
-          cpus=None) -> dict:
+          cpus=None, cpu_time: bool = False) -> dict:
     """Decode speeds on the prepared arrays, in GB/s of decoded output, medians of ``repeat`` runs.
 
     Every run's output is compared with the arrays bit for bit. Rows: ``numba kernel``, ``C kernel``,
@@ -369,6 +369,8 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     (parse, CRC checks and decode into the final arrays, as the API does it), ``zstd -3 decompress`` (of the
     concatenated raw tensors) and ``memcpy of the output`` (``numpy.copyto`` into arrays of the same size).
     The caller pins the process (:func:`pin_to_one_cpu`); ``cpus`` are the CPUs the 2-thread row may use.
+    ``cpu_time``: time with this thread's CPU time (``time.thread_time``) instead of the wall clock, for a
+    machine other processes load (no 2-thread row then).
 
     Returns
     -------
@@ -379,6 +381,10 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     from lutzip.codec import fastdec
     from lutzip.codec.bitstream import decode_stripes
     import zstandard
+    clock = time.thread_time if cpu_time else time.perf_counter
+
+    def _median_time(fn, repeat, check=None):
+        return _median_time_of(fn, repeat, check, clock)
     c = codec.compress(arrays, stripe_len=stripe_len, attrs=attrs)
     data = ct.to_bytes(c)
     c = ct.from_bytes(data)
@@ -419,7 +425,7 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
         out["lanes"] = int(fastdec.lib().lz_lanes())
         kernel("C kernel")
         kernel("C kernel + CRC", crc=True)
-        if cpus and len(cpus) >= 2:
+        if cpus and len(cpus) >= 2 and not cpu_time:
             pinned = os.sched_getaffinity(0)
             os.sched_setaffinity(0, set(sorted(cpus)[-2:]))
             try:
@@ -466,11 +472,11 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     return out
 
 
-def format_speed(label: str, results: dict, cpu=None, repeat: int = 7) -> str:
+def format_speed(label: str, results: dict, cpu=None, repeat: int = 7, cpu_time: bool = False) -> str:
     """Speed tables of :func:`speed` results (mode -> result): GB/s and the ratios to memcpy and numba."""
     lines = [f"{label}: decode speed, GB/s of decoded output, one core"
-             + (f" (CPU {cpu})" if cpu is not None else " (not pinned)") + f", medians of {repeat}; "
-             "every output checked bit for bit"]
+             + (f" (CPU {cpu})" if cpu is not None else " (not pinned)") + f", medians of {repeat}"
+             + (" (thread CPU time)" if cpu_time else "") + "; every output checked bit for bit"]
     for mode, r in results.items():
         g = r["GBps"]
         mem, nb = g.get("memcpy of the output"), g.get("numba kernel")
@@ -502,11 +508,12 @@ def speed_main(args) -> int:
         _warm_up()
         for mode, quant, bf16, prune in SPEED_MODES:
             prep, attrs = prepare(arrays, quantize=quant, bf16=bf16, prune_fraction=prune, skip_unsupported=True)
-            results[mode] = speed(prep, attrs, repeat=repeat, stripe_len=args.stripe, cpus=allowed)
+            results[mode] = speed(prep, attrs, repeat=repeat, stripe_len=args.stripe, cpus=allowed,
+                                  cpu_time=getattr(args, "cpu_time", False))
     finally:
         if allowed:
             os.sched_setaffinity(0, allowed)
-    print(format_speed(label, results, cpu, repeat))
+    print(format_speed(label, results, cpu, repeat, getattr(args, "cpu_time", False)))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({label: results}, f, indent=1)

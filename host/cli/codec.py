@@ -272,5 +272,7 @@ def register(sub):
                    help="--speed: runs per measurement, the median is printed (default 7, at least 5)")
     p.add_argument("--cpu", type=int_in(0, 4095, "CPU number"), default=None, metavar="N",
                    help="--speed: the CPU to pin to (default: the last one this process may use)")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="--speed: time with the thread's CPU time, not the wall clock (a loaded machine)")
     p.add_argument("--skip-unsupported", action="store_true", default=True, help=argparse.SUPPRESS)
     p.set_defaults(func=_bench)
