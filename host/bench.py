@@ -366,7 +366,9 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
 
     Every run's output is compared with the arrays bit for bit. Rows: ``numba kernel``, ``C kernel``,
     ``C kernel + CRC``, ``C kernel + CRC, 2 threads`` (when ``cpus`` holds 2 CPUs), ``lutzip.decompress``
-    (parse, CRC checks and decode into the final arrays, as the API does it), ``zstd -3 decompress`` (of the
+    (parse, CRC checks and decode into the final arrays, as the API does it), ``parse + C kernel + CRC``
+    (container parse, then each stream decoded with its CRCs checked in the kernel into a new array: the
+    end-to-end path with the container calling the kernel's CRC), ``zstd -3 decompress`` (of the
     concatenated raw tensors) and ``memcpy of the output`` (``numpy.copyto`` into arrays of the same size).
     The caller pins the process (:func:`pin_to_one_cpu`); ``cpus`` are the CPUs the 2-thread row may use.
     ``cpu_time``: time with this thread's CPU time (``time.thread_time``) instead of the wall clock, for a
@@ -448,6 +450,24 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
 
     out["GBps"]["lutzip.decompress (end to end)"] = \
         raw / _median_time(lambda: codec.decompress(ct.from_bytes(data), max_output=None), repeat, check_arrays) / 1e9
+    if fastdec.available():
+        def parse_and_decode():
+            # what decompress does with the CRCs checked in the kernel: parse, allocate, decode each run of stripes
+            c2 = ct.from_bytes(data)
+            runs = getattr(c2, "streams", None) or [t for t in c2.tensors if t.numel]
+            res = []
+            for s in runs:
+                ts = c2.tables[s.table]
+                w = np.empty(s.numel, np.uint8 if ts.word_bits == 8 else np.uint16)
+                res.append(decode_stripes(c2.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts, s.name,
+                                          out=w, crcs=s.stripe_crcs))
+            return res
+
+        def check_runs(res):
+            for w, (_s, _p, _ts, _w, expect) in zip(res, jobs):
+                if not np.array_equal(w.view(np.uint8), expect):
+                    raise AssertionError("bench --speed: parse + decode did not round-trip")
+        out["GBps"]["parse + C kernel + CRC"] = raw / _median_time(parse_and_decode, repeat, check_runs) / 1e9
     blob = b"".join(np.ascontiguousarray(arrays[k]).tobytes() for k in names)
     z = zstandard.ZstdCompressor(level=3).compress(blob)
     out["zstd -3"] = len(z)
