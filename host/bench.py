@@ -331,21 +331,6 @@ def main(args) -> int:
 SPEED_MODES = (("bf16", None, True, 0.0), ("int16 75 %", "int16", False, 0.75))
 
 
-def _median_time_of(fn, repeat: int, check=None, clock=time.perf_counter) -> float:
-    """Median time of ``repeat`` calls of ``fn`` (after one warm-up call); ``check(result)`` after each."""
-    r = fn()
-    if check:
-        check(r)
-    times = []
-    for _ in range(repeat):
-        t = clock()
-        r = fn()
-        times.append(clock() - t)
-        if check:
-            check(r)
-    return float(np.median(times))
-
-
 def pin_to_one_cpu(cpu=None):
     """Pin this process to one CPU (``os.sched_setaffinity``): ``cpu``, else the last one it may run on.
 
@@ -362,8 +347,10 @@ def pin_to_one_cpu(cpu=None):
 
 def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: int = codec.DEFAULT_STRIPE,
           cpus=None, cpu_time: bool = False) -> dict:
-    """Decode speeds on the prepared arrays, in GB/s of decoded output, medians of ``repeat`` runs.
+    """Decode speeds on the prepared arrays, in GB/s of decoded output, medians of ``repeat`` rounds.
 
+    The rows run in rounds (every row once a round, after a warm-up round), so that a varying load of the
+    machine affects them alike.
     Every run's output is compared with the arrays bit for bit. Rows: ``numba kernel``, ``C kernel``,
     ``C kernel + CRC``, ``C kernel + CRC, 2 threads`` (when ``cpus`` holds 2 CPUs), ``lutzip.decompress``
     (parse, CRC checks and decode into the final arrays, as the API does it), ``parse + C kernel + CRC``
@@ -385,8 +372,10 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     import zstandard
     clock = time.thread_time if cpu_time else time.perf_counter
 
-    def _median_time(fn, repeat, check=None):
-        return _median_time_of(fn, repeat, check, clock)
+    rows = []     # (name, bytes, fn, check, affinity): measured at the end, interleaved
+
+    def measure(name, nbytes, fn, check=None, affinity=None):
+        rows.append((name, nbytes, fn, check, affinity))
     c = codec.compress(arrays, stripe_len=stripe_len, attrs=attrs)
     data = ct.to_bytes(c)
     c = ct.from_bytes(data)
@@ -420,7 +409,7 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
                 decode_stripes(p, t.stripe_words, t.numel, t.stripe_len, ts, t.name, out=w,
                                crcs=t.stripe_crcs if kw.get("crc") else None, threads=kw.get("threads", 1),
                                kernel=kw.get("kernel", "c"))
-        out["GBps"][name] = raw / _median_time(run, repeat, check_words) / 1e9
+        measure(name, raw, run, check_words, kw.get("affinity"))
 
     kernel("numba kernel", kernel="numba")
     if fastdec.available():
@@ -428,28 +417,21 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
         kernel("C kernel")
         kernel("C kernel + CRC", crc=True)
         if cpus and len(cpus) >= 2 and not cpu_time:
-            pinned = os.sched_getaffinity(0)
-            os.sched_setaffinity(0, set(sorted(cpus)[-2:]))
-            try:
-                kernel("C kernel + CRC, 2 threads", crc=True, threads=2)
-            finally:
-                os.sched_setaffinity(0, pinned)
+            kernel("C kernel + CRC, 2 threads", crc=True, threads=2, affinity=set(sorted(cpus)[-2:]))
         payload = np.ascontiguousarray(c.payload)
-        out["GBps"]["CRC32 alone (C), GB/s of payload"] = \
-            payload.nbytes / _median_time(lambda: fastdec.crc32(payload), repeat) / 1e9
+        measure("CRC32 alone (C), GB/s of payload", payload.nbytes, lambda: fastdec.crc32(payload))
     else:
         out["C kernel"] = fastdec.why_not()
     payload = np.ascontiguousarray(c.payload)
-    out["GBps"]["CRC32 alone (zlib), GB/s of payload"] = \
-        payload.nbytes / _median_time(lambda: zlib.crc32(payload), repeat) / 1e9
+    measure("CRC32 alone (zlib), GB/s of payload", payload.nbytes, lambda: zlib.crc32(payload))
 
     def check_arrays(back):
         for k in names:
             if not np.array_equal(np.ascontiguousarray(back[k]).reshape(-1).view(np.uint8), want[k]):
                 raise AssertionError(f"bench --speed: tensor {k!r} did not round-trip")
 
-    out["GBps"]["lutzip.decompress (end to end)"] = \
-        raw / _median_time(lambda: codec.decompress(ct.from_bytes(data), max_output=None), repeat, check_arrays) / 1e9
+    measure("lutzip.decompress (end to end)", raw, lambda: codec.decompress(ct.from_bytes(data), max_output=None),
+            check_arrays)
     if fastdec.available():
         def parse_and_decode():
             # what decompress does with the CRCs checked in the kernel: parse, allocate, decode each run of stripes
@@ -467,7 +449,7 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
             for w, (_s, _p, _ts, _w, expect) in zip(res, jobs):
                 if not np.array_equal(w.view(np.uint8), expect):
                     raise AssertionError("bench --speed: parse + decode did not round-trip")
-        out["GBps"]["parse + C kernel + CRC"] = raw / _median_time(parse_and_decode, repeat, check_runs) / 1e9
+        measure("parse + C kernel + CRC", raw, parse_and_decode, check_runs)
     blob = b"".join(np.ascontiguousarray(arrays[k]).tobytes() for k in names)
     z = zstandard.ZstdCompressor(level=3).compress(blob)
     out["zstd -3"] = len(z)
@@ -476,7 +458,7 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     def check_blob(b):
         if b != blob:
             raise AssertionError("bench --speed: zstd did not round-trip")
-    out["GBps"]["zstd -3 decompress"] = raw / _median_time(lambda: dz.decompress(z), repeat, check_blob) / 1e9
+    measure("zstd -3 decompress", raw, lambda: dz.decompress(z), check_blob)
     srcs = [want[k] for k in names]
     dsts = [np.empty_like(a) for a in srcs]
 
@@ -488,7 +470,27 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     def check_copy(d):
         if not all(np.array_equal(a, b) for a, b in zip(srcs, d)):
             raise AssertionError("bench --speed: memcpy differs")
-    out["GBps"]["memcpy of the output"] = raw / _median_time(copy, repeat, check_copy) / 1e9
+    measure("memcpy of the output", raw, copy, check_copy)
+    # every row once per round, so that all rows see the same load of the machine; one warm-up round
+    times = {name: [] for name, *_ in rows}
+    pinned = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    for rnd in range(repeat + 1):
+        for name, nbytes, fn, check, affinity in rows:
+            if affinity:
+                os.sched_setaffinity(0, affinity)
+            try:
+                t = clock()
+                r = fn()
+                dt = clock() - t
+            finally:
+                if affinity:
+                    os.sched_setaffinity(0, pinned)
+            if check:
+                check(r)
+            if rnd:
+                times[name].append(dt)
+    for name, nbytes, *_ in rows:
+        out["GBps"][name] = nbytes / float(np.median(times[name])) / 1e9
     return out
 
 

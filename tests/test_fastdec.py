@@ -388,3 +388,28 @@ def test_stripe_numbers_of_a_part_of_a_stream():
         with pytest.raises(CorruptError, match=r"^stream 3, stripe 8: CRC mismatch"):
             decode_stripes(bad, sw, len(words), 50, ts, "s", kernel=kernel, crcs=crcs, first_stripe=7,
                            crc_where="stream 3")
+
+
+def test_portable_build_agrees(tmp_path, monkeypatch):
+    """The kernel built without -march=native (no BMI/PCLMUL: the plain C index extraction and slicing-by-16
+    CRC) decodes and checks like the native build."""
+    import ctypes
+    import platform
+    cc = fastdec._compiler()
+    x86 = ["-mno-bmi", "-mno-bmi2", "-mno-pclmul"] if platform.machine() in ("x86_64", "AMD64", "i686") else []
+    fastdec._build(cc, tmp_path, [[f for f in fastdec.FLAGS if f != "-march=native"] + x86])
+    lb = fastdec._configure(ctypes.CDLL(str(tmp_path / "_fastdec.so")))
+    assert lb.lz_crc_mode(-1) == 0                         # no carry-less multiply path in this build
+    monkeypatch.setitem(fastdec._state, "lib", lb)
+    data = np.random.default_rng(4).integers(0, 256, 5000, dtype=np.uint8).tobytes()
+    assert fastdec.crc32(data) == zlib.crc32(data)
+    for seed in range(12):
+        rng = np.random.default_rng(500 + seed)
+        ts = random_tableset(rng)
+        S = int(rng.choice([1, 64, 4096]))
+        words = random_words(rng, ts, int(rng.integers(1, 20000)))
+        payload, sw = encode_stripes(words, ts, S)
+        if seed % 2:
+            payload, sw = _damage(rng, payload, sw, str(rng.choice(["flip", "cut", "garbage", "padding"])))
+        ref, got = both(payload, sw, len(words), S, ts, crcs=_crcs(payload, sw) if seed % 3 == 0 else None)
+        assert same(ref, got), seed

@@ -156,7 +156,9 @@ static uint32_t crc_clmul(const uint8_t *buf, size_t len, uint32_t crc) {
 }
 #endif
 
+#ifdef LZ_HAVE_CLMUL
 static int use_clmul = 1;
+#endif
 
 static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
     uint32_t c = ~crc;
@@ -224,11 +226,9 @@ typedef struct {
     const lz_job *job;
 } lz_range;
 
-static int64_t n_exact = 0;   /* stripes the exact decoder decoded (statistics; not exact with threads) */
+static int64_t n_exact = 0;   /* stripes the exact decoder decoded (statistics) */
 EXPORT int64_t lz_exact_count(int reset) {
-    int64_t n = n_exact;
-    if (reset) n_exact = 0;
-    return n;
+    return reset ? __atomic_exchange_n(&n_exact, 0, __ATOMIC_RELAXED) : __atomic_load_n(&n_exact, __ATOMIC_RELAXED);
 }
 
 /* The reference decoder of one stripe (lutzip.codec.bitstream._decode_kernel, line by line): decodes the
@@ -241,7 +241,7 @@ EXPORT int64_t lz_exact_count(int reset) {
     int64_t n_exp = j->S < j->numel - lo ? j->S : j->numel - lo;                                             \
     OUT_T *out = (OUT_T *)j->out + lo;                                                                       \
     uint32_t hdr = words[base];                                                                              \
-    n_exact++;                                                                                               \
+    __atomic_fetch_add(&n_exact, 1, __ATOMIC_RELAXED);                                                      \
     *word = 0;                                                                                               \
     if ((hdr >> 16) != 0x4C5A) return ERR_BAD_HEADER;                                                        \
     if ((int64_t)(hdr & 0xFFFF) + 1 != n_exp) return ERR_COUNT;                                              \
@@ -340,7 +340,6 @@ typedef struct {
 #define VALUE_0(e, a) LUT3K(a)
 #define VALUE_1(e, a) (a)
 #define VALUE_2(e, a) (((e)->flags & F_LUT) ? LUT3K((a) & MIX_MASK) : (a))
-#define VALUE_3(e, a) ((j->mode == MODE_LUT || (j->mode == MODE_MIX && ((e)->flags & F_LUT))) ? LUT3K((a) & MIX_MASK) : (a))
 
 /* One symbol of lane ln the slow way: an invalid prefix, a zero run of k > 0, a symbol of the mode's
  * minority kind (or any symbol near the end of the payload: reads are bounds-checked).  Sets ln->bad on an

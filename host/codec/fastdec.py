@@ -64,16 +64,33 @@ def _cpu_id() -> str:
     return platform.processor()
 
 
-def _build(cc: str, dest: Path):
+def _build(cc: str, dest: Path, variants=None):
     """Compile the kernel into ``dest/_fastdec.so`` (``-march=native`` first, then without it)."""
     out = dest / "_fastdec.so"
     last = None
-    for flags in (FLAGS, [f for f in FLAGS if f != "-march=native"]):
+    for flags in variants or (FLAGS, [f for f in FLAGS if f != "-march=native"]):
         r = subprocess.run([cc, *flags, "-o", str(out), str(SOURCE)], capture_output=True, text=True, timeout=120)
         if r.returncode == 0:
             return
         last = r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"]
     raise OSError(f"{cc} failed: {last[0]}")
+
+
+def _configure(lib):
+    """Declare the argument and result types of the library's functions; returns ``lib``."""
+    vp, i64, i32, u32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_uint32
+    lib.lz_decode.argtypes = [vp, i64, vp, i64, i64, i64, vp, i32, i32, vp, i64, vp, vp, i32, vp, i32, vp]
+    lib.lz_decode.restype = i32
+    lib.lz_crc32.argtypes = [vp, i64, u32]
+    lib.lz_crc32.restype = u32
+    lib.lz_crc_check.argtypes = [vp, vp, vp, i64, vp]
+    lib.lz_crc_check.restype = i64
+    lib.lz_crc_mode.argtypes = [i32]
+    lib.lz_crc_mode.restype = i32
+    lib.lz_lanes.restype = i32
+    lib.lz_exact_count.argtypes = [i32]
+    lib.lz_exact_count.restype = i64
+    return lib
 
 
 def _load():
@@ -90,19 +107,9 @@ def _load():
         key = hashlib.sha256(SOURCE.read_bytes() + repr((cc, st.st_size, st.st_mtime_ns, FLAGS, platform.machine(),
                                                          _cpu_id())).encode()).hexdigest()[:16]
         folder = atomic_dir(cache_dir("fastdec") / key, lambda tmp: _build(cc, tmp))
-        lib = ctypes.CDLL(str(folder / "_fastdec.so"))
+        lib = _configure(ctypes.CDLL(str(folder / "_fastdec.so")))
     except (OSError, subprocess.SubprocessError) as e:
         return None, f"could not build the C decoder: {e}"
-    vp, i64, i32, u32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_uint32
-    lib.lz_decode.argtypes = [vp, i64, vp, i64, i64, i64, vp, i32, i32, vp, i64, vp, vp, i32, vp, i32, vp]
-    lib.lz_decode.restype = i32
-    lib.lz_crc32.argtypes = [vp, i64, u32]
-    lib.lz_crc32.restype = u32
-    lib.lz_crc_check.argtypes = [vp, vp, vp, i64, vp]
-    lib.lz_crc_check.restype = i64
-    lib.lz_crc_mode.argtypes = [i32]
-    lib.lz_crc_mode.restype = i32
-    lib.lz_lanes.restype = i32
     return lib, None
 
 
