@@ -521,11 +521,12 @@ def _code_lengths(freqs, L):
 
 def _build(W, L, lut_groups, ranges, fres, zruns):
     """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
-    classes, freqs, lut3 = [], [], []
+    classes, freqs, lut3, n3 = [], [], [], 0
     for k, F, members in lut_groups:
-        classes.append((LUT, k, len(lut3)))
+        classes.append((LUT, k, n3))
         freqs.append(F)
-        lut3.extend(int(v) for v in members)
+        lut3.append(np.asarray(members, np.int64).reshape(-1))
+        n3 += len(lut3[-1])
     for base, k, F in ranges:
         classes.append((RANGE, k, base))
         freqs.append(F)
@@ -540,7 +541,7 @@ def _build(W, L, lut_groups, ranges, fres, zruns):
         freqs.append(1)
     lens = _code_lengths([max(int(round(f)), 1) for f in freqs], L)
     return TableSet(W, [ClassSpec(lens[j], kind, k, p) for j, (kind, k, p) in enumerate(classes)],
-                    np.array(lut3, np.uint16))
+                    np.concatenate(lut3).astype(np.uint16) if lut3 else np.zeros(0, np.uint16))
 
 
 class _ZDesign:
@@ -647,6 +648,8 @@ class _ZDesign:
 GROUPED_MAX_VALUES = 512
 #: most zero-run classes the grouped design tries
 GROUPED_MAX_ZRUNS = 5
+#: the full trie search also runs for a small alphabet when the grouped set's metadata is above this share
+GROUPED_META_SHARE = 0.005
 
 
 @njit(cache=True)
@@ -792,40 +795,19 @@ def _zrun_estimate(runs, zk, tabcol, mus, L, rounds, class_bits):
     return dual_best, gbest, zF
 
 
-def _grouped_solution(freq, order, ch, start, m, W, mu, L):
-    """Backtrack :func:`_group_dp`: ``(lut_groups, residual frequency, Kraft sum at mu)``."""
-    R = freq.shape[0]
-    groups, res_F, kraft = [], 0.0, 0.0
-    i = R
-    while i > 0:
-        k = int(ch[i, m])
-        s = int(start[i, m])
-        F = float(freq[s:i].sum())
-        kraft += 2.0 ** -_best_c(F, mu, L)[1]
-        if k == W + 1:
-            res_F = F
-        else:
-            members = order[s:min(s + (1 << k), R)]
-            if len(members) < (1 << k):
-                members = np.r_[members, np.full((1 << k) - len(members), members[-1])]
-            groups.append((k, F, members))
-        i = s
-        m -= 1
-    groups.reverse()
-    return groups, res_F, kraft
-
-
 class _Grouped:
     """The grouped design of one tensor's statistics (small alphabets).
 
     The present values (zero left out when ``zeros`` is False: zero runs go to ZRUN classes) by falling
     frequency are cut into LUT blocks of ``2^k`` values -- one class each, so a block's symbols share one code
     length -- by :func:`_group_dp`, with the Kraft inequality priced by a multiplier ``mu``. The value part
-    does not depend on the ZRUN classes, so it is solved once on a grid of ``mu`` (:attr:`table`); a set of
-    ZRUN classes is then scored by the Lagrangian dual (value part + ZRUN classes at their best code lengths
-    - ``mu``, maximised over the grid: about the integer-code-length cost), with its run symbol counts taken
-    from the optimal parse at those code lengths. :meth:`designs` builds the table sets of one ZRUN set near
-    the dual's optimal ``mu`` and re-chooses the code lengths by package-merge; they are costed exactly.
+    does not depend on the ZRUN classes, so it is solved once on a grid of ``mu`` (:meth:`table`):
+
+    * a set of ZRUN classes is scored by the Lagrangian dual (value part + ZRUN classes at their best code
+      lengths - ``mu``, maximised over the grid: about the integer-code-length cost), its run symbol counts
+      taken from the optimal parse at those code lengths (:meth:`estimate`, :meth:`zrun_sets`);
+    * :meth:`designs` takes the value partitions of every grid point, gives each (with the ZRUN classes)
+      its optimal code lengths by package-merge, and builds and costs exactly the best two.
     """
 
     STEP = 0.25
@@ -835,6 +817,7 @@ class _Grouped:
         hist = st.hist.copy()
         if not zeros:
             hist[0] = 0
+        self.zeros = zeros
         self.R = R = int(np.count_nonzero(hist))
         self.order = np.argsort(-hist, kind="stable")[:R]
         self.freq = hist[self.order].astype(np.float64)
@@ -844,23 +827,56 @@ class _Grouped:
         self.runs = st.runs[:last + 1]
         self.maxk = min(MAX_ZRUN_K, max(0, last - 1).bit_length())
         self._table = None
-
-    def _dp(self, lmu, M):
-        return _group_dp(self.freq, M, self.kmax, 2.0 ** lmu, self.L, self.W, float(CLASS_BITS), self.lut3_bits)
+        self._parts = {}
 
     def table(self):
         """``lmus`` (log2 of the multipliers) and ``best[g, m]``: value-part Lagrangian with at most ``m``
-        classes."""
+        classes; the DP's back pointers of every grid point are kept for :meth:`partitions`."""
         if self._table is None:
-            # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it a little
-            n_sym = self.freq.sum() + (float(self.runs.sum()) if self.R < np.count_nonzero(self.st.hist) else 0.0)
+            # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it
+            n_sym = self.freq.sum() + (0.0 if self.zeros else float(self.runs.sum()))
             lmus = math.log2(max(n_sym, 2.0)) + np.arange(-3.0, 2.0 + 1e-9, self.STEP)
             tab = np.full((len(lmus), self.M + 1), INF)
+            self._bt = []
             for g, lmu in enumerate(lmus):
-                best = self._dp(lmu, self.M)[0]
+                best, ch, start = _group_dp(self.freq, self.M, self.kmax, 2.0 ** lmu, self.L, self.W,
+                                            float(CLASS_BITS), self.lut3_bits)
                 tab[g, :] = np.minimum.accumulate(best[self.R, :])
+                self._bt.append((best[self.R, :].copy(), ch, start))
             self._table = (lmus, tab)
         return self._table
+
+    def partitions(self, Mv):
+        """Distinct value partitions of the grid with at most ``Mv`` classes: ``[(blocks, residual F)]`` with
+        ``blocks`` a list of ``(k, F, first rank)``."""
+        if Mv not in self._parts:
+            lmus, _tab = self.table()
+            out, seen = [], set()
+            pre = np.r_[0.0, np.cumsum(self.freq)]
+            for g, lmu in enumerate(lmus):
+                bestR, ch, start = self._bt[g]
+                m = int(np.argmin(bestR[:Mv + 1]))
+                if bestR[m] >= INF:
+                    continue
+                blocks, res_F = [], 0.0
+                i = self.R
+                while i > 0:
+                    k = int(ch[i, m])
+                    s0 = int(start[i, m])
+                    F = float(pre[i] - pre[s0])
+                    if k == self.W + 1:
+                        res_F = F
+                    else:
+                        blocks.append((k, F, s0))
+                    i = s0
+                    m -= 1
+                blocks.reverse()
+                key = (tuple(b[0] for b in blocks), res_F)
+                if key not in seen:
+                    seen.add(key)
+                    out.append((blocks, res_F))
+            self._parts[Mv] = out
+        return self._parts[Mv]
 
     def estimate(self, zks, rounds: int = 2):
         """``(dual value, log2 mu at the optimum, run symbol counts)`` of the ZRUN set ``zks``."""
@@ -872,28 +888,58 @@ class _Grouped:
                                   2.0 ** lmus, self.L, rounds, float(CLASS_BITS))
         return float(d), float(lmus[g]), zF
 
-    def zrun_sets(self, max_z: int = GROUPED_MAX_ZRUNS, beam: int = 3, keep: int = 3):
-        """The ``keep`` best sets of 1..``max_z`` ZRUN index lengths by :meth:`estimate` (a beam search with
-        one round of run re-parsing; the kept sets are re-estimated with two)."""
+    def zrun_sets(self, max_z: int = GROUPED_MAX_ZRUNS, beam: int = 5, keep: int = 3, exhaustive: int = 3):
+        """The ``keep`` best sets of 1..``max_z`` ZRUN index lengths by :meth:`estimate` (two rounds of run
+        re-parsing): every set of up to ``exhaustive`` classes, a beam search above, then a local search; the
+        kept sets are re-estimated with three rounds."""
         if not self.runs.any() or self.M < 2:
             return []
         memo = {}
 
         def est(ks):
             if ks not in memo:
-                memo[ks] = self.estimate(ks, 1)
+                memo[ks] = self.estimate(ks, 2)
             return memo[ks][0]
 
         ks_all = range(self.maxk + 1)
-        frontier = sorted((est((k,)), (k,)) for k in ks_all)[:beam]
-        for _size in range(2, min(max_z, self.maxk + 1, self.M - 1) + 1):
+        top = min(max_z, self.maxk + 1, self.M - 1)
+        # every set of up to ``full`` classes (the estimate is far from monotone in the set), then the beam
+        full = min(exhaustive, top)
+        for size in range(1, full + 1):
+            for ks in itertools.combinations(ks_all, size):
+                est(ks)
+        frontier = sorted((v[0], ks) for ks, v in memo.items() if len(ks) == full)[:beam]
+        for _size in range(full + 1, top + 1):
             cand = {tuple(sorted(ks + (k,))) for _, ks in frontier for k in ks_all if k not in ks}
             frontier = sorted((est(ks), ks) for ks in cand)[:beam]
+        # local search from the best set: swap one index length for another, add or drop one
+        cur = min(memo, key=lambda ks: memo[ks][0])
+        for _pass in range(4):
+            moves = {tuple(sorted(set(cur) - {a} | {b})) for a in cur for b in ks_all if b not in cur}
+            if len(cur) < min(max_z, self.M - 1):
+                moves |= {tuple(sorted(cur + (b,))) for b in ks_all if b not in cur}
+            if len(cur) > 1:
+                moves |= {tuple(x for x in cur if x != a) for a in cur}
+            nxt = min(moves, key=est, default=cur)
+            if est(nxt) >= est(cur):
+                break
+            cur = nxt
         ranked = sorted((v[0], ks) for ks, v in memo.items())
-        return [(ks, self.estimate(ks, 2)) for _, ks in ranked[:keep]]
+        return [(ks, self.estimate(ks, 3)) for _, ks in ranked[:keep]]
 
-    def designs(self, zks=(), lmu=None, zF=None, iters: int = 2):
-        """Exact-costed table sets of the ZRUN set ``zks`` near the multiplier ``2^lmu``: ``(tableset, bits)``."""
+    def _score(self, blocks, res_F, zks, zF):
+        """Bits of a partition with the ZRUN classes at package-merge code lengths (payload and metadata)."""
+        F = [b[1] for b in blocks] + ([res_F] if res_F > 0 else []) + list(zF)
+        ks = [b[0] for b in blocks] + ([self.W] if res_F > 0 else []) + list(zks)
+        if not F:
+            return INF
+        w = np.maximum(np.rint(np.array(F)), 1.0)
+        c = _package_merge(w, self.L) if len(F) >= 2 else np.ones(1, np.int64)
+        lut3 = sum(1 << b[0] for b in blocks)
+        return float(np.dot(w, c + np.array(ks))) + CLASS_BITS * len(F) + self.lut3_bits * lut3
+
+    def designs(self, zks=(), zF=None, iters: int = 2, top: int = 2):
+        """Exact-costed table sets of the ZRUN set ``zks``: ``(tableset, bits)``."""
         st, W, L = self.st, self.W, self.L
         zks = tuple(zks)
         Mv = self.M - len(zks)
@@ -902,29 +948,27 @@ class _Grouped:
         if zF is None:
             cnt = _zrun_symbols(self.runs, zks) if zks else {}
             zF = np.array([max(cnt[k], 1) for k in zks], np.float64)
-        if lmu is None:
-            lmu = self.estimate(zks, 0)[1] if zks else None
         if self.R == 0:
             ts = _build(W, L, [], [], 0, list(zip(zks, zF)))
             yield ts, total_bits(ts, st)
             return
-        offsets = (0.0, -self.STEP, self.STEP)
-        if lmu is None:
-            # no ZRUN classes: around N ln 2, the multiplier of ideal code lengths
-            lmu = math.log2(max(self.freq.sum(), 2.0) * math.log(2.0))
-            offsets = (0.0, -self.STEP, self.STEP, -2 * self.STEP, 2 * self.STEP)
+        parts = self.partitions(Mv)
         seen = set()
         for _it in range(iters):
+            scored = sorted(((self._score(b, r, zks, zF), n) for n, (b, r) in enumerate(parts)))
             best_ts, best_bits = None, math.inf
-            for dl in offsets:
-                mu = 2.0 ** (lmu + dl)
-                best, ch, start = _group_dp(self.freq, Mv, self.kmax, mu, L, W, float(CLASS_BITS), self.lut3_bits)
-                m = int(np.argmin(best[self.R, :Mv + 1]))
-                groups, res_F, _k = _grouped_solution(self.freq, self.order, ch, start, m, W, mu, L)
-                key = (tuple(zF.astype(np.int64)), tuple((g[0], len(g[2])) for g in groups), res_F)
+            for _sc, n in scored[:top]:
+                blocks, res_F = parts[n]
+                key = (n, tuple(zF.astype(np.int64)))
                 if key in seen:
                     continue
                 seen.add(key)
+                groups = []
+                for k, F, s0 in blocks:
+                    members = self.order[s0:min(s0 + (1 << k), self.R)]
+                    if len(members) < (1 << k):
+                        members = np.r_[members, np.full((1 << k) - len(members), members[-1])]
+                    groups.append((k, F, members))
                 ts = _build(W, L, groups, [], res_F, list(zip(zks, zF)))
                 if len(ts.lut3) > self.lut3_max:
                     continue
@@ -941,13 +985,21 @@ class _Grouped:
 
 
 def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, effort: int = 1):
-    """The grouped design's table sets (:class:`_Grouped`): zeros as a value, and the best few ZRUN sets."""
-    yield from _Grouped(st, L, M, True, lut3_max).designs()
-    if st.hist[0] and st.runs.any():
+    """The grouped design's table sets (:class:`_Grouped`): zeros as a value (unless most words are zero),
+    and the best few ZRUN sets (when at least 1 % of the words are zero)."""
+    zeros = int(st.hist[0])
+    if zeros < 0.5 * st.n_words:            # zeros as a value: hopeless when most words are zero
+        yield from _Grouped(st, L, M, True, lut3_max).designs()
+    if zeros >= 0.01 * st.n_words and st.runs.any():
         gz = _Grouped(st, L, M, False, lut3_max)
-        sets = gz.zrun_sets() if effort >= 1 else gz.zrun_sets(max_z=3, beam=2, keep=1)
-        for zks, (_v, lmu, zF) in sets:
-            yield from gz.designs(zks, lmu, zF)
+        if effort < 1:
+            sets = gz.zrun_sets(max_z=3, beam=2, keep=1, exhaustive=1)
+        elif st.n_words < 65536:            # a smaller search where fewer bits are at stake
+            sets = gz.zrun_sets(beam=3, keep=2, exhaustive=2 if st.n_words >= 16384 else 1)
+        else:
+            sets = gz.zrun_sets()
+        for zks, (_v, _lmu, zF) in sets:
+            yield from gz.designs(zks, zF)
 
 
 def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes: int = MAX_CLASSES,
@@ -961,12 +1013,6 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     if not 1 <= L <= MAX_CODE_LEN:
         raise TableError(f"code length limit L={L} outside 1..{MAX_CODE_LEN}")
     M = min(max_classes, MAX_CLASSES, 1 << L)
-    grouped = int(np.count_nonzero(st.hist)) <= GROUPED_MAX_VALUES
-    if grouped and effort == 1:
-        # the grouped design covers the LUT part of the search; the trie search runs without LUT classes
-        effort, g_effort = 0, 1
-    else:
-        g_effort = effort
     raw = _build(W, L, [], [], 1, [])
     best = [raw, total_bits(raw, st)]
     if st.n_words == 0:
@@ -979,6 +1025,15 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
             if tb < best[1]:
                 best[:] = [ts, tb]
         return found
+
+    if int(np.count_nonzero(st.hist)) <= GROUPED_MAX_VALUES:
+        # small alphabets (every int8 tensor): the grouped design, with integer code lengths and up to
+        # GROUPED_MAX_ZRUNS zero-run classes, first. It covers the LUT part of the trie search below, which
+        # then runs without LUT classes -- unless the grouped set's LUT3 is a noticeable part of its size
+        # (mid-size tensors, where RANGE classes without LUT3 entries can win)
+        consider(_grouped_candidates(st, L, M, lut3_max, effort))
+        if effort == 1 and table_bits(best[0]) < GROUPED_META_SHARE * best[1]:
+            effort = 0
 
     zcands = [z for z in _zrun_candidates(st, int(st.n_words - st.hist[0])) if len(z) < M]
     if effort <= 0:
@@ -1026,10 +1081,6 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
             if lb >= best[1]:
                 continue
             consider(zd.designs(t, W, L, st))
-    # small alphabets (every int8 tensor): the grouped design with integer code lengths, jointly with up to
-    # GROUPED_MAX_ZRUNS zero-run classes
-    if grouped:
-        consider(_grouped_candidates(st, L, M, lut3_max, g_effort))
     best[0].validate()
     return tuple(best)
 
