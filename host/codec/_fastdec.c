@@ -300,11 +300,11 @@ static inline uint64_t peek(const uint32_t *w, uint64_t bp) {
 /* the same with the shift 5 in a register: BMI2 shrx/bzhi need no copy of bp (no move elimination on some
  * cores) */
 #if defined(__BMI2__)
-static inline uint64_t peek5(const uint32_t *w, uint64_t bp, uint64_t five) {
+static inline uint64_t peek5(const uint32_t *w, uint64_t bp, unsigned five) {
     uint64_t x;
     memcpy(&x, w + (bp >> five), 8);
     x = (x >> 32) | (x << 32);
-    return x << _bzhi_u64(bp, (unsigned)five);
+    return x << _bzhi_u64(bp, five);
 }
 #define PEEK(w, bp) peek5(w, bp, five)
 #else
@@ -422,7 +422,7 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
         const uint32_t *W = j->words;                                                                        \
         const int Lsh = 64 - j->L;                                                                           \
         const int64_t LIM = (j->total - 1) * 32;                                                             \
-        uint64_t five = (uint64_t)j->five;                                                                   \
+        unsigned five = (unsigned)j->five;                                                                   \
         (void)five;                                                                                          \
         int64_t n = INT64_MAX, i;                                                                            \
         int sq = LZ_LANES;                                                                                   \
