@@ -428,3 +428,20 @@ def test_api_group_below_option():
     _same(lutzip.decompress(lutzip.compress(small, group_below=0)), small)
     with pytest.raises(lutzip.OptionError, match="group_below"):
         lutzip.compress(small, group_below="many")
+
+
+def test_damaged_group_stream_without_crc_checks_never_crashes():
+    """CRC checks off: a damaged group stripe is a DecodeError or arrays of the index's shapes, never a crash."""
+    c = ct.from_bytes(DATA)
+    rng = np.random.default_rng(4)
+    lo = min(s.offset for s in c.streams if s.grouped) // 4
+    for _ in range(150):
+        p = c.payload.copy()
+        p[lo + rng.integers(len(p) - lo)] ^= np.uint32(1 << int(rng.integers(32)))
+        c2 = ct.Container(c.tables, c.tensors, p)
+        try:
+            out = codec.decompress(c2, check_crc=False)
+        except LutzError as e:
+            assert "\n" not in str(e)
+            continue
+        assert [a.shape for a in out.values()] == [tuple(t.shape) for t in c.tensors]
