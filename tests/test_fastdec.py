@@ -14,8 +14,9 @@ from lutzip.codec.bitstream import decode_stripes, encode_stripes
 from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet
 from lutzip.errors import CorruptError, DecodeError, UnsupportedError
 
-pytestmark = [pytest.mark.timeout(120),
-              pytest.mark.skipif(not fastdec.available(), reason=f"no C decoder: {fastdec.why_not()}")]
+pytestmark = pytest.mark.timeout(120)
+#: the tests of the C kernel itself (the fallback tests run without it)
+needs_c = pytest.mark.skipif(not fastdec.available(), reason=f"no C decoder: {fastdec.why_not()}")
 
 
 # ------------------------------------------------------------------------------------------ random inputs
@@ -92,6 +93,7 @@ STRIPES = [1, 2, 3, 7, 32, 100, 1000, 4096, 65536]
 
 
 # ------------------------------------------------------------------------------------------ valid streams
+@needs_c
 @pytest.mark.parametrize("seed", range(40))
 def test_random_streams_agree_with_numba(seed):
     rng = np.random.default_rng(seed)
@@ -110,6 +112,7 @@ def test_random_streams_agree_with_numba(seed):
             assert same(ref, got), (seed, out8, threads)
 
 
+@needs_c
 @pytest.mark.parametrize("kinds", [(LUT,), (RANGE,), (ZRUN, RANGE), (LUT, RANGE), (LUT, RANGE, ZRUN)])
 def test_every_kernel_mode_agrees(kinds):
     """LUT-only, RANGE-only and mixed table sets run the kernel's three fast-path modes (and the slow branch)."""
@@ -127,6 +130,7 @@ def test_every_kernel_mode_agrees(kinds):
         assert len(modes) >= 2
 
 
+@needs_c
 def test_model_like_tables():
     """bf16-like (exponent classes with raw low bytes, LUT classes) and pruned int16-like (zero runs) data."""
     from lutzip.codec.encoder import greedy_tableset
@@ -142,6 +146,7 @@ def test_model_like_tables():
         assert np.array_equal(ref, words) and same(ref, got)
 
 
+@needs_c
 def test_zero_and_one_word_tensors():
     ts = TableSet(16, [ClassSpec(1, RANGE, 16, 0)])
     for n in (0, 1):
@@ -179,6 +184,7 @@ def _damage(rng, payload, sw, kind):
     return payload, sw
 
 
+@needs_c
 @pytest.mark.parametrize("kind", ["flip", "marker", "count", "cut", "extra", "padding", "garbage"])
 def test_damage_is_reported_like_numba(kind):
     """The same first error (kind, stripe, decoded word) or the same words, for every kind of damage."""
@@ -198,6 +204,7 @@ def test_damage_is_reported_like_numba(kind):
     assert errors >= 20
 
 
+@needs_c
 def test_each_error_code():
     """The hand-made stripes of test_codec_oracle: every error code, the same message as numba."""
     cases = [([0x12340000, 0], TableSet(8, [ClassSpec(1, RANGE, 8, 0)]), 1, "marker"),
@@ -214,6 +221,7 @@ def test_each_error_code():
 
 
 # ------------------------------------------------------------------------------------------ CRC
+@needs_c
 def test_crc32_matches_zlib():
     rng = np.random.default_rng(3)
     data = rng.integers(0, 256, 70_000, dtype=np.uint8).tobytes()
@@ -237,6 +245,7 @@ def _crcs(payload, sw):
                     np.uint32)
 
 
+@needs_c
 def test_crc_checks_in_the_kernel():
     """A stripe with a wrong CRC is reported (the first one), before any decode error of an earlier stripe."""
     rng = np.random.default_rng(5)
@@ -299,6 +308,7 @@ print("ok", checked)
 """
 
 
+@needs_c
 def test_reads_stay_inside_the_payload(tmp_path):
     """The payload ends at a PROT_NONE page: any read past it would kill the (separate) process."""
     script = GUARD_SCRIPT.format(tests=os.path.dirname(__file__))
@@ -330,12 +340,22 @@ def test_fallback_without_the_c_kernel(monkeypatch):
 
 
 def test_no_compiler_and_switch_off(monkeypatch):
+    """No compiler: no library and the reason; LUTZIP_FASTDEC=0: a whole round trip through numba."""
+    monkeypatch.delenv("LUTZIP_FASTDEC", raising=False)
     monkeypatch.setattr(fastdec, "_compiler", lambda: None)
     assert fastdec._load() == (None, "no C compiler (cc, gcc, clang or $CC)")
     monkeypatch.setenv("LUTZIP_FASTDEC", "0")
     assert fastdec._load()[0] is None
+    code = ("import numpy as np, lutzip; from lutzip.codec import fastdec; "
+            "a = {'w': (np.arange(20000) % 301 - 150).astype(np.int16)}; "
+            "b = lutzip.decompress(lutzip.compress(a)); assert np.array_equal(b['w'], a['w']); "
+            "print(fastdec.available(), fastdec.why_not())")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, LUTZIP_FASTDEC="0"))
+    assert r.returncode == 0 and r.stdout.strip() == "False LUTZIP_FASTDEC=0", r.stderr[-2000:]
 
 
+@needs_c
 def test_fresh_build_in_an_empty_cache(tmp_path):
     """A new process with an empty cache compiles the kernel and decodes with it; a second one loads it."""
     code = ("import numpy as np; from lutzip.codec import fastdec; "
@@ -352,6 +372,7 @@ def test_fresh_build_in_an_empty_cache(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------ benchmark
+@needs_c
 def test_bench_speed_rows_and_cli(tmp_path, capsys):
     """``lutzip bench --speed`` measures every row on a small input (outputs checked inside) and prints them."""
     from lutzip import bench
@@ -373,6 +394,7 @@ def test_bench_speed_rows_and_cli(tmp_path, capsys):
     assert (tmp_path / "s.json").stat().st_size > 0
 
 
+@needs_c
 def test_stripe_numbers_of_a_part_of_a_stream():
     """first_stripe and crc_where: messages name the stripe of the whole stream and its owner, in both kernels."""
     rng = np.random.default_rng(9)
@@ -390,6 +412,7 @@ def test_stripe_numbers_of_a_part_of_a_stream():
                            crc_where="stream 3")
 
 
+@needs_c
 def test_portable_build_agrees(tmp_path, monkeypatch):
     """The kernel built without -march=native (no BMI/PCLMUL: the plain C index extraction and slicing-by-16
     CRC) decodes and checks like the native build."""
