@@ -24,6 +24,15 @@ def front(request):
             "window-onehot": {"FRONT": "window", "STEP": "onehot"}}[request.param]
 
 
+def default_run_excludes(item):
+    """Default-run budget: the window front runs every test of this file; the vector front and the one-hot
+    step run the flipped-bits test (random table sets and symbols, bit errors, resynchronisation, pauses)
+    and the rest with ``-m slow``. Their MyHDL descriptions also run every quick case of
+    tests/test_hdl_sims.py (the cycle-exact yardstick of the converted HDL)."""
+    front = getattr(item, "callspec", None) and item.callspec.params.get("front")
+    return front not in (None, "window") and item.originalname != "test_flipped_bits_match_reference_and_resync"
+
+
 PARAMS = ("L", "W", "LUT3_DEPTH", "LUT1_RAM", "FRONT", "STEP")
 
 

@@ -75,6 +75,7 @@ tee -o status.txt equiv_status -assert
 
 
 @need_yosys
+@pytest.mark.slow   # default-run budget: yosys equivalence of the whole core, ~65 s (each select tree: above)
 def test_core_with_mapped_selects_is_equivalent(tmp_path):
     """The vector-front core (small tables, the same front) with its six loop selects replaced is the
     same circuit: every register's next state and every output proven equal."""

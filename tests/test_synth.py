@@ -93,6 +93,7 @@ def _lut3_in_bram(r):
     assert lut3 and all(v != "logic" for v in lut3.values()), f"LUT3 not mapped to block RAM: {r['memories']}"
 
 
+@pytest.mark.slow   # default-run budget: yosys on the real core, ~70 s (the stand-in flow runs by default)
 @need_ice40
 def test_core_ice40_synth():
     """Default-run check on the real core: yosys synth_ice40 runs, sane cell counts, LUT3 in BRAM."""
@@ -112,6 +113,7 @@ def test_core_ice40_place_and_route_small_lut1():
     assert p["fmax_mhz"] > 20
 
 
+@pytest.mark.slow   # default-run budget: yosys on the real vector core, ~100 s
 @need_ecp5
 def test_core_ecp5_vector_synth():
     """Default-run check of what ``hdl synth --target ecp5-85k`` builds (the vector front): yosys runs, LUT3,
@@ -164,6 +166,7 @@ def test_core_meets_ice40_goal():
         assert run["meets_goal"], f"Fmax {p['fmax_mhz']} MHz < {run['goal_mhz']} MHz: {p['critical_path']}"
 
 
+@pytest.mark.slow   # default-run budget: two yosys runs of the real core, ~120 s (the parser: test_cli_parser_registers)
 @need_ice40
 def test_cli_synth_no_pnr(capsys, tmp_path, monkeypatch):
     from lutzip.cli import main

@@ -69,7 +69,8 @@ def test_cli_parser_joins_board_group():
         p.parse_args(["board", "build", "--board", "nope"])
 
 
-@pytest.mark.parametrize("name", sorted(bd.BOARDS))
+@pytest.mark.parametrize("name", [n if n != "arty_a7" else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in sorted(bd.BOARDS)])   # default-run budget: one board per open flow
 def test_build_standin(name, tmp_path):
     """Full board flow on a stand-in UART top: Verilog, constraints, PnR at the board clock, bitstream."""
     b = bd.BOARDS[name]
