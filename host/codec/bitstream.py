@@ -1,7 +1,9 @@
 """Stripe bit streams: pack symbols into stripes and decode them back (docs/FORMAT.md, section 3).
 
-The kernels are compiled with numba; they read only the stripe words and the table set, never the encoder's
-internal state, so the decoder is an independent check of the encoder.
+The kernels here are compiled with numba; they read only the stripe words and the table set, never the
+encoder's internal state, so the decoder is an independent check of the encoder. :func:`decode_stripes` runs
+the C kernel of :mod:`lutzip.codec.fastdec` when it is available (same words, same errors) and this module's
+numba kernel, the reference, otherwise or with ``kernel="numba"``.
 """
 from __future__ import annotations
 
