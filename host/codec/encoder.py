@@ -37,7 +37,7 @@ from lutzip.errors import TableError
 from lutzip.codec.huffman import limited_code_lengths
 from lutzip.codec.tables import LUT, MAX_CLASSES, MAX_CODE_LEN, MAX_LUT3, MAX_LUT_K, MAX_ZRUN_K, RANGE, ZRUN, ClassSpec, TableSet
 
-CLASS_BITS = 64        # metadata bits of one class record
+CLASS_BITS = 32        # metadata bits of one class record (container: 2 bytes and a 1-3 byte varint)
 LUT3_BITS = 16         # metadata bits of one LUT3 entry
 TABLE_HEAD_BITS = 32   # metadata bits of a table-set header
 INF = 1e300
@@ -833,7 +833,9 @@ class _Grouped:
         """``lmus`` (log2 of the multipliers) and ``best[g, m]``: value-part Lagrangian with at most ``m``
         classes; the DP's back pointers of every grid point are kept for :meth:`partitions`."""
         if self._table is None:
-            # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it
+            # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it (on the
+            # real models' int8 tensors the best lies between log2(N) - 2 and log2(N) + 1.75; a narrower grid
+            # measured up to 0.03 % larger files)
             n_sym = self.freq.sum() + (0.0 if self.zeros else float(self.runs.sum()))
             lmus = math.log2(max(n_sym, 2.0)) + np.arange(-3.0, 2.0 + 1e-9, self.STEP)
             tab = np.full((len(lmus), self.M + 1), INF)
