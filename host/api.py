@@ -152,12 +152,18 @@ def save(path, arrays, **options) -> int:
     return ct.write(os.fspath(path), _encode(arrays, options))
 
 
-def _decode_all(c: ct.Container, max_output) -> dict:
+def _threads(threads) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
+        raise OptionError(f"threads must be an integer 1..256, not {threads!r}")
+    return threads
+
+
+def _decode_all(c: ct.Container, max_output, threads) -> dict:
     from lutzip.codec import arrays as codec
-    return codec.decompress(c, max_output=max_output)
+    return codec.decompress(c, max_output=max_output, threads=threads)
 
 
-def decompress(data, max_output="auto") -> dict:
+def decompress(data, max_output="auto", threads=1) -> dict:
     """Decode the bytes of a ``.lutz`` container back to its arrays.
 
     Parameters
@@ -167,6 +173,8 @@ def decompress(data, max_output="auto") -> dict:
     max_output : int, "auto" or None
         Most bytes of arrays to produce, checked from the index before anything is decoded; ``"auto"``
         (default): the memory available now; ``None``: no limit.
+    threads : int
+        Threads decoding each stream's stripes (the compiled decoder; 1: single-threaded).
 
     Returns
     -------
@@ -188,10 +196,11 @@ def decompress(data, max_output="auto") -> dict:
     if not isinstance(data, (bytes, bytearray, memoryview, mmap.mmap)):
         raise UnsupportedError(f"decompress takes the bytes of a container, not {type(data).__name__} "
                                f"(lutzip.load(path) reads a file)")
-    return _decode_all(ct.parse_index(data), max_output)   # decoded into new arrays: no copy of the payload
+    threads = _threads(threads)
+    return _decode_all(ct.parse_index(data), max_output, threads)   # decoded into new arrays: no copy of the payload
 
 
-def load(path, max_output="auto") -> dict:
+def load(path, max_output="auto", threads=1) -> dict:
     """Read and decode every tensor of the ``.lutz`` file ``path``.
 
     Parameters
@@ -200,13 +209,16 @@ def load(path, max_output="auto") -> dict:
         The file to read.
     max_output : int, "auto" or None
         As for :func:`decompress`.
+    threads : int
+        As for :func:`decompress`.
 
     Returns
     -------
     dict of str -> numpy.ndarray
         As :func:`decompress`.
     """
-    return _decode_all(ct.read(os.fspath(path)), max_output)
+    threads = _threads(threads)
+    return _decode_all(ct.read(os.fspath(path)), max_output, threads)
 
 
 class LutzFile(Mapping):
@@ -221,9 +233,10 @@ class LutzFile(Mapping):
     A tensor larger than ``max_output`` bytes is refused when it is read (:class:`OutputLimitError`).
     """
 
-    def __init__(self, path, max_output="auto"):
+    def __init__(self, path, max_output="auto", threads=1):
         self.path = os.fspath(path)
         self.max_output = max_output
+        self.threads = _threads(threads)
         self._mm = None
         self._c = None
         with builtins.open(self.path, "rb") as f:
@@ -252,7 +265,7 @@ class LutzFile(Mapping):
             raise KeyError(name) from None
         from lutzip.codec import arrays as codec
         codec.check_output_size([t], self.max_output)
-        return codec.decompress_tensor(c, t)
+        return codec.decompress_tensor(c, t, threads=self.threads)
 
     def __contains__(self, name) -> bool:
         self._container()
@@ -318,7 +331,7 @@ class LutzFile(Mapping):
         return f"<lutzip.LutzFile {self.path!r}, {state}>"
 
 
-def open(path, max_output="auto") -> LutzFile:  # noqa: A001 - lutzip.open, as gzip.open
+def open(path, max_output="auto", threads=1) -> LutzFile:  # noqa: A001 - lutzip.open, as gzip.open
     """Open a ``.lutz`` file for lazy reading: a mapping name -> array that decodes a tensor when it is read.
 
     Parameters
@@ -328,6 +341,8 @@ def open(path, max_output="auto") -> LutzFile:  # noqa: A001 - lutzip.open, as g
     max_output : int, "auto" or None
         Most bytes one tensor may decode to, checked when it is read; ``"auto"`` (default): the memory
         available then; ``None``: no limit.
+    threads : int
+        Threads decoding a tensor's stripes when it is read.
 
     Returns
     -------
@@ -340,4 +355,4 @@ def open(path, max_output="auto") -> LutzFile:  # noqa: A001 - lutzip.open, as g
     FormatError, CorruptError
         As :func:`decompress`, for the header and the index (a tensor's stripes are checked when it is read).
     """
-    return LutzFile(path, max_output)
+    return LutzFile(path, max_output, threads)

@@ -96,7 +96,7 @@ def _decompress(args):
 
     def decode(name):                      # one tensor in memory at a time, written as soon as it is decoded
         try:
-            a = codec.decompress_tensor(c, c.tensor(name))
+            a = codec.decompress_tensor(c, c.tensor(name), threads=args.threads)
         except MemoryError:
             t = c.tensor(name)
             raise ct.OutputLimitError(f"not enough memory to decode tensor {name!r} ({t.raw_bytes} bytes)") from None
@@ -248,6 +248,8 @@ def register(sub):
     p.add_argument("--max-output", type=byte_size, default=codec.AUTO, metavar="SIZE",
                    help="refuse to decode more than SIZE bytes of arrays (e.g. 512M, 8G; 'none': no limit; "
                         "default: the memory available)")
+    p.add_argument("--threads", type=int_in(1, 256, "thread count"), default=1, metavar="N",
+                   help="decode each tensor's stripes on N threads (default 1)")
     p.set_defaults(func=_decompress)
 
     p = sub.add_parser("info", help="table sets, classes, bits/weight and ratio per tensor")

@@ -241,7 +241,7 @@ def _np_dtype(t: ct.TensorEntry):
     return ct.DTYPES[ct.DTYPE_CODES[t.dtype]][2]
 
 
-def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None) -> np.ndarray:
+def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None, threads: int = 1) -> np.ndarray:
     """Decode stripes of one stream (a :class:`~lutzip.codec.container.Stream`, or a tensor for its stream).
 
     Parameters
@@ -254,6 +254,8 @@ def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None) -> n
         Check the CRC of each stripe decoded.
     stripes : (int, int), optional
         ``(first, stop)``: only these stripes (default all).
+    threads : int
+        Threads of the compiled decoder (stripes split between them).
 
     Returns
     -------
@@ -264,17 +266,18 @@ def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None) -> n
     S = int(s.stripe_len)
     sw = np.asarray(s.stripe_words, np.int64)
     a, b = stripes if stripes is not None else (0, len(sw))
-    if check_crc:
-        ct.check_stripe_crcs(c, s, (a, b))
     starts = np.concatenate([[0], np.cumsum(sw)])
     b = min(b, len(sw))
     n = max(min(b * S, numel) - a * S, 0)
     ts = c.tables[s.table]
     out = np.empty(n, np.uint8 if ts.word_bits == 8 else np.uint16)
-    return decode_stripes(c.stripe_payload(s)[starts[a]:starts[b]], sw[a:b], n, S, ts, s.name, out=out)
+    # the stripes' CRCs are checked inside the decoder, each before its stripe is decoded (a CRC error wins)
+    return decode_stripes(c.stripe_payload(s)[starts[a]:starts[b]], sw[a:b], n, S, ts, s.name, out=out,
+                          crcs=np.asarray(s.stripe_crcs, np.uint32)[a:b] if check_crc else None, threads=threads,
+                          first_stripe=a, crc_where=f"tensor {s.name!r}" if isinstance(s, ct.TensorEntry) else s.name)
 
 
-def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True) -> np.ndarray:
+def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True, threads: int = 1) -> np.ndarray:
     """Decode one tensor of a container back to its array (bit-identical to what was coded).
 
     A tensor that owns its stream is decoded straight into the returned array (one allocation of the tensor's
@@ -286,7 +289,7 @@ def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True
         return np.empty(0, np.uint8 if bits == 8 else np.uint16).view(_np_dtype(t)).reshape(t.shape)
     if t.grouped:
         a, b = t.stripe_range()
-        words = decode_stream(c, t, check_crc, (a, b))
+        words = decode_stream(c, t, check_crc, (a, b), threads)
         lo = t.word_offset - a * int(t.stripe_len)
         out = words[lo:lo + t.numel]
         if len(out) != t.numel:
@@ -294,14 +297,13 @@ def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True
             raise DecodeError(f"group stream holds {len(words)} words at stripes {a}..{b - 1}, the tensor needs "
                               f"{t.numel} from word {lo}", t.name)
         return out.copy().view(_np_dtype(t)).reshape(t.shape)
-    if check_crc:
-        ct.check_stripe_crcs(c, t)
     out = np.empty(t.numel, np.uint8 if bits == 8 else np.uint16)
-    decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name, out=out)
+    decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name, out=out,
+                   crcs=np.asarray(t.stripe_crcs, np.uint32) if check_crc else None, threads=threads)
     return out.view(_np_dtype(t)).reshape(t.shape)
 
 
-def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO) -> dict:
+def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO, threads: int = 1) -> dict:
     """Decode every tensor of a container: ``{name: array}``.
 
     Each group stream is decoded once and split into its tensors.
@@ -314,6 +316,8 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO) -> dict
         Check every stripe's CRC before decoding it.
     max_output : int, "auto" or None
         Most bytes of arrays to produce (:func:`check_output_size`), checked before decoding.
+    threads : int
+        Threads of the compiled decoder per stream (1: single-threaded).
     """
     check_output_size(c.tensors, max_output)
     out, cache = {}, {}
@@ -321,14 +325,14 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO) -> dict
         if t.numel and t.grouped:
             key = (t.offset, t.stream_numel)
             if key not in cache:
-                cache[key] = decode_stream(c, t, check_crc)        # group streams are small (GROUP_STRIPES)
+                cache[key] = decode_stream(c, t, check_crc, threads=threads)   # group streams are small (GROUP_STRIPES)
             words = cache[key]
             if t.word_offset + t.numel > len(words):
-                out[t.name] = decompress_tensor(c, t, check_crc)     # raises the decoder's error
+                out[t.name] = decompress_tensor(c, t, check_crc, threads)     # raises the decoder's error
                 continue
             out[t.name] = words[t.word_offset:t.word_offset + t.numel].copy().view(_np_dtype(t)).reshape(t.shape)
         else:
-            out[t.name] = decompress_tensor(c, t, check_crc)
+            out[t.name] = decompress_tensor(c, t, check_crc, threads)
     return out
 
 
