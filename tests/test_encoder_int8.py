@@ -134,12 +134,13 @@ def test_grouped_tables_on_the_core():
 # ------------------------------------------------------------------------------------------- real models
 MODES = [("int8", p) for p in (0.0, 0.6, 0.75, 0.9)] + [("int16", p) for p in (0.0, 0.6, 0.75, 0.9)] + \
     [("bf16", 0.0)]
-#: cells measured behind xz -9e (docs/log/2026-12-compression.md, "int8 class design"); expected to fail
+#: cells measured behind xz -9e on 2026-12-01 (docs/log/2026-12-compression.md, "int8 class design"): 14 of 54;
+#: expected to fail (not strict: a cell that gets ahead shows as XPASS and should leave this list)
 BEHIND_XZ = {
     ("silero-vad", "int8", 0.0), ("silero-vad", "int8", 0.6), ("silero-vad", "int8", 0.75),
     ("silero-vad", "int8", 0.9), ("silero-vad", "int16", 0.0), ("silero-vad", "bf16", 0.0),
     ("oww-embedding", "int8", 0.0), ("oww-embedding", "int8", 0.9),
-    ("magika", "int8", 0.9), ("ppocr-det", "int8", 0.0), ("ppocr-det", "int8", 0.9), ("ppocr-det", "int16", 0.9),
+    ("magika", "int8", 0.9), ("ppocr-det", "int8", 0.0), ("ppocr-det", "int8", 0.9),
     ("ppocr-rec", "int8", 0.9), ("nudenet", "int8", 0.0), ("nudenet", "int8", 0.9),
 }
 #: ddddocr (13.5 M weights) is left out: too slow for this test
