@@ -127,6 +127,26 @@ def test_container_tensor_layout_and_throughput():
         B.mm2s_words(c, t, stripes=[0, 2])
 
 
+def test_group_stream_buffer():
+    """A tensor of a group stream (format v3) stands for its stream: one transfer moves the stream's stripes;
+    the model of the top decodes them to the words the software decoder gives; the tensor is a slice."""
+    rng = np.random.default_rng(4)
+    arrays = {f"t{i}": rng.integers(-9, 9, int(rng.integers(5, 300))).astype(np.int16) for i in range(12)}
+    c = compress(arrays, stripe_len=512)
+    t = c.tensor("t5")
+    s = c.stream_of(t)
+    assert t.grouped and len(s.members) > 1
+    buf = B.mm2s_words(c, t)
+    assert np.array_equal(buf, B.mm2s_words(c, s))
+    assert len(buf) == int(np.sum(s.stripe_words)) + len(s.stripe_words)
+    exp = B.expected_out_words(c, t)
+    assert len(exp) == s.numel
+    assert np.array_equal(exp[t.word_offset:t.word_offset + t.numel].view(np.int16), arrays["t5"])
+    ops = cs.table_ops(c.tables[s.table], 8)
+    words, _ = B.model_transfer(buf, ops)[:2]
+    assert np.array_equal(np.asarray(words, np.int64), exp.astype(np.int64))
+
+
 def test_corrupt_descriptors_and_garbage_never_hang():
     """Descriptor n too large / too small (14), payload claimed longer than the transfer (15), tlast on a
     descriptor (15), a corrupt header (1) and random garbage: every transfer completes with the model's

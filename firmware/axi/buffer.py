@@ -46,6 +46,15 @@ def descriptor(n: int, p: int) -> int:
     return ((n - 1) << 16) | (p - 1)
 
 
+def _unit(container, tensor):
+    """What one transfer moves for ``tensor``: the tensor itself when it owns its stripes, else the group
+    stream holding it (format version 3: the DMA moves whole stripes; the host splits the words by the index).
+    A :class:`~lutzip.codec.container.Stream` is taken as it is."""
+    from lutzip.codec.container import TensorEntry
+    t = container.tensor(tensor) if isinstance(tensor, str) else tensor
+    return container.stream_of(t) if isinstance(t, TensorEntry) and t.grouped else t
+
+
 def _run(t, stripes):
     ns = len(t.stripe_words)
     if stripes is None:
@@ -92,17 +101,17 @@ def mm2s_words(container, tensor, stripes=None) -> np.ndarray:
     ----------
     container : lutzip.codec.container.Container
         The container (its payload and stripe index).
-    tensor : TensorEntry or str
-        The tensor (or its name).
+    tensor : TensorEntry, str or Stream
+        The tensor (or its name; a tensor of a group stream stands for that stream), or a stream.
     stripes : range, slice or sequence of int, optional
-        A run of consecutive stripe indices (default: all stripes of the tensor).
+        A run of consecutive stripe indices (default: all stripes of the tensor or stream).
 
     Returns
     -------
     numpy.ndarray of uint32
         ``sum(n_words) + number of stripes`` words; the DMA sets ``tlast`` on the last.
     """
-    t = container.tensor(tensor) if isinstance(tensor, str) else tensor
+    t = _unit(container, tensor)
     a, b = _run(t, stripes)
     n, p = stripe_sizes(t)
     n, p = n[a:b], p[a:b]
@@ -124,7 +133,7 @@ def expected_out_words(container, tensor, stripes=None) -> np.ndarray:
         The words of the stripes in order (8-bit tensors zero-extended).
     """
     from lutzip.codec.bitstream import decode_stripes
-    t = container.tensor(tensor) if isinstance(tensor, str) else tensor
+    t = _unit(container, tensor)
     a, b = _run(t, stripes)
     w = decode_stripes(container.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len,
                        container.tables[t.table], t.name)
