@@ -20,6 +20,11 @@ design space under an exact cost model:
 * Class code lengths come from a length-limited Huffman code (package-merge, :mod:`lutzip.codec.huffman`) over the
   class frequencies; the dynamic programmes use ideal code lengths ``log2(N / F)``, then the candidates are
   re-costed exactly with the real code lengths and the best one wins.
+* **Grouped design** (:class:`_Grouped`, alphabets of at most :data:`GROUPED_MAX_VALUES` values: every int8
+  tensor): the values by falling frequency are cut into LUT blocks of ``2^k`` values at *integer* code lengths
+  (a DP over ranks and the class budget with the Kraft inequality priced by a multiplier, then package-merge),
+  jointly with up to :data:`GROUPED_MAX_ZRUNS` ZRUN classes chosen on the Lagrangian dual; the trie search
+  above still runs (without LUT classes unless metadata matters) and the smaller result is kept.
 * **Table sharing** (:func:`plan_tables`): a tensor joins an existing table set when coding it with that set
   costs fewer bits than its own set plus that set's metadata (small tensors such as biases usually do).
 """
