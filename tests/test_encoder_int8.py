@@ -64,6 +64,16 @@ def test_grouped_never_worse_than_trie_search(scale, sparsity, monkeypatch):
     assert ts.max_code_len <= 8 and len(ts.classes) <= 16
 
 
+@pytest.mark.parametrize("lut3_max", [0, 16])
+def test_small_lut3_keeps_the_full_trie_search(lut3_max, monkeypatch):
+    """With LUT3 too small for any grouped set the trie search must still run in full."""
+    words = laplace_int8(30000, 40, 0.6, seed=2)
+    st = encoder.Stats.of(words, 8, 4096)
+    ts, bits = encoder.design_tableset(st, lut3_max=lut3_max)
+    assert len(ts.lut3) <= lut3_max
+    assert bits <= _trie_only(st, monkeypatch, lut3_max=lut3_max)[1]
+
+
 def test_grouped_gain_on_clustered_zero_runs(monkeypatch):
     words = kernels_int8(20000)
     st = encoder.Stats.of(words, 8, 4096)

@@ -1038,8 +1038,8 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
         # GROUPED_MAX_ZRUNS zero-run classes, first. It covers the LUT part of the trie search below, which
         # then runs without LUT classes -- unless the grouped set's LUT3 is a noticeable part of its size
         # (mid-size tensors, where RANGE classes without LUT3 entries can win)
-        consider(_grouped_candidates(st, L, M, lut3_max, effort))
-        if effort == 1 and table_bits(best[0]) < GROUPED_META_SHARE * best[1]:
+        found = consider(_grouped_candidates(st, L, M, lut3_max, effort))
+        if effort == 1 and found == best[1] and table_bits(best[0]) < GROUPED_META_SHARE * best[1]:
             effort = 0
 
     zcands = [z for z in _zrun_candidates(st, int(st.n_words - st.hist[0])) if len(z) < M]
