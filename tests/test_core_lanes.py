@@ -28,7 +28,7 @@ def tensors_stripes(ts, rng, sizes, stripe_len):
     return out
 
 
-def lane_vectors(lanes, seed=0, W=16, sizes=(60, 9, 1, 20), stripe_len=16, corrupt=False):
+def lane_vectors(lanes, seed=0, W=16, sizes=(60, 9, 1, 20), stripe_len=16, corrupt=False, assign="rr"):
     rng = np.random.default_rng(seed)
     ts = random_tableset(rng, W=W, L=8, zrun_kmax=5)
     stripes = tensors_stripes(ts, rng, sizes, stripe_len)
@@ -39,7 +39,7 @@ def lane_vectors(lanes, seed=0, W=16, sizes=(60, 9, 1, 20), stripe_len=16, corru
         if len(stripes[2]) > 1:
             stripes[2] = stripes[2][:1]
         stripes.insert(5, rng.integers(0, 1 << 32, 3, dtype=np.uint64).astype(np.uint32))
-    return LS.LaneVectors.make(stripes, table_ops(ts, 8), lanes, ROWS, W=W)
+    return LS.LaneVectors.make(stripes, table_ops(ts, 8), lanes, ROWS, assign, W=W)
 
 
 def need(sim):
@@ -61,6 +61,18 @@ def test_model_keeps_the_word_order():
     assert all(e[0] == e[2] % 4 for e in vec.errors)
 
 
+def test_assign_least_loaded():
+    hdr = lambda n: np.array([bs.STRIPE_MARKER | (n - 1)], np.uint32)   # noqa: E731
+    # equal stripes: round robin; a long stripe keeps its lane busy for the next ones
+    assert LM.assign_lanes([hdr(64)] * 6, 2, "load")[0] == [0, 1, 0, 1, 0, 1]
+    lanes, loads = LM.assign_lanes([hdr(100), hdr(10), hdr(10), hdr(10), hdr(100)], 2, "load")
+    assert lanes == [0, 1, 1, 1, 1] and loads == [100, 130]
+    # a bad header weighs 1
+    assert LM.assign_lanes([np.array([0], np.uint32), hdr(5), hdr(5)], 2, "load")[0] == [0, 1, 0]
+    with pytest.raises(UnsupportedError):
+        LM.assign_lanes([hdr(1)], 2, "fifo")
+
+
 def test_lane_packets_round_robin():
     st = [np.array([i], np.uint32) for i in range(7)]
     pk = LM.lane_packets(st, 4, first=1)
@@ -69,18 +81,21 @@ def test_lane_packets_round_robin():
         LM.lane_packets(st, 3)
 
 
-@pytest.mark.parametrize("lanes,in_gap,out_stall", [(1, 0.3, 0.4), (2, 0.3, 0.4), (4, 0.2, 0.5),
-                                                    pytest.param(2, 0.0, 0.0, marks=pytest.mark.slow),
-                                                    pytest.param(4, 0.0, 0.0, marks=pytest.mark.slow),
-                                                    pytest.param(8, 0.3, 0.3, marks=pytest.mark.slow)])
-def test_myhdl_bit_exact(lanes, in_gap, out_stall, tmp_path):
-    vec = lane_vectors(lanes, seed=lanes)
+@pytest.mark.parametrize("lanes,in_gap,out_stall,assign", [
+    (1, 0.3, 0.4, "rr"), (2, 0.3, 0.4, "rr"), (2, 0.2, 0.3, "load"), (4, 0.2, 0.5, "load"),
+    pytest.param(4, 0.2, 0.5, "rr", marks=pytest.mark.slow),
+    pytest.param(2, 0.0, 0.0, "rr", marks=pytest.mark.slow),
+    pytest.param(4, 0.0, 0.0, "load", marks=pytest.mark.slow),
+    pytest.param(8, 0.3, 0.3, "load", marks=pytest.mark.slow)])
+def test_myhdl_bit_exact(lanes, in_gap, out_stall, assign, tmp_path):
+    vec = lane_vectors(lanes, seed=lanes, assign=assign)
     LS.check(vec, "myhdl", workdir=tmp_path, in_gap=in_gap, out_stall=out_stall, seed=lanes)
 
 
-@pytest.mark.parametrize("lanes", [2, pytest.param(4, marks=pytest.mark.slow)])
-def test_myhdl_errors_per_lane(lanes, tmp_path):
-    vec = lane_vectors(lanes, seed=7, W=8, corrupt=True)
+@pytest.mark.parametrize("lanes,assign", [(2, "load"), pytest.param(2, "rr", marks=pytest.mark.slow),
+                                          pytest.param(4, "load", marks=pytest.mark.slow)])
+def test_myhdl_errors_per_lane(lanes, assign, tmp_path):
+    vec = lane_vectors(lanes, seed=7, W=8, corrupt=True, assign=assign)
     assert len(vec.errors) >= 3
     out = LS.check(vec, "myhdl", workdir=tmp_path, in_gap=0.2, out_stall=0.3, seed=2)
     assert sorted(int(e[0]) for e in out.errors) == sorted(int(e[0]) for e in vec.errors)
@@ -116,20 +131,21 @@ def test_myhdl_full_rate(tmp_path):
 @pytest.mark.parametrize("sim", ["ghdl", "icarus", "verilator"])
 def test_hdl_bit_exact_two_lanes(sim, tmp_path, hdl_cache):
     need(sim)
-    vec = lane_vectors(2, seed=5, corrupt=True)
+    vec = lane_vectors(2, seed=5, corrupt=True, assign="load")
     LS.check(vec, sim, workdir=tmp_path, build_dir=hdl_cache, in_gap=0.25, out_stall=0.3, seed=9)
 
 
 @pytest.mark.slow
-def test_hdl_sims_agree_to_the_cycle(tmp_path, hdl_cache):
-    vec = lane_vectors(2, seed=6, corrupt=True)
+@pytest.mark.parametrize("assign", ["rr", "load"])
+def test_hdl_sims_agree_to_the_cycle(assign, tmp_path, hdl_cache):
+    vec = lane_vectors(2, seed=6, corrupt=True, assign=assign)
     stim = LS.make_lane_stimulus(vec, in_gap=0.25, out_stall=0.3, seed=3)
-    ref = LS.run("myhdl", stim, tmp_path / "myhdl", 2, vec.params, ROWS, hdl_cache)
+    ref = LS.run("myhdl", stim, tmp_path / "myhdl", 2, vec.params, ROWS, hdl_cache, assign=assign)
     assert LS.first_difference(ref, vec) is None
     for sim in ("ghdl", "icarus", "verilator"):
         if S.available(sim):
             continue
-        out = LS.run(sim, stim, tmp_path / sim, 2, vec.params, ROWS, hdl_cache)
+        out = LS.run(sim, stim, tmp_path / sim, 2, vec.params, ROWS, hdl_cache, assign=assign)
         assert LS.first_difference(out, vec) is None
         assert LS.first_cycle_difference(ref, out) is None
 
@@ -139,11 +155,11 @@ def test_hdl_sims_agree_to_the_cycle(tmp_path, hdl_cache):
 @pytest.mark.parametrize("sim", ["ghdl", "icarus", "verilator"])
 def test_hdl_bit_exact_slow(lanes, sim, tmp_path, hdl_cache):
     need(sim)
-    vec = lane_vectors(lanes, seed=20 + lanes, W=8, corrupt=True)
+    vec = lane_vectors(lanes, seed=20 + lanes, W=8, corrupt=True, assign="load")
     stim = LS.make_lane_stimulus(vec, in_gap=0.3, out_stall=0.4, seed=lanes)
-    ref = LS.run("myhdl", stim, tmp_path / "myhdl", lanes, vec.params, ROWS, hdl_cache)
+    ref = LS.run("myhdl", stim, tmp_path / "myhdl", lanes, vec.params, ROWS, hdl_cache, assign="load")
     assert LS.first_difference(ref, vec) is None
-    out = LS.run(sim, stim, tmp_path / sim, lanes, vec.params, ROWS, hdl_cache)
+    out = LS.run(sim, stim, tmp_path / sim, lanes, vec.params, ROWS, hdl_cache, assign="load")
     assert LS.first_difference(out, vec) is None
     assert LS.first_cycle_difference(ref, out) is None
 
@@ -154,3 +170,21 @@ def test_bad_parameters():
         elaborate_lanes(3)
     with pytest.raises(UnsupportedError, match="ROWS"):
         elaborate_lanes(2, rows=6)
+
+
+def test_cli_lanes_choices(capsys):
+    from lutzip.cli import main
+    for cmd in (["hdl", "convert", "--out", "x", "--lanes", "3"], ["hdl", "bench", "--lanes", "5"],
+                ["hdl", "synth", "--target", "ecp5-85k", "--lanes", "0"]):
+        with pytest.raises(SystemExit) as e:
+            main(cmd)
+        assert e.value.code == 2
+        assert "--lanes" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_cli_convert_lanes(tmp_path):
+    from lutzip.cli import main
+    assert main(["hdl", "convert", "--out", str(tmp_path), "--hdl", "verilog", "--lanes", "2"]) == 0
+    text = (tmp_path / "decoder_lanes.v").read_text()
+    assert "module decoder_lanes" in text and "m_axis_tkeep" in text and "err_stripe" in text

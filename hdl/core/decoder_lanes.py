@@ -6,9 +6,14 @@ Structure (each box a file of :mod:`lutzip.hdl`)::
     s_axis lane j (32 bits) -> decoder_lane j: decoder_core -> row packer (lane_slot x LANES) -> row_fifo
     row_fifo heads -> lane_tap chain (AND-OR select of lane ``cur``) -> output register -> m_axis (LANES x W)
 
-* Stripe ``i`` of the stream is decoded by lane ``i mod LANES`` (the host hands each lane its stripes); the
-  output takes lane ``cur``'s rows until the row with ``tlast`` (the stripe's last word or its error marker),
-  then moves on to lane ``cur + 1 mod LANES``: the words come out in the order a single core gives them.
+* ``ASSIGN="rr"``: stripe ``i`` of the stream is decoded by lane ``i mod LANES`` (the host hands each lane its
+  stripes); the output takes lane ``cur``'s rows until the row with ``tlast`` (the stripe's last word or its error
+  marker), then moves on to lane ``cur + 1 mod LANES``: the words come out in the order a single core gives them.
+* ``ASSIGN="load"``: stripe ``i`` goes to the lane with the least load, the sum of the weights
+  (:func:`lutzip.hdl.lanes.decoder_lane.stripe_weight`, from the header word) of the stripes given to it so far,
+  the lowest such lane on a tie. The host computes the rule from the header words it sends; the output computes
+  it again from the weights the lanes recorded as they took the headers (``lane_min`` tree), one cycle after each
+  stripe's last beat. Uneven stripes (a tensor's short last stripe, one-stripe tensors) spread over the lanes.
 * A beat carries up to ``LANES`` consecutive words of one stripe, word 0 in the low bits; ``m_axis_tkeep`` counts
   them (1 .. LANES). Only a stripe's last beat can be short.
 * Each lane buffers ``ROWS`` beats (block RAM); while the output drains one lane at ``LANES`` words per cycle
@@ -17,16 +22,19 @@ Structure (each box a file of :mod:`lutzip.hdl`)::
 * Tables: each lane's core has its own LUT1, LUT2, LUT3 and config (each reads its tables every cycle); the
   table-write port reaches every lane in the same cycle.
 * Errors: a lane that meets an error outputs its marker (tuser = 1 on the stripe's last beat) and resynchronises
-  at its next stripe, like the single core; ``err_valid[j]`` pulses with ``err_code[j]`` and the stripe's index
-  ``err_stripe[j]`` (counted from 0 since reset over the whole stream).
+  at its next stripe, like the single core; when that beat enters the output register ``err_valid[j]`` (j: the
+  lane) pulses with ``err_code[j]`` and the stripe's index ``err_stripe[j]`` (counted from 0 since reset over the
+  whole stream), so errors are reported in stream order.
 """
-from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
+from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv, modbv
 
 from lutzip.errors import UnsupportedError
-from lutzip.hdl.lanes.decoder_lane import STRIPE_BITS, decoder_lane, keep_bits, row_bits
+from lutzip.hdl.lanes.decoder_lane import LOAD_BITS, STRIPE_BITS, decoder_lane, keep_bits, row_bits
+from lutzip.hdl.stages.lane_min import lane_min
 from lutzip.hdl.stages.lane_tap import lane_tap
 
 LANE_CHOICES = (1, 2, 4, 8)
+ASSIGN_CHOICES = ("rr", "load")
 
 
 def default_rows(lanes: int) -> int:
@@ -40,13 +48,17 @@ def decoder_lanes(clk, rst,
                   m_axis_tdata, m_axis_tkeep, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                   tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                   err_valid, err_code, err_stripe, busy,
-                  LANES=2, ROWS=0, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window", STEP="adder"):
+                  LANES=2, ROWS=0, ASSIGN="rr", L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
+                  STEP="adder"):
     if isinstance(LANES, bool) or LANES not in LANE_CHOICES:
         raise UnsupportedError(f"LANES = {LANES!r}: choose from {', '.join(map(str, LANE_CHOICES))}")
     rows = ROWS or default_rows(LANES)
     if isinstance(rows, bool) or not isinstance(rows, int) or rows < 4 or rows & (rows - 1) or rows > 65536:
         raise UnsupportedError(f"ROWS = {ROWS!r}: a power of two, 4 .. 65536")
+    if ASSIGN not in ASSIGN_CHOICES:
+        raise UnsupportedError(f"ASSIGN = {ASSIGN!r}: choose from {', '.join(ASSIGN_CHOICES)}")
     N = LANES
+    load_mode = ASSIGN == "load" and N > 1
     kb = keep_bits(N)
     E = row_bits(N, W)
     lw = N * W
@@ -58,9 +70,7 @@ def decoder_lanes(clk, rst,
     pops = [Signal(bool(0)) for _ in range(N)]
     heads = [Signal(intbv(0)[E:]) for _ in range(N)]
     hvalids = [Signal(bool(0)) for _ in range(N)]
-    evs = [Signal(bool(0)) for _ in range(N)]
-    ecs = [Signal(intbv(0)[4:]) for _ in range(N)]
-    ess = [Signal(intbv(0)[STRIPE_BITS:]) for _ in range(N)]
+    loads = [Signal(modbv(0)[LOAD_BITS:]) if load_mode else None for _ in range(N)]
     busys = [Signal(bool(0)) for _ in range(N)]
     accs = [Signal(intbv(0)[E:]) for _ in range(N + 1)]
     vaccs = [Signal(bool(0)) for _ in range(N + 1)]
@@ -68,17 +78,15 @@ def decoder_lanes(clk, rst,
     for j in range(N):
         # the bundled input ports go to every lane, which takes its own bits (decoder_lane)
         lanes.append(decoder_lane(clk, rst, s_axis_tdata, s_axis_tvalid, readys[j], s_axis_tlast, tbl_we, tbl_sel,
-                                  tbl_addr,
-                                  tbl_wdata, pops[j], heads[j], hvalids[j], evs[j], ecs[j], ess[j], busys[j],
-                                  LANE=j, LANES=N, ROWS=rows, **core_kw))
+                                  tbl_addr, tbl_wdata, pops[j], heads[j], hvalids[j], loads[j], busys[j],
+                                  LANE=j, LANES=N, ROWS=rows, ASSIGN="load" if load_mode else "rr", **core_kw))
         taps.append(lane_tap(cur, heads[j], hvalids[j], accs[j] if j else None, vaccs[j] if j else None,
                              accs[j + 1], vaccs[j + 1], take, pops[j], LANE=j))
     sel, sel_valid = accs[N], vaccs[N]
     if N > 1:
-        ready_cat, ev_cat, ec_cat, es_cat, busy_cat = (ConcatSignal(*reversed(x))
-                                                       for x in (readys, evs, ecs, ess, busys))
+        ready_cat, busy_cat = ConcatSignal(*reversed(readys)), ConcatSignal(*reversed(busys))
     else:
-        ready_cat, ev_cat, ec_cat, es_cat, busy_cat = readys[0], evs[0], ecs[0], ess[0], busys[0]
+        ready_cat, busy_cat = readys[0], busys[0]
 
     ov = Signal(bool(0))
     od = Signal(intbv(0)[E:])
@@ -86,21 +94,56 @@ def decoder_lanes(clk, rst,
     last_bit = lw + kb
     user_bit = lw + kb + 1
 
-    @always_comb
-    def out_take():
-        take.next = sel_valid and (not ov or m_axis_tready)
+    # ------------------------------------------------------------------ which lane is next
+    if load_mode:
+        # the least-loaded lane: a tree of lane_min nodes over the lanes' loads (lowest lane on a tie)
+        cur_ok = Signal(bool(1))
+        amin = []
+        level = [(loads[j], None, j) for j in range(N)]
+        while len(level) > 1:
+            nxt = []
+            for a, b in zip(level[0::2], level[1::2]):
+                v = Signal(modbv(0)[LOAD_BITS:])
+                i = Signal(intbv(0, min=0, max=N))
+                amin.append(lane_min(a[0], a[1], b[0], b[1], v, i, IA=a[2], IB=b[2]))
+                nxt.append((v, i, None))
+            level = nxt
+        next_lane = level[0][1]
 
-    @always_seq(clk.posedge, reset=rst)
-    def out_reg():
-        if take:
-            ov.next = 1
-            if sel[last_bit]:
-                if cur == last_lane:
-                    cur.next = 0
-                else:
-                    cur.next = cur + 1
-        elif m_axis_tready:
-            ov.next = 0
+        @always_comb
+        def out_take():
+            take.next = sel_valid and cur_ok and (not ov or m_axis_tready)
+
+        @always_seq(clk.posedge, reset=rst)
+        def out_reg():
+            if take:
+                ov.next = 1
+                if sel[last_bit]:
+                    cur_ok.next = 0
+            elif m_axis_tready:
+                ov.next = 0
+            if not cur_ok:
+                # the loads include the stripe that just ended (decoder_lane adds it as its last beat pops)
+                cur.next = next_lane
+                cur_ok.next = 1
+    else:
+        amin = []
+
+        @always_comb
+        def out_take():
+            take.next = sel_valid and (not ov or m_axis_tready)
+
+        @always_seq(clk.posedge, reset=rst)
+        def out_reg():
+            if take:
+                ov.next = 1
+                if sel[last_bit]:
+                    if cur == last_lane:
+                        cur.next = 0
+                    else:
+                        cur.next = cur + 1
+            elif m_axis_tready:
+                ov.next = 0
 
     @always_seq(clk.posedge, reset=None)
     def out_data():
@@ -124,12 +167,74 @@ def decoder_lanes(clk, rst,
         def out_keep():
             m_axis_tkeep.next = od[lw + kb:lw]
 
+    # ------------------------------------------------------------------ error reports (stream order)
+    e_valid = Signal(intbv(0)[N:]) if N > 1 else Signal(bool(0))
+    e_code = Signal(intbv(0)[4:])
+    e_stripe = Signal(modbv(0)[STRIPE_BITS:])
+    o_stripe = Signal(modbv(0)[STRIPE_BITS:])
+    m_code = Signal(intbv(0)[4:])
+    if N > 1:
+        m_pos = Signal(modbv(0)[(N - 1).bit_length():])   # keep - 1 (keep is 1 .. N when it matters)
+
+        m_keep = Signal(intbv(0)[kb:])
+
+        @always_comb
+        def err_keep():
+            m_keep.next = sel[lw + kb:lw]
+
+        @always_comb
+        def err_pos():
+            m_pos.next = m_keep - 1
+
+        # bit offset of that word: m_pos * W as a concatenation (MyHDL's VHDL sizes a product by its operands)
+        m_sh = ConcatSignal(m_pos, intbv(0)[(W - 1).bit_length():])
+        m_shifted = Signal(intbv(0)[E:])
+
+        @always_comb
+        def err_shift():
+            m_shifted.next = sel >> m_sh
+
+        @always_comb
+        def err_word():
+            # the marker is the beat's last valid word
+            m_code.next = m_shifted[4:0]
+
+        @always_seq(clk.posedge, reset=rst)
+        def err_reg():
+            for j in range(N):
+                e_valid.next[j] = take and sel[user_bit] and cur == j
+            if take and sel[user_bit]:
+                e_code.next = m_code
+                e_stripe.next = o_stripe
+            if take and sel[last_bit]:
+                o_stripe.next = o_stripe + 1
+
+        ec_cat = ConcatSignal(*([e_code] * N))
+        es_cat = ConcatSignal(*([e_stripe] * N))
+        err_insts = [err_keep, err_pos, err_shift, err_word, err_reg]
+    else:
+        @always_comb
+        def err_word():
+            m_code.next = sel[4:0]
+
+        @always_seq(clk.posedge, reset=rst)
+        def err_reg():
+            e_valid.next = take and sel[user_bit]
+            if take and sel[user_bit]:
+                e_code.next = m_code
+                e_stripe.next = o_stripe
+            if take and sel[last_bit]:
+                o_stripe.next = o_stripe + 1
+
+        ec_cat, es_cat = e_code, e_stripe
+        err_insts = [err_word, err_reg]
+
     @always_comb
     def lane_ports():
         s_axis_tready.next = ready_cat
-        err_valid.next = ev_cat
+        err_valid.next = e_valid
         err_code.next = ec_cat
         err_stripe.next = es_cat
         busy.next = busy_cat != 0 or ov
 
-    return lanes, taps, out_take, out_reg, out_data, out_side, out_keep, lane_ports
+    return lanes, taps, amin, out_take, out_reg, out_data, out_side, out_keep, err_insts, lane_ports

@@ -122,7 +122,7 @@ def convert_core(out_dir, hdl="verilog", *, core=None, name="decoder_core", **pa
         return convert_block(inst, out_dir, name, h)
 
 
-def elaborate_lanes(lanes: int, params=None, rows: int = 0, **more):
+def elaborate_lanes(lanes: int, params=None, rows: int = 0, assign: str = "rr", **more):
     """The N-lane decoder (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`) elaborated on fresh port signals.
 
     Parameters
@@ -133,19 +133,22 @@ def elaborate_lanes(lanes: int, params=None, rows: int = 0, **more):
         The single core's parameters (checked by :class:`CoreParams`).
     rows : int
         Buffer rows per lane (0: :func:`lutzip.hdl.core.decoder_lanes.default_rows`).
+    assign : str
+        ``ASSIGN``: ``"rr"`` (round robin) or ``"load"`` (least-loaded lane).
     """
     from lutzip.hdl.core.decoder_lanes import decoder_lanes
     from lutzip.hdl.core.ports import lanes_signals
     p = CoreParams.make(params, **more)
-    return decoder_lanes(**lanes_signals(lanes, p.W), LANES=lanes, ROWS=rows, **p.as_dict())
+    return decoder_lanes(**lanes_signals(lanes, p.W), LANES=lanes, ROWS=rows, ASSIGN=assign, **p.as_dict())
 
 
-def convert_lanes(out_dir, hdl="verilog", *, lanes: int = 2, rows: int = 0, name="decoder_lanes", **params):
+def convert_lanes(out_dir, hdl="verilog", *, lanes: int = 2, rows: int = 0, assign: str = "rr", name="decoder_lanes",
+                  **params):
     """Convert the N-lane decoder into ``out_dir`` (as :func:`convert_core`; ``lanes`` and ``rows`` as
     :func:`elaborate_lanes`). Returns ``out_dir/<name>.v`` or ``out_dir/<name>.vhd``."""
     h = check_hdl(hdl)
     p = CoreParams.make(params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        inst = elaborate_lanes(lanes, p, rows)
+        inst = elaborate_lanes(lanes, p, rows, assign)
         return convert_block(inst, out_dir, name, h)

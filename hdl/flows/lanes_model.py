@@ -25,8 +25,32 @@ def check_lanes(lanes) -> int:
     return int(lanes)
 
 
-def lane_packets(stripes, lanes: int, first: int = 0) -> list:
-    """The packets of each lane: stripe ``i`` of ``stripes`` goes to lane ``(first + i) mod lanes``.
+def assign_lanes(stripes, lanes: int, assign: str = "rr", first: int = 0, loads=None):
+    """The lane of each stripe: ``(lane list, loads after them)``.
+
+    ``assign="rr"``: stripe ``i`` goes to lane ``(first + i) mod lanes``. ``assign="load"``: each stripe goes to the
+    lane with the least load (``loads``: the lanes' loads so far, default all 0 = after reset), the lowest such lane
+    on a tie, and adds its weight (:func:`lutzip.hdl.lanes.decoder_lane.stripe_weight` of its header word) to that
+    lane's load -- the rule the decoder's output follows (docs/CORE.md section 6).
+    """
+    from lutzip.hdl.lanes.decoder_lane import stripe_weight
+    n = check_lanes(lanes)
+    if assign == "rr":
+        return [(first + i) % n for i in range(len(stripes))], None
+    if assign != "load":
+        raise UnsupportedError(f"assign={assign!r}: choose from rr, load")
+    w = list(loads) if loads is not None else [0] * n
+    out = []
+    for s in stripes:
+        j = min(range(n), key=lambda k: (w[k], k))
+        out.append(j)
+        w[j] += stripe_weight(int(s[0]) if len(s) else 0)
+    return out, w
+
+
+def lane_packets(stripes, lanes: int, first: int = 0, assign: str = "rr", loads=None) -> list:
+    """The packets of each lane: stripe ``i`` of ``stripes`` goes to lane ``(first + i) mod lanes``
+    (``assign="rr"``) or as :func:`assign_lanes` says (``assign="load"``, from ``loads``).
 
     Parameters
     ----------
@@ -44,18 +68,18 @@ def lane_packets(stripes, lanes: int, first: int = 0) -> list:
     """
     n = check_lanes(lanes)
     out = [[] for _ in range(n)]
-    for i, s in enumerate(stripes):
-        out[(first + i) % n].append(np.asarray(s, np.uint32))
+    for s, j in zip(stripes, assign_lanes(stripes, n, assign, first, loads)[0]):
+        out[j].append(np.asarray(s, np.uint32))
     return out
 
 
-def container_lanes(container, entry, lanes: int, first: int = 0) -> list:
+def container_lanes(container, entry, lanes: int, first: int = 0, assign: str = "rr", loads=None) -> list:
     """The lanes' packets for a container's tensor or stream ``entry`` (:meth:`Container.stripes` split by
     :func:`lane_packets`)."""
-    return lane_packets(list(container.stripes(entry)), lanes, first)
+    return lane_packets(list(container.stripes(entry)), lanes, first, assign, loads)
 
 
-def expected_beats(stripes, ops, lanes: int, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16):
+def expected_beats(stripes, ops, lanes: int, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16, assign: str = "rr"):
     """What the N-lane decoder outputs for ``stripes`` (the stream, in order) after the table writes ``ops``.
 
     Returns
@@ -71,12 +95,13 @@ def expected_beats(stripes, ops, lanes: int, L: int = 8, LUT3_DEPTH: int = 4096,
     if not stripes:
         raise LutzError("no stripes")
     tables = tables_from_ops(ops, L, LUT3_DEPTH, W)
+    lane_of = assign_lanes(stripes, n, assign)[0]
     beats, errors = [], []
     for i, s in enumerate(stripes):
         words, code = stripe_output(s, tables)
         seq = [int(w) for w in words] + ([code] if code else [])
         if code:
-            errors.append((i % n, code, i))
+            errors.append((lane_of[i], code, i))
         for b in range(0, len(seq), n):
             chunk = seq[b:b + n]
             d = 0

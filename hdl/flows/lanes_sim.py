@@ -52,18 +52,19 @@ class LaneVectors:
     errors: np.ndarray
     params: dict = field(default_factory=lambda: CoreParams().as_dict())
     rows: int = 0
+    assign: str = "rr"
 
     @classmethod
-    def make(cls, stripes, ops, lanes, rows=0, **params) -> "LaneVectors":
+    def make(cls, stripes, ops, lanes, rows=0, assign="rr", **params) -> "LaneVectors":
         p = CoreParams.make(params)
         stripes = [np.asarray(s, np.uint32) for s in stripes]
-        beats, errors = expected_beats(stripes, ops, lanes, p.L, p.LUT3_DEPTH, p.W)
-        return cls(list(ops), stripes, check_lanes(lanes), beats, errors, p.as_dict(), rows)
+        beats, errors = expected_beats(stripes, ops, lanes, p.L, p.LUT3_DEPTH, p.W, assign)
+        return cls(list(ops), stripes, check_lanes(lanes), beats, errors, p.as_dict(), rows, assign)
 
     @classmethod
-    def from_vectors(cls, vec, lanes, rows=0) -> "LaneVectors":
+    def from_vectors(cls, vec, lanes, rows=0, assign="rr") -> "LaneVectors":
         """From single-core :class:`lutzip.hdl.flows.vectors.Vectors`."""
-        return cls.make(vec.stripes, vec.table_ops, lanes, rows, **vec.params)
+        return cls.make(vec.stripes, vec.table_ops, lanes, rows, assign, **vec.params)
 
     @property
     def n_words(self) -> int:
@@ -148,7 +149,7 @@ def make_lane_stimulus(vec: LaneVectors, *, in_gap: float = 0.0, out_stall: floa
     if table_gap:
         prefix.append(("I", table_gap))
     queues, gaps = [], 0
-    for pk in lane_packets(vec.stripes, vec.lanes, first):
+    for pk in lane_packets(vec.stripes, vec.lanes, first, vec.assign):
         n = sum(len(p) for p in pk)
         g = (rng.geometric(1.0 - in_gap, n) - 1) if in_gap > 0 else np.zeros(n, np.int64)
         gaps += int(g.sum())
@@ -324,7 +325,7 @@ class _LaneDriver:
         return False
 
 
-def _run_python_tb(lanes, rows, params: CoreParams, cosim_cmd, stim_path: Path, out_path: Path):
+def _run_python_tb(lanes, rows, params: CoreParams, cosim_cmd, stim_path: Path, out_path: Path, assign="rr"):
     from myhdl import Cosimulation, Simulation, StopSimulation, _simulator, block, delay, instance
 
     from lutzip.hdl.core.decoder_lanes import decoder_lanes
@@ -338,7 +339,7 @@ def _run_python_tb(lanes, rows, params: CoreParams, cosim_cmd, stim_path: Path, 
         if cosim_cmd:
             dut = Cosimulation(cosim_cmd, **sig)
         else:
-            dut = decoder_lanes(**sig, LANES=lanes, ROWS=rows, **params.as_dict())
+            dut = decoder_lanes(**sig, LANES=lanes, ROWS=rows, ASSIGN=assign, **params.as_dict())
         clk = sig["clk"]
 
         @instance
@@ -378,16 +379,16 @@ def _key(what, lanes, rows, p: CoreParams, *extra) -> str:
     return cache.sources_hash("lanes", what, lanes, rows, p.tag(), *extra)
 
 
-def convert(hdl: str, lanes: int, rows: int, params=None, build_dir=None) -> Path:
+def convert(hdl: str, lanes: int, rows: int, params=None, build_dir=None, assign="rr") -> Path:
     """The N-lane decoder converted to ``hdl``, cached; returns the directory holding ``decoder_lanes.v/.vhd``."""
     from lutzip.hdl.flows.convert import convert_lanes
     p = CoreParams.make(params)
     root = Path(build_dir) if build_dir else cache.cache_dir("hdl")
 
     def build(tmp):
-        convert_lanes(tmp, hdl, lanes=lanes, rows=rows, **p.as_dict())
+        convert_lanes(tmp, hdl, lanes=lanes, rows=rows, assign=assign, **p.as_dict())
 
-    return cache.atomic_dir(root / f"lanes-{hdl}-{_key(hdl, lanes, rows, p)}", build)
+    return cache.atomic_dir(root / f"lanes-{hdl}-{_key(hdl, lanes, rows, p, assign)}", build)
 
 
 def cosim_wrapper(lanes: int, W: int) -> str:
@@ -435,12 +436,12 @@ def vhdl_bench(lanes: int, W: int) -> str:
     return text.replace("      -- @PORTMAP@", ",\n".join(m))
 
 
-def _verilator_build(vdir: Path, lanes, rows, p: CoreParams, root: Path) -> Path:
+def _verilator_build(vdir: Path, lanes, rows, p: CoreParams, root: Path, assign="rr") -> Path:
     cpp = S.TB_DIR / "tb_lutzip_lanes.cpp"
     ver = subprocess.run(["verilator", "--version"], capture_output=True, text=True).stdout.strip()
     flags = ["-O2", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "--no-timing",
              "-CFLAGS", f"-O2 -DLANES={lanes} -DWORD_BITS={p.W}", "-j", "2"]
-    key = _key("verilator", lanes, rows, p, ver, flags)
+    key = _key("verilator", lanes, rows, p, ver, flags, assign)
 
     def build(tmp):
         shutil.copy(vdir / "decoder_lanes.v", tmp / "decoder_lanes.v")
@@ -455,7 +456,7 @@ def _verilator_build(vdir: Path, lanes, rows, p: CoreParams, root: Path) -> Path
 
 
 def run(sim: str, stimulus, workdir, lanes: int, params=None, rows: int = 0, build_dir=None,
-        timeout: float = 3600) -> LaneOutputs:
+        timeout: float = 3600, assign: str = "rr") -> LaneOutputs:
     """Run ``stimulus`` through the N-lane decoder in ``sim`` (one of :data:`SIMULATORS`); returns the outputs."""
     if sim not in SIMULATORS:
         raise SimulationError(f"unknown simulator {sim!r}: one of {', '.join(SIMULATORS)}")
@@ -476,10 +477,10 @@ def run(sim: str, stimulus, workdir, lanes: int, params=None, rows: int = 0, bui
         out_path.unlink()
     if sim == "myhdl":
         t0 = time.perf_counter()
-        _run_python_tb(lanes, rows, p, None, stim_path, out_path)
+        _run_python_tb(lanes, rows, p, None, stim_path, out_path, assign)
         dt = time.perf_counter() - t0
     elif sim == "ghdl":
-        vdir = convert("vhdl", lanes, rows, p, root)
+        vdir = convert("vhdl", lanes, rows, p, root, assign)
         gdir = workdir / "ghdl-work"
         gdir.mkdir(exist_ok=True)
         tb = workdir / "tb_lutzip_lanes.vhd"
@@ -494,7 +495,7 @@ def run(sim: str, stimulus, workdir, lanes: int, params=None, rows: int = 0, bui
         if bad:
             raise SimulationError(f"ghdl reported: {bad[0]} (log {log})")
     elif sim == "icarus":
-        vdir = convert("verilog", lanes, rows, p, root)
+        vdir = convert("verilog", lanes, rows, p, root, assign)
         vpi = S._build_vpi(root)
         wrap = workdir / "cosim_lutzip_lanes.v"
         wrap.write_text(cosim_wrapper(lanes, p.W))
@@ -505,14 +506,15 @@ def run(sim: str, stimulus, workdir, lanes: int, params=None, rows: int = 0, bui
         if xlog.exists():
             xlog.unlink()
         t0 = time.perf_counter()
-        _run_python_tb(lanes, rows, p, f"vvp -n -m {vpi.with_suffix('')} {vvp} +xlog={xlog}", stim_path, out_path)
+        _run_python_tb(lanes, rows, p, f"vvp -n -m {vpi.with_suffix('')} {vvp} +xlog={xlog}", stim_path, out_path,
+                       assign)
         dt = time.perf_counter() - t0
         xs = xlog.read_text().splitlines() if xlog.exists() else ["no x/z check log: the wrapper did not run"]
         if xs:
             raise SimulationError(f"icarus: {xs[0]} ({len(xs)} x/z reports, {xlog})")
     else:
-        vdir = convert("verilog", lanes, rows, p, root)
-        exe = _verilator_build(vdir, lanes, rows, p, root)
+        vdir = convert("verilog", lanes, rows, p, root, assign)
+        exe = _verilator_build(vdir, lanes, rows, p, root, assign)
         _, dt = S._run_cmd([str(exe), str(stim_path), str(out_path)], log, timeout, what="verilator run")
     res = LaneOutputs.read(out_path, sim)
     res.seconds = dt
@@ -525,7 +527,7 @@ def check(vec: LaneVectors, sim: str = "myhdl", *, workdir=None, build_dir=None,
     stim = make_lane_stimulus(vec, **stimulus)
 
     def go(d):
-        out = run(sim, stim, d, vec.lanes, vec.params, vec.rows, build_dir)
+        out = run(sim, stim, d, vec.lanes, vec.params, vec.rows, build_dir, assign=vec.assign)
         msg = first_difference(out, vec)
         if msg:
             raise SimulationError(msg)

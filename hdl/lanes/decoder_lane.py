@@ -11,25 +11,39 @@ tbl_we, tbl_sel, tbl_addr, tbl_wdata    the table-write port, shared by every la
 pop, head, hvalid                   the head row of the lane's output buffer: ``head`` =
                                     ``{user, last, keep, word[LANES-1] .. word[0]}`` (word 0 in the low bits),
                                     ``pop`` takes it
-err_valid, err_code, err_stripe     one-cycle report when an error marker leaves the lane's core: the code and
-                                    the stripe's index in the stream (``LANE + LANES * i`` for the lane's i-th
-                                    stripe since reset)
+load                                ``ASSIGN="load"``: the sum of the weights (:func:`stripe_weight`) of the
+                                    lane's stripes output so far (48 bits; ``None`` with ``"rr"``)
 busy                                the core is busy or the buffer holds rows
 LANE, LANES, ROWS                   this lane's number, the number of lanes, the buffer's rows (power of two)
+ASSIGN                              ``"rr"`` (stripe i on lane i mod LANES) or ``"load"`` (least-loaded lane)
 **core                              the core's parameters (docs/CORE.md section 1)
 
 Packing: the core's words are gathered into rows of ``LANES`` words (:mod:`lutzip.hdl.stages.lane_slot`); a row
 is closed by its ``LANES``-th word or by a word with ``tlast`` (a stripe's last word or its error marker), so a
 row never holds words of two stripes and ``keep`` (1 .. LANES) counts its words; the words above them are 0.
 The core's ``m_axis_tready`` is the buffer's credit: at most ``ROWS - 1`` rows held (registered level).
+
+``ASSIGN="load"``: the weight of every header word the lane takes goes into a 16-entry FIFO (a header waits while
+it is full); when the lane's stripe has left (its beat with ``tlast`` popped), its weight is added to ``load``.
 """
-from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv, modbv
+from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
 
 from lutzip.hdl.core.decoder_core import decoder_core
 from lutzip.hdl.stages.lane_slot import lane_slot
 from lutzip.hdl.stages.row_fifo import row_fifo
+from lutzip.hdl.stages.sync_fifo import sync_fifo
 
 STRIPE_BITS = 32   #: width of the reported stripe index
+LOAD_BITS = 48     #: width of a lane's load (ASSIGN="load")
+HF_DEPTH = 16      #: header weights a lane holds (ASSIGN="load"): stripes taken but not yet out
+MARKER = 0x4C5A
+
+
+def stripe_weight(header: int) -> int:
+    """The weight of a stripe for ``ASSIGN="load"``: ``n`` (header bits 15..0, plus 1) for a header with the marker,
+    else 1."""
+    h = int(header) & 0xFFFFFFFF
+    return (h & 0xFFFF) + 1 if h >> 16 == MARKER else 1
 
 
 def keep_bits(lanes: int) -> int:
@@ -44,9 +58,9 @@ def row_bits(lanes: int, W: int) -> int:
 
 @block
 def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel, tbl_addr, tbl_wdata,
-                 pop, head, hvalid, err_valid, err_code, err_stripe, busy,
+                 pop, head, hvalid, load, busy,
                  LANE=0, LANES=1, ROWS=16, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
-                 STEP="adder"):
+                 STEP="adder", ASSIGN="rr"):
     kb = keep_bits(LANES)
     # ------------------------------------------------------------------ this lane's input bits
     # (plain signals, not shadow slices: MyHDL's VHDL would slice a slice with the outer indices)
@@ -62,12 +76,48 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
             l_last.next = s_tlast[LANE]
     else:
         l_data, l_valid, l_last, lane_in = s_tdata, s_tvalid, s_tlast, None
+    # ------------------------------------------------------------------ header weights (ASSIGN="load")
+    hf_insts = []
+    if ASSIGN == "load":
+        at_hdr = Signal(bool(1))
+        hf_full = Signal(bool(0))
+        k_valid, k_ready = Signal(bool(0)), Signal(bool(0))
+        hf_wr, hf_rd = Signal(bool(0)), Signal(bool(0))
+        hf_w = Signal(intbv(0)[17:])
+        hf_q = Signal(intbv(0)[17:])
+        hf_count = Signal(intbv(0, min=0, max=HF_DEPTH + 1))
+        hf_insts.append(sync_fifo(clk, rst, hf_wr, hf_w, hf_rd, hf_q, hf_count, DEPTH=HF_DEPTH))
+        pop_last = len(head) - 2   # the row's last bit (lutzip.hdl.core.decoder_lanes: {user, last, keep, words})
+
+        @always_comb
+        def hf_gate():
+            hf_full.next = hf_count >= HF_DEPTH - 1
+            k_valid.next = l_valid and not (at_hdr and hf_full)
+            s_tready.next = k_ready and not (at_hdr and hf_full)
+            hf_wr.next = l_valid and k_ready and at_hdr and not hf_full
+            if l_data[32:16] == MARKER:
+                hf_w.next = l_data[16:0] + 1
+            else:
+                hf_w.next = 1
+            hf_rd.next = pop and head[pop_last]
+
+        @always_seq(clk.posedge, reset=rst)
+        def hf_track():
+            if l_valid and k_ready and not (at_hdr and hf_full):
+                at_hdr.next = l_last
+            if hf_rd:
+                load.next = load + hf_q
+
+        hf_insts += [hf_gate, hf_track]
+        core_valid, core_ready = k_valid, k_ready
+    else:
+        core_valid, core_ready = l_valid, s_tready
     # ------------------------------------------------------------------ the single-lane core
     c_data = Signal(intbv(0)[W:])
     c_valid, c_ready, c_last, c_user = [Signal(bool(0)) for _ in range(4)]
     c_err_valid, c_busy = Signal(bool(0)), Signal(bool(0))
     c_err_code = Signal(intbv(0)[4:])
-    core = decoder_core(clk, rst, l_data, l_valid, s_tready, l_last,
+    core = decoder_core(clk, rst, l_data, core_valid, core_ready, l_last,
                         c_data, c_valid, c_ready, c_last, c_user,
                         tbl_we, tbl_sel, tbl_addr, tbl_wdata, c_err_valid, c_err_code, c_busy,
                         L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP)
@@ -100,21 +150,8 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
 
     buf = row_fifo(clk, rst, push, row, pop, head, hvalid, level, DEPTH=ROWS)
 
-    # ------------------------------------------------------------------ error reports
-    sidx = Signal(modbv(LANE)[STRIPE_BITS:])
-    step = LANES
-
-    @always_seq(clk.posedge, reset=rst)
-    def errors():
-        err_valid.next = xfer and c_user
-        if xfer and c_user:
-            err_code.next = c_data[4:0]
-            err_stripe.next = sidx
-        if xfer and c_last:
-            sidx.next = sidx + step
-
     @always_comb
     def lane_busy():
         busy.next = c_busy or level != 0 or cnt != 0
 
-    return [x for x in (lane_in,) if x is not None], core, slots, pack_ctl, pack_cnt, buf, errors, lane_busy
+    return [x for x in (lane_in,) if x is not None], hf_insts, core, slots, pack_ctl, pack_cnt, buf, lane_busy

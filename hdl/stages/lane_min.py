@@ -1,0 +1,36 @@
+"""One node of the N-lane decoder's least-loaded-lane search (``ASSIGN="load"``): the smaller of two loads and its lane.
+
+Interface
+---------
+av, bv          the two loads
+ai, bi          their lanes (``None``: the constants ``IA`` / ``IB``, for the leaves)
+ov, oi          the smaller load and its lane; ``a`` on a tie (the tree puts lower lanes on the ``a`` side, so a tie
+                goes to the lowest lane)
+"""
+from myhdl import always_comb, block
+
+
+@block
+def lane_min(av, ai, bv, bi, ov, oi, IA=0, IB=1):
+    if ai is None:
+        @always_comb
+        def min_leaf():
+            if av <= bv:
+                ov.next = av
+                oi.next = IA
+            else:
+                ov.next = bv
+                oi.next = IB
+
+        return min_leaf
+
+    @always_comb
+    def min_node():
+        if av <= bv:
+            ov.next = av
+            oi.next = ai
+        else:
+            ov.next = bv
+            oi.next = bi
+
+    return min_node
