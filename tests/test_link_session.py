@@ -17,8 +17,10 @@ IDENT = link.Ident(1, 8, 16, 4096, 4096, 1024, 100_000_000, 0)
 class ScriptedBoard:
     """A serial-like fake board: parses the host's frames, answers as told (in-process, no pty)."""
 
-    def __init__(self, ident=True, counters=True, results=True, ack=True, stuck_in_frame=False):
+    def __init__(self, ident=True, counters=True, results=True, ack=True, stuck_in_frame=False, refuse=None):
         self.ident, self.counters, self.results, self.ack = ident, counters, results, ack
+        self.refuse = refuse   # a frame type the board refuses as malformed (NACK 4)
+        self.nacked = 0
         self.parser = link.FrameParser(1024)
         self.out = bytearray()
         self.seq = 0           # board frame numbering
@@ -63,6 +65,9 @@ class ScriptedBoard:
             self.send(link.ACK, link.encode_ack(self.next, 0, 4096))
         elif fr.type == link.PING:
             self.send(link.ACK, link.encode_ack(self.next, 0, 4096))
+        elif fr.type == self.refuse and fr.seq == self.next:
+            self.nacked += 1
+            self.send(link.NACK, link.encode_ack(self.next, link.NACK_MALFORMED, 4096))
         elif fr.type in link.SEQUENCED and fr.seq == self.next:
             self.next = (self.next + 1) & 0xFF
             if self.ack:
@@ -137,6 +142,17 @@ def test_no_acknowledgement_is_bounded():
     for _ in range(3):
         b.session._backoff()
     assert b.session.rto_eff == 2.5
+
+
+def test_malformed_nack_fails_at_once():
+    """NACK 4 (good CRCs, refused content): no retransmissions, a LinkError naming the frame."""
+    fake = ScriptedBoard(refuse=link.TABLE)
+    b = UartBoard(serial=fake, timeout=5.0, rto=0.05, max_retries=8)
+    b.reset()
+    t0 = time.monotonic()
+    with pytest.raises(LinkError, match=r"refused frame \d+ \(TABLE, \d+-byte payload\) as malformed \(NACK 4\)"):
+        b.load_tables(_stripes()[0][1])
+    assert time.monotonic() - t0 < 1.0 and fake.nacked == 1 and b.session.retransmissions == 0
 
 
 def test_board_stuck_in_a_partial_frame_answers_within_one_identify():

@@ -29,7 +29,12 @@ ACK, NACK, IDENT, RESULT, DATA, COUNTERS = 0x80, 0x81, 0x82, 0x83, 0x84, 0x85
 FLAG_TLAST = 0x01
 MODE_WORDS = 0x01
 
-NACK_REASONS = {1: "CRC error", 2: "sequence error", 3: "no room in the ring", 4: "malformed frame"}
+NACK_CRC, NACK_SEQUENCE, NACK_NO_ROOM, NACK_MALFORMED = 1, 2, 3, 4
+NACK_REASONS = {NACK_CRC: "CRC error", NACK_SEQUENCE: "sequence error", NACK_NO_ROOM: "no room in the ring",
+                NACK_MALFORMED: "malformed frame"}
+TYPE_NAMES = {IDENTIFY: "IDENTIFY", RESET: "RESET", PING: "PING", TABLE: "TABLE", STREAM: "STREAM",
+              BARRIER: "BARRIER", ACK: "ACK", NACK: "NACK", IDENT: "IDENT", RESULT: "RESULT", DATA: "DATA",
+              COUNTERS: "COUNTERS"}
 COUNTER_NAMES = ("cycles", "busy", "stall_in", "stall_out", "words", "stripes", "link_errors", "decode_errors",
                  "rx_bytes", "tx_bytes")
 

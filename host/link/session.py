@@ -216,6 +216,12 @@ class Session:
                     inflight = sum(entries[base:nxt])
                     if fr.type == link.NACK:
                         self.nacks += 1
+                        if reason == link.NACK_MALFORMED and base < n:
+                            # a frame with good CRCs the board will not execute: sending it again cannot help
+                            t = frames[base][0]
+                            raise self.error(f"the board refused frame {(seq0 + base) & 0xFF} "
+                                             f"({link.TYPE_NAMES.get(t, hex(t))}, {len(frames[base][1])}-byte "
+                                             f"payload) as malformed (NACK 4): docs/PROTOCOL.md, malformed frames")
                         if nxt > base:
                             self.retransmissions += nxt - base
                             nxt = base
