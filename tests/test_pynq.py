@@ -15,7 +15,7 @@ except ImportError as e:
     pytest.skip(str(e), allow_module_level=True)
 
 from lutzip.board.base import BoardError, LinkError  # noqa: E402
-from lutzip.board.verify import stream_container  # noqa: E402
+from lutzip.board.verify import format_report, stream_container  # noqa: E402
 from lutzip.codec import arrays as codec  # noqa: E402
 from lutzip.firmware.axi import regs as R  # noqa: E402
 
@@ -145,6 +145,8 @@ def test_stream_digits_int16(board, verify):
     assert r["counters"]["words"] == sum(t.numel for t in c.tensors)
     assert r["transfers"] == len(c.streams)             # one transfer each way per stream (v3: small tensors share one)
     assert 0.5 < r["weights_per_cycle"] <= 1.0
+    host = [ln for ln in format_report(r).splitlines() if ln.startswith("host:")]
+    assert len(host) == 1 and "moved by DMA" in host[0] and "frames resent" not in host[0], host
 
 
 def test_stream_digits_bf16(board):

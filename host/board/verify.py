@@ -299,8 +299,10 @@ def format_report(r: dict) -> str:
         f"board: {cn['words']} words in {cn['cycles']} cycles = {r['weights_per_cycle']:.3f} weights/cycle "
         f"= {r['weights_per_s_board'] / 1e6:.1f} M weights/s at {b['clk_hz'] / 1e6:g} MHz",
         f"host: {r['weights']} weights in {r['elapsed_s']:.3f} s = {r['weights_per_s_wall'] / 1e6:.2f} M weights/s; "
-        f"{r['wire_bytes']} bytes sent, protocol efficiency {100 * r['protocol_efficiency']:.1f} %, "
-        f"{r['retransmissions']} frames resent, {r['attempts']} attempt(s)",
+        + (f"{r['wire_bytes']} bytes sent, protocol efficiency {100 * r['protocol_efficiency']:.1f} %, "
+           f"{r['retransmissions']} frames resent, {r['attempts']} attempt(s)" if str(r.get("kind")).startswith("uart")
+           else f"{r['wire_bytes']} bytes moved by DMA ({r['payload_bytes']} of them stripe words), "
+                f"{r['attempts']} attempt(s)"),
     ]
     if "link_utilisation_board" in r:
         lines.append(f"link: receive line busy {100 * r['link_utilisation_board']:.1f} % of the board's cycles"
