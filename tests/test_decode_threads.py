@@ -74,3 +74,21 @@ def test_cli_threads(data, tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli.main(["decompress", str(p), "-o", str(tmp_path / "x.npz"), "--threads", "0"])
     assert "thread count 0 outside 1..256" in capsys.readouterr().err
+
+
+def test_decoding_starts_without_numba(data, tmp_path):
+    """Reading a container and building the CLI's parser import neither numba (the encoder's JIT) nor myhdl,
+    as long as the compiled decoder is there: start-up of a decode is numpy + lutzip."""
+    import subprocess
+    import sys
+    from lutzip.codec import fastdec
+    if not fastdec.available():
+        pytest.skip(f"no compiled decoder here: {fastdec.why_not()}")
+    p = tmp_path / "m.lutz"
+    p.write_bytes(data[1])
+    code = ("import sys, lutzip; from lutzip import cli; cli.build_parser(); a = lutzip.load(sys.argv[1]); "
+            "f = lutzip.open(sys.argv[1]); f['big']; f.close(); "
+            "print(len(a), sorted(m for m in ('numba', 'myhdl', 'matplotlib') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split() == [str(len(data[0])), "[]"], r.stdout

@@ -40,9 +40,17 @@ def add_lanes_param(p, bench=False):
         p.add_argument("--lanes", type=int, choices=(1, 2, 4, 8),
                        help="the N-lane decoder (decoder_lanes) on real-model streams (default: the single core on "
                        "the synthetic streams)")
+        add_assign_param(p)
         return
     p.add_argument("--lanes", type=int, choices=(1, 2, 4, 8), default=1,
                    help="lanes of the N-lane decoder (decoder_lanes); 1 (default): the single core decoder_core")
+    add_assign_param(p)
+
+
+def add_assign_param(p):
+    """``--assign rr|load``: the N-lane decoder's stripe-to-lane rule (docs/CORE.md section 6.3)."""
+    p.add_argument("--assign", choices=("rr", "load"), default="rr",
+                   help="with --lanes: stripe i on lane i mod N (rr, default) or on the least-loaded lane (load)")
 
 
 def core_params(args):
@@ -71,7 +79,7 @@ def _cmd_convert(args):
             convert_core(out, h, **p.as_dict())
         else:
             from lutzip.hdl.flows.convert import convert_lanes
-            convert_lanes(out, h, lanes=lanes, **p.as_dict())
+            convert_lanes(out, h, lanes=lanes, assign=args.assign, **p.as_dict())
     top = "decoder_core." if lanes == 1 else "decoder_lanes."
     for f in sorted(out.iterdir()):
         if before.get(f.name) != f.stat().st_mtime_ns or f.name.startswith(top):
@@ -103,7 +111,7 @@ def _cmd_synth(args) -> int:
     bd = Path(args.out) / args.target if args.out else None
     first = sy.synth(args.target, L=p.L, W=p.W, LUT3_DEPTH=p.LUT3_DEPTH, seed=seeds[0], freq_mhz=args.freq,
                      pnr=not args.no_pnr, build_dir=bd, front=p.FRONT, step=p.STEP, lut1_ram=p.LUT1_RAM,
-                     more_seeds=seeds[1:] if not args.no_pnr else (), lanes=args.lanes)
+                     more_seeds=seeds[1:] if not args.no_pnr else (), lanes=args.lanes, assign=args.assign)
     results = [first] + first.pop("more", [])
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
@@ -136,10 +144,10 @@ def _add_synth(hsub):
 # -------------------------------------------------------------------------------------------------- bench
 def add_bench_arguments(p):
     """The options of ``lutzip hdl bench`` (also ``python -m lutzip.hdl.flows.bench``)."""
-    from lutzip.hdl.flows.simulate import SIMULATORS
+    from lutzip.hdl.flows import SIMULATORS
     p.add_argument("--sim", choices=SIMULATORS, default="verilator", help="simulator (default verilator)")
-    p.add_argument("-n", "--n", type=int_in(2, 10**8, "weights per stream"), default=100_000,
-                   help="weights per stream (default 100000)")
+    p.add_argument("-n", "--n", type=int_in(2, 10**8, "weights per stream"),
+                   help="weights per stream (default 100000; with --lanes 1000000)")
     p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"), default=4096,
                    help="stripe length in words (default 4096)")
     p.add_argument("--stream", action="append", choices=("residual_int16", "zero_run_int16", "lut_int8"),
@@ -162,16 +170,17 @@ def cmd_bench_lanes(args) -> int:
     from lutzip.hdl.core.ports import CoreParams
     from lutzip.hdl.flows import lanes_bench as lb
     p = CoreParams.make(FRONT=args.front, STEP=args.step)
-    n = args.n if args.n != 100_000 else 1_000_000
+    n = args.n if args.n is not None else 1_000_000
     wd = Path(args.workdir) / "bench-lanes" if args.workdir else None
     model = args.model or lb.DEFAULT_MODEL
-    res = lb.run(args.lanes, n, args.stripe, args.sim, args.stream, model, wd, FRONT=p.FRONT, STEP=p.STEP)
+    res = lb.run(args.lanes, n, args.stripe, args.sim, args.stream, model, wd, assign=args.assign, FRONT=p.FRONT,
+                 STEP=p.STEP)
     ok = all(r["bit_exact"] for r in res.values())
     if args.json:
-        print(json.dumps({"sim": args.sim, "lanes": args.lanes, "model": model, "weights": n, "stripe": args.stripe,
+        print(json.dumps({"sim": args.sim, "lanes": args.lanes, "assign": args.assign, "model": model, "weights": n, "stripe": args.stripe,
                           "front": p.FRONT, "step": p.STEP, "streams": res}, indent=2))
         return 0 if ok else 1
-    print(f"decoder_lanes, {args.lanes} lanes ({p.FRONT} front), {args.sim}, {model}: >= {n} weights per stream, "
+    print(f"decoder_lanes, {args.lanes} lanes, assign {args.assign} ({p.FRONT} front), {args.sim}, {model}: >= {n} weights per stream, "
           f"stripes of {args.stripe} words per tensor, input always valid, output always ready:")
     for name, r in res.items():
         print(f"  {name:15s} {r['weights_per_cycle']:.5f} weights/cycle ({r['per_lane']:.5f} per lane; "
@@ -190,18 +199,18 @@ def cmd_bench(args) -> int:
         return cmd_bench_lanes(args)
     p = CoreParams.make(FRONT=args.front, STEP=args.step)
     wd = Path(args.workdir) if args.workdir else None
-    res = bench.run(args.n, args.stripe, args.sim, args.stream, wd and wd / "bench", FRONT=p.FRONT, STEP=p.STEP)
+    res = bench.run(args.n or 100_000, args.stripe, args.sim, args.stream, wd and wd / "bench", FRONT=p.FRONT, STEP=p.STEP)
     speeds = bench.sim_speeds(workdir=wd and wd / "speeds") if args.speeds else None
     ok = all(r["bit_exact"] for r in res.values())
     if args.json:
-        doc = {"sim": args.sim, "weights": args.n, "stripe": args.stripe, "front": p.FRONT, "step": p.STEP,
+        doc = {"sim": args.sim, "weights": args.n or 100_000, "stripe": args.stripe, "front": p.FRONT, "step": p.STEP,
                "streams": res}
         if speeds is not None:
             doc["speeds"] = speeds
         print(json.dumps(doc, indent=2))
         return 0 if ok else 1
     step = f", {p.STEP} step" if p.FRONT == "window" else ""
-    print(f"decoder core ({p.FRONT} front{step}), {args.sim}, {args.n} weights per stream, stripes of "
+    print(f"decoder core ({p.FRONT} front{step}), {args.sim}, {args.n or 100_000} weights per stream, stripes of "
           f"{args.stripe} words, input always valid, output always ready:")
     for name, r in res.items():
         print(f"  {name:15s} {r['weights_per_cycle']:.5f} weights/cycle  ({r['weights']} weights in {r['cycles']} "

@@ -63,7 +63,7 @@ from lutzip.hdl.core.ports import PORTS, CoreParams, core_signals
 from lutzip.hdl.flows.convert import convert_core, core_kwargs
 from lutzip.hdl.flows.vectors import Vectors
 
-SIMULATORS = ("myhdl", "ghdl", "icarus", "verilator")
+from lutzip.hdl.flows import SIMULATORS  # noqa: E402  (defined once, beside the package)
 TB_DIR = Path(__file__).resolve().parent.parent / "tb"
 MAX_READY_BITS = 4096
 CLOCK_HALF = 5

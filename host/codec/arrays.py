@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 
 from lutzip.codec import container as ct
-from lutzip.codec.bitstream import decode_stripes, encode_stripes
+from lutzip.codec.decode import decode_stripes   # decoding never imports numba (the encoder does)
 from lutzip.errors import UnsupportedError
 
 DEFAULT_STRIPE = 4096
@@ -105,6 +105,7 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         Tensors of fewer words share group streams (:func:`plan_streams`); 0: every tensor owns its stripes
         (what version 2 can store).
     """
+    from lutzip.codec import bitstream
     from lutzip.codec.bitstream import MAX_STRIPE_WORDS
     from lutzip.errors import TableError
     if not 1 <= int(stripe_len) <= MAX_STRIPE_WORDS:
@@ -137,7 +138,7 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     offset = 0
     for k, members in enumerate(plan):
         ts = tables[assignment[k]]
-        payload, sw = encode_stripes(s_words[k], ts, stripe_len)
+        payload, sw = bitstream.encode_stripes(s_words[k], ts, stripe_len)
         starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
         crcs = np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes())
                          for j in range(len(sw))], np.uint32)
