@@ -67,18 +67,18 @@ def real_streams(n: int = 1_000_000, model: str = DEFAULT_MODEL, stripe_len: int
 
 
 def run(lanes: int, n: int = 1_000_000, stripe_len: int = 4096, sim: str = "verilator", names=None, model=DEFAULT_MODEL,
-        workdir=None, rows: int = 0, **params) -> dict:
+        workdir=None, rows: int = 0, assign: str = "rr", **params) -> dict:
     """Bench each stream of :func:`real_streams` on the ``lanes``-lane decoder.
 
-    Returns ``{name: {"weights", "tensors", "stripes", "cycles", "weights_per_cycle", "per_lane", "sim_seconds",
+    ``assign``: the decoder's ``ASSIGN`` (``"rr"`` or ``"load"``). Returns ``{name: {"weights", "tensors", "stripes", "cycles", "weights_per_cycle", "per_lane", "sim_seconds",
     "bit_exact", "mismatch"}}`` (``per_lane``: ``weights_per_cycle / lanes``).
     """
     root = Path(workdir or tempfile.mkdtemp(prefix="lutzip-lanes-bench-"))
     res = {}
     for name, (stripes, ops, W, n_t) in real_streams(n, model, stripe_len, names).items():
-        vec = LS.LaneVectors.make(stripes, ops, lanes, rows, **{**params, "W": W})
+        vec = LS.LaneVectors.make(stripes, ops, lanes, rows, assign, **{**params, "W": W})
         stim = LS.make_lane_stimulus(vec, drain=8)
-        out = LS.run(sim, stim, root / name, lanes, vec.params, rows)
+        out = LS.run(sim, stim, root / name, lanes, vec.params, rows, assign=assign)
         msg = LS.first_difference(out, vec)
         oc = out.out_cycles
         span = int(oc[-1] - oc[0]) if len(oc) > 1 else 0

@@ -334,7 +334,7 @@ def _critical_path(rep, fmax):
 
 # -------------------------------------------------------------------------------------------------- flow
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
-          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1):
+          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1, assign="rr"):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -347,7 +347,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     target's choice (:func:`core_params`). ``core``: a stand-in with the core's ports (tests); it gets the
     parameters its signature declares. ``lanes`` other than 1: the N-lane decoder
     (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`, default buffer rows) in the pin-saving top
-    :func:`lutzip.hdl.lanes.pnr_top.decoder_lanes_pnr` is built instead of the core, and ``params`` holds ``LANES``.
+    :func:`lutzip.hdl.lanes.pnr_top.decoder_lanes_pnr` is built instead of the core (``assign``: its ``ASSIGN``), and ``params`` holds ``LANES`` and ``ASSIGN``.
     """
     params = core_params(target, L, W, LUT3_DEPTH, front, step, lut1_ram)
     t = TARGETS[target]
@@ -366,7 +366,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
             top = "decoder_lanes_pnr"   # err_stripe through a lane select: the pins fit the package
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                inst = decoder_lanes_pnr(**pnr_signals(check_lanes(lanes), params.W), LANES=lanes,
+                inst = decoder_lanes_pnr(**pnr_signals(check_lanes(lanes), params.W), LANES=lanes, ASSIGN=assign,
                                          **params.as_dict())
                 v = convert_block(inst, build_dir, top, "verilog")
         else:
@@ -386,7 +386,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
             ys["cells"]["TRELLIS_FF"] = ys["cells"].get("TRELLIS_FF", 0) - moved
         ffs = ff_by_block(netlist, top)
         res = {"target": target, "part": t.part,
-               "params": params.as_dict() if lanes == 1 else {**params.as_dict(), "LANES": lanes},
+               "params": params.as_dict() if lanes == 1 else {**params.as_dict(), "LANES": lanes, "ASSIGN": assign},
                "cells": ys["cells"], "resources": classify_cells(ys["cells"], t.family), "bram_outregs": outregs,
                "select64_mapped": selects,
                "memories": ys["memories"], "ff_by_block": ffs,
