@@ -318,6 +318,9 @@ def default_run_excludes(item):
     return item.originalname == "test_reset_mid_stripe" and p.get("sim") == "myhdl"
 
 
+_myhdl_runs = {}
+
+
 def _quick_case(name):
     if name == "errors":
         vec = error_vectors()
