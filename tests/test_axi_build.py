@@ -86,14 +86,35 @@ def _dry_run(out_dir, interfaces, ports):
     return [ln for ln in r.stdout.splitlines() if ln.strip()]
 
 
-def test_ports_match_the_register_map():
+_BUILDS = {}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """``built(board) -> (dir, result)``: build_zynq without yosys and Vivado, once per board and module (the
+    conversion of the top is the slow part; tests that change files work on a copy)."""
+    def get(board):
+        if board not in _BUILDS:
+            d = tmp_path_factory.mktemp(board)
+            _BUILDS[board] = d, build_zynq(board, out=d, yosys=False, vivado=False)
+        return _BUILDS[board]
+    yield get
+    _BUILDS.clear()
+
+
+def test_ports_match_the_register_map(built):
     """regs.ports() (what H6b's .hwh and the Tcl rely on) is exactly the converted top's port list."""
     from lutzip.firmware.axi.sim import convert_top
     import tempfile
     from pathlib import Path
     for ob in (4, 8):
-        with tempfile.TemporaryDirectory() as d:
-            v = convert_top(Path(d), "verilog", OUT_BYTES=ob).read_text()
+        if ob == 4:                 # the PYNQ-Z2 build's top has 32-bit output beats
+            d, r = built("pynq-z2")
+            assert r["params"]["OUT_BYTES"] == 4
+            v = (d / "lutzip_axi.v").read_text()
+        else:
+            with tempfile.TemporaryDirectory() as d:
+                v = convert_top(Path(d), "verilog", OUT_BYTES=ob).read_text()
         got = _verilog_ports(v)
         assert got == {n: (d_, w) for n, d_, w in R.ports(ob)}
         for name, (_vlnv, _mode, prefix) in R.INTERFACES.items():
@@ -102,8 +123,8 @@ def test_ports_match_the_register_map():
 
 @pytest.mark.parametrize("board", [b if b == "pynq-z2" else pytest.param(b, marks=pytest.mark.slow)
                                    for b in sorted(ZYNQ_BOARDS)])   # default-run budget: one Zynq board
-def test_build_writes_files_and_tcl_parses(board, tmp_path):
-    r = build_zynq(board, out=tmp_path, yosys=False, vivado=False)
+def test_build_writes_files_and_tcl_parses(board, built):
+    tmp_path, r = built(board)
     b = zynq_board(board)
     for f in ["lutzip_axi.v", "run.tcl", "Makefile", *r["files"]["tcl"]]:
         assert (tmp_path / f).is_file(), f
@@ -147,9 +168,10 @@ def test_build_writes_files_and_tcl_parses(board, tmp_path):
 
 
 @needs_tclsh
-def test_dry_run_fails_on_a_wrong_pin(tmp_path):
+def test_dry_run_fails_on_a_wrong_pin(tmp_path, built):
     """The dry run can fail: a pin the converted top does not have is an error."""
-    build_zynq("pynq-z2", out=tmp_path, yosys=False, vivado=False)
+    d, _ = built("pynq-z2")
+    shutil.copytree(d, tmp_path, dirs_exist_ok=True)
     bd = tmp_path / "bd_pynq_z2.tcl"
     bd.write_text(bd.read_text().replace("lutzip_axi_0/s_axis]", "lutzip_axi_0/s_axis_in]"))
     with pytest.raises(AssertionError, match="no pin s_axis_in"):
