@@ -129,7 +129,7 @@ def test_myhdl_full_rate(tmp_path):
     assert rate > 1.5   # one lane would give at most 1.0
 
 
-@pytest.mark.parametrize("sim", ["ghdl", "icarus", "verilator"])
+@pytest.mark.parametrize("sim", ["ghdl", pytest.param("icarus", marks=pytest.mark.slow), "verilator"])
 def test_hdl_bit_exact_two_lanes(sim, tmp_path, hdl_cache):
     need(sim)
     vec = lane_vectors(2, seed=5, corrupt=True, assign="load")
