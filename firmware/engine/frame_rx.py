@@ -12,8 +12,9 @@ FAST_GAP_LOG2 = 18
 
 #: Shortest pause (seconds) inside a frame that the board tolerates on a UART. USB-UART bridges hand a frame
 #: to the line in USB packets, and a host's scheduler can hold the next packet back for milliseconds: a timeout
-#: of a few byte times would drop good frames on real boards.
-RX_GAP_MIN_S = 0.010
+#: of a few byte times would drop good frames on real boards. (20 ms, not 10: at 10 ms, K = 17 on the
+#: iCEBreaker, YoWASP yosys 0.70's ABC9 trapped on `synth_ice40 -dff`, without which the UP5K does not fit.)
+RX_GAP_MIN_S = 0.020
 
 
 def rx_gap_log2(CLK_HZ, BAUD):
@@ -32,7 +33,7 @@ def rx_gap_log2(CLK_HZ, BAUD):
     -------
     int
         ``K``: the smallest with ``2**K`` >= both :data:`RX_GAP_MIN_S` seconds and two byte times (20 bit
-        times of 8N1) when ``BAUD`` > 0, so the timeout is 10 to 40 ms at usual rates; :data:`FAST_GAP_LOG2`
+        times of 8N1) when ``BAUD`` > 0, so the timeout is 20 to 80 ms at usual rates; :data:`FAST_GAP_LOG2`
         when ``BAUD`` is 0.
     """
     if BAUD <= 0:
