@@ -48,7 +48,7 @@ def _flip(blob, tensor, stripe):
     c = ct.from_bytes(blob)
     s = c.stream_of(c.tensor(tensor)) if hasattr(c, "stream_of") else c.tensor(tensor)
     words = np.asarray(s.stripe_words, np.int64)
-    payload = 32 + int.from_bytes(blob[8:12], "little")          # header, then meta_len bytes of metadata
+    payload = ct.HEADER_SIZE + int.from_bytes(blob[8:12], "little")   # header, then meta_len bytes of metadata
     byte = payload + int(s.offset) + 4 * int(words[:stripe].sum()) + 4 * 1 + 2
     b = bytearray(blob)
     b[byte] ^= 0x10

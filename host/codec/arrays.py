@@ -105,8 +105,8 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         Tensors of fewer words share group streams (:func:`plan_streams`); 0: every tensor owns its stripes
         (what version 2 can store).
     """
-    from lutzip.codec import bitstream
-    from lutzip.codec.bitstream import MAX_STRIPE_WORDS
+    from lutzip.codec import bitstream           # the encoder (numba): imported when something is compressed
+    from lutzip.codec.decode import MAX_STRIPE_WORDS
     from lutzip.errors import TableError
     if not 1 <= int(stripe_len) <= MAX_STRIPE_WORDS:
         raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")

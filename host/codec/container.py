@@ -823,13 +823,18 @@ def _read_stripes(r: _Reader, n_stripes: int, S: int, what: str):
     return words, crcs
 
 
-def _parse_meta_v2(meta: bytes, payload_len: int):
-    """Tables and tensor entries of a version-2 metadata block whose CRC was checked; see :func:`parse_index`."""
+def _read_counts(meta: bytes):
+    """A reader over ``meta`` and the block's two leading counts ``(reader, n_tables, n_tensors)`` (v2 and v3)."""
     r = _Reader(meta)
     n_tables = r.varint("table set count", 0xFFFF)
     if n_tables == 0:
         raise FormatError("container has no table set")
-    n_tensors = r.varint("tensor count", U64)
+    return r, n_tables, r.varint("tensor count", U64)
+
+
+def _parse_meta_v2(meta: bytes, payload_len: int):
+    """Tables and tensor entries of a version-2 metadata block whose CRC was checked; see :func:`parse_index`."""
+    r, n_tables, n_tensors = _read_counts(meta)
     r.n_tables = n_tables
     tables = _read_tables(r)
     # check the count against the bytes left before the loop
@@ -901,11 +906,7 @@ _parse_meta = _parse_meta_v2      # the name earlier code and tests use
 
 def _parse_meta_v3(meta: bytes, payload_len: int):
     """Tables, tensor entries and streams of a version-3 metadata block whose CRC was checked."""
-    r = _Reader(meta)
-    n_tables = r.varint("table set count", 0xFFFF)
-    if n_tables == 0:
-        raise FormatError("container has no table set")
-    n_tensors = r.varint("tensor count", U64)
+    r, n_tables, n_tensors = _read_counts(meta)
     default_s = r.varint("default stripe length", U64)
     if not 1 <= default_s <= 65536:
         raise FormatError(f"default stripe length {default_s} outside 1..65536")
