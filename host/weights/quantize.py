@@ -48,6 +48,8 @@ def prune(arr: np.ndarray, fraction: float) -> np.ndarray:
     return out
 
 
+#: elements converted per step by :func:`quantize_int` and :func:`to_bfloat16` (their temporaries stay this small)
+CHUNK = 1 << 20
 F32_TINY = float(np.finfo(np.float32).tiny)     # smallest normal float32
 F32_MAX = float(np.finfo(np.float32).max)
 
@@ -77,21 +79,32 @@ def quantize_int(arr: np.ndarray, dtype: str = "int16", name=None):
     """
     if dtype not in QUANT_BITS:
         raise UnsupportedError(f"quantisation to {dtype!r} (choose int16 or int8)")
-    a = np.asarray(arr, np.float64)
-    finite = np.isfinite(a)
-    if not finite.all():
-        bad = a[~finite]
-        raise UnsupportedError(f"{_what(name)} holds {bad.size} NaN or infinite value{'s' * (bad.size > 1)} "
-                               f"(first {bad.reshape(-1)[0]}): it cannot be quantised")
+    a = np.asarray(arr)
+    flat = a.reshape(-1)                       # element-wise in parts of CHUNK (a view of a contiguous array)
+    n_bad, first_bad, amax = 0, None, 0.0
+    for i in range(0, flat.size, CHUNK):
+        part = np.asarray(flat[i:i + CHUNK], np.float64)
+        finite = np.isfinite(part)
+        if not finite.all():
+            bad = part[~finite]
+            n_bad += bad.size
+            first_bad = bad[0] if first_bad is None else first_bad
+        elif not n_bad and part.size:
+            amax = max(amax, float(np.abs(part).max()))
+    if n_bad:
+        raise UnsupportedError(f"{_what(name)} holds {n_bad} NaN or infinite value{'s' * (n_bad > 1)} "
+                               f"(first {first_bad}): it cannot be quantised")
     qmax = (1 << (QUANT_BITS[dtype] - 1)) - 1
-    amax = float(np.abs(a).max()) if a.size else 0.0
     if amax > 0 and not F32_TINY <= amax / qmax <= F32_MAX:
         raise UnsupportedError(f"{_what(name)}: max |w| = {amax:.6g} needs the scale {amax / qmax:.6g}, outside "
                                f"the normal float32 range {F32_TINY:.6g}..{F32_MAX:.6g} (the scale is stored as "
                                f"a float32): it cannot be quantised")
     # the scale is a float32 (stored as 4 bytes; its shortest repr as a Python float round-trips exactly)
     scale = float(str(np.float32(amax / qmax))) if amax > 0 else 1.0
-    q = np.clip(np.rint(a / scale), -qmax, qmax).astype(np.int8 if dtype == "int8" else np.int16)
+    q = np.empty(a.shape, np.int8 if dtype == "int8" else np.int16)
+    qf = q.reshape(-1)
+    for i in range(0, flat.size, CHUNK):
+        qf[i:i + CHUNK] = np.clip(np.rint(np.asarray(flat[i:i + CHUNK], np.float64) / scale), -qmax, qmax)
     return q, {"scale": scale}
 
 
@@ -109,12 +122,21 @@ def to_bfloat16(arr: np.ndarray, name=None):
     """
     import ml_dtypes
     a = np.asarray(arr)
-    with np.errstate(over="ignore", invalid="ignore"):
-        b = np.asarray(a, np.float32).astype(ml_dtypes.bfloat16)
-    grown = np.isfinite(a) & ~np.isfinite(b.astype(np.float32))
-    if grown.any():
-        raise UnsupportedError(f"{_what(name)}: {int(grown.sum())} finite value(s) beyond the bfloat16 range "
-                               f"(first {a[grown].reshape(-1)[0]:.6g}) would become infinite")
+    flat = a.reshape(-1)
+    b = np.empty(a.shape, ml_dtypes.bfloat16)
+    bf = b.reshape(-1)
+    n_grown, first = 0, None
+    for i in range(0, flat.size, CHUNK):         # element-wise in parts of CHUNK
+        part = flat[i:i + CHUNK]
+        with np.errstate(over="ignore", invalid="ignore"):
+            bf[i:i + CHUNK] = np.asarray(part, np.float32).astype(ml_dtypes.bfloat16)
+        grown = np.isfinite(part) & ~np.isfinite(bf[i:i + CHUNK].astype(np.float32))
+        if grown.any():
+            n_grown += int(grown.sum())
+            first = part[grown][0] if first is None else first
+    if n_grown:
+        raise UnsupportedError(f"{_what(name)}: {n_grown} finite value(s) beyond the bfloat16 range "
+                               f"(first {first:.6g}) would become infinite")
     return b, {}
 
 
