@@ -139,6 +139,70 @@ def _encode_kernel(words, S, sym_bits, sym_len, has_zrun, zr_choice, zr_bits, zr
     return p
 
 
+class StripeEncoder:
+    """The encoder of one table set and stripe length, set up once, coding any number of runs of whole stripes.
+
+    Stripes are coded independently, so coding a tensor's words a part at a time (each part a whole number
+    of stripes, the last part possibly ending in a short stripe) gives exactly the stripes of coding it at
+    once (:func:`encode_stripes`), in memory of the part's size.
+
+    Parameters
+    ----------
+    tables : TableSet
+        Table set to code with; every value must be covered by a class.
+    stripe_len : int
+        Words per stripe, 1..65536.
+    """
+
+    def __init__(self, tables: TableSet, stripe_len: int):
+        if not 1 <= stripe_len <= MAX_STRIPE_WORDS:
+            raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")
+        self.tables = tables
+        self.stripe_len = int(stripe_len)
+        self.sym_bits, sym_len = symbol_table(tables)
+        self.sym_len = sym_len.astype(np.int64)
+        codes = tables.codes()
+        self.has_zrun = any(cl.kind == ZRUN for cl in tables.classes)
+        # the plan of runs up to r does not depend on the longest run planned: one plan for every part
+        self.zr_choice = zero_run_plan(tables, self.stripe_len)[0] if self.has_zrun else np.zeros(1, np.int64)
+        self.zr_bits = np.array([np.uint64(code) << np.uint64(cl.k) for cl, code in zip(tables.classes, codes)],
+                                np.uint64)
+        self.zr_len = np.array([cl.total for cl in tables.classes], np.int64)
+        self.zr_k = np.array([cl.k for cl in tables.classes], np.int64)
+
+    def encode(self, words: np.ndarray, first_word: int = 0):
+        """Code ``words`` (a whole number of stripes, or the last words of a tensor) into stripes.
+
+        Parameters
+        ----------
+        words : numpy.ndarray
+            Unsigned ``W``-bit words (``uint8`` or ``uint16``), any shape (flattened in C order).
+        first_word : int
+            Index of ``words[0]`` in the tensor (for the error message of a word no class covers).
+
+        Returns
+        -------
+        payload : numpy.ndarray of uint32
+            The stripes, back to back (write them little-endian).
+        stripe_words : numpy.ndarray of uint32
+            Number of 32-bit words of each stripe, header included.
+        """
+        flat = np.ascontiguousarray(words).reshape(-1).astype(np.uint16, copy=False)
+        if flat.size and int(flat.max()) >> self.tables.word_bits:
+            raise TableError(f"value {int(flat.max())} does not fit {self.tables.word_bits}-bit words")
+        S = self.stripe_len
+        n_stripes = -(-flat.size // S)
+        out = np.zeros(flat.size + 2 * n_stripes + 1, np.uint32)
+        stripe_words = np.zeros(n_stripes, np.uint32)
+        p = _encode_kernel(flat, S, self.sym_bits, self.sym_len, self.has_zrun, self.zr_choice, self.zr_bits,
+                           self.zr_len, self.zr_k, out, stripe_words)
+        if p < 0:
+            i = -1 - p
+            raise TableError(f"word {first_word + i} (value {int(flat[i]):#x}) is not covered by any class of "
+                             f"the table set")
+        return out[:p], stripe_words
+
+
 def encode_stripes(words: np.ndarray, tables: TableSet, stripe_len: int):
     """Code a tensor's words into stripes.
 
@@ -157,31 +221,12 @@ def encode_stripes(words: np.ndarray, tables: TableSet, stripe_len: int):
         All stripes, back to back (write them little-endian).
     stripe_words : numpy.ndarray of uint32
         Number of 32-bit words of each stripe, header included.
+
+    See Also
+    --------
+    StripeEncoder : the same stripes, a part of the tensor at a time.
     """
-    if not 1 <= stripe_len <= MAX_STRIPE_WORDS:
-        raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")
-    flat = np.ascontiguousarray(words).reshape(-1).astype(np.uint16, copy=False)
-    if flat.size and int(flat.max()) >> tables.word_bits:
-        raise TableError(f"value {int(flat.max())} does not fit {tables.word_bits}-bit words")
-    sym_bits, sym_len = symbol_table(tables)
-    codes = tables.codes()
-    has_zrun = any(cl.kind == ZRUN for cl in tables.classes)
-    if has_zrun:
-        zr_choice, _ = zero_run_plan(tables, min(stripe_len, max(flat.size, 1)))
-    else:
-        zr_choice = np.zeros(1, np.int64)
-    zr_bits = np.array([np.uint64(code) << np.uint64(cl.k) for cl, code in zip(tables.classes, codes)], np.uint64)
-    zr_len = np.array([cl.total for cl in tables.classes], np.int64)
-    zr_k = np.array([cl.k for cl in tables.classes], np.int64)
-    n_stripes = -(-flat.size // stripe_len)
-    out = np.zeros(flat.size + 2 * n_stripes + 1, np.uint32)
-    stripe_words = np.zeros(n_stripes, np.uint32)
-    p = _encode_kernel(flat, stripe_len, sym_bits, sym_len.astype(np.int64), has_zrun, zr_choice, zr_bits,
-                       zr_len, zr_k, out, stripe_words)
-    if p < 0:
-        i = -1 - p
-        raise TableError(f"word {i} (value {int(flat[i]):#x}) is not covered by any class of the table set")
-    return out[:p], stripe_words
+    return StripeEncoder(tables, stripe_len).encode(words)
 
 
 # ----------------------------------------------------------------------------------------------- decoder

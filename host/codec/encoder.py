@@ -48,8 +48,27 @@ TABLE_HEAD_BITS = 32   # metadata bits of a table-set header
 INF = 1e300
 
 
+#: words counted per ``numpy.bincount`` call (each call makes an ``int64`` copy of its part)
+HIST_CHUNK = 1 << 20
+
+
 def histogram(words: np.ndarray, word_bits: int) -> np.ndarray:
-    return np.bincount(np.asarray(words).reshape(-1).astype(np.int64, copy=False), minlength=1 << word_bits)
+    """Count of every ``word_bits``-bit value in ``words``, counted in parts of :data:`HIST_CHUNK` words.
+
+    ``numpy.bincount`` converts its input to ``int64``: counting a large tensor at once would take 4 to 8
+    times its size in memory, counting it in parts takes 8 MB.
+    """
+    flat = np.asarray(words).reshape(-1)
+    size = 1 << word_bits
+    if flat.size <= HIST_CHUNK:
+        return np.bincount(flat.astype(np.int64, copy=False), minlength=size)
+    hist = np.zeros(size, np.int64)
+    for i in range(0, flat.size, HIST_CHUNK):
+        part = np.bincount(flat[i:i + HIST_CHUNK], minlength=size)
+        if len(part) > len(hist):                  # a value beyond word_bits: the counts grow, as bincount's do
+            hist = np.concatenate([hist, np.zeros(len(part) - len(hist), np.int64)])
+        hist[:len(part)] += part
+    return hist
 
 
 # ------------------------------------------------------------------------------------------------ baseline
@@ -1114,7 +1133,16 @@ def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share:
     with that set costs fewer bits than a set of its own (payload plus metadata). Returns
     ``(tables, assignment)`` with ``assignment[i]`` the table index of tensor ``i``.
     """
-    stats = [Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)]
+    return plan_tables_stats([Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)], stripe_len, L,
+                             share, progress)
+
+
+def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None):
+    """:func:`plan_tables` from the streams' statistics (:meth:`Stats.of`) instead of their words.
+
+    The table design depends on the statistics alone, so a file can be planned tensor by tensor, each
+    tensor's words read, counted and let go (:mod:`lutzip.codec.writer`).
+    """
     order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
     tables, costs, members, assignment = [], [], [], [0] * len(stats)
     for i in order:
