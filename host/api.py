@@ -149,7 +149,20 @@ def save(path, arrays, **options) -> int:
     int
         Bytes written.
     """
-    return ct.write(os.fspath(path), _encode(arrays, options))
+    _check_arrays(arrays)
+    opts = _check_options(dict(options))
+    from lutzip.codec import writer
+    kw = {k: int(opts[k]) for k in ("stripe_len", "L", "group_below") if k in opts}
+    if "share" in opts:
+        kw["share"] = bool(opts["share"])
+    if opts.get("greedy"):
+        from lutzip.codec.encoder import greedy_tableset
+        L = kw.get("L", 8)
+        kw["tableset_fn"] = lambda w, b: greedy_tableset(w, b, L=L)
+    step = writer.lossy_step(opts.get("quantize"), bool(opts.get("bf16", False)), float(opts.get("prune", 0.0)))
+    # tensor by tensor (lutzip.codec.writer): the same bytes as compress(), one prepared tensor in memory at a time
+    return writer.write_streamed(os.fspath(path), writer.arrays_source(arrays), prepare=step,
+                                 attrs=opts.get("attrs") or {}, **kw)[0]
 
 
 def _threads(threads) -> int:

@@ -8,6 +8,8 @@ import os
 import re
 import sys
 
+import numpy as np
+
 from lutzip.codec import arrays as codec
 from lutzip.codec import container as ct
 from lutzip.cli.types import fraction, fractions, int_in
@@ -62,22 +64,26 @@ def load_prepared(path, quantize=None, bf16=False, prune=0.0, skip_unsupported=F
 
 
 def _compress(args):
+    from lutzip.codec import writer
     from lutzip.codec.encoder import greedy_tableset
-    arrays, attrs = load_prepared(args.input, args.quantize, args.bf16, args.prune, args.skip_unsupported,
-                                  args.format)
-    if not arrays:
-        raise UnsupportedError(f"{args.input}: no tensor left to code")
-    bar = _progress(2 * len(arrays), "compressing")
     fn = None
     if args.greedy:
         fn = lambda w, b: greedy_tableset(w, b, L=args.L)  # noqa: E731
+    bar = None
+
+    def tick(name):
+        bar.update(1)
+    items = writer.file_source(args.input, args.format)     # headers checked; tensors read one at a time
+    if not items:
+        raise UnsupportedError(f"{args.input}: no tensors in the file")
+    bar = _progress(2 * len(items), "compressing")
     try:
-        c = codec.compress(arrays, tableset_fn=fn, stripe_len=args.stripe, attrs=attrs, L=args.L,
-                           share=not args.no_share, progress=lambda name: bar.update(1),
-                           plan_progress=lambda name: bar.update(1), group_below=args.group_below)
+        n, c = writer.compress_file(args.input, args.output, args.quantize, args.bf16, args.prune,
+                                    args.skip_unsupported, args.format, warn=_warn, tableset_fn=fn,
+                                    stripe_len=args.stripe, L=args.L, share=not args.no_share, progress=tick,
+                                    plan_progress=tick, group_below=args.group_below, items=items)
     finally:
         bar.close()
-    n = ct.write(args.output, c)
     raw = sum(t.raw_bytes for t in c.tensors)
     groups = [s for s in c.streams if s.grouped]
     emit([f"{args.output}: {len(c.tensors)} tensors"
@@ -89,23 +95,40 @@ def _compress(args):
 
 
 def _decompress(args):
-    c = ct.read(args.input)
-    codec.check_output_size(c.tensors, args.max_output)
-    names = [t.name for t in c.tensors]
-    bar = _progress(len(c.tensors), "decoding")
-
-    def decode(name):                      # one tensor in memory at a time, written as soon as it is decoded
-        try:
-            a = codec.decompress_tensor(c, c.tensor(name), threads=args.threads)
-        except MemoryError:
-            t = c.tensor(name)
-            raise ct.OutputLimitError(f"not enough memory to decode tensor {name!r} ({t.raw_bytes} bytes)") from None
-        bar.update(1)
-        return a
+    import mmap
+    from lutzip.codec.writer import release_pages
+    with open(args.input, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < ct.HEADER_SIZE:
+            ct.from_bytes(f.read())                 # the reader's own "shorter than the header" error
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)   # the payload is read tensor by tensor
     try:
-        n = codec.write_npz(args.output, names, decode)
+        c = ct.parse_index(mm)
+        codec.check_output_size(c.tensors, args.max_output)
+        names = [t.name for t in c.tensors]
+        bar = _progress(len(c.tensors), "decoding")
+
+        def decode(name):                      # one tensor in memory at a time, written as soon as it is decoded
+            t = c.tensor(name)
+            try:
+                a = codec.decompress_tensor(c, t, threads=args.threads)
+            except MemoryError:
+                raise ct.OutputLimitError(f"not enough memory to decode tensor {name!r} ({t.raw_bytes} bytes)") \
+                    from None
+            release_pages(mm, len(mm) - 4 * len(c.payload) + t.offset,      # the payload follows the metadata
+                          4 * int(np.asarray(t.stripe_words, np.int64).sum()))
+            bar.update(1)
+            return a
+        try:
+            n = codec.write_npz(args.output, names, decode)
+        finally:
+            bar.close()
+        del c
     finally:
-        bar.close()
+        try:
+            mm.close()
+        except BufferError:                    # a view of the mapping is still alive somewhere: let it go with it
+            pass
     emit([f"{args.output}: {n} tensors"])
     return 0
 
