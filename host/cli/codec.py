@@ -44,7 +44,23 @@ def emit(lines) -> None:
         os.close(devnull)
 
 
+class _NoBar:
+    """What :func:`_progress` gives when stderr is not a terminal (tqdm's own ``disable=None`` rule)."""
+
+    def update(self, n=1):
+        pass
+
+    def close(self):
+        pass
+
+
 def _progress(total, desc):
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if not tty:                # no bar to draw: tqdm (and its importlib.metadata, ~60 ms) is not imported
+        return _NoBar()
     from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit="tensor", disable=None, leave=False, file=sys.stderr)
 
