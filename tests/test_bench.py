@@ -167,3 +167,38 @@ def test_bench_models_without_any_model_is_one_line_error(monkeypatch):
     monkeypatch.setattr(models, "installed_real_models", lambda: [])
     with pytest.raises(LutzError, match="no real model is installed"):
         bench.main(argparse.Namespace(input="models", prune=[0.0], stripe=4096, json=None, plot=None))
+
+
+def test_bench_scale_plans_generates_and_checks(tmp_path, monkeypatch):
+    """python -m lutzip.bench_scale on a stand-in for MiniLM: the widened plan, the file, the measured runs."""
+    from lutzip import bench_scale
+    rng = np.random.default_rng(0)
+    src = {"embeddings.word_embeddings.weight": rng.standard_normal((50, 384)).astype(np.float32) * 0.05,
+           "embeddings.LayerNorm.bias": rng.standard_normal(384).astype(np.float32)}
+    for i in range(2):
+        src[f"encoder.layer.{i}.intermediate.dense.weight"] = rng.standard_normal((1536, 384)).astype(np.float32)
+        src[f"encoder.layer.{i}.output.dense.bias"] = rng.standard_normal(384).astype(np.float32)
+    items = bench_scale.plan(src, 0.0, widen=2, layers=3)
+    assert [n for n, _, _ in items][:2] == ["embeddings.word_embeddings.weight", "embeddings.LayerNorm.bias"]
+    assert dict((n, s) for n, s, _ in items)["encoder.layer.2.intermediate.dense.weight"] == (3072, 768)
+    assert dict((n, s) for n, _, s in items)["encoder.layer.2.output.dense.bias"] == "encoder.layer.0.output.dense.bias"
+    st = tmp_path / "m.safetensors"
+    size = bench_scale.generate(st, src, items)
+    assert size > 4 * sum(int(np.prod(s)) for _, s, _ in items)
+    from lutzip.weights import loaders
+    got = loaders.load(st)["encoder.layer.1.output.dense.bias"]
+    assert got.shape == (768,) and np.isin(got, src["encoder.layer.1.output.dense.bias"]).all()   # real values
+
+
+@pytest.mark.slow
+def test_bench_scale_main_measures_and_checks(tmp_path, monkeypatch):
+    from lutzip import bench_scale
+    rng = np.random.default_rng(1)
+    src = {"embeddings.word_embeddings.weight": rng.standard_normal((50, 384)).astype(np.float32) * 0.05,
+           "encoder.layer.0.output.dense.bias": rng.standard_normal(384).astype(np.float32)}
+    monkeypatch.setattr(bench_scale, "minilm_tensors", lambda: src)
+    assert bench_scale.main(["--dir", str(tmp_path), "--json", str(tmp_path / "r.json"), "--layers", "2"]) == 0
+    import json
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["checked"] == 3 and r["compress"]["peak_rss"] > 0 and r["lutz_bytes"] < r["file_bytes"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]     # its files are gone
