@@ -1,6 +1,16 @@
 """The host's link session (lutzip.link.session) and the UART board driver against a scripted fake board:
-every wait ends, within a bound, in a LinkError that says what never came (issue 14, link items)."""
+every wait ends, within a bound, in a LinkError that says what never came (issue 14, link items).
+
+The fake board runs in-process (a serial-like object) and, for the port path and the CLI, behind a
+pseudo-terminal (:class:`PtyBoard`: pyserial opens it like a real UART, exclusively)."""
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
 import time
+import tty
 
 import numpy as np
 import pytest
@@ -17,9 +27,13 @@ IDENT = link.Ident(1, 8, 16, 4096, 4096, 1024, 100_000_000, 0)
 class ScriptedBoard:
     """A serial-like fake board: parses the host's frames, answers as told (in-process, no pty)."""
 
-    def __init__(self, ident=True, counters=True, results=True, ack=True, stuck_in_frame=False, refuse=None):
+    def __init__(self, ident=True, counters=True, results=True, ack=True, stuck_in_frame=False, refuse=None,
+                 nack=None, flood=False):
         self.ident, self.counters, self.results, self.ack = ident, counters, results, ack
         self.refuse = refuse   # a frame type the board refuses as malformed (NACK 4)
+        self.nack = nack       # a NACK reason every sequenced frame after RESET is answered with (a NACK storm)
+        self.flood = flood     # from the first frame after RESET on, repeated ACKs without end
+        self.flooding = False
         self.nacked = 0
         self.parser = link.FrameParser(1024)
         self.out = bytearray()
@@ -37,7 +51,14 @@ class ScriptedBoard:
     def in_waiting(self):
         return len(self.out)
 
+    def tick(self):
+        """What the board sends unasked (the flood of repeated ACKs)."""
+        if self.flooding:
+            for _ in range(4):
+                self.send(link.ACK, link.encode_ack(self.next, 0, 4096))
+
     def read(self, n=1):
+        self.tick()
         if not self.out:
             time.sleep(0.001)
         data = bytes(self.out[:n])
@@ -62,7 +83,13 @@ class ScriptedBoard:
             self.send(link.IDENT, link.encode_ident(IDENT))
         elif fr.type == link.RESET:
             self.seq, self.next, self.stripe, self.words = 0, (fr.seq + 1) & 0xFF, 0, 0
+            self.flooding = False
             self.send(link.ACK, link.encode_ack(self.next, 0, 4096))
+        elif self.nack is not None and fr.type in link.SEQUENCED:
+            self.nacked += 1
+            self.send(link.NACK, link.encode_ack(self.next, self.nack, 4096))
+        elif self.flood and fr.type in link.SEQUENCED:
+            self.flooding = True       # the first frame of the work starts the flood; nothing is executed
         elif fr.type == link.PING:
             self.send(link.ACK, link.encode_ack(self.next, 0, 4096))
         elif fr.type == self.refuse and fr.seq == self.next:
@@ -172,3 +199,153 @@ def test_session_counts_and_restart():
     s.exchange([(link.BARRIER, b"", 0)], lambda f: got.append(f.type) or True, lambda: bool(got))
     assert got == [link.COUNTERS] and s.seq == 11 and s.credit == 4096 and s.retransmissions == 0
     assert s.wire_bytes == 2 * link.OVERHEAD + 4
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("reason", [link.NACK_CRC, link.NACK_SEQUENCE, link.NACK_NO_ROOM])
+def test_a_nack_storm_ends_in_bounded_time(reason):
+    # every frame refused, at once and again: each NACK that accepts nothing is a round without progress (the
+    # host used to rewind and resend for ever, the answers arriving too fast for the progress clock)
+    fake = ScriptedBoard(nack=reason)
+    b = UartBoard(serial=fake, timeout=2.0, rto=0.05, max_retries=3)
+    t0 = time.monotonic()
+    with pytest.raises(LinkError, match=rf"with NACK {reason} \({link.NACK_REASONS[reason]}\) 4 times"):
+        b.stream(_stripes(), retries=1)
+    assert time.monotonic() - t0 < 10
+    assert fake.written < 200_000, fake.written
+
+
+@pytest.mark.timeout(60)
+def test_a_flood_of_repeated_acks_ends_in_bounded_time():
+    # a board that keeps repeating the same ACK: frames arrive all the time, none of them is progress
+    fake = ScriptedBoard(flood=True)
+    b = UartBoard(serial=fake, timeout=1.0, rto=0.05, max_retries=3)
+    t0 = time.monotonic()
+    with pytest.raises(LinkError, match=r"no progress for 1\.0 s while waiting for acknowledgement of frame \d+ "
+                                        r"\(TABLE\): the board sent \d+ frame\(s\), none of them"):
+        b.stream(_stripes(), retries=0)
+    assert time.monotonic() - t0 < 10
+
+
+def test_the_silent_board_message_stays_silent():
+    b = UartBoard(serial=ScriptedBoard(ack=False), timeout=0.5, rto=0.05, max_retries=50)
+    b.reset()
+    with pytest.raises(LinkError, match=r"board silent for 0\.5 s while waiting for acknowledgement of frame \d+ "
+                                        r"\(TABLE\)$"):
+        b.load_tables(_stripes()[0][1])
+
+
+# ------------------------------------------------------------------------------ the fake board on a pty
+class PtyBoard:
+    """A :class:`ScriptedBoard` behind a pseudo-terminal, served by a thread: ``port`` opens like a UART."""
+
+    def __init__(self, board: ScriptedBoard):
+        self.board = board
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.master)
+        tty.setraw(self.slave)
+        self.port = os.ttyname(self.slave)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self):
+        b = self.board
+        while not self.stop.is_set():
+            r, _, _ = select.select([self.master], [], [], 0.005)
+            if r:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError:
+                    data = b""
+                if data:
+                    b.written += len(data)
+                    for fr in b.parser.feed(data):
+                        b.handle(fr)
+            b.tick()
+            if b.out:
+                try:
+                    n = os.write(self.master, bytes(b.out[:4096]))
+                except OSError:
+                    n = 0
+                del b.out[:n]
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(5)
+        os.close(self.master)
+        os.close(self.slave)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["no_counters", "results_no_counters", "nack_storm", "ack_flood"])
+def test_fake_board_on_a_pty_every_wait_ends(kind):
+    board = {"no_counters": ScriptedBoard(counters=False, results=False),
+             "results_no_counters": ScriptedBoard(counters=False),
+             "nack_storm": ScriptedBoard(nack=link.NACK_CRC), "ack_flood": ScriptedBoard(flood=True)}[kind]
+    with PtyBoard(board) as pb:
+        with UartBoard(pb.port, timeout=1.0, rto=0.05, max_retries=3) as b:
+            assert b.identify().W == 16
+            t0 = time.monotonic()
+            with pytest.raises(LinkError, match="BARRIER|NACK|no progress|silent|COUNTERS|RESULT"):
+                b.stream(_stripes(), retries=1)
+            assert time.monotonic() - t0 < 15
+
+
+@pytest.mark.timeout(60)
+def test_fake_board_on_a_pty_streams_and_resyncs_from_half_a_frame():
+    with PtyBoard(ScriptedBoard(stuck_in_frame=True)) as pb:
+        with UartBoard(pb.port, timeout=5.0, rto=0.05, max_retries=3) as b:
+            assert b.identify().W == 16                    # one run: the flush completes the partial frame
+            r = b.stream(_stripes())
+            assert [s.index for s in r.stripes] == [0, 1, 2] and r.attempts == 1
+
+
+@pytest.mark.timeout(60)
+def test_fake_board_on_a_pty_is_opened_exclusively():
+    with PtyBoard(ScriptedBoard()) as pb:
+        with UartBoard(pb.port, timeout=2.0, rto=0.05) as b:
+            b.identify()
+            with pytest.raises(LinkError, match="in use by another program"):
+                UartBoard(pb.port, timeout=1.0)
+            assert b.identify().W == 16                    # the first client is undisturbed
+
+
+def _lutz(tmp_path):
+    import lutzip
+    f = tmp_path / "m.lutz"
+    lutzip.save(f, {"w": (np.arange(3000, dtype=np.int16) % 50)})
+    return f
+
+
+def _cli(*argv):
+    return subprocess.Popen([sys.executable, "-m", "lutzip.cli", *map(str, argv)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.timeout(120)
+def test_cli_stream_against_a_board_that_never_answers_the_barrier(tmp_path):
+    with PtyBoard(ScriptedBoard(counters=False)) as pb:
+        p = _cli("stream", "--port", pb.port, "--timeout", "1", "--json", _lutz(tmp_path))
+        out, err = p.communicate(timeout=100)
+    assert p.returncode == 2, (p.returncode, err)
+    assert err.startswith("lutzip: error:") and err.count("\n") == 1, err
+    assert "no COUNTERS (the answer to the closing BARRIER; every stripe result came)" in err or \
+        "while waiting for COUNTERS (the answer to the closing BARRIER; every stripe result came)" in err, err
+
+
+@pytest.mark.timeout(120)
+def test_cli_stream_ctrl_c_says_interrupted(tmp_path):
+    board = ScriptedBoard(counters=False)
+    with PtyBoard(board) as pb:
+        p = _cli("stream", "--port", pb.port, "--timeout", "60", "--json", _lutz(tmp_path))
+        t0 = time.monotonic()
+        while not board.barriers and time.monotonic() - t0 < 60 and p.poll() is None:
+            time.sleep(0.05)                               # wait until it waits for the COUNTERS
+        assert board.barriers, p.communicate(timeout=10)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and err == "lutzip: interrupted\n", (p.returncode, err)

@@ -99,6 +99,7 @@ class UartBoard(BoardBase):
         self.session = Session(serial, timeout=timeout, rto=rto, window=window, max_retries=max_retries,
                                error=LinkError)
         self._last_counters = {}
+        self._last_result_at = 0.0
 
     @property
     def timeout(self) -> float:
@@ -183,7 +184,8 @@ class UartBoard(BoardBase):
             box["c"] = host_counters(link.parse_counters(fr))
             return True
 
-        self.session.exchange([(link.BARRIER, b"", 0)], on_frame, lambda: "c" in box)
+        self.session.exchange([(link.BARRIER, b"", 0)], on_frame, lambda: "c" in box,
+                              missing=lambda: "COUNTERS (the answer to BARRIER)")
         return box["c"]
 
     def stream(self, tensors, words=False, progress=None, retries=None) -> StreamResult:
@@ -200,7 +202,9 @@ class UartBoard(BoardBase):
         retries : int, optional
             Restarts allowed without progress after a :class:`LinkError` (default ``max_retries``). After a
             failure the board is reset and streaming resumes at the first stripe without a result (stripes
-            are independent), so the counters are the sums over all attempts.
+            are independent), so the counters are the sums over all attempts. No restart follows a failure
+            that comes more than ``timeout`` seconds after the last stripe result (or the start): a board
+            that stopped answering fails within about ``2 x timeout``, not ``retries`` times that.
 
         Returns
         -------
@@ -213,6 +217,7 @@ class UartBoard(BoardBase):
         results, counters = [], {}
         w0, r0 = s.wire_bytes, s.retransmissions
         t0 = time.perf_counter()
+        self._last_result_at = time.monotonic()
         attempts = fails = 0
         while True:
             attempts += 1
@@ -222,7 +227,7 @@ class UartBoard(BoardBase):
                 break
             except LinkError:
                 fails = 0 if len(results) > done_before else fails + 1
-                if fails > retries:
+                if fails > retries or time.monotonic() - self._last_result_at > s.timeout:
                     raise
                 s.drain(min(s.rto, 0.2))
             finally:
@@ -270,6 +275,7 @@ class UartBoard(BoardBase):
                     raise LinkError(f"stripe {k}: {len(ws)} decoded words arrived, the board sent {n}")
                 name, _, idx, _ = items[k]
                 results.append(StripeResult(name, idx, n, err, crc, ws if words else None))
+                self._last_result_at = time.monotonic()
                 if progress:
                     progress(1)
                 return True
@@ -278,7 +284,13 @@ class UartBoard(BoardBase):
                 return True
             self._unexpected(fr)
 
-        self.session.exchange(frames, on_frame, lambda: "c" in box)
+        def missing():
+            got = len(results)
+            if got < k0 + len(items):
+                return f"RESULT of stripe {got} ({got} of {k0 + len(items)} stripe results came; no COUNTERS either)"
+            return "COUNTERS (the answer to the closing BARRIER; every stripe result came)"
+
+        self.session.exchange(frames, on_frame, lambda: "c" in box, missing=missing)
         if len(results) - k0 != len(items):
             raise LinkError(f"{len(results) - k0} stripe results for {len(items)} stripes")
         return box["c"]

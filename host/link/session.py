@@ -6,9 +6,12 @@ not boards: :mod:`lutzip.board.uart` builds the frames of each command and inter
 
 Every wait is bounded: a request is sent at most ``max_retries + 1`` times within ``timeout``; an exchange fails after
 ``timeout`` seconds without *progress* (a frame of the work acknowledged for the first time, or an answer
-the caller accepts), and after ``max_retries`` retransmission rounds without progress. Acknowledgements of
-repeated BARRIERs are not progress, so a board that acknowledges but never answers cannot keep the host
-waiting.
+the caller accepts), and after ``max_retries`` retransmission rounds without progress (a NACK that
+acknowledges nothing new is such a round). Acknowledgements of repeated BARRIERs are not progress, so a board
+that acknowledges but never answers cannot keep the host waiting, and the progress clock is checked however
+many frames arrive, so neither can a board that floods the host with NACKs or repeated ACKs. The work bounds
+the number of progress events (each frame acknowledged once, each expected answer once), so an exchange ends
+within ``(frames + answers + 1) x timeout`` at the very worst, in a LinkError that says what never came.
 """
 from __future__ import annotations
 
@@ -148,13 +151,14 @@ class Session:
         self.rx_gap = False
 
     # ------------------------------------------------------------------------------------------ go-back-N
-    def exchange(self, frames, on_frame, done=lambda: True):
+    def exchange(self, frames, on_frame, done=lambda: True, missing=None):
         """Send sequenced ``frames`` [(type, payload, flags)] reliably and hand every other frame to ``on_frame``.
 
         Returns when every frame is acknowledged and ``done()`` is true. ``on_frame(frame)`` returns True
         when the frame was progress (an answer the caller expected); it may raise. If the last frame is a
         BARRIER and the answer ``done`` waits for does not come, the BARRIER is sent again (``2 x rto``
-        apart, at most ``max_retries`` times).
+        apart, at most ``max_retries`` times). ``missing()``, if given, says in the error what never came
+        once every frame is acknowledged (e.g. ``"COUNTERS (3 of 5 stripe results came)"``).
         """
         frames = list(frames)
         n_work = n = len(frames)
@@ -167,6 +171,8 @@ class Session:
         barrier_again = bool(frames) and frames[-1][0] == link.BARRIER
         last_progress = last_send = last_barrier = time.monotonic()
         last_ping = 0.0
+        idle_frames = 0                  # frames received since the last progress (none of them progress)
+        last_nack = None                 # reason of the last NACK since the last progress
         while base < n or not done():
             now = time.monotonic()
             if base >= n and barrier_again and now - max(last_progress, last_barrier) > 2 * self.rto_eff:
@@ -174,7 +180,7 @@ class Session:
                 retries -= 1
                 if retries < 0:
                     raise self.error(f"no answer to BARRIER from the board after {self.max_retries} repetitions "
-                                     f"(every frame acknowledged)")
+                                     f"(every frame acknowledged)" + (f": no {missing()}" if missing else ""))
                 frames.append((link.BARRIER, b"", 0))
                 entries.append(1)
                 n += 1
@@ -197,6 +203,7 @@ class Session:
                 last_ping = now
             got = self.read_frames(strict=True)
             for fr in got:
+                idle_frames += 1
                 if fr.type in (link.ACK, link.NACK):
                     nseq, reason, c = link.parse_ack(fr)
                     k = link.seq_diff(nseq, (seq0 + base) & 0xFF)
@@ -211,6 +218,7 @@ class Session:
                         if base < n_work:     # acknowledgements of repeated BARRIERs are not progress
                             last_progress = now
                             retries = self.max_retries
+                            idle_frames, last_nack = 0, None
                         base += k
                     credit = c
                     inflight = sum(entries[base:nxt])
@@ -222,15 +230,29 @@ class Session:
                             raise self.error(f"the board refused frame {(seq0 + base) & 0xFF} "
                                              f"({link.TYPE_NAMES.get(t, hex(t))}, {len(frames[base][1])}-byte "
                                              f"payload) as malformed (NACK 4): docs/PROTOCOL.md, malformed frames")
+                        if k == 0:            # refused without accepting anything: a round without progress
+                            last_nack = reason
+                            retries -= 1
+                            if retries < 0:
+                                raise self.error(
+                                    f"the board answered frame {(seq0 + base) & 0xFF} with NACK {reason} "
+                                    f"({link.NACK_REASONS.get(reason, 'unknown reason')}) {self.max_retries + 1} "
+                                    f"times without accepting it")
                         if nxt > base:
                             self.retransmissions += nxt - base
                             nxt = base
                             inflight = 0
                 elif on_frame(fr):
                     last_progress = now
+                    idle_frames, last_nack = 0, None
+            now = time.monotonic()
+            if now - last_progress > self.timeout:      # checked however many frames arrive
+                what = (f"acknowledgement of frame {(seq0 + base) & 0xFF} "
+                        f"({link.TYPE_NAMES.get(frames[base][0], hex(frames[base][0]))})" if base < n
+                        else missing() if missing else "results")
+                raise self.error(self._no_progress(what, idle_frames, last_nack))
             if got:
                 continue
-            now = time.monotonic()
             if nxt > base and now - last_send > self.rto_eff:
                 retries -= 1          # no answer: go back and resend everything outstanding
                 if retries < 0:
@@ -241,8 +263,14 @@ class Session:
                 inflight = 0
                 last_send = now
                 self._backoff()
-            if now - last_progress > self.timeout:
-                what = "acknowledgement" if base < n else "results"
-                raise self.error(f"board silent for {self.timeout:.1f} s while waiting for {what}")
         self.seq = (seq0 + n) & 0xFF
         self.credit = credit
+
+    def _no_progress(self, what: str, frames: int, nack) -> str:
+        """The message of an exchange that made no progress for ``timeout`` seconds: ``what`` it waited for and
+        what came instead (nothing, ``frames`` frames that were no progress, the last NACK's reason)."""
+        if frames <= 0:
+            return f"board silent for {self.timeout:.1f} s while waiting for {what}"
+        why = f"; last NACK reason {nack}: {link.NACK_REASONS.get(nack, 'unknown')}" if nack is not None else ""
+        return (f"no progress for {self.timeout:.1f} s while waiting for {what}: the board sent {frames} frame(s), "
+                f"none of them new acknowledgements or expected answers{why}")
