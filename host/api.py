@@ -240,8 +240,9 @@ class LutzFile(Mapping):
     Made by :func:`open`. The file is memory-mapped; the index (names, shapes, dtypes, table sets, stripe
     sizes and CRCs) is parsed and checked when the file is opened, each tensor's stripes are CRC-checked and
     decoded from the mapping when the tensor is read, and nothing is cached (reading a tensor twice decodes
-    it twice). A small tensor sharing a group stream (format version 3) decodes only the stripes of that
-    stream that hold its words. ``len``, iteration (file order), ``keys()`` and ``in`` never decode. Opening reads only the
+    it twice; the pages of its stripes are released from the process afterwards, so reading a large file
+    layer by layer keeps about one tensor's stripes resident). A small tensor sharing a group stream (format
+    version 3) decodes only the stripes of that stream that hold its words. ``len``, iteration (file order), ``keys()`` and ``in`` never decode. Opening reads only the
     header and the metadata (:func:`lutzip.codec.container.parse_index`), never a copy of the payload.
     A tensor larger than ``max_output`` bytes is refused when it is read (:class:`OutputLimitError`).
     """
@@ -277,8 +278,14 @@ class LutzFile(Mapping):
         except (KeyError, TypeError):
             raise KeyError(name) from None
         from lutzip.codec import arrays as codec
+        from lutzip.codec.writer import release_pages
         codec.check_output_size([t], self.max_output)
-        return codec.decompress_tensor(c, t, threads=self.threads)
+        out = codec.decompress_tensor(c, t, threads=self.threads)
+        # the stream's pages leave the process (they stay in the page cache): reading a file layer by layer
+        # keeps the resident memory at about one tensor's stripes, not the whole mapping
+        release_pages(self._mm, len(self._mm) - 4 * len(c.payload) + t.offset,
+                      4 * int(np.asarray(t.stripe_words, np.int64).sum()))
+        return out
 
     def __contains__(self, name) -> bool:
         self._container()

@@ -181,3 +181,24 @@ def test_save_writes_what_compress_returns(tmp_path, opts):
     arrays = _arrays(8)
     n = lutzip.save(tmp_path / "s.lutz", arrays, **opts)
     assert (tmp_path / "s.lutz").read_bytes() == lutzip.compress(arrays, **opts) and n == (tmp_path / "s.lutz").stat().st_size
+
+
+def test_open_releases_each_tensors_pages(tmp_path, monkeypatch):
+    import lutzip
+    arrays = {k: v for k, v in _arrays(9).items() if v.dtype != np.float32}
+    lutzip.save(tmp_path / "r.lutz", arrays)
+    calls = []
+    monkeypatch.setattr(writer, "release_pages", lambda mm, a, n: calls.append((a, n)))
+    size = (tmp_path / "r.lutz").stat().st_size
+    with lutzip.open(tmp_path / "r.lutz") as f:
+        for name in arrays:
+            assert np.array_equal(f[name], arrays[name])
+            t = f.info(name)
+            assert calls[-1][1] == 4 * int(np.asarray(t.stripe_words, np.int64).sum())
+            assert 0 < calls[-1][0] and calls[-1][0] + calls[-1][1] <= size
+    # and the real call on a mapping does no harm
+    import mmap
+    with open(tmp_path / "r.lutz", "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        monkeypatch.undo()
+        writer.release_pages(mm, 10, 100)
+        assert mm[:4] == b"LUTZ"
