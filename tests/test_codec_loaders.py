@@ -192,6 +192,49 @@ def test_npy_header_claiming_more_than_the_file_holds(tmp_path, shape):
     assert _traced_peak(lambda: pytest.raises(FormatError, loaders.load, p)) < 1 << 20
 
 
+def _npy_header_bytes(shape, dtype="<i2"):
+    """An .npy header written by hand (numpy's writer refuses a negative dimension)."""
+    import struct
+    d = ("{'descr': '%s', 'fortran_order': False, 'shape': %r, }" % (dtype, shape)).encode()
+    d += b" " * ((64 - (10 + len(d) + 1) % 64) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d
+
+
+@pytest.mark.parametrize("case,match", [
+    ("negative", "a negative dimension"),            # numpy would infer (-1, 4) as (8, 4)
+    ("two negative", "a negative dimension"),
+    ("leftover", r"the data has 64 bytes \(a damaged header"),     # numpy would drop the last 32 bytes
+    ("appended", "more arrays appended"),             # np.save twice into one file: the second was lost
+])
+def test_npy_shape_must_account_for_every_byte(tmp_path, capsys, case, match):
+    """The loader, the streamed writer's .npy source (what lutzip compress reads) and an .npz member alike."""
+    import io
+    import zipfile
+    from lutzip import cli
+    from lutzip.codec import writer
+    data = np.arange(32, dtype="<i2").tobytes()
+    if case == "appended":
+        f = io.BytesIO()
+        np.save(f, np.arange(5, dtype=np.int16))
+        np.save(f, np.arange(7, dtype=np.int8))
+        raw = f.getvalue()
+    else:
+        raw = _npy_header_bytes({"negative": (-1, 4), "two negative": (-2, -16), "leftover": (16,)}[case]) + data
+    p = tmp_path / "w.npy"
+    p.write_bytes(raw)
+    for read in (loaders.load, writer.file_source):
+        with pytest.raises(FormatError, match=match):
+            read(p)
+    assert cli.main(["compress", str(p), "-o", str(tmp_path / "o.lutz")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lutzip: error:") and err.count("\n") == 1 and not (tmp_path / "o.lutz").exists(), err
+    z = tmp_path / "w.npz"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("w.npy", raw)
+    with pytest.raises(FormatError, match="member 'w.npy' claims shape"):
+        loaders.load(z)
+
+
 @pytest.mark.parametrize("compression", ["stored", "deflated"])
 def test_npz_member_header_claiming_more_than_the_member_holds(tmp_path, compression):
     import zipfile

@@ -4,7 +4,8 @@ the lossy steps and the encoder (what ``lutzip compress`` runs).
 Each case ends in a one-line :class:`LutzError`, or in arrays with no tensor silently missing: as many tensors
 as the file itself lists (its zip directory, safetensors header or ONNX graph, read independently here), the
 exact original arrays when the file is the original, and every loaded tensor either prepared or reported by a
-warning. Never another exception, never more than :data:`CASE_SECONDS` per case nor :data:`MEMORY_CAP` bytes
+warning. The streamed reader ``lutzip compress`` uses (:func:`lutzip.codec.writer.file_source`) agrees with
+the loaders: it refuses the same files and reads the same arrays from the others. Never another exception, never more than :data:`CASE_SECONDS` per case nor :data:`MEMORY_CAP` bytes
 traced. ``.npz`` members are also mutated inside a re-written zip (valid zip CRCs), so the .npy header checks
 are reached and not only the zip's CRC. The CLI part runs ``lutzip compress`` under ``RLIMIT_AS``.
 """
@@ -24,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as hst
 
 from lutzip.codec import arrays as codec
+from lutzip.codec import writer
 from lutzip.errors import LutzError
 from lutzip.weights import loaders
 from lutzip.weights.quantize import prepare
@@ -135,6 +137,17 @@ def declared_names(kind: str, data: bytes):
     return None
 
 
+def _one_line(e):
+    msg = str(e)
+    assert msg and "\n" not in msg, repr(msg)
+
+
+def streamed(p) -> dict:
+    """The tensors as ``lutzip compress`` reads them (:func:`lutzip.codec.writer.file_source`: .npy and
+    .safetensors memory-mapped, tensor by tensor)."""
+    return {name: np.array(get()) for name, get in writer.file_source(p)}
+
+
 def check_case(tmp_path, kind: str, data: bytes):
     suffix = SEEDS[kind][0]
     p = tmp_path / f"f{suffix}"
@@ -142,14 +155,28 @@ def check_case(tmp_path, kind: str, data: bytes):
     tracemalloc.start()
     t0 = time.perf_counter()
     try:
-        arrays = loaders.load(p)
+        try:
+            arrays = loaders.load(p)
+        except LutzError as e:
+            _one_line(e)
+            try:
+                streamed(p)
+            except LutzError as e2:                                     # the streamed reader refuses it too
+                _one_line(e2)
+                return "error"
+            raise AssertionError(f"the loader refuses the file ({e}), the streamed reader reads it") from None
+        got = streamed(p)                                               # reads what the loader reads
+        assert list(got) == list(arrays), (list(got), list(arrays))
+        for k, a in arrays.items():
+            assert got[k].dtype == a.dtype and got[k].shape == a.shape, k
+            assert np.array_equal(got[k].view(np.uint8), a.view(np.uint8)), k
+        del got
         warned = []
         prepared, attrs = prepare(arrays, quantize="int16", skip_unsupported=True, warn=warned.append)
         if prepared:
             codec.compress(prepared, attrs=attrs, stripe_len=64, share=False)
     except LutzError as e:
-        msg = str(e)
-        assert msg and "\n" not in msg, repr(msg)
+        _one_line(e)
         return "error"
     finally:
         dt = time.perf_counter() - t0
@@ -168,6 +195,14 @@ def check_case(tmp_path, kind: str, data: bytes):
             got = next(iter(arrays.values())) if kind == "npy" else arrays[k]
             assert got.dtype == a.dtype and np.array_equal(got.view(np.uint8), a.view(np.uint8)), k
     return "ok"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm_encoder():
+    """Import and load the encoder's compiled kernels once, outside the per-case time bound (on a loaded
+    machine the first call of a fresh process took 7-28 s, most of it numba's import and cache loading)."""
+    prepared, attrs = prepare(dict(PLAIN), quantize="int16", skip_unsupported=True, warn=lambda m: None)
+    codec.compress(prepared, attrs=attrs, stripe_len=64, share=False)
 
 
 @pytest.mark.parametrize("kind", sorted(SEEDS))

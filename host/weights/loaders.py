@@ -57,10 +57,13 @@ def _npy_header(fp, path, what):
     return shape, fortran, dtype
 
 
-def _read_npy(open_member, size: int, path, what):
-    """The array of a .npy stream of ``size`` bytes, its header checked against ``size`` before allocating.
+def npy_layout(open_member, size: int, path, what):
+    """``(shape, dtype, header_end)`` of a .npy stream of ``size`` bytes, every header field checked first.
 
-    ``open_member()`` opens the stream afresh (a file, or a member of a zip).
+    A :class:`FormatError` names the problem when the header is not readable, the array holds Python objects,
+    a dimension is negative (numpy would infer it), or the shape does not account for exactly the bytes after
+    the header: fewer would be a read beyond the data, more would be dropped by numpy without a word (and with
+    them any array appended to the file). ``open_member()`` opens the stream afresh (a file, or a zip member).
     """
     try:
         with open_member() as fp:
@@ -68,12 +71,27 @@ def _read_npy(open_member, size: int, path, what):
             head = fp.tell()
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
         raise FormatError(f"{path}: {what} is damaged ({e})") from None
+    if any(int(d) < 0 for d in shape):
+        raise FormatError(f"{path}: {what} claims shape {shape}: a negative dimension")
     n = dtype.itemsize
     for d in shape:
         n *= int(d)
     if n > size - head:
         raise FormatError(f"{path}: {what} claims shape {shape} of {dtype} ({n} bytes), the data has "
                           f"{max(size - head, 0)} bytes")
+    if n < size - head:
+        raise FormatError(f"{path}: {what} claims shape {shape} of {dtype} ({n} bytes), the data has "
+                          f"{size - head} bytes (a damaged header, or more arrays appended: lutzip reads one "
+                          f"array per .npy)")
+    return shape, dtype, head
+
+
+def _read_npy(open_member, size: int, path, what):
+    """The array of a .npy stream of ``size`` bytes, its header checked (:func:`npy_layout`) before allocating.
+
+    ``open_member()`` opens the stream afresh (a file, or a member of a zip).
+    """
+    npy_layout(open_member, size, path, what)
     try:
         with open_member() as fp:
             return np.lib.format.read_array(fp, allow_pickle=False)
