@@ -139,7 +139,7 @@ class Stats:
     @classmethod
     def of(cls, words: np.ndarray, word_bits: int, stripe_len: int) -> "Stats":
         flat = np.ascontiguousarray(words).reshape(-1)
-        if flat.dtype != np.uint16:
+        if flat.dtype not in (np.uint8, np.uint16):     # 8-bit words are counted as they are (no 2x copy)
             flat = flat.astype(np.uint16)
         hist = histogram(flat, word_bits)
         runs = np.zeros(min(stripe_len, max(flat.size, 1)) + 1, np.int64)
