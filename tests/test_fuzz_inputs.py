@@ -22,7 +22,7 @@ import zipfile
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as hst
+from hypothesis import HealthCheck, example, given, settings, strategies as hst
 
 from lutzip.codec import arrays as codec
 from lutzip.codec import writer
@@ -212,6 +212,12 @@ def test_the_unmutated_inputs_load_exactly(tmp_path, kind):
 
 @pytest.mark.parametrize("kind", sorted(SEEDS))
 @given(ops=hst.lists(byte_op, min_size=1, max_size=4))
+# found by the long run (-m slow): zip flag bits 5/6 and a bad version needed were NotImplementedError
+# tracebacks from zipfile; an ONNX Constant whose attribute became 'valu' was silently left out
+@example(ops=[("insert", 0, 250, 0), ("delete", 0, 0, 0), ("delete", 0, 5, 0), ("flip", 2512, 6, 0)])
+@example(ops=[("flip", 547, 5, 0)])
+@example(ops=[("flip", 547, 6, 0)])
+@example(ops=[("flip", 27755, 0, 0)])
 @settings(max_examples=60, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 def test_fuzz_input_bytes(tmp_path, kind, ops):

@@ -69,7 +69,7 @@ def npy_layout(open_member, size: int, path, what):
         with open_member() as fp:
             shape, _, dtype = _npy_header(fp, path, what)
             head = fp.tell()
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+    except (ValueError, OSError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error) as e:
         raise FormatError(f"{path}: {what} is damaged ({e})") from None
     if any(int(d) < 0 for d in shape):
         raise FormatError(f"{path}: {what} claims shape {shape}: a negative dimension")
@@ -95,7 +95,7 @@ def _read_npy(open_member, size: int, path, what):
     try:
         with open_member() as fp:
             return np.lib.format.read_array(fp, allow_pickle=False)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+    except (ValueError, OSError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error) as e:
         raise FormatError(f"{path}: {what} is damaged ({e})") from None
 
 
@@ -113,7 +113,7 @@ def load_npz(path) -> dict:
     """A ``.npz`` file: every ``.npy`` member, by name (``numpy.load``'s names; duplicates are an error)."""
     try:
         zf = zipfile.ZipFile(path)
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+    except (ValueError, OSError, EOFError, NotImplementedError, zipfile.BadZipFile, zlib.error) as e:
         raise FormatError(f"{path}: not a readable .npz file ({e})") from None
     out = {}
     with zf:
@@ -127,9 +127,9 @@ def load_npz(path) -> dict:
             if name in out:
                 raise FormatError(f"{path}: tensor {name!r} appears twice in the .npz")
             what = f"member {member!r}"
-            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 1:
-                raise FormatError(f"{path}: {what} is encrypted or uses compression method {info.compress_type} "
-                                  f"(an .npz member is stored or deflated)")
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) or info.flag_bits & 0x61:
+                raise FormatError(f"{path}: {what} is encrypted, patched or uses compression method "
+                                  f"{info.compress_type} (an .npz member is stored or deflated)")
             if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size or \
                     info.file_size > MAX_DEFLATE_RATIO * max(info.compress_size, 1):
                 raise FormatError(f"{path}: {what} claims {info.file_size} bytes from {info.compress_size} "
@@ -244,8 +244,18 @@ def load_safetensors(path) -> dict:
 
 
 # ------------------------------------------------------------------------------------------------- onnx
+#: ``Constant`` attributes other than ``value`` and the dtype of the array they hold
+_ONNX_CONSTANT_LISTS = {"value_float": np.float32, "value_floats": np.float32, "value_int": np.int64,
+                        "value_ints": np.int64, "value_string": np.bytes_, "value_strings": np.bytes_}
+
+
 def load_onnx(path) -> dict:
-    """Initializers and ``Constant`` node values of an ONNX model (``onnx.numpy_helper``)."""
+    """Initializers and ``Constant`` node values of an ONNX model (``onnx.numpy_helper``).
+
+    Every ``Constant`` comes back, whichever attribute holds its value (``value``, ``value_float(s)``,
+    ``value_int(s)``, ``value_string(s)``; int64 and string arrays are then left to ``--skip-unsupported``);
+    a sparse one is an :class:`UnsupportedError`, one with no value a :class:`FormatError` naming it.
+    """
     try:
         import onnx
         from onnx import numpy_helper
@@ -272,15 +282,29 @@ def load_onnx(path) -> dict:
             raise FormatError(f"{path}: tensor {name!r}: data of shape {a.shape}, dims {dims}")
         out[name] = a
 
+    def constant(name, node):
+        # a Constant holds its value in exactly one attribute (ONNX operators, Constant): every one is read, or
+        # the node is an error -- never silently left out
+        attrs = {a.name: a for a in node.attribute}
+        if "value" in attrs and attrs["value"].type == onnx.AttributeProto.TENSOR:
+            return put(name, attrs["value"].t)
+        for key, dtype in _ONNX_CONSTANT_LISTS.items():
+            if key in attrs:
+                if name in out:
+                    raise FormatError(f"{path}: tensor {name!r} appears twice in the ONNX model")
+                out[name] = np.asarray(onnx.helper.get_attribute_value(attrs[key]), dtype)
+                return None
+        if "sparse_value" in attrs:
+            raise UnsupportedError(f"{path}: Constant {name!r} holds a sparse tensor, which lutzip does not read")
+        raise FormatError(f"{path}: Constant {name!r} holds no value (attributes: "
+                          f"{', '.join(map(repr, attrs)) or 'none'})")
+
     def walk(graph, prefix=""):
         for init in graph.initializer:
             put(prefix + init.name, init)
         for node in graph.node:
             if node.op_type == "Constant":
-                for attr in node.attribute:
-                    if attr.name == "value" and attr.t is not None:
-                        name = node.output[0] if node.output else node.name
-                        put(prefix + name, attr.t)
+                constant(prefix + (node.output[0] if node.output else node.name), node)
             for attr in node.attribute:
                 if attr.g is not None and len(attr.g.node) + len(attr.g.initializer):
                     walk(attr.g, f"{prefix}{node.name}.{attr.name}.")
