@@ -2,7 +2,8 @@
 pseudo-terminal. The same cases as tests/test_firmware_faults.py runs on the MyHDL engine -- a TABLE with
 sel > 3 (sel 0x10 was answered with COUNTERS, as if it were a BARRIER), a bad reserved byte or address, frames
 whose LEN does not fit their TYPE, a TABLE or BARRIER inside an open stripe (it stalled the board until RESET)
--- each answered with NACK 4 and never executed, and random frame sequences that never leave the board deaf.
+-- each answered with NACK 4 and never executed, and (``-m slow``) random frame sequences that never leave the
+board deaf.
 """
 import random
 import shutil
@@ -105,6 +106,7 @@ def test_table_or_barrier_inside_an_open_stripe_is_nacked_on_the_rtl(port):
     assert len(res) == 1 and res[0][2] == 0 and res[0][3] == link.words_crc(a.view(np.uint16)[:300], 16)
 
 
+@pytest.mark.slow        # the MyHDL engine runs the same sequences by default (tests/test_firmware_faults.py)
 def test_random_frame_sequences_never_leave_the_rtl_deaf(port):
     from lutzip.board.driver import Board
     from lutzip.board.verify import stream_container
