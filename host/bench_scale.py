@@ -53,14 +53,15 @@ def minilm_tensors() -> dict:
     return {k: np.ascontiguousarray(v, np.float32) for k, v in arrays.items() if v.dtype.kind == "f"}
 
 
-def plan(src: dict, gb: float, widen: int = 8, layers: int | None = None) -> list:
-    """``[(name, shape, source tensor name)]``: the embeddings and encoder layers of the widened model."""
+def plan(src: dict, gb: float, widen: int = 8, layers: int | None = None, item: int = 4) -> list:
+    """``[(name, shape, source tensor name)]``: the embeddings and encoder layers of the widened model
+    (``item``: bytes per element of the file, for the layer count that fills ``gb``)."""
     def wide(shape):
         return tuple(d * widen if d in (384, 1536) else d for d in shape)
     emb = [(k, wide(v.shape), k) for k, v in src.items() if k.startswith("embeddings.")]
     layer = [(k.split(".", 3)[3], v.shape) for k, v in src.items() if k.startswith("encoder.layer.0.")]
-    size = lambda items: sum(4 * int(np.prod(s)) for _, s, _ in items)  # noqa: E731
-    per_layer = sum(4 * int(np.prod(wide(s))) for _, s in layer)
+    size = lambda items: sum(item * int(np.prod(s)) for _, s, _ in items)  # noqa: E731
+    per_layer = sum(item * int(np.prod(wide(s))) for _, s in layer)
     if layers is None:
         layers = max(1, round((gb * 1e9 - size(emb)) / per_layer))
     out = list(emb)
@@ -123,7 +124,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="F", help="also write the figures as JSON to F")
     a = ap.parse_args(argv)
     src = minilm_tensors()
-    items = plan(src, a.gb, a.widen, a.layers)
+    items = plan(src, a.gb, a.widen, a.layers, 4 if a.dtype == "f32" else 2)
     d = tempfile.mkdtemp(prefix="lutzip-scale.", dir=a.dir)
     st, lz, npz = (os.path.join(d, n) for n in ("model.safetensors", "model.lutz", "model.npz"))
     item = 4 if a.dtype == "f32" else 2
