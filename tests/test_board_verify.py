@@ -228,3 +228,19 @@ def test_group_stream_decode_error_and_names(grouped):
     assert not r["ok"] and "decode error 4" in next(t["detail"] for t in r["tensors"] if t["name"] == first.name)
     r = vf.stream_container(MemoryBoard(grouped), grouped, "crc", names={first.name})
     assert [t["name"] for t in r["tensors"]] == [first.name] and r["ok"] and len(r["streams"]) == 1
+
+
+@pytest.mark.parametrize("mode", ["crc", "full"])
+def test_verifying_more_than_the_memory_holds_is_refused_before_streaming(model, mode, monkeypatch):
+    """A small file that declares billions of zero-run words: refused from the index (issue 14, item 8), not a
+    MemoryError after the board decoded them."""
+    from lutzip.codec import arrays
+    from lutzip.errors import OutputLimitError
+    need = 2 * 9000 + (2 * 12000 if mode == "full" else 0)
+    b = MemoryBoard(model)
+    monkeypatch.setattr(arrays, "available_memory", lambda: need - 1)
+    with pytest.raises(OutputLimitError, match=f"needs {need} bytes of decoded words"):
+        vf.stream_container(b, model, mode, progress=False)
+    assert b.loaded == []                                   # nothing was streamed
+    monkeypatch.setattr(arrays, "available_memory", lambda: need)
+    assert vf.stream_container(b, model, mode, progress=False)["ok"]

@@ -50,6 +50,26 @@ def expected_words(c: ct.Container, t: ct.TensorEntry) -> np.ndarray:
     return decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name)
 
 
+def check_verify_memory(tensors, streams, full: bool) -> int:
+    """Raise :class:`~lutzip.errors.OutputLimitError` before anything is streamed if verifying would not fit.
+
+    The host holds the reference words of one tensor (or group stream) at a time, 2 bytes a word, and in
+    ``full`` mode also every word the board sends back: a small file declaring billions of words (zero runs)
+    is refused here from its index, not by a MemoryError after the board has decoded them. Returns the bytes
+    needed.
+    """
+    from lutzip.codec.arrays import available_memory
+    from lutzip.errors import OutputLimitError
+    one = max([2 * t.numel for t in tensors] + [2 * s.numel for s in streams if len(s.members) > 1] + [0])
+    need = one + (2 * sum(s.numel for s in streams) if full else 0)
+    limit = available_memory()
+    if limit is not None and need > limit:
+        raise OutputLimitError(f"verifying this file needs {need} bytes of decoded words on the host "
+                               f"({'every word back from the board and ' if full else ''}the largest tensor's "
+                               f"reference words), more than the memory available ({limit} bytes)")
+    return need
+
+
 def stream_words(c: ct.Container, s: ct.Stream) -> np.ndarray:
     """A stream's decoded words: its tensors' :func:`expected_words` one after the other (flat uint16)."""
     parts = [expected_words(c, c.tensors[i]) for i in s.members]
@@ -166,6 +186,7 @@ def stream_container(board, c: ct.Container, verify: str = "crc", progress=False
             seen.add(s.index)
             streams.append(s)
     job = _job_names(c, streams)
+    check_verify_memory(tensors, streams, full)
     jobs = [(job[s.index], c.tables[s.table], list(c.stripes(s))) for s in streams]
     bar = None
     if callable(progress):
