@@ -119,6 +119,8 @@ def load_npz(path) -> dict:
     with zf:
         for info in zf.infolist():
             member = info.filename
+            if not member:
+                raise FormatError(f"{path}: a member with an empty name")
             if info.is_dir():
                 continue
             if not member.endswith(".npy"):
@@ -285,7 +287,7 @@ def load_onnx(path) -> dict:
     def constant(name, node):
         # a Constant holds its value in exactly one attribute (ONNX operators, Constant): every one is read, or
         # the node is an error -- never silently left out
-        attrs = {a.name: a for a in node.attribute}
+        attrs = {text(a.name): a for a in node.attribute}
         if "value" in attrs and attrs["value"].type == onnx.AttributeProto.TENSOR:
             return put(name, attrs["value"].t)
         for key, dtype in _ONNX_CONSTANT_LISTS.items():
@@ -299,15 +301,21 @@ def load_onnx(path) -> dict:
         raise FormatError(f"{path}: Constant {name!r} holds no value (attributes: "
                           f"{', '.join(map(repr, attrs)) or 'none'})")
 
+    def text(v):
+        # protobuf hands a string field that is not UTF-8 over as bytes
+        if isinstance(v, bytes):
+            raise FormatError(f"{path}: a name in the ONNX model is not UTF-8 ({v[:40]!r})")
+        return v
+
     def walk(graph, prefix=""):
         for init in graph.initializer:
-            put(prefix + init.name, init)
+            put(prefix + text(init.name), init)
         for node in graph.node:
             if node.op_type == "Constant":
-                constant(prefix + (node.output[0] if node.output else node.name), node)
+                constant(prefix + text(node.output[0] if node.output else node.name), node)
             for attr in node.attribute:
                 if attr.g is not None and len(attr.g.node) + len(attr.g.initializer):
-                    walk(attr.g, f"{prefix}{node.name}.{attr.name}.")
+                    walk(attr.g, f"{prefix}{text(node.name)}.{text(attr.name)}.")
     walk(model.graph)
     return out
 
