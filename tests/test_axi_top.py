@@ -222,7 +222,7 @@ def test_soft_reset_mid_transfer():
 def test_bad_parameters_are_one_line_errors():
     from lutzip.errors import UnsupportedError
     from lutzip.firmware.axi.lutzip_axi import lutzip_axi, top_signals
-    for kw, what in [({"W": 12}, "W must be"), ({"OUT_BYTES": 2}, "OUT_BYTES"), ({"LANES": 2}, "LANES")]:
+    for kw, what in [({"W": 12}, "W must be"), ({"OUT_BYTES": 2}, "OUT_BYTES"), ({"LANES": 3}, "LANES")]:
         with pytest.raises(UnsupportedError, match=what):
             lutzip_axi(**top_signals(), **kw)
     with pytest.raises(B.BufferError, match="descriptor"):

@@ -11,7 +11,8 @@ tbl_we, tbl_sel, tbl_addr, tbl_wdata   the core's table port (registered)
 busy, in_open, in_reset     STATUS inputs: transfer in flight, input transfer open, soft reset / discard
 s_tvalid, s_tready          input handshake (CYC_STARVED)
 m_tvalid, m_tready          output handshake (CYC_BUSY, CYC_BLOCKED)
-w_emit                      a decoded word went to the packer (WORDS_OUT)
+w_emit                      a decoded word went to the packer (WORDS_OUT); with LANES > 1 the number of
+                            words that went (0 .. LANES)
 done, done_code             a stripe completed, its failure code (STRIPES, error registers)
 crc                         OUT_CRC
 
@@ -86,28 +87,52 @@ def axi_regs(clk, rst, wr_en, wr_addr, wr_data, rd_addr, rd_data, hold, hold_sta
                     tbl_wdata.next = wr_data
                     taddr.next = taddr + 1
 
-    @always(clk.posedge)
-    def rg_count():
-        if rst or clr_cnt:
-            c_total.next = 0
-            c_busy.next = 0
-            c_starved.next = 0
-            c_blocked.next = 0
-            c_words.next = 0
-            c_stripes.next = 0
-        else:
-            if busy:
-                c_total.next = c_total + 1
-            if m_tvalid and m_tready:
-                c_busy.next = c_busy + 1
-            if m_tvalid and not m_tready:
-                c_blocked.next = c_blocked + 1
-            if in_open and s_tready and not s_tvalid:
-                c_starved.next = c_starved + 1
-            if w_emit:
-                c_words.next = c_words + 1
-            if done:
-                c_stripes.next = c_stripes + 1
+    if LANES == 1:
+        @always(clk.posedge)
+        def rg_count():
+            if rst or clr_cnt:
+                c_total.next = 0
+                c_busy.next = 0
+                c_starved.next = 0
+                c_blocked.next = 0
+                c_words.next = 0
+                c_stripes.next = 0
+            else:
+                if busy:
+                    c_total.next = c_total + 1
+                if m_tvalid and m_tready:
+                    c_busy.next = c_busy + 1
+                if m_tvalid and not m_tready:
+                    c_blocked.next = c_blocked + 1
+                if in_open and s_tready and not s_tvalid:
+                    c_starved.next = c_starved + 1
+                if w_emit:
+                    c_words.next = c_words + 1
+                if done:
+                    c_stripes.next = c_stripes + 1
+    else:
+        # LANES > 1: w_emit is the number of words that went to the packer (0 .. LANES)
+        @always(clk.posedge)
+        def rg_count():
+            if rst or clr_cnt:
+                c_total.next = 0
+                c_busy.next = 0
+                c_starved.next = 0
+                c_blocked.next = 0
+                c_words.next = 0
+                c_stripes.next = 0
+            else:
+                if busy:
+                    c_total.next = c_total + 1
+                if m_tvalid and m_tready:
+                    c_busy.next = c_busy + 1
+                if m_tvalid and not m_tready:
+                    c_blocked.next = c_blocked + 1
+                if in_open and s_tready and not s_tvalid:
+                    c_starved.next = c_starved + 1
+                c_words.next = c_words + w_emit
+                if done:
+                    c_stripes.next = c_stripes + 1
 
     @always(clk.posedge)
     def rg_err():

@@ -51,8 +51,11 @@ def check_params(W=16, LANES=1, OUT_BYTES=4, L=8):
         raise UnsupportedError(f"lutzip_axi: W must be 8 or 16, got {W!r}")
     if OUT_BYTES not in (4, 8):
         raise UnsupportedError(f"lutzip_axi: OUT_BYTES must be 4 or 8, got {OUT_BYTES!r}")
-    if LANES != 1:
-        raise UnsupportedError(f"lutzip_axi: only LANES=1 is built so far, got {LANES!r}")
+    if isinstance(LANES, bool) or LANES not in (1, 2, 4, 8):
+        raise UnsupportedError(f"lutzip_axi: LANES must be 1, 2, 4 or 8, got {LANES!r}")
+    if LANES * W > 8 * OUT_BYTES:
+        raise UnsupportedError(f"lutzip_axi: LANES={LANES} x W={W} bits exceed the {8 * OUT_BYTES}-bit beat "
+                               f"(OUT_BYTES={OUT_BYTES}): at most {8 * OUT_BYTES // W} lanes")
     if not 1 <= int(L) <= 15:
         raise UnsupportedError(f"lutzip_axi: L must be 1..15 (PARAMS has 4 bits), got {L!r}")
 
@@ -66,9 +69,24 @@ def lutzip_axi(aclk, aresetn,
                s_axi_ctrl_araddr, s_axi_ctrl_arvalid, s_axi_ctrl_arready, s_axi_ctrl_rdata, s_axi_ctrl_rresp,
                s_axi_ctrl_rvalid, s_axi_ctrl_rready,
                L=8, W=16, LUT3_DEPTH=4096, FRONT="window", STEP="adder", LUT1_RAM="block", LANES=1,
-               OUT_BYTES=4, CLK_HZ=100_000_000):
+               OUT_BYTES=4, CLK_HZ=100_000_000, **lanes_params):
     """The AXI top (docs/AXI.md); parameters as the core's (docs/CORE.md) plus ``LANES``, ``OUT_BYTES``, ``CLK_HZ``."""
+    # (the docstring goes into the converted HDL's header: kept as it was, so LANES=1 converts byte for byte as before)
+    # LANES 2, 4 or 8 builds lutzip_axi_n.lutzip_axi_n, the N-lane decoder behind the same ports (lanes_params: its
+    # IN_ROWS, ROWS); LANES=1 builds the single core below.
     check_params(W, LANES, OUT_BYTES, L)
+    if LANES != 1:
+        from lutzip.firmware.axi.lutzip_axi_n import lutzip_axi_n
+        return lutzip_axi_n(aclk, aresetn, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
+                            m_axis_tdata, m_axis_tkeep, m_axis_tvalid, m_axis_tready, m_axis_tlast,
+                            s_axi_ctrl_awaddr, s_axi_ctrl_awvalid, s_axi_ctrl_awready, s_axi_ctrl_wdata,
+                            s_axi_ctrl_wstrb, s_axi_ctrl_wvalid, s_axi_ctrl_wready, s_axi_ctrl_bresp,
+                            s_axi_ctrl_bvalid, s_axi_ctrl_bready, s_axi_ctrl_araddr, s_axi_ctrl_arvalid,
+                            s_axi_ctrl_arready, s_axi_ctrl_rdata, s_axi_ctrl_rresp, s_axi_ctrl_rvalid,
+                            s_axi_ctrl_rready, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, FRONT=FRONT, STEP=STEP,
+                            LUT1_RAM=LUT1_RAM, LANES=LANES, OUT_BYTES=OUT_BYTES, CLK_HZ=CLK_HZ, **lanes_params)
+    if lanes_params:
+        raise UnsupportedError(f"lutzip_axi: {', '.join(sorted(lanes_params))} only with LANES > 1")
     rst_h = ResetSignal(0, active=1, isasync=False)   # aresetn low
     rst_s = ResetSignal(0, active=1, isasync=False)   # aresetn low or soft reset
     b = lambda: Signal(bool(0))  # noqa: E731
