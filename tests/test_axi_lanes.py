@@ -161,3 +161,35 @@ def test_two_lanes_verilator_real_tensor_rate_garbage_reset():
         assert out == b"" and not last and not sim.status()["busy"]
         out, last, _ = sim.transfer(buf, B.out_capacity(a.size))
         assert last and out == a.tobytes()
+
+
+@pytest.mark.slow   # GHDL analyses and elaborates the 2-lane top (about a minute)
+@pytest.mark.skipif(__import__("shutil").which("ghdl") is None, reason="ghdl not installed")
+def test_two_lanes_converted_vhdl_in_ghdl(tmp_path):
+    """The converted VHDL of the 2-lane top (GHDL --std=08): PARAMS, a good transfer with an odd word count and
+    a failing stripe, bit-exact against the model; counters and CRC."""
+    from lutzip.firmware.axi.ghdl import run_ghdl
+    rng = np.random.default_rng(22)
+    ts = _v.random_tableset(rng, W=16)
+    ops = _m.table_ops(ts)
+    st = _stripes(rng, ts, 5, n_max=30)
+    while sum(n for _, n in st) % 2 == 0:
+        st = _stripes(rng, ts, 5, n_max=30)
+    good = _buffer(st)
+    (p0, n0) = st[0]
+    bad = _buffer(st[1:2]) + [B.descriptor(n0 + 3, len(p0) - 1)] + p0 + _buffer(st[2:4])   # 14 in stripe 1
+    script = [("R", R.PARAMS)] + [("W", off, val) for off, val in R.table_writes(ops)] + [
+        ("T", good), ("R", R.WORDS_OUT), ("R", R.STRIPES), ("R", R.OUT_CRC), ("R", R.STATUS),
+        ("W", R.CONTROL, R.CTRL_CLEAR_COUNTERS | R.CTRL_CLEAR_ERROR),
+        ("T", bad), ("R", R.STATUS), ("R", R.ERR_COUNT), ("R", R.ERR_STRIPE)]
+    res = run_ghdl(script, tmp_path, W=16, OUT_BYTES=4, LANES=2, **SMALL)
+    assert res[0] == R.params_word(8, 16, 2, 4)
+    exp, _ = B.model_transfer(good, ops)
+    out, last, _ = res[1]
+    assert last and out == B.out_bytes(exp) and len(exp) % 2 == 1
+    assert res[2:5] == [len(exp), 5, zlib.crc32(out)] and res[5] == 0
+    exp, fails = B.model_transfer(bad, ops)
+    out, last, _ = res[6]
+    assert last and out == B.out_bytes(exp) and fails == [(1, R.ERR_MISMATCH)]
+    st = R.decode_status(res[7])
+    assert st["error"] and st["code"] == R.ERR_MISMATCH and res[8:] == [1, 1]
