@@ -83,10 +83,11 @@ def test_two_lanes_bit_exact_garbage_and_soft_reset():
         cases = [[B.descriptor(n0 + 5, len(p0) - 1)] + p0 + _buffer([good[1]]),              # 14, padding
                  [B.descriptor(max(1, n0 - 1), len(p0) - 1)] + p0 + _buffer([good[2]]),      # 14, words dropped
                  _buffer([good[0]]) + [B.descriptor(n1, len(p1) + 10)] + p1,                  # 15
-                 _buffer(good[:2]) + [B.descriptor(n0, len(p0) - 1), p0[0] ^ 0x10000] + p0[1:]]   # 1, on lane 0
+                 _buffer(good[:1]) + [B.descriptor(7, 3)],                                    # 15: no packet
+                 _buffer(good[:2]) + [B.descriptor(n0, len(p0) - 1), p0[0] ^ 0x10000] + p0[1:]]   # 1: bad header
         codes = [_check(m, buf, ops, 16, 4, ready_prob=0.8, valid_prob=0.8, seed=5 + k)[0][1]
                  for k, buf in enumerate(cases)]
-        assert codes == [R.ERR_MISMATCH, R.ERR_MISMATCH, R.ERR_TRUNCATED, 1]
+        assert codes == [R.ERR_MISMATCH, R.ERR_MISMATCH, R.ERR_TRUNCATED, R.ERR_TRUNCATED, 1]
         buf = _buffer(_stripes(rng, ts, 3, 40))
         half = len(buf) // 2
         m.transfer(buf, 10**6, stop_after_words=half, max_idle=100)
