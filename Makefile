@@ -8,5 +8,9 @@ install:
 demo: install
 	lutzip demo
 
+# The default run on two worker processes, a test file per worker at a time (module fixtures, one MyHDL
+# simulation per process); builds share the cache safely (lutzip.cache.atomic_dir). TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
+
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
