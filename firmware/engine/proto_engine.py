@@ -1,6 +1,14 @@
 """The byte-level protocol engine: frame parser, command ring, table loader, decoder core, result path,
 counters and response framer (docs/PROTOCOL.md). ``uart_top`` puts a UART in front; the virtual board's fast
-mode feeds it bytes directly."""
+mode feeds it bytes directly.
+
+Replay buffer: the keyword ``REPLAY_WORDS`` of :func:`proto_engine` (and of ``uart_top`` and the board tops)
+gives the words of a replay buffer in block RAM (docs/PROTOCOL.md, section 6;
+:func:`lutzip.firmware.engine.replay.replay_unit`): 0 (default) builds none, and the engine then converts to
+the HDL it did before the buffer existed (the replay build uses its own frame parser and response framer,
+``frame_rx_replay`` / ``resp_framer_replay``); else a power of two from 256 to 2**22, and the board reports
+protocol version 2 and the buffer size in its IDENT frame.
+"""
 import os
 
 from myhdl import ResetSignal, Signal, always, always_comb, block, intbv, modbv
@@ -9,8 +17,11 @@ from lutzip.errors import UnsupportedError
 from lutzip.firmware.engine.cmd_ring import cmd_ring
 from lutzip.firmware.engine.fifo import fifo
 from lutzip.firmware.engine.frame_rx import frame_rx, rx_gap_log2
+from lutzip.firmware.engine.frame_rx_replay import frame_rx_replay
 from lutzip.firmware.engine.perf_counters import CounterPort, perf_counters
+from lutzip.firmware.engine.replay import replay_unit
 from lutzip.firmware.engine.resp_framer import resp_framer
+from lutzip.firmware.engine.resp_framer_replay import resp_framer_replay
 from lutzip.firmware.engine.result_path import result_path
 from lutzip.firmware.engine.table_loader import table_loader
 
@@ -55,7 +66,7 @@ def ports():
 @block
 def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                 core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40):
+                 core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -85,13 +96,18 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     COUNTER_BITS : int
         Width inside the chip of the cycle and byte/word counters (40: 3 hours at 100 MHz; 64 on the wire).
     """
+    # REPLAY_WORDS is documented in the module docstring, not here: MyHDL copies this docstring into the HDL,
+    # and the build without a buffer must convert to exactly the HDL it did before the buffer existed.
     core = core or get_core()
+    if REPLAY_WORDS and not (REPLAY_WORDS >= 256 and REPLAY_WORDS & (REPLAY_WORDS - 1) == 0
+                             and REPLAY_WORDS <= 1 << 22):
+        raise UnsupportedError(f"REPLAY_WORDS must be 0 or a power of two from 256 to 2**22, not {REPLAY_WORDS}")
     AW = (RING_DEPTH - 1).bit_length()
     # parser -> ring (speculative writes) -> table loader
     ring_we, ring_commit, ring_rollback = [Signal(bool(0)) for _ in range(3)]
-    ring_wdata = Signal(intbv(0)[34:])
+    ring_wdata = Signal(intbv(0)[35 if REPLAY_WORDS else 34:])
     ring_free = Signal(intbv(0)[AW + 1:])
-    ring_tdata = Signal(intbv(0)[34:])
+    ring_tdata = Signal(intbv(0)[35 if REPLAY_WORDS else 34:])
     ring_tvalid, ring_tready, ring_empty = [Signal(bool(0)) for _ in range(3)]
     next_seq = Signal(intbv(0)[8:])
     ack_req, nack_req, ident_req, soft_rst, mode_words, link_err, hunting = [Signal(bool(0)) for _ in range(7)]
@@ -129,16 +145,39 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     cycles_now = counters.first
     gap_tick = Signal(bool(0))
 
-    @always_comb
-    def glue():
-        rst_all.next = rst or soft_rst
-        credit.next = ring_free
-        rx_hs.next = s_axis_tvalid and s_axis_tready
-        tx_hs.next = m_axis_tvalid and m_axis_tready
-        raw_idle.next = (hunting and ring_empty and not busy and fr_idle and not s_axis_tvalid and not ack_req
-                         and not nack_req and not ident_req and not barrier_req and not soft_rst and not qfi_tvalid)
-        idle.next = quiet == 15
-        gap_tick.next = cycles_now[GAP]
+    if REPLAY_WORDS:
+        # the replay unit between the ring and the table loader, around the core (docs/PROTOCOL.md, 6)
+        lt_tdata = Signal(intbv(0)[34:])
+        lt_tvalid, lt_tready = Signal(bool(0)), Signal(bool(0))
+        ld_tdata = Signal(intbv(0)[32:])
+        ld_tvalid, ld_tready, ld_tlast = [Signal(bool(0)) for _ in range(3)]
+        res_tvalid, res_tready = Signal(bool(0)), Signal(bool(0))
+        rp_active, rp_done = Signal(bool(0)), Signal(bool(0))
+        rcounters = CounterPort()
+        rcounters.idx = counters.idx
+
+        @always_comb
+        def glue():
+            rst_all.next = rst or soft_rst
+            credit.next = ring_free
+            rx_hs.next = s_axis_tvalid and s_axis_tready
+            tx_hs.next = m_axis_tvalid and m_axis_tready
+            raw_idle.next = (hunting and ring_empty and not busy and fr_idle and not s_axis_tvalid and not ack_req
+                             and not nack_req and not ident_req and not barrier_req and not soft_rst
+                             and not qfi_tvalid and not rp_active and not rp_done)
+            idle.next = quiet == 15
+            gap_tick.next = cycles_now[GAP]
+    else:
+        @always_comb
+        def glue():
+            rst_all.next = rst or soft_rst
+            credit.next = ring_free
+            rx_hs.next = s_axis_tvalid and s_axis_tready
+            tx_hs.next = m_axis_tvalid and m_axis_tready
+            raw_idle.next = (hunting and ring_empty and not busy and fr_idle and not s_axis_tvalid and not ack_req
+                             and not nack_req and not ident_req and not barrier_req and not soft_rst and not qfi_tvalid)
+            idle.next = quiet == 15
+            gap_tick.next = cycles_now[GAP]
 
     @always(clk.posedge)
     def c_quiet():
@@ -148,21 +187,40 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         elif quiet != 15:
             quiet.next = quiet + 1
 
-    u_rx = frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
-                    ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
-                    next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
-                    gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC)
+    if REPLAY_WORDS:
+        u_rx = frame_rx_replay(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
+                               ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
+                               next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err,
+                               hunting, gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC,
+                               REPLAY_WORDS=REPLAY_WORDS)
+    else:
+        u_rx = frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
+                        ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
+                        next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
+                        gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC)
     u_ring = cmd_ring(clk, rst_all, ring_we, ring_wdata, ring_commit, ring_rollback,
                       ring_tdata, ring_tvalid, ring_tready, ring_free, ring_empty, DEPTH=RING_DEPTH)
-    u_ld = table_loader(clk, rst_all, ring_tdata, ring_tvalid, ring_tready,
-                        core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
-                        tbl_we, tbl_sel, tbl_addr, tbl_wdata, busy, stripes_done, res_idle, barrier_req)
+    if REPLAY_WORDS:
+        u_rp = replay_unit(clk, rst_all, ring_tdata, ring_tvalid, ring_tready, lt_tdata, lt_tvalid, lt_tready,
+                           ld_tdata, ld_tvalid, ld_tready, ld_tlast,
+                           core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
+                           core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
+                           res_tvalid, res_tready, busy, stripes_done, res_idle, rp_active, rp_done, rcounters,
+                           REPLAY_WORDS=REPLAY_WORDS, W=W, BITS=COUNTER_BITS, FAST_CRC=FAST_CRC)
+        u_ld = table_loader(clk, rst_all, lt_tdata, lt_tvalid, lt_tready,
+                            ld_tdata, ld_tvalid, ld_tready, ld_tlast,
+                            tbl_we, tbl_sel, tbl_addr, tbl_wdata, busy, stripes_done, res_idle, barrier_req)
+    else:
+        u_ld = table_loader(clk, rst_all, ring_tdata, ring_tvalid, ring_tready,
+                            core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
+                            tbl_we, tbl_sel, tbl_addr, tbl_wdata, busy, stripes_done, res_idle, barrier_req)
     u_core = core(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
                   core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
                   tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
                   L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
     u_res = result_path(clk, rst_all, mode_words,
-                        core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
+                        core_m_tdata, res_tvalid if REPLAY_WORDS else core_m_tvalid,
+                        res_tready if REPLAY_WORDS else core_m_tready, core_m_tlast, core_m_tuser,
                         dfi_tdata, dfi_tvalid, dfi_tready, qfi_tdata, qfi_tvalid, qfi_tready,
                         stripes_done, W=W, FAST_CRC=FAST_CRC)
     u_dfifo = fifo(clk, rst_all, dfi_tdata, dfi_tvalid, dfi_tready, dfo_tdata, dfo_tvalid, dfo_tready,
@@ -172,10 +230,17 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     u_cnt = perf_counters(clk, rst_all, busy, core_s_tvalid, core_s_tready,
                           core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
                           link_err, rx_hs, tx_hs, counters, BITS=COUNTER_BITS)
+    fr_params = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
+                     CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC)
+    if REPLAY_WORDS:
+        u_fr = resp_framer_replay(clk, rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
+                                  ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
+                                  qfo_tdata, qfo_tvalid, qfo_tready, dfo_tdata, dfo_tvalid, dfo_tready,
+                                  counters, fr_idle, res_idle, rp_done, rcounters, REPLAY_WORDS=REPLAY_WORDS,
+                                  **fr_params)
+        return glue, c_quiet, u_rx, u_ring, u_rp, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr
     u_fr = resp_framer(clk, rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                        ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
                        qfo_tdata, qfo_tvalid, qfo_tready, dfo_tdata, dfo_tvalid, dfo_tready,
-                       counters, fr_idle, res_idle,
-                       L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
-                       CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC)
+                       counters, fr_idle, res_idle, **fr_params)
     return glue, c_quiet, u_rx, u_ring, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr

@@ -16,7 +16,7 @@ def ports():
 @block
 def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
              CLK_HZ=100_000_000, BAUD=3_000_000, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=512, MAX_PAYLOAD=1024,
-             core=None, FAST_CRC=False, COUNTER_BITS=40):
+             core=None, FAST_CRC=False, COUNTER_BITS=40, REPLAY_WORDS=0):
     """The protocol engine behind a UART.
 
     Parameters
@@ -49,5 +49,5 @@ def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
     u_eng = proto_engine(clk, rst, rx_tdata, rx_tvalid, rx_tready, tx_tdata, tx_tvalid, tx_tready, e_idle,
                          L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
                          CLK_HZ=CLK_HZ, BAUD=BAUD, core=core, FAST_CRC=FAST_CRC,
-                         COUNTER_BITS=COUNTER_BITS)
+                         COUNTER_BITS=COUNTER_BITS, REPLAY_WORDS=REPLAY_WORDS)
     return glue, u_rx, u_tx, u_eng

@@ -22,9 +22,11 @@ BOARD_MAX_PAYLOAD = 1024  # longest frame a board sends
 
 # host -> board
 IDENTIFY, RESET, PING, TABLE, STREAM, BARRIER = 0x01, 0x02, 0x03, 0x10, 0x11, 0x12
-SEQUENCED = (TABLE, STREAM, BARRIER)
+REPLAY_LOAD, REPLAY_RUN = 0x13, 0x14          # protocol version 2: boards with a replay buffer
+SEQUENCED = (TABLE, STREAM, BARRIER, REPLAY_LOAD, REPLAY_RUN)
 # board -> host
 ACK, NACK, IDENT, RESULT, DATA, COUNTERS = 0x80, 0x81, 0x82, 0x83, 0x84, 0x85
+REPLAY_DONE = 0x86
 
 FLAG_TLAST = 0x01
 MODE_WORDS = 0x01
@@ -34,11 +36,22 @@ NACK_REASONS = {NACK_CRC: "CRC error", NACK_SEQUENCE: "sequence error", NACK_NO_
                 NACK_MALFORMED: "malformed frame"}
 TYPE_NAMES = {IDENTIFY: "IDENTIFY", RESET: "RESET", PING: "PING", TABLE: "TABLE", STREAM: "STREAM",
               BARRIER: "BARRIER", ACK: "ACK", NACK: "NACK", IDENT: "IDENT", RESULT: "RESULT", DATA: "DATA",
-              COUNTERS: "COUNTERS"}
+              COUNTERS: "COUNTERS", REPLAY_LOAD: "REPLAY_LOAD", REPLAY_RUN: "REPLAY_RUN",
+              REPLAY_DONE: "REPLAY_DONE"}
 COUNTER_NAMES = ("cycles", "busy", "stall_in", "stall_out", "words", "stripes", "link_errors", "decode_errors",
                  "rx_bytes", "tx_bytes")
 
 PROTOCOL_VERSION = 1
+#: The version a board with a replay buffer reports (version 1 plus REPLAY_LOAD / REPLAY_RUN / REPLAY_DONE).
+REPLAY_PROTOCOL_VERSION = 2
+#: Versions this host speaks.
+PROTOCOL_VERSIONS = (PROTOCOL_VERSION, REPLAY_PROTOCOL_VERSION)
+
+#: The values of a REPLAY_DONE frame (u64 each, in this order; docs/PROTOCOL.md section 6).
+REPLAY_NAMES = ("cycles", "busy", "stall_in", "words", "stripes", "decode_errors", "passes", "bad_passes",
+                "crc_first", "crc_last", "first_error")
+#: The IDENT field ``replay`` counts the buffer in units of this many 32-bit words.
+REPLAY_UNIT = 256
 
 
 class ProtocolError(LutzError):
@@ -192,6 +205,7 @@ class Ident:
     max_payload: int
     clk_hz: int
     baud: int
+    replay_words: int = 0   # replay buffer (32-bit words; 0: none), protocol version 2
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -201,6 +215,8 @@ IDENT_STRUCT = struct.Struct("<HBBHHHHII")
 ACK_STRUCT = struct.Struct("<BBH")
 RESULT_STRUCT = struct.Struct("<IIB3xI")
 COUNTERS_STRUCT = struct.Struct(f"<{len(COUNTER_NAMES)}Q")
+REPLAY_STRUCT = struct.Struct(f"<{len(REPLAY_NAMES)}Q")
+RUN_STRUCT = struct.Struct("<II")
 
 
 def _need(frame: Frame, size: int, what: str):
@@ -210,13 +226,13 @@ def _need(frame: Frame, size: int, what: str):
 
 def encode_ident(ident: Ident) -> bytes:
     return IDENT_STRUCT.pack(ident.version, ident.L, ident.W, ident.lut3_depth, ident.ring_depth,
-                             ident.max_payload, 0, ident.clk_hz, ident.baud)
+                             ident.max_payload, ident.replay_words // REPLAY_UNIT, ident.clk_hz, ident.baud)
 
 
 def parse_ident(frame: Frame) -> Ident:
     _need(frame, IDENT_STRUCT.size, "IDENT")
-    v, L, W, d3, rd, mp, _, clk, baud = IDENT_STRUCT.unpack(frame.payload)
-    return Ident(v, L, W, d3, rd, mp, clk, baud)
+    v, L, W, d3, rd, mp, rp, clk, baud = IDENT_STRUCT.unpack(frame.payload)
+    return Ident(v, L, W, d3, rd, mp, clk, baud, rp * REPLAY_UNIT if v >= REPLAY_PROTOCOL_VERSION else 0)
 
 
 def parse_ack(frame: Frame):
@@ -246,6 +262,41 @@ def parse_counters(frame: Frame) -> dict:
 
 def encode_counters(values: dict) -> bytes:
     return COUNTERS_STRUCT.pack(*(int(values.get(k, 0)) for k in COUNTER_NAMES))
+
+
+def parse_replay(frame: Frame) -> dict:
+    """The values of a REPLAY_DONE frame by :data:`REPLAY_NAMES`."""
+    _need(frame, REPLAY_STRUCT.size, "REPLAY_DONE")
+    return dict(zip(REPLAY_NAMES, REPLAY_STRUCT.unpack(frame.payload)))
+
+
+def encode_replay(values: dict) -> bytes:
+    return REPLAY_STRUCT.pack(*(int(values.get(k, 0)) for k in REPLAY_NAMES))
+
+
+def replay_load_payloads(stripes, offset: int, max_payload: int):
+    """REPLAY_LOAD ``(payload, flags)`` pieces that write ``stripes`` (uint32 arrays) into the replay buffer
+    from word ``offset`` on, back to back: each payload is ``u32 offset`` and the words; a piece never holds
+    words of two stripes, and the piece with a stripe's last word has FLAGS bit 0 (tlast)."""
+    step = max(4, (max_payload - 4) // 4 * 4)
+    out = []
+    pos = int(offset)
+    for st in stripes:
+        raw = np.asarray(st, "<u4").tobytes()
+        if not raw:
+            raise ProtocolError("empty stripe")
+        for i in range(0, len(raw), step):
+            piece = raw[i:i + step]
+            out.append((struct.pack("<I", pos) + piece, FLAG_TLAST if i + step >= len(raw) else 0))
+            pos += len(piece) // 4
+    return out
+
+
+def run_payload(n_words: int, passes: int) -> bytes:
+    """REPLAY_RUN payload: decode buffer words ``0 .. n_words - 1``, ``passes`` times."""
+    if not (n_words >= 1 and 1 <= passes < (1 << 32)):
+        raise ProtocolError(f"replay run of {n_words} words x {passes} passes")
+    return RUN_STRUCT.pack(n_words, passes)
 
 
 def reset_payload(words: bool) -> bytes:

@@ -1,0 +1,348 @@
+"""Replay unit: a buffer of stripe words in block RAM that the decoder core decodes K times back to back at the
+core clock, its output going to a CRC32 instead of the link (docs/PROTOCOL.md, section 6).
+
+It sits between the command ring and the table loader (ring entries with bit 34 set are its own; the others
+pass through), in front of the core's input (a multiplexer: the table loader's stream, or the buffer during a
+run) and behind the core's output (the result path, or the run's CRC). Built only when ``REPLAY_WORDS`` > 0.
+"""
+from myhdl import Signal, always, always_comb, block, intbv, modbv
+
+from lutzip.firmware.engine.crc32_byte import crc32_byte
+from lutzip.link.protocol import REPLAY_NAMES
+
+#: Cycles without core activity after the last input word before a run is ended anyway (a core that lost a
+#: packet; never seen -- the run then reports the passes it did not finish as bad).
+DRAIN_LIMIT = 255
+
+
+@block
+def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tready,
+                m_axis_ring_tdata, m_axis_ring_tvalid, m_axis_ring_tready,
+                s_axis_ld_tdata, s_axis_ld_tvalid, s_axis_ld_tready, s_axis_ld_tlast,
+                m_axis_core_tdata, m_axis_core_tvalid, m_axis_core_tready, m_axis_core_tlast,
+                s_axis_core_tdata, s_axis_core_tvalid, s_axis_core_tready, s_axis_core_tlast, s_axis_core_tuser,
+                m_axis_res_tvalid, m_axis_res_tready, core_busy, stripes_done, results_idle, active, done_req, rd,
+                REPLAY_WORDS=4096, W=16, BITS=40, FAST_CRC=False):
+    """Load the replay buffer from the ring, run it K times through the core, count and CRC the output.
+
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock and synchronous reset (aborts a run; the buffer keeps its contents).
+    s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tready : Signal
+        Ring entries (35 bits: ``replay[34] | tag[33:32] | data``). Replay entries: tag 2 sets the load
+        address, tag 0 / 1 writes a word (1: it ends a stripe), tag 3 twice: a run of ``data`` words, then
+        ``data`` passes (the run starts when the decoder is idle).
+    m_axis_ring_tdata, m_axis_ring_tvalid, m_axis_ring_tready : Signal
+        The other entries (34 bits) to the table loader.
+    s_axis_ld_tdata, s_axis_ld_tvalid, s_axis_ld_tready, s_axis_ld_tlast : Signal
+        The table loader's stream to the core (passed on outside a run).
+    m_axis_core_tdata, m_axis_core_tvalid, m_axis_core_tready, m_axis_core_tlast : Signal
+        The core's input.
+    s_axis_core_tdata, s_axis_core_tvalid, s_axis_core_tready, s_axis_core_tlast, s_axis_core_tuser : Signal
+        The core's output; ``s_axis_core_tready`` is driven here (1 during a run, else ``m_axis_res_tready``).
+    m_axis_res_tvalid, m_axis_res_tready : Signal
+        The result path's view of the core's output valid (low during a run) and its ready.
+    core_busy : Signal
+        The core's ``busy``.
+    stripes_done, results_idle : Signal
+        From the result path / response framer: with the stripes sent this says when the decoder is idle.
+    active : Signal
+        A run is in progress.
+    done_req : Signal
+        One-cycle pulse at the end of a run (the framer sends REPLAY_DONE).
+    rd : lutzip.firmware.engine.perf_counters.CounterPort
+        Read port of the run's values, :data:`lutzip.link.protocol.REPLAY_NAMES` order.
+    REPLAY_WORDS : int
+        Buffer words (a power of two); each holds 32 data bits and a stripe-end bit.
+    W : int
+        Output word width (8 or 16): the CRC covers ``W / 8`` bytes per decoded word.
+    BITS : int
+        Width of the cycle and word counters.
+    FAST_CRC : bool
+        CRC through table ROMs.
+
+    Notes
+    -----
+    The buffer is read one word per cycle (registered read, first word fall through); the last word of a pass
+    is always given ``tlast``, so garbage in the buffer cannot leave the core waiting. The core turns every
+    input packet into one output packet (CORE.md 3.1, 3.2): a pass is over when its packets are all out, the
+    next pass's words follow without a gap. The CRC restarts with every pass; pass 1's is kept, later passes
+    are compared with it (``bad_passes``).
+    """
+    assert len(REPLAY_NAMES) == 11
+    AW = max(1, (REPLAY_WORDS - 1).bit_length())
+    assert 1 << AW == REPLAY_WORDS, "REPLAY_WORDS must be a power of two"
+    mem = [Signal(intbv(0)[33:]) for _ in range(REPLAY_WORDS)]
+    wa = Signal(modbv(0)[AW:])
+    we = Signal(bool(0))
+    wd = Signal(intbv(0)[33:])
+    tag = Signal(intbv(0)[2:])
+    rp_entry = Signal(bool(0))
+    sent = Signal(modbv(0)[16:])
+    idle = Signal(bool(0))
+    start = Signal(bool(0))
+    phase = Signal(bool(0))                 # the run's word count has been read
+    n_m1 = Signal(modbv(0)[AW:])            # words per pass - 1
+    k_pass = Signal(intbv(0)[32:])          # passes asked for
+    # feed: read address, output register
+    ra = Signal(intbv(0)[AW:])
+    reading = Signal(bool(0))
+    p_read = Signal(intbv(0)[32:])          # passes read from the buffer
+    ov = Signal(bool(0))
+    od = Signal(intbv(0)[33:])
+    ol = Signal(bool(0))                    # the word in od ends its pass
+    # packets of a pass: counted on the input in pass 1, then known
+    in_pkts = Signal(intbv(0)[AW + 1:])
+    pk = Signal(bool(0))
+    out_pkts = Signal(intbv(0)[AW + 2:])    # output packets of the current pass so far
+    pend = Signal(bool(0))                  # the current pass's output is complete
+    # results
+    crc = Signal(intbv(0xFFFFFFFF)[32:])
+    crc_in = Signal(intbv(0)[32:])
+    crc_n = Signal(intbv(0)[32:])
+    crc1 = Signal(intbv(0)[32:])
+    b0, b1 = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
+    k_cycles, k_busy, k_sin, k_words = [Signal(modbv(0)[BITS:]) for _ in range(4)]
+    k_stripes, k_derr, k_passes, k_bad = [Signal(modbv(0)[32:]) for _ in range(4)]
+    crc_first, crc_last = Signal(intbv(0)[32:]), Signal(intbv(0)[32:])
+    first_err = Signal(intbv(0)[4:])
+    quiet = Signal(intbv(0)[8:])
+    in_hs, out_hs = Signal(bool(0)), Signal(bool(0))
+    v1, v2, v3, v4, v5, v6, v7, v8, v9, v10 = [Signal(intbv(0)[64:]) for _ in range(10)]
+    idx, nxt = rd.idx, rd.nxt
+
+    @always_comb
+    def c_ring():
+        tag.next = s_axis_ring_tdata[34:32]
+        rp_entry.next = s_axis_ring_tdata[34]
+        m_axis_ring_tdata.next = s_axis_ring_tdata[34:0]
+        idle.next = (not core_busy) and sent == stripes_done and results_idle
+
+    @always_comb
+    def c_ring_hs():
+        m_axis_ring_tvalid.next = s_axis_ring_tvalid and not rp_entry and not active
+        if active:
+            s_axis_ring_tready.next = 0
+        elif not rp_entry:
+            s_axis_ring_tready.next = m_axis_ring_tready
+        elif tag == 3 and phase:
+            s_axis_ring_tready.next = idle
+        else:
+            s_axis_ring_tready.next = 1
+        start.next = s_axis_ring_tvalid and rp_entry and tag == 3 and phase and idle and not active
+
+    @always_comb
+    def c_mux():
+        if active:
+            m_axis_core_tdata.next = od[32:0]
+            m_axis_core_tvalid.next = ov
+            m_axis_core_tlast.next = od[32] or ol
+            s_axis_ld_tready.next = 0
+            s_axis_core_tready.next = 1
+            m_axis_res_tvalid.next = 0
+        else:
+            m_axis_core_tdata.next = s_axis_ld_tdata
+            m_axis_core_tvalid.next = s_axis_ld_tvalid
+            m_axis_core_tlast.next = s_axis_ld_tlast
+            s_axis_ld_tready.next = m_axis_core_tready
+            s_axis_core_tready.next = m_axis_res_tready
+            m_axis_res_tvalid.next = s_axis_core_tvalid
+
+    @always_comb
+    def c_hs():
+        in_hs.next = active and ov and m_axis_core_tready
+        out_hs.next = active and s_axis_core_tvalid
+        pend.next = pk and out_pkts >= in_pkts
+
+    @always_comb
+    def c_crc_in():
+        if pend:
+            crc_in.next = 0xFFFFFFFF
+        else:
+            crc_in.next = crc
+        b0.next = s_axis_core_tdata[8:0]
+
+    if W == 16:
+        @always_comb
+        def c_b1():
+            b1.next = s_axis_core_tdata[16:8]
+    else:
+        @always_comb
+        def c_b1():
+            b1.next = 0
+
+    u_c0 = crc32_byte(crc_in, b0, crc1, ROM=FAST_CRC)
+    if W == 16:
+        u_c1 = crc32_byte(crc1, b1, crc_n, ROM=FAST_CRC)
+    else:
+        @always_comb
+        def u_c1():
+            crc_n.next = crc1
+
+    @always(clk.posedge)
+    def c_write():
+        if we:
+            mem[wa].next = wd
+
+    @always(clk.posedge)
+    def c_load():
+        """Load entries: the address, then words (the RAM write is one cycle later, from we/wd)."""
+        we.next = 0
+        if rst:
+            wa.next = 0
+            phase.next = 0
+            sent.next = 0
+        else:
+            if we:
+                wa.next = wa + 1
+            if s_axis_ring_tvalid and rp_entry and not active:
+                if tag == 2:
+                    wa.next = s_axis_ring_tdata[AW:0]
+                    phase.next = 0
+                elif tag[1] == 0:
+                    we.next = 1
+                    wd.next[32] = tag[0]
+                    wd.next[32:0] = s_axis_ring_tdata[32:0]
+                elif not phase:
+                    n_m1.next = s_axis_ring_tdata[AW:0] - 1
+                    phase.next = 1
+                elif idle:
+                    k_pass.next = s_axis_ring_tdata[32:0]
+                    phase.next = 0
+            if not active and s_axis_ld_tvalid and m_axis_core_tready and s_axis_ld_tlast:
+                sent.next = sent + 1
+
+    @always(clk.posedge)
+    def c_run():
+        done_req.next = 0
+        if rst:
+            active.next = 0
+            reading.next = 0
+            ov.next = 0
+        elif start:
+            active.next = 1
+            reading.next = 1
+            ra.next = 0
+            p_read.next = 0
+            ov.next = 0
+            in_pkts.next = 0
+            pk.next = 0
+            out_pkts.next = 0
+            crc.next = 0xFFFFFFFF
+            k_cycles.next = 0
+            k_busy.next = 0
+            k_sin.next = 0
+            k_words.next = 0
+            k_stripes.next = 0
+            k_derr.next = 0
+            k_passes.next = 0
+            k_bad.next = 0
+            crc_first.next = 0
+            crc_last.next = 0
+            first_err.next = 0
+            quiet.next = 0
+        elif active:
+            k_cycles.next = k_cycles + 1
+            if core_busy:
+                k_busy.next = k_busy + 1
+                if m_axis_core_tready and not ov:
+                    k_sin.next = k_sin + 1
+            # feed: first word fall through from the RAM's registered read
+            if reading and (not ov or m_axis_core_tready):
+                od.next = mem[ra]
+                ov.next = 1
+                ol.next = ra == n_m1
+                if ra == n_m1:
+                    ra.next = 0
+                    p_read.next = p_read + 1
+                    if p_read + 1 == k_pass:
+                        reading.next = 0
+                else:
+                    ra.next = ra + 1
+            elif m_axis_core_tready:
+                ov.next = 0
+            # packets per pass, from pass 1's input
+            if in_hs and not pk and m_axis_core_tlast:
+                in_pkts.next = in_pkts + 1
+                if ol:
+                    pk.next = 1
+            # output: CRC per pass, counters
+            o = intbv(0)[AW + 2:]
+            o[:] = out_pkts
+            if pend:
+                o[:] = out_pkts - in_pkts
+                c = intbv(0)[32:]
+                c[:] = crc ^ 0xFFFFFFFF
+                if k_passes == 0:
+                    crc_first.next = c
+                elif c != crc_first:
+                    k_bad.next = k_bad + 1
+                crc_last.next = c
+                k_passes.next = k_passes + 1
+                crc.next = 0xFFFFFFFF
+            if out_hs:
+                if s_axis_core_tuser:
+                    k_derr.next = k_derr + 1
+                    if first_err == 0:
+                        first_err.next = s_axis_core_tdata[4:0]
+                else:
+                    k_words.next = k_words + 1
+                    crc.next = crc_n
+                if s_axis_core_tlast:
+                    k_stripes.next = k_stripes + 1
+                    o[:] = o + 1
+            out_pkts.next = o
+            # end: every pass's output complete (or the core went quiet with all input consumed)
+            if out_hs or core_busy or reading or ov:
+                quiet.next = 0
+            elif quiet != DRAIN_LIMIT:
+                quiet.next = quiet + 1
+            if not reading and not ov and not pend and pk and k_passes == k_pass:
+                active.next = 0
+                done_req.next = 1
+            elif not reading and not ov and quiet == DRAIN_LIMIT:
+                active.next = 0
+                done_req.next = 1
+                k_bad.next = k_bad + (k_pass - k_passes)
+
+    @always_comb
+    def c_vals():
+        rd.first.next = k_cycles
+        v1.next = k_busy
+        v2.next = k_sin
+        v3.next = k_words
+        v4.next = k_stripes
+        v5.next = k_derr
+        v6.next = k_passes
+        v7.next = k_bad
+        v8.next = crc_first
+        v9.next = crc_last
+        v10.next = first_err
+
+    @always_comb
+    def c_read():
+        """``nxt``: the value after ``idx`` (REPLAY_NAMES order; ``first`` is ``cycles``)."""
+        if idx == 0:
+            nxt.next = v1
+        elif idx == 1:
+            nxt.next = v2
+        elif idx == 2:
+            nxt.next = v3
+        elif idx == 3:
+            nxt.next = v4
+        elif idx == 4:
+            nxt.next = v5
+        elif idx == 5:
+            nxt.next = v6
+        elif idx == 6:
+            nxt.next = v7
+        elif idx == 7:
+            nxt.next = v8
+        elif idx == 8:
+            nxt.next = v9
+        else:
+            nxt.next = v10
+
+    return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, c_b1, u_c0, u_c1, c_write, c_load, c_run, c_vals,
+            c_read)
