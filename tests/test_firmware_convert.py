@@ -14,12 +14,14 @@ from lutzip.firmware.engine.sim_engine import EngineSim, SimSerial
 
 
 @pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
-@pytest.mark.parametrize("top,W", [("uart_top", 16), ("uart_top", 8), ("proto_engine", 16)])
-def test_vhdl_analyses_in_ghdl(tmp_path, top, W):
+@pytest.mark.parametrize("top,W,R", [("uart_top", 16, 0), ("uart_top", 8, 0), ("proto_engine", 16, 0),
+                                     ("uart_top", 8, 512), ("proto_engine", 16, 1024)])
+def test_vhdl_analyses_in_ghdl(tmp_path, top, W, R):
+    """R: the replay build (``REPLAY_WORDS``)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f = convert(top=top, hdl="vhdl", path=str(tmp_path), W=W, LUT3_DEPTH=1024, CLK_HZ=12_000_000,
-                    BAUD=1_000_000)
+                    BAUD=1_000_000, REPLAY_WORDS=R)
     pkg = sorted(str(p) for p in tmp_path.glob("pck_myhdl_*.vhd"))
     r = subprocess.run(["ghdl", "-a", "--std=08", f"--workdir={tmp_path}", *pkg, f], capture_output=True,
                        text=True, cwd=tmp_path)
@@ -27,10 +29,12 @@ def test_vhdl_analyses_in_ghdl(tmp_path, top, W):
 
 
 @pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")
-def test_verilog_lints_in_verilator(tmp_path):
+@pytest.mark.parametrize("R", [0, 512])
+def test_verilog_lints_in_verilator(tmp_path, R):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        f = convert(top="uart_top", hdl="verilog", path=str(tmp_path), W=8, CLK_HZ=12_000_000, BAUD=1_000_000)
+        f = convert(top="uart_top", hdl="verilog", path=str(tmp_path), W=8, CLK_HZ=12_000_000, BAUD=1_000_000,
+                    REPLAY_WORDS=R)
     r = subprocess.run(["verilator", "--lint-only", "-Wno-fatal", "-Wno-WIDTH", "-Wno-CASEINCOMPLETE",
                         "-Wno-UNUSED", "-Wno-DECLFILENAME", f], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]

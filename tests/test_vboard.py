@@ -253,7 +253,7 @@ def test_driver_library_calls(vboard, containers):
     c = containers[1]
     with Board(vboard.port, timeout=10) as b:
         ident = b.identify()
-        assert (ident.version, ident.W, ident.baud) == (1, 16, 0)
+        assert (ident.version, ident.W, ident.baud, ident.replay_words) == (2, 16, 0, 65536)   # replay buffer
         b.reset()
         b.load_tables(c.tables[0])
         cn = b.read_counters()

@@ -57,11 +57,16 @@ BOARDS = {
                               "(the UP5K has 5280 LCs and 30 RAM4K)",
                         # the UP5K is full: 36-bit counters inside (95 min of cycles at 12 MHz) and ABC mapping with
                         # the flip-flops visible (-dff): 5223 of 5280 LCs packed, 5297-5307 without
+                        # no replay buffer (REPLAY_WORDS 0): the LCs are gone, and the 4 SPRAMs would need their own
+                        # 16-bit-wide buffer logic
                         core_params={"L": 6, "LUT3_DEPTH": 2048}, top_params={"RING_DEPTH": 256, "COUNTER_BITS": 36},
                         yosys_opts=("-dff",)),
     "ulx3s": Board("ulx3s", "ULX3S 85F", "ecp5", "LFE5U-85F-6BG381C", 25_000_000, "ulx3s.lpf", 1_000_000,
                    ("--85k", "--package", "CABGA381"),
-                   notes="yosys + nextpnr-ecp5 + ecppack -> .bit (openFPGALoader / fujprog)"),
+                   notes="yosys + nextpnr-ecp5 + ecppack -> .bit (openFPGALoader / fujprog)",
+                   # a 32 K-word replay buffer (docs/PROTOCOL.md, section 6): 64 of the 208 EBRs (512 x 36 each),
+                   # whole MiniLM 384 x 384 tensors per piece; the other EBRs stay free for the lanes' tables
+                   top_params={"REPLAY_WORDS": 32768}),
     "arty_a7": Board("arty_a7", "Arty A7-35", "xilinx", "XC7A35TICSG324-1L", 100_000_000, "arty_a7.xdc",
                      3_000_000, vivado_tcl="arty_a7.tcl",
                      notes="Vivado batch (constraints/arty_a7.tcl); here only yosys synth_xilinx as a check"),

@@ -163,14 +163,12 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             crc_in.next = crc
         b0.next = s_axis_core_tdata[8:0]
 
+    gens = []
     if W == 16:
         @always_comb
         def c_b1():
             b1.next = s_axis_core_tdata[16:8]
-    else:
-        @always_comb
-        def c_b1():
-            b1.next = 0
+        gens.append(c_b1)
 
     u_c0 = crc32_byte(crc_in, b0, crc1, ROM=FAST_CRC)
     if W == 16:
@@ -344,5 +342,5 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         else:
             nxt.next = v10
 
-    return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, c_b1, u_c0, u_c1, c_write, c_load, c_run, c_vals,
-            c_read)
+    return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_write, c_load, c_run, c_vals, c_read,
+            *gens)

@@ -46,12 +46,15 @@ class UartInfo(BoardInfo):
         Longest frame payload the board accepts.
     baud : int
         Line rate of the board's UART (0: a byte-level link, one byte per clock).
+    replay_words : int
+        Words of the board's replay buffer (0: none; docs/PROTOCOL.md, section 6).
     """
 
     version: int = link.PROTOCOL_VERSION
     ring_depth: int = 0
     max_payload: int = 0
     baud: int = 0
+    replay_words: int = 0
 
     def link_text(self) -> str:
         line = f"UART {self.baud} baud" if self.baud else "byte-level link"
@@ -124,13 +127,13 @@ class UartBoard(BoardBase):
         fr = self.session.request(link.encode_frame(link.IDENTIFY), lambda f: f.type == link.IDENT, "IDENT",
                                   flush=flush)
         idn = link.parse_ident(fr)
-        if idn.version != link.PROTOCOL_VERSION:
+        if idn.version not in link.PROTOCOL_VERSIONS:
             raise BoardProtocolError(f"board speaks protocol version {idn.version}, "
-                                     f"this host {link.PROTOCOL_VERSION}")
+                                     f"this host {' and '.join(map(str, link.PROTOCOL_VERSIONS))}")
         if idn.W not in (8, 16) or not 1 <= idn.L <= 12:
             raise BoardProtocolError(f"board reports an impossible core (L={idn.L}, W={idn.W})")
         self.info = UartInfo(self.kind, idn.L, idn.W, idn.lut3_depth, idn.clk_hz, 1, idn.version,
-                             idn.ring_depth, idn.max_payload, idn.baud)
+                             idn.ring_depth, idn.max_payload, idn.baud, replay_words=idn.replay_words)
         return self.info
 
     def _info(self) -> UartInfo:
@@ -294,6 +297,74 @@ class UartBoard(BoardBase):
         if len(results) - k0 != len(items):
             raise LinkError(f"{len(results) - k0} stripe results for {len(items)} stripes")
         return box["c"]
+
+    # ------------------------------------------------------------------------------------------ replay
+    def replay_piece(self, tables, stripes, passes: int, weights: int = 0, retries: int = 1) -> dict:
+        """Decode ``stripes`` ``passes`` times back to back from the board's replay buffer (docs/PROTOCOL.md, 6).
+
+        The board is reset, the tables and the stripes are loaded (the stripes into the buffer from word 0),
+        then one REPLAY_RUN frame decodes them at the core clock with the output going to a CRC32 on the chip.
+
+        Parameters
+        ----------
+        tables : TableSet
+            The stripes' table set.
+        stripes : list of numpy.ndarray
+            uint32 words per stripe (header first), at most ``replay_words`` in all.
+        passes : int
+            Passes (>= 1).
+        weights : int
+            Decoded words per pass, if known: bounds the wait for the run (at least the link timeout).
+        retries : int
+            Whole attempts (reset, load, run) repeated after a :class:`LinkError`.
+
+        Returns
+        -------
+        dict
+            The REPLAY_DONE values (:data:`lutzip.link.protocol.REPLAY_NAMES`).
+
+        Raises
+        ------
+        BoardError
+            The board has no replay buffer, or the stripes do not fit it.
+        """
+        info = self._info()
+        cap = getattr(info, "replay_words", 0)
+        if not cap:
+            raise BoardError("this board has no replay buffer (IDENT replay 0): build it with REPLAY_WORDS > 0 "
+                             "(docs/PROTOCOL.md, section 6)")
+        n = int(sum(len(st) for st in stripes))
+        if not 1 <= n <= cap:
+            raise BoardError(f"{n} stripe words do not fit the board's {cap}-word replay buffer")
+        limit = self._payload_limit()
+        frames = self.table_frames(tables)
+        frames += [(link.REPLAY_LOAD, p, f) for p, f in link.replay_load_payloads(stripes, 0, limit)]
+        frames.append((link.REPLAY_RUN, link.run_payload(n, int(passes)), 0))
+        # the run takes about passes * weights cycles (a simulation: count 10**6 cycles per second)
+        rate = 1e6 if info.simulated else max(info.clk_hz, 1)
+        run_s = 2.0 * int(passes) * max(int(weights), 32 * n) / rate
+        s = self.session
+        for attempt in range(int(retries) + 1):
+            box = {}
+
+            def on_frame(fr):
+                if fr.type != link.REPLAY_DONE:
+                    self._unexpected(fr)
+                box["r"] = link.parse_replay(fr)
+                return True
+
+            self.reset(False)
+            t_old = s.timeout
+            s.timeout = t_old + run_s
+            try:
+                s.exchange(frames, on_frame, lambda: "r" in box)
+                return box["r"]
+            except LinkError:
+                if attempt >= retries:
+                    raise
+                s.drain(min(s.rto, 0.2))
+            finally:
+                s.timeout = t_old
 
     # ------------------------------------------------------------------------------------------ report
     def link_report(self, result: StreamResult) -> dict:

@@ -340,3 +340,147 @@ def format_report(r: dict) -> str:
 def _printable(text: str) -> str:
     """``text`` with control characters escaped (a tensor name must not drive the terminal)."""
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+# ------------------------------------------------------------------------------------------ replay
+def replay_pieces(stripes, capacity: int):
+    """Cut a stream's stripes into stripe-aligned pieces of at most ``capacity`` words.
+
+    Returns
+    -------
+    list of (int, int)
+        ``(first, end)`` stripe ranges; a stripe longer than ``capacity`` is a piece of its own, flagged by its
+        size (the caller skips it).
+    """
+    out, a, used = [], 0, 0
+    for i, st in enumerate(stripes):
+        n = len(st)
+        if used and used + n > capacity:
+            out.append((a, i))
+            a, used = i, 0
+        used += n
+    if used:
+        out.append((a, len(stripes)))
+    return out
+
+
+def replay_container(board, c: ct.Container, passes: int, names=None, capacity=None) -> dict:
+    """Decode each stream of ``c`` ``passes`` times from the board's replay buffer; check every pass.
+
+    The core decodes the buffer back to back at its own clock, independent of the link: the figures are the
+    silicon's rate. A stream larger than the buffer is replayed in stripe-aligned pieces. Each piece passes
+    when the board's CRC32 of pass 1 equals the software decoder's, every later pass's CRC equals pass 1's,
+    no stripe ended in a decode error, and the counters agree (``words`` = passes x the piece's weights,
+    ``stripes`` = passes x its stripes, ``busy`` <= ``cycles``).
+
+    Parameters
+    ----------
+    board : BoardBase
+        A board with a replay buffer (``replay_piece``; the UART boards built with ``REPLAY_WORDS`` > 0).
+    c : Container
+        The compressed model.
+    passes : int
+        Passes per piece (>= 1).
+    names : collection of str, optional
+        Only these tensors (and the streams holding them).
+    capacity : int, optional
+        Use at most this many buffer words per piece (default: the whole buffer).
+
+    Returns
+    -------
+    dict
+        ``ok``, ``passes``, ``buffer_words``, ``clk_hz``, ``weights_per_cycle``, ``weights_per_busy_cycle``,
+        ``weights_per_s`` (overall), ``tensors`` (per stream: ``name``, ``ok``, ``pieces``, ``weights``,
+        ``cycles``, ``busy``, ``weights_per_cycle``, ``weights_per_s``, ``detail``), ``skipped``.
+
+    Raises
+    ------
+    BoardError
+        The board has no replay buffer.
+    """
+    from lutzip.board.base import BoardError
+    if int(passes) < 1:
+        raise LutzError(f"--replay needs at least 1 pass, not {passes}")
+    info = board.info or board.identify()
+    cap = int(getattr(info, "replay_words", 0) or 0)
+    if not cap or not hasattr(board, "replay_piece"):
+        raise BoardError(f"the board ({info.kind}) has no replay buffer: --replay needs a board built with "
+                         "REPLAY_WORDS > 0 (docs/PROTOCOL.md, section 6)")
+    if capacity is not None:
+        cap = max(1, min(cap, int(capacity)))
+    tensors = [t for t in c.tensors if t.numel and (names is None or t.name in names)]
+    streams, seen = [], set()
+    for t in tensors:
+        s = c.stream_of(t)
+        if s.index not in seen:
+            seen.add(s.index)
+            streams.append(s)
+    job = _job_names(c, streams)
+    rows, skipped = [], []
+    tot = {"words": 0, "cycles": 0, "busy": 0}
+    for s in streams:
+        stripes = list(c.stripes(s))
+        exp = stream_words(c, s) if len(s.members) > 1 else expected_words(c, c.tensors[s.members[0]])
+        S = int(s.stripe_len)
+        row = {"name": job[s.index], "ok": True, "pieces": 0, "weights": 0, "cycles": 0, "busy": 0,
+               "stall_in": 0, "detail": ""}
+        for a, b in replay_pieces(stripes, cap):
+            n_words = sum(len(st) for st in stripes[a:b])
+            if n_words > cap:
+                skipped.append(f"{job[s.index]} stripe {a}: {n_words} words > the {cap}-word buffer")
+                continue
+            want = exp[a * S:min(b * S, len(exp))]
+            v = board.replay_piece(c.tables[s.table], stripes[a:b], passes, weights=len(want))
+            crc = words_crc(want, info.W)
+            problem = None
+            if v["decode_errors"]:
+                problem = f"stripes {a}..{b - 1}: {v['decode_errors']} decode errors (first code {v['first_error']})"
+            elif v["passes"] != passes or v["bad_passes"]:
+                problem = f"stripes {a}..{b - 1}: {v['passes']} passes done, {v['bad_passes']} with another CRC"
+            elif v["crc_first"] != crc or v["crc_last"] != crc:
+                problem = (f"stripes {a}..{b - 1}: CRC32 {v['crc_first']:#010x} / {v['crc_last']:#010x}, "
+                           f"expected {crc:#010x}")
+            elif v["words"] != passes * len(want) or v["stripes"] != passes * (b - a):
+                problem = (f"stripes {a}..{b - 1}: {v['words']} words in {v['stripes']} stripes, expected "
+                           f"{passes * len(want)} in {passes * (b - a)}")
+            elif not v["busy"] <= v["cycles"]:
+                problem = f"stripes {a}..{b - 1}: busy {v['busy']} > cycles {v['cycles']}"
+            if problem and row["ok"]:
+                row["ok"], row["detail"] = False, problem
+            row["pieces"] += 1
+            row["weights"] += len(want)
+            for k in ("cycles", "busy", "stall_in"):
+                row[k] += int(v[k])
+            tot["words"] += int(v["words"])
+            tot["cycles"] += int(v["cycles"])
+            tot["busy"] += int(v["busy"])
+        wpc = passes * row["weights"] / max(row["cycles"], 1)
+        row.update(weights_per_cycle=wpc, weights_per_s=wpc * info.clk_hz)
+        if not row["pieces"]:
+            row["ok"], row["detail"] = False, "no piece fits the buffer"
+        rows.append(row)
+    wpc = tot["words"] / max(tot["cycles"], 1)
+    return {"ok": bool(rows) and all(r["ok"] for r in rows), "passes": int(passes), "buffer_words": cap,
+            "clk_hz": info.clk_hz, "words": tot["words"], "cycles": tot["cycles"], "busy": tot["busy"],
+            "weights_per_cycle": wpc, "weights_per_busy_cycle": tot["words"] / max(tot["busy"], 1),
+            "weights_per_s": wpc * info.clk_hz, "tensors": rows, "skipped": skipped}
+
+
+def format_replay(r: dict, link_rate: dict | None = None) -> str:
+    """The lines of :func:`replay_container`'s dict (with ``link_rate``: the streamed report, for comparison)."""
+    lines = [f"replay: {r['passes']} passes per piece from the {r['buffer_words']}-word buffer, at the core clock "
+             f"{r['clk_hz'] / 1e6:g} MHz"]
+    for t in r["tensors"]:
+        lines.append(f"  {'PASS' if t['ok'] else 'FAIL':4} {_printable(t['name']):<28} {t['weights']:>10} weights  "
+                     f"{t['pieces']:>3} piece(s)  {t['weights_per_cycle']:.4f} weights/cycle = "
+                     f"{t['weights_per_s'] / 1e6:.1f} M weights/s" + (f"  ({t['detail']})" if t["detail"] else ""))
+    for sk in r.get("skipped", []):
+        lines.append(f"  SKIP {sk}")
+    line = (f"silicon: {r['words']} words in {r['cycles']} cycles = {r['weights_per_cycle']:.4f} weights/cycle = "
+            f"{r['weights_per_s'] / 1e6:.1f} M weights/s")
+    if link_rate:
+        line += (f"; through the link {link_rate['weights_per_cycle']:.4f} weights/cycle = "
+                 f"{link_rate['weights_per_s_board'] / 1e6:.1f} M weights/s")
+    lines.append(line)
+    lines.append("REPLAY: " + ("PASS" if r["ok"] else "FAIL"))
+    return "\n".join(lines)

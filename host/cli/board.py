@@ -54,11 +54,34 @@ def _cmd_stream(args):
     c = ct.read(args.file)
     if args.sim and args.port:
         raise LutzError("give either --port or --sim, not both")
+    replay = getattr(args, "replay", None)
+    if replay is not None and replay < 1:
+        raise LutzError(f"--replay needs K >= 1 passes, not {replay}")
     with _open_board(args, quiet=args.json) as board:
+        if replay is not None:
+            _check_replay(board)
         r = stream_container(board, c, args.verify, progress=not args.json)
+        if replay is not None:
+            from lutzip.board.verify import replay_container
+            r["replay"] = replay_container(board, c, replay)
     r["file"] = args.file
-    print(json.dumps(r, indent=2) if args.json else format_report(r))
-    return 0 if r["ok"] else 1
+    if args.json:
+        print(json.dumps(r, indent=2))
+    else:
+        print(format_report(r))
+        if "replay" in r:
+            from lutzip.board.verify import format_replay
+            print(format_replay(r["replay"], r))
+    return 0 if r["ok"] and r.get("replay", {"ok": True})["ok"] else 1
+
+
+def _check_replay(board):
+    """A one-line error before any streaming if the board cannot replay (no buffer, or not a UART board)."""
+    from lutzip.board.base import BoardError
+    info = board.info or board.identify()
+    if not getattr(info, "replay_words", 0) or not hasattr(board, "replay_piece"):
+        raise BoardError(f"the board ({info.kind}) has no replay buffer: --replay needs a board built with "
+                         "REPLAY_WORDS > 0 (docs/PROTOCOL.md, section 6)")
 
 
 #: The demo's model variants: (label, quantize, bf16, prune fraction).
@@ -216,6 +239,9 @@ def register(sub):
                    "(with --pynq: the simulated PYNQ device)")
     p.add_argument("--pynq", action="store_true", help="a Zynq board through AXI DMA (PYNQ) instead of a UART")
     p.add_argument("--overlay", metavar="BIT", help="with --pynq: the overlay's .bit file (its .hwh beside it)")
+    p.add_argument("--replay", type=int, metavar="K", default=None,
+                   help="also decode each tensor K times back to back from the board's replay buffer at the core "
+                   "clock (the silicon's rate, independent of the link; JSON key 'replay')")
     _sim_args(p)
     p.set_defaults(func=_cmd_stream)
 

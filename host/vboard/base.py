@@ -20,10 +20,13 @@ from lutzip.errors import LutzError
 #: ``uart_top`` with every UART bit (``CLK_HZ / BAUD`` clocks per bit).
 MODES = ("fast", "pin")
 
-#: Parameters of the virtual board per mode (the UART clock ratio keeps pin mode affordable).
+#: Parameters of the virtual board per mode (the UART clock ratio keeps pin mode affordable). Fast mode has a
+#: 64 K-word replay buffer (docs/PROTOCOL.md, section 6; 256 KiB, a few seconds of MyHDL conversion and no
+#: measurable simulation cost): ``lutzip stream --sim --replay K`` measures the core's own rate; pin mode
+#: keeps the build without one (the iCEBreaker's).
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                 FAST_CRC=True),
+                 FAST_CRC=True, REPLAY_WORDS=65536),
     "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
                 BAUD=3_000_000),
 }

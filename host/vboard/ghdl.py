@@ -96,6 +96,8 @@ class GhdlBoard(SimBoard):
     def default_params(cls, mode):
         p = super().default_params(mode)
         p["FAST_CRC"] = False       # GHDL runs the VHDL exactly as boards get it
+        if p.get("REPLAY_WORDS"):
+            p["REPLAY_WORDS"] = min(p["REPLAY_WORDS"], 4096)   # a small replay buffer: GHDL is slow
         if mode == "pin":
             p.update(CLK_HZ=12_000_000, BAUD=3_000_000)   # 4 clocks per bit: GHDL is slow
         return p
