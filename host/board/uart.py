@@ -357,7 +357,8 @@ class UartBoard(BoardBase):
             t_old = s.timeout
             s.timeout = t_old + run_s
             try:
-                s.exchange(frames, on_frame, lambda: "r" in box)
+                s.exchange(frames, on_frame, lambda: "r" in box,
+                           missing=lambda: f"REPLAY_DONE (a run of {n} words x {passes} passes)")
                 return box["r"]
             except LinkError:
                 if attempt >= retries:
