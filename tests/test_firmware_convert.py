@@ -15,7 +15,7 @@ from lutzip.firmware.engine.sim_engine import EngineSim, SimSerial
 
 @pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
 @pytest.mark.parametrize("top,W,R", [("uart_top", 16, 0), ("uart_top", 8, 0), ("proto_engine", 16, 0),
-                                     ("uart_top", 8, 512), ("proto_engine", 16, 1024)])
+                                     ("uart_top", 8, 512)])
 def test_vhdl_analyses_in_ghdl(tmp_path, top, W, R):
     """R: the replay build (``REPLAY_WORDS``)."""
     with warnings.catch_warnings():
