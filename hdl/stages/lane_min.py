@@ -12,20 +12,11 @@ from myhdl import always_comb, block
 
 @block
 def lane_min(av, ai, bv, bi, ov, oi, IA=0, IB=1):
-    if ai is None:
-        @always_comb
-        def min_leaf():
-            if av <= bv:
-                ov.next = av
-                oi.next = IA
-            else:
-                ov.next = bv
-                oi.next = IB
+    leaf = ai is None
+    if leaf:  # a leaf's lanes are constants, a node's the signals of the level below
+        ai, bi = IA, IB
 
-        return min_leaf
-
-    @always_comb
-    def min_node():
+    def pick():
         if av <= bv:
             ov.next = av
             oi.next = ai
@@ -33,4 +24,6 @@ def lane_min(av, ai, bv, bi, ov, oi, IA=0, IB=1):
             ov.next = bv
             oi.next = bi
 
-    return min_node
+    # the process label in the converted HDL (MyHDL takes the function's name)
+    pick.__name__ = "min_leaf" if leaf else "min_node"
+    return always_comb(pick)
