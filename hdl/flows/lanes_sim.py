@@ -1,4 +1,5 @@
-"""The N-lane decoder in four simulators: stimulus, test benches, runners (as :mod:`lutzip.hdl.flows.simulate`).
+"""The N-lane decoder in four simulators: its stimulus, outputs and benches; :class:`LanesBench` lets
+:func:`lutzip.hdl.flows.simulate.run` (the one runner) build and run it.
 
 Levels: ``myhdl`` (the MyHDL description), ``ghdl`` (converted VHDL, ``--std=08``, under ``tb/tb_lutzip_lanes.vhd``),
 ``icarus`` (converted Verilog, MyHDL cosimulation through a wrapper generated from
@@ -22,10 +23,7 @@ are empty it stops after ``drain`` edges in a row with ``m_axis_tvalid = 0`` and
 """
 from __future__ import annotations
 
-import shutil
-import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,14 +80,7 @@ class LaneStimulus:
 
     def text(self) -> str:
         out = ["# lutzip N-lane decoder stimulus v1", f"C {self.max_cycles} {self.drain} {len(self.lanes)}"]
-        bits = list(self.ready)
-        for i in range(0, len(bits), 32):
-            out.append("Y %08x" % int("".join(str(int(b)) for b in bits[i:i + 32]), 2))
-        for c in self.prefix:
-            if c[0] in ("R", "I"):
-                out.append(f"{c[0]} {c[1]}")
-            else:
-                out.append("T %d %d %08x" % (c[1], c[2], c[3]))
+        out += S.ready_lines(self.ready) + [S.prefix_line(c) for c in self.prefix]
         for j, q in enumerate(self.lanes):
             out += ["L %d %08x %d %d" % (j, w, last, g) for w, last, g in q]
         return "\n".join(out) + "\n"
@@ -111,14 +102,8 @@ class LaneStimulus:
                 if k == "C":
                     hdr = (int(f[1]), int(f[2]))
                     lanes = [[] for _ in range(check_lanes(int(f[3])))]
-                elif k == "Y":
-                    ready += [int(b) for b in format(int(f[1], 16), "032b")]
-                elif k in ("R", "I"):
-                    if int(f[1]) < 1:
-                        raise ValueError("count must be >= 1")
-                    prefix.append((k, int(f[1])))
-                elif k == "T":
-                    prefix.append(("T", int(f[1]), int(f[2]), int(f[3], 16)))
+                elif S.parse_prefix_line(f, prefix, ready):
+                    pass
                 elif k == "L":
                     lanes[int(f[1])].append((int(f[2], 16), int(f[3]), int(f[4])))
                 else:
@@ -136,18 +121,10 @@ def make_lane_stimulus(vec: LaneVectors, *, in_gap: float = 0.0, out_stall: floa
     """The stimulus for ``vec``: reset, table writes, then each lane's packets (:func:`lane_packets`) with random
     source pauses per lane (``in_gap``, as :func:`lutzip.hdl.flows.simulate.make_stimulus`) and sink
     backpressure (``out_stall``)."""
-    in_gap, out_stall = S._probability("in_gap", in_gap), S._probability("out_stall", out_stall)
+    in_gap = S._probability("in_gap", in_gap)
     rng = np.random.default_rng(seed)
-    if out_stall <= 0.0:
-        ready = [1] * 32
-    else:
-        ready_len = max(32, min(S.MAX_READY_BITS, -(-ready_len // 32) * 32))
-        ready = [int(b) for b in (rng.random(ready_len) >= out_stall)]
-        if not any(ready):
-            ready[0] = 1
-    prefix = [("R", reset_cycles)] + [("T", s, a, d) for s, a, d in vec.table_ops]
-    if table_gap:
-        prefix.append(("I", table_gap))
+    ready = S.ready_pattern(rng, out_stall, ready_len)
+    prefix = S.table_prefix(vec.table_ops, reset_cycles, table_gap)
     queues, gaps = [], 0
     for pk in lane_packets(vec.stripes, vec.lanes, first, vec.assign):
         n = sum(len(p) for p in pk)
@@ -178,6 +155,7 @@ class LaneOutputs:
     timed_out: bool
     sim: str = ""
     seconds: float = 0.0
+    notes: list = field(default_factory=list)   # simulator warnings worth a look
 
     @property
     def out_cycles(self) -> np.ndarray:
@@ -185,27 +163,9 @@ class LaneOutputs:
 
     @classmethod
     def read(cls, path, sim="") -> "LaneOutputs":
-        beats, errors, end, timed_out = [], [], None, False
-        path = Path(path)
-        if not path.exists():
-            raise SimulationError(f"{sim}: no output file {path}")
-        for no, line in enumerate(path.read_text().splitlines(), 1):
-            f = line.split()
-            if not f:
-                continue
-            try:
-                if f[0] == "O":
-                    beats.append([int(f[1], 16)] + [int(x) for x in f[2:6]])
-                elif f[0] == "E":
-                    errors.append([int(f[1]), int(f[2]), int(f[3], 16), int(f[4])])
-                elif f[0] in "ZX":
-                    end, timed_out = int(f[1]), f[0] == "X"
-                else:
-                    raise ValueError(f[0])
-            except (ValueError, IndexError):
-                raise SimulationError(f"{sim}: {path}, line {no}: bad output line {line!r}") from None
-        if end is None:
-            raise SimulationError(f"{sim}: output file {path} has no end line: the simulation did not finish")
+        beats, errors, end, timed_out = S.read_output_file(
+            path, sim, lambda f: [int(f[1], 16)] + [int(x) for x in f[2:6]],
+            lambda f: [int(f[1]), int(f[2]), int(f[3], 16), int(f[4])])
         return cls(np.array(beats, dtype=object).reshape(-1, 5), np.array(errors, np.int64).reshape(-1, 4), end,
                    timed_out, sim)
 
@@ -325,54 +285,6 @@ class _LaneDriver:
         return False
 
 
-def _run_python_tb(lanes, rows, params: CoreParams, cosim_cmd, stim_path: Path, out_path: Path, assign="rr"):
-    from myhdl import Cosimulation, Simulation, StopSimulation, _simulator, block, delay, instance
-
-    from lutzip.hdl.core.decoder_lanes import decoder_lanes
-    stim = LaneStimulus.read(stim_path)
-    n_signals = len(_simulator._signals)
-    sig = lanes_signals(lanes, params.W)
-    sampled = [p.name for p in lanes_ports(lanes, params.W) if p.direction == "out"]
-
-    @block
-    def tb():
-        if cosim_cmd:
-            dut = Cosimulation(cosim_cmd, **sig)
-        else:
-            dut = decoder_lanes(**sig, LANES=lanes, ROWS=rows, ASSIGN=assign, **params.as_dict())
-        clk = sig["clk"]
-
-        @instance
-        def clkgen():
-            while True:
-                yield delay(S.CLOCK_HALF)
-                clk.next = not clk
-
-        @instance
-        def driver():
-            with open(out_path, "w") as out:
-                d = _LaneDriver(stim, out, params.W)
-                for n, v in d.drv.items():
-                    sig[n].next = v
-                while True:
-                    yield clk.posedge
-                    if d.edge({n: int(sig[n].val) for n in sampled}):
-                        break
-                    for n, v in d.drv.items():
-                        sig[n].next = v
-            raise StopSimulation()
-
-        return dut, clkgen, driver
-
-    sim = Simulation(tb())
-    try:
-        sim.run(quiet=1)
-    finally:
-        if not getattr(sim, "_finished", False):
-            sim.quit()
-        del _simulator._signals[n_signals:]
-
-
 # ================================================================================================= builds
 def _key(what, lanes, rows, p: CoreParams, *extra) -> str:
     S._sources_key()
@@ -436,89 +348,68 @@ def vhdl_bench(lanes: int, W: int) -> str:
     return text.replace("      -- @PORTMAP@", ",\n".join(m))
 
 
-def _verilator_build(vdir: Path, lanes, rows, p: CoreParams, root: Path, assign="rr") -> Path:
-    cpp = S.TB_DIR / "tb_lutzip_lanes.cpp"
-    ver = subprocess.run(["verilator", "--version"], capture_output=True, text=True).stdout.strip()
-    flags = ["-O2", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "--no-timing",
-             "-CFLAGS", f"-O2 -DLANES={lanes} -DWORD_BITS={p.W}", "-j", "2"]
-    key = _key("verilator", lanes, rows, p, ver, flags, assign)
+class LanesBench:
+    """The N-lane decoder and its test benches, for :func:`lutzip.hdl.flows.simulate.run` (as
+    :class:`lutzip.hdl.flows.simulate.CoreBench` is the single core's).
 
-    def build(tmp):
-        shutil.copy(vdir / "decoder_lanes.v", tmp / "decoder_lanes.v")
-        shutil.copy(cpp, tmp / "tb_lutzip_lanes.cpp")
-        S._run_cmd(["verilator", "--cc", "--exe", "--build", *flags, "--top-module", "decoder_lanes",
-                    "-Mdir", "obj", "-o", "Vtb", "decoder_lanes.v", "tb_lutzip_lanes.cpp"],
-                   tmp / "build.log", 1800, cwd=tmp, what="verilator build")
-        if not (tmp / "obj" / "Vtb").exists():
-            raise SimulationError(f"verilator build produced no executable (log {tmp / 'build.log'})")
+    Parameters
+    ----------
+    lanes, rows : int
+        ``LANES`` and the buffer rows per lane (0: the default).
+    params : CoreParams
+        The single core's parameters.
+    assign : str
+        ``ASSIGN``: ``"rr"`` or ``"load"``.
+    """
 
-    return cache.atomic_dir(root / f"lanes-verilator-{key}", build) / "obj" / "Vtb"
+    name = "lanes"
+    top = "decoder_lanes"
+    cache_prefix = "lanes-"
+    outputs = LaneOutputs
+
+    def __init__(self, lanes: int, rows: int, params: CoreParams, assign: str = "rr"):
+        self.lanes, self.rows, self.params, self.assign = check_lanes(lanes), rows, params, assign
+
+    def convert(self, hdl: str, root: Path) -> Path:
+        return convert(hdl, self.lanes, self.rows, self.params, root, self.assign)
+
+    def key(self, what: str, *extra) -> str:
+        return _key(what, self.lanes, self.rows, self.params, *extra, self.assign)
+
+    def vhdl_bench(self, workdir: Path) -> Path:
+        tb = workdir / "tb_lutzip_lanes.vhd"
+        tb.write_text(vhdl_bench(self.lanes, self.params.W))
+        return tb
+
+    def ghdl_generics(self) -> list:
+        return [f"-gW={self.params.W}", f"-gN={self.lanes}", f"-gKB={self.lanes.bit_length()}"]
+
+    def cosim_wrapper(self, workdir: Path) -> tuple:
+        wrap = workdir / "cosim_lutzip_lanes.v"
+        wrap.write_text(cosim_wrapper(self.lanes, self.params.W))
+        return wrap, []
+
+    def cflags(self) -> str:
+        return f"-O2 -DLANES={self.lanes} -DWORD_BITS={self.params.W}"
+
+    def python_bench(self, cosim_cmd, stim_path: Path, out_path: Path):
+        from lutzip.hdl.core.decoder_lanes import decoder_lanes
+        stim = LaneStimulus.read(stim_path)
+        W = self.params.W
+        kw = dict(LANES=self.lanes, ROWS=self.rows, ASSIGN=self.assign, **self.params.as_dict())
+        sampled = [p.name for p in lanes_ports(self.lanes, W) if p.direction == "out"]
+        S.run_python_bench(decoder_lanes, kw, lambda: lanes_signals(self.lanes, W), sampled,
+                           lambda out: _LaneDriver(stim, out, W), cosim_cmd, out_path)
 
 
 def run(sim: str, stimulus, workdir, lanes: int, params=None, rows: int = 0, build_dir=None,
         timeout: float = 3600, assign: str = "rr") -> LaneOutputs:
-    """Run ``stimulus`` through the N-lane decoder in ``sim`` (one of :data:`SIMULATORS`); returns the outputs."""
+    """Run ``stimulus`` (:class:`LaneStimulus` or its file) through the N-lane decoder in ``sim`` (one of
+    :data:`SIMULATORS`; :func:`lutzip.hdl.flows.simulate.run` with :class:`LanesBench`); returns the outputs."""
     if sim not in SIMULATORS:
         raise SimulationError(f"unknown simulator {sim!r}: one of {', '.join(SIMULATORS)}")
-    why = S.available(sim)
-    if why:
-        raise SimulationError(f"{sim}: {why}")
-    lanes = check_lanes(lanes)
-    p = CoreParams.make(params)
-    workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    root = Path(build_dir) if build_dir else cache.cache_dir("hdl")
-    stim_path = stimulus.write(workdir / "stimulus.txt") if isinstance(stimulus, LaneStimulus) \
-        else Path(stimulus).resolve()
-    out_path = workdir / f"out_{sim}.txt"
-    log = workdir / f"{sim}.log"
-    log.write_text("")
-    if out_path.exists():
-        out_path.unlink()
-    if sim == "myhdl":
-        t0 = time.perf_counter()
-        _run_python_tb(lanes, rows, p, None, stim_path, out_path, assign)
-        dt = time.perf_counter() - t0
-    elif sim == "ghdl":
-        vdir = convert("vhdl", lanes, rows, p, root, assign)
-        gdir = workdir / "ghdl-work"
-        gdir.mkdir(exist_ok=True)
-        tb = workdir / "tb_lutzip_lanes.vhd"
-        tb.write_text(vhdl_bench(lanes, p.W))
-        srcs = sorted(vdir.glob("pck_myhdl_*.vhd")) + [vdir / "decoder_lanes.vhd", tb]
-        S._run_cmd(["ghdl", "-a", "--std=08", f"--workdir={gdir}", *map(str, srcs)], log, 600, what="ghdl analyse")
-        text, dt = S._run_cmd(["ghdl", "--elab-run", "--std=08", f"--workdir={gdir}", "tb_lutzip_lanes",
-                               f"-gSTIM={stim_path}", f"-gOUTF={out_path}", f"-gW={p.W}", f"-gN={lanes}",
-                               f"-gKB={lanes.bit_length()}", "--assert-level=error",
-                               "--ieee-asserts=disable-at-0"], log, timeout, what="ghdl run")
-        bad = [ln for ln in text.splitlines() if S._GHDL_BAD.search(ln)]
-        if bad:
-            raise SimulationError(f"ghdl reported: {bad[0]} (log {log})")
-    elif sim == "icarus":
-        vdir = convert("verilog", lanes, rows, p, root, assign)
-        vpi = S._build_vpi(root)
-        wrap = workdir / "cosim_lutzip_lanes.v"
-        wrap.write_text(cosim_wrapper(lanes, p.W))
-        vvp = workdir / "cosim.vvp"
-        S._run_cmd(["iverilog", "-g2005", "-o", str(vvp), "-s", "cosim_lutzip_lanes", str(vdir / "decoder_lanes.v"),
-                    str(wrap)], log, 600, what="iverilog")
-        xlog = workdir / "icarus_x.log"
-        if xlog.exists():
-            xlog.unlink()
-        t0 = time.perf_counter()
-        _run_python_tb(lanes, rows, p, f"vvp -n -m {vpi.with_suffix('')} {vvp} +xlog={xlog}", stim_path, out_path,
-                       assign)
-        dt = time.perf_counter() - t0
-        xs = xlog.read_text().splitlines() if xlog.exists() else ["no x/z check log: the wrapper did not run"]
-        if xs:
-            raise SimulationError(f"icarus: {xs[0]} ({len(xs)} x/z reports, {xlog})")
-    else:
-        vdir = convert("verilog", lanes, rows, p, root, assign)
-        exe = _verilator_build(vdir, lanes, rows, p, root, assign)
-        _, dt = S._run_cmd([str(exe), str(stim_path), str(out_path)], log, timeout, what="verilator run")
-    res = LaneOutputs.read(out_path, sim)
-    res.seconds = dt
-    return res
+    bench = LanesBench(lanes, rows, CoreParams.make(params), assign)
+    return S.run(sim, stimulus, workdir, build_dir=build_dir, timeout=timeout, bench=bench)
 
 
 def check(vec: LaneVectors, sim: str = "myhdl", *, workdir=None, build_dir=None, **stimulus) -> LaneOutputs:

@@ -37,6 +37,10 @@ was 1, ``R``/``I`` after n cycles, ``T`` after one) and drives the next command'
 ``drain`` consecutive edges with ``m_axis_tvalid = 0`` and ``busy = 0`` (``Z <k>``), or at ``max_cycles``
 (``X <k>``: timeout). All numbers in the output file are decimal.
 
+:func:`run` is the one runner of the four simulators; what it runs is a *bench* (:class:`CoreBench`, the core;
+:class:`lutzip.hdl.flows.lanes_sim.LanesBench`, the N-lane decoder): the converted design, its test benches and
+its file formats. The Verilator harnesses share ``tb/tb_lutzip_common.h``.
+
 Converted HDL and simulator builds are kept in the build cache :func:`lutzip.cache.cache_dir` ``("hdl")``,
 keyed by :func:`lutzip.cache.sources_hash` (every source of ``lutzip.hdl`` and ``lutzip.firmware``), the core
 parameters and the tool versions.
@@ -94,19 +98,9 @@ class Stimulus:
 
     def text(self) -> str:
         """The stimulus file's text."""
-        out = ["# lutzip decoder-core stimulus v1", f"C {self.max_cycles} {self.drain}"]
-        bits = list(self.ready)
-        for i in range(0, len(bits), 32):
-            chunk = bits[i:i + 32]
-            out.append("Y %08x" % int("".join(str(int(b)) for b in chunk), 2))
+        out = ["# lutzip decoder-core stimulus v1", f"C {self.max_cycles} {self.drain}"] + ready_lines(self.ready)
         for cmd in self.commands:
-            k = cmd[0]
-            if k in ("R", "I"):
-                out.append(f"{k} {cmd[1]}")
-            elif k == "T":
-                out.append("T %d %d %08x" % (cmd[1], cmd[2], cmd[3]))
-            else:
-                out.append("S %08x %d" % (cmd[1], cmd[2]))
+            out.append("S %08x %d" % (cmd[1], cmd[2]) if cmd[0] == "S" else prefix_line(cmd))
         return "\n".join(out) + "\n"
 
     def write(self, path) -> Path:
@@ -127,15 +121,8 @@ class Stimulus:
                 k = f[0]
                 if k == "C":
                     max_cycles, drain = int(f[1]), int(f[2])
-                elif k == "Y":
-                    ready += [int(b) for b in format(int(f[1], 16), "032b")]
-                elif k in ("R", "I"):
-                    n = int(f[1])
-                    if n < 1:
-                        raise ValueError("count must be >= 1")
-                    cmds.append((k, n))
-                elif k == "T":
-                    cmds.append(("T", int(f[1]), int(f[2]), int(f[3], 16)))
+                elif parse_prefix_line(f, cmds, ready):
+                    pass
                 elif k == "S":
                     cmds.append(("S", int(f[1], 16), int(f[2])))
                 else:
@@ -147,10 +134,61 @@ class Stimulus:
         return cls(cmds, ready or [1] * 32, max_cycles, drain)
 
 
+def ready_lines(bits) -> list:
+    """The ``Y`` lines of a stimulus file for the sink-ready pattern ``bits`` (32 cycles a line)."""
+    bits = list(bits)
+    return ["Y %08x" % int("".join(str(int(b)) for b in bits[i:i + 32]), 2) for i in range(0, len(bits), 32)]
+
+
+def prefix_line(cmd) -> str:
+    """A stimulus file's line for one ``R`` / ``I`` / ``T`` command."""
+    return f"{cmd[0]} {cmd[1]}" if cmd[0] in ("R", "I") else "T %d %d %08x" % (cmd[1], cmd[2], cmd[3])
+
+
+def parse_prefix_line(f, cmds: list, ready: list) -> bool:
+    """Parse the fields ``f`` of a ``Y`` / ``R`` / ``I`` / ``T`` line into ``ready`` / ``cmds``; False for any
+    other line (``ValueError`` / ``IndexError`` for a malformed one)."""
+    k = f[0]
+    if k == "Y":
+        ready += [int(b) for b in format(int(f[1], 16), "032b")]
+    elif k in ("R", "I"):
+        n = int(f[1])
+        if n < 1:
+            raise ValueError("count must be >= 1")
+        cmds.append((k, n))
+    elif k == "T":
+        cmds.append(("T", int(f[1]), int(f[2]), int(f[3], 16)))
+    else:
+        return False
+    return True
+
+
 def _probability(name, v):
     if not 0.0 <= float(v) < 1.0:
         raise SimulationError(f"{name}={v!r}: a probability in [0, 1)")
     return float(v)
+
+
+def ready_pattern(rng, out_stall: float, ready_len: int = 1024) -> list:
+    """The sink-ready pattern: all ready, or ``ready_len`` (rounded up to 32, at most :data:`MAX_READY_BITS`)
+    seeded random cycles, each not ready with probability ``out_stall``, at least one ready."""
+    out_stall = _probability("out_stall", out_stall)
+    if out_stall <= 0.0:
+        return [1] * 32
+    ready_len = max(32, min(MAX_READY_BITS, -(-ready_len // 32) * 32))
+    ready = [int(b) for b in (rng.random(ready_len) >= out_stall)]
+    if not any(ready):
+        ready[0] = 1
+    return ready
+
+
+def table_prefix(table_ops, reset_cycles: int = 4, table_gap: int = 2) -> list:
+    """The commands before the stream: ``reset_cycles`` of reset, one ``T`` per table write, ``table_gap`` idle
+    cycles."""
+    cmds = [("R", reset_cycles)] + [("T", s, a, d) for s, a, d in table_ops]
+    if table_gap:
+        cmds.append(("I", table_gap))
+    return cmds
 
 
 def make_stimulus(vec: Vectors, *, in_gap: float = 0.0, out_stall: float = 0.0, ready_len: int = 1024,
@@ -177,19 +215,10 @@ def make_stimulus(vec: Vectors, *, in_gap: float = 0.0, out_stall: float = 0.0, 
     reset_after_tables : int
         If > 0: ``rst`` for that many cycles between the table writes and the stream (tables survive).
     """
-    in_gap, out_stall = _probability("in_gap", in_gap), _probability("out_stall", out_stall)
+    in_gap = _probability("in_gap", in_gap)
     rng = np.random.default_rng(seed)
-    if out_stall <= 0.0:
-        ready = [1] * 32
-    else:
-        ready_len = max(32, min(MAX_READY_BITS, -(-ready_len // 32) * 32))
-        ready = [int(b) for b in (rng.random(ready_len) >= out_stall)]
-        if not any(ready):
-            ready[0] = 1
-    cmds = [("R", reset_cycles)]
-    cmds += [("T", s, a, d) for s, a, d in vec.table_ops]
-    if table_gap:
-        cmds.append(("I", table_gap))
+    ready = ready_pattern(rng, out_stall, ready_len)
+    cmds = table_prefix(vec.table_ops, reset_cycles, table_gap)
     if reset_after_tables:
         cmds.append(("R", reset_after_tables))
     n_in = vec.n_in
@@ -244,29 +273,37 @@ class Outputs:
     @classmethod
     def read(cls, path, sim="") -> "Outputs":
         """Parse an output file of simulator ``sim``."""
-        words, errors, end, timed_out = [], [], None, False
-        path = Path(path)
-        if not path.exists():
-            raise SimulationError(f"{sim}: no output file {path}")
-        for no, line in enumerate(path.read_text().splitlines(), 1):
-            f = line.split()
-            if not f:
-                continue
-            try:
-                if f[0] == "O":
-                    words.append([int(x) for x in f[1:5]])
-                elif f[0] == "E":
-                    errors.append([int(x) for x in f[1:3]])
-                elif f[0] in "ZX":
-                    end, timed_out = int(f[1]), f[0] == "X"
-                else:
-                    raise ValueError(f[0])
-            except (ValueError, IndexError):
-                raise SimulationError(f"{sim}: {path}, line {no}: bad output line {line!r}") from None
-        if end is None:
-            raise SimulationError(f"{sim}: output file {path} has no end line: the simulation did not finish")
+        words, errors, end, timed_out = read_output_file(path, sim, lambda f: [int(x) for x in f[1:5]],
+                                                         lambda f: [int(x) for x in f[1:3]])
         return cls(np.array(words, np.int64).reshape(-1, 4), np.array(errors, np.int64).reshape(-1, 2), end,
                    timed_out, sim)
+
+
+def read_output_file(path, sim: str, word, error) -> tuple:
+    """The rows of an output file: ``(words, errors, end_cycle, timed_out)``, ``word(fields)`` / ``error(fields)``
+    parsing an ``O`` / ``E`` line; a :class:`SimulationError` names a missing file, a bad line or a missing end."""
+    words, errors, end, timed_out = [], [], None, False
+    path = Path(path)
+    if not path.exists():
+        raise SimulationError(f"{sim}: no output file {path}")
+    for no, line in enumerate(path.read_text().splitlines(), 1):
+        f = line.split()
+        if not f:
+            continue
+        try:
+            if f[0] == "O":
+                words.append(word(f))
+            elif f[0] == "E":
+                errors.append(error(f))
+            elif f[0] in "ZX":
+                end, timed_out = int(f[1]), f[0] == "X"
+            else:
+                raise ValueError(f[0])
+        except (ValueError, IndexError):
+            raise SimulationError(f"{sim}: {path}, line {no}: bad output line {line!r}") from None
+    if end is None:
+        raise SimulationError(f"{sim}: output file {path} has no end line: the simulation did not finish")
+    return words, errors, end, timed_out
 
 
 def first_difference(outputs: Outputs, expected: np.ndarray) -> str | None:
@@ -447,69 +484,136 @@ def _build_vpi(root: Path) -> Path:
     return cache.atomic_dir(root / f"vpi-{h}", build) / "myhdl.vpi"
 
 
-def _verilator_build(vdir: Path, root: Path, params: CoreParams, core) -> Path:
-    """The Verilator executable of the converted core in ``vdir`` with the C++ harness (cached)."""
-    vsrc = vdir / "decoder_core.v"
-    cpp = TB_DIR / "tb_lutzip_core.cpp"
+VERILATOR_FLAGS = ("-O2", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "--no-timing")
+
+
+class CoreBench:
+    """The design a simulator runs and its test benches: here the decoder core (the default of :func:`run`).
+
+    :func:`run` needs, besides the simulator: the converted design (``top``.v / .vhd, cached), the hand-written
+    benches ``tb/tb_lutzip_<name>.vhd`` and ``tb/tb_lutzip_<name>.cpp``, the Icarus wrapper (module
+    ``cosim_lutzip_<name>``), the Python bench (MyHDL and Icarus runs) and the output file's reader. A bench for
+    another design (:class:`lutzip.hdl.flows.lanes_sim.LanesBench`, the N-lane decoder) provides the same.
+
+    Parameters
+    ----------
+    params : CoreParams
+        The core parameters.
+    core : myhdl block, optional
+        A stand-in with the core's ports (default: the decoder core).
+    """
+
+    name = "core"            # tb_lutzip_<name>, cosim_lutzip_<name>
+    top = "decoder_core"     # the converted design's module / entity and file stem
+    cache_prefix = ""        # of the simulator builds' cache folders
+    outputs = Outputs        # the output file's reader
+
+    def __init__(self, params: CoreParams, core=None):
+        self.params, self.core = params, core
+
+    def convert(self, hdl: str, root: Path) -> Path:
+        """The folder holding the converted design (cached)."""
+        return convert(hdl, self.params, self.core, root)
+
+    def key(self, what: str, *extra) -> str:
+        """The cache key of one build."""
+        return build_key(what, self.params, self.core, *extra)
+
+    def vhdl_bench(self, workdir: Path) -> Path:
+        """The VHDL test bench file."""
+        return TB_DIR / "tb_lutzip_core.vhd"
+
+    def ghdl_generics(self) -> list:
+        """GHDL ``-g`` options besides ``STIM`` and ``OUTF``."""
+        return [f"-gW={self.params.W}"]
+
+    def cosim_wrapper(self, workdir: Path) -> tuple:
+        """The Icarus wrapper file and the iverilog options it needs."""
+        return TB_DIR / "cosim_lutzip_core.v", [f"-Pcosim_lutzip_core.W={self.params.W}"]
+
+    def cflags(self) -> str:
+        """The C++ compiler flags of the Verilator harness."""
+        return "-O2"
+
+    def python_bench(self, cosim_cmd, stim_path: Path, out_path: Path):
+        """Simulate the MyHDL core (``cosim_cmd`` None) or the cosimulation ``cosim_cmd`` under the Python bench."""
+        core = self.core
+        if cosim_cmd is None and core is None:
+            from lutzip.hdl.core.decoder_core import decoder_core as core
+        kw = core_kwargs(self.params, core) if cosim_cmd is None else {}
+        stim = Stimulus.read(stim_path)
+        run_python_bench(core, kw, lambda: core_signals(self.params.W), _SAMPLED, lambda out: _Driver(stim, out),
+                         cosim_cmd, out_path)
+
+
+def _verilator_build(vdir: Path, root: Path, bench) -> Path:
+    """The Verilator executable of the converted design in ``vdir`` with the bench's C++ harness (cached)."""
+    top = bench.top
+    cpp = TB_DIR / f"tb_lutzip_{bench.name}.cpp"
     try:
         ver = subprocess.run(["verilator", "--version"], capture_output=True, text=True).stdout.strip()
     except FileNotFoundError:
         raise SimulationError("verilator is not installed") from None
-    flags = ["-O2", "--x-assign", "fast", "--x-initial", "fast", "-Wno-fatal", "--no-timing",
-             "-CFLAGS", "-O2", "-j", "2"]
-    key = build_key("verilator", params, core, ver, flags)
+    flags = [*VERILATOR_FLAGS, "-CFLAGS", bench.cflags(), "-j", "2"]
+    key = bench.key("verilator", ver, flags)
 
     def build(tmp):
-        shutil.copy(vsrc, tmp / "decoder_core.v")
-        shutil.copy(cpp, tmp / "tb_lutzip_core.cpp")
-        _run_cmd(["verilator", "--cc", "--exe", "--build", *flags, "--top-module", "decoder_core",
-                  "-Mdir", "obj", "-o", "Vtb", "decoder_core.v", "tb_lutzip_core.cpp"],
+        shutil.copy(vdir / f"{top}.v", tmp / f"{top}.v")
+        shutil.copy(cpp, tmp / cpp.name)
+        shutil.copy(TB_DIR / "tb_lutzip_common.h", tmp / "tb_lutzip_common.h")   # what both harnesses share
+        _run_cmd(["verilator", "--cc", "--exe", "--build", *flags, "--top-module", top,
+                  "-Mdir", "obj", "-o", "Vtb", f"{top}.v", cpp.name],
                  tmp / "build.log", 1800, cwd=tmp, what="verilator build")
         if not (tmp / "obj" / "Vtb").exists():
             raise SimulationError(f"verilator build produced no executable (log {tmp / 'build.log'})")
 
-    return cache.atomic_dir(root / f"verilator-{key}", build) / "obj" / "Vtb"
+    return cache.atomic_dir(root / f"{bench.cache_prefix}verilator-{key}", build) / "obj" / "Vtb"
 
 
 _GHDL_BAD = re.compile(r"(?i)(error|failure|bound check|overflow|\bfatal\b)")
 
 
-def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, timeout: float = 3600) -> Outputs:
-    """Run ``stimulus`` through the core in ``sim``.
+def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, timeout: float = 3600,
+        bench=None):
+    """Run ``stimulus`` through the core (or ``bench``'s design) in ``sim``.
 
     Parameters
     ----------
     sim : str
         One of :data:`SIMULATORS`.
     stimulus : Stimulus or path
-        The stimulus (or a stimulus file).
+        The stimulus (or a stimulus file; any object with ``write(path)``: the bench's stimulus).
     workdir : str or Path
         Receives the stimulus, output and log files.
     params : dict or CoreParams, optional
-        Core parameters (e.g. ``vec.params``, or ``{**vec.params, "FRONT": "vector"}``).
+        Core parameters (e.g. ``vec.params``, or ``{**vec.params, "FRONT": "vector"}``); not used with ``bench``.
     core : myhdl block, optional
-        A stand-in with the core's ports (default: the decoder core).
+        A stand-in with the core's ports (default: the decoder core); not used with ``bench``.
     build_dir : str or Path, optional
         Where converted HDL and builds are cached (default ``lutzip.cache.cache_dir("hdl")``).
     timeout : float
         Seconds a simulator may run.
+    bench : CoreBench-like, optional
+        The design and its test benches (default ``CoreBench(params, core)``).
 
     Returns
     -------
     Outputs
-        The parsed output file; :class:`SimulationError` if the simulator fails or reports an error.
+        The parsed output file (``bench.outputs``); :class:`SimulationError` if the simulator fails or reports
+        an error.
     """
     if sim not in SIMULATORS:
         raise SimulationError(f"unknown simulator {sim!r}: one of {', '.join(SIMULATORS)}")
     why = available(sim)
     if why:
         raise SimulationError(f"{sim}: {why}")
-    p = CoreParams.make(params)
+    if bench is None:
+        bench = CoreBench(CoreParams.make(params), core)
     notes = []
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     root = Path(build_dir) if build_dir else cache.cache_dir("hdl")
-    if isinstance(stimulus, Stimulus):
+    if hasattr(stimulus, "write"):
         stim_path = stimulus.write(workdir / "stimulus.txt")
     else:
         stim_path = Path(stimulus).resolve()
@@ -521,17 +625,17 @@ def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, tim
 
     if sim == "myhdl":
         t0 = time.perf_counter()
-        _run_python_tb(core, p, None, stim_path, out_path)
+        bench.python_bench(None, stim_path, out_path)
         dt = time.perf_counter() - t0
 
     elif sim == "ghdl":
-        vdir = convert("vhdl", p, core, root)
+        vdir = bench.convert("vhdl", root)
         gdir = workdir / "ghdl-work"
         gdir.mkdir(exist_ok=True)
-        srcs = sorted(vdir.glob("pck_myhdl_*.vhd")) + [vdir / "decoder_core.vhd", TB_DIR / "tb_lutzip_core.vhd"]
+        srcs = sorted(vdir.glob("pck_myhdl_*.vhd")) + [vdir / f"{bench.top}.vhd", bench.vhdl_bench(workdir)]
         _run_cmd(["ghdl", "-a", "--std=08", f"--workdir={gdir}", *map(str, srcs)], log, 600, what="ghdl analyse")
-        text, dt = _run_cmd(["ghdl", "--elab-run", "--std=08", f"--workdir={gdir}", "tb_lutzip_core",
-                             f"-gSTIM={stim_path}", f"-gOUTF={out_path}", f"-gW={p.W}",
+        text, dt = _run_cmd(["ghdl", "--elab-run", "--std=08", f"--workdir={gdir}", f"tb_lutzip_{bench.name}",
+                             f"-gSTIM={stim_path}", f"-gOUTF={out_path}", *bench.ghdl_generics(),
                              "--assert-level=error", "--ieee-asserts=disable-at-0"],
                             log, timeout, what="ghdl run")
         bad = [ln for ln in text.splitlines() if _GHDL_BAD.search(ln)]
@@ -540,28 +644,28 @@ def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, tim
         notes = [ln for ln in text.splitlines() if "warning" in ln]
 
     elif sim == "icarus":
-        vdir = convert("verilog", p, core, root)
+        vdir = bench.convert("verilog", root)
         vpi = _build_vpi(root)
         vvp = workdir / "cosim.vvp"
-        _run_cmd(["iverilog", "-g2005", "-o", str(vvp), "-s", "cosim_lutzip_core", f"-Pcosim_lutzip_core.W={p.W}",
-                  str(vdir / "decoder_core.v"), str(TB_DIR / "cosim_lutzip_core.v")], log, 600, what="iverilog")
+        wrapper, opts = bench.cosim_wrapper(workdir)
+        _run_cmd(["iverilog", "-g2005", "-o", str(vvp), "-s", f"cosim_lutzip_{bench.name}", *opts,
+                  str(vdir / f"{bench.top}.v"), str(wrapper)], log, 600, what="iverilog")
         xlog = workdir / "icarus_x.log"
         if xlog.exists():
             xlog.unlink()
-        cmd = f"vvp -n -m {vpi.with_suffix('')} {vvp} +xlog={xlog}"
         t0 = time.perf_counter()
-        _run_python_tb(core, p, cmd, stim_path, out_path)
+        bench.python_bench(f"vvp -n -m {vpi.with_suffix('')} {vvp} +xlog={xlog}", stim_path, out_path)
         dt = time.perf_counter() - t0
         xs = xlog.read_text().splitlines() if xlog.exists() else ["no x/z check log: the wrapper did not run"]
         if xs:
             raise SimulationError(f"icarus: {xs[0]} ({len(xs)} x/z reports, {xlog})")
 
     else:
-        vdir = convert("verilog", p, core, root)
-        exe = _verilator_build(vdir, root, p, core)
+        vdir = bench.convert("verilog", root)
+        exe = _verilator_build(vdir, root, bench)
         _, dt = _run_cmd([str(exe), str(stim_path), str(out_path)], log, timeout, what="verilator run")
 
-    res = Outputs.read(out_path, sim)
+    res = bench.outputs.read(out_path, sim)
     res.seconds = dt
     res.notes = notes
     return res
@@ -667,21 +771,20 @@ class _Driver:
 _SAMPLED = tuple(p.name for p in PORTS if p.direction == "out")   # what the bench samples at each edge
 
 
-def _run_python_tb(core, params: CoreParams, cosim_cmd, stim_path: Path, out_path: Path):
-    """Simulate the MyHDL core (``cosim_cmd`` None) or the cosimulation ``cosim_cmd`` under the Python bench."""
+def run_python_bench(dut, kw: dict, make_signals, sampled, make_driver, cosim_cmd, out_path: Path):
+    """Simulate ``dut(**sig, **kw)`` (``cosim_cmd`` None) or the cosimulation ``cosim_cmd`` on the port signals
+    ``sig = make_signals()`` under a Python bench: a clock of period ``2 * CLOCK_HALF`` and, at every rising edge,
+    the driver ``make_driver(out)`` (its ``drv`` dict: the inputs to drive; ``edge(sampled outputs) -> done``)
+    writing the output file ``out_path``."""
     from myhdl import Cosimulation, Simulation, StopSimulation, _simulator, block, delay, instance
 
-    stim = Stimulus.read(stim_path)
     n_signals = len(_simulator._signals)  # MyHDL keeps every Signal ever made in a global list
-    sig = core_signals(params.W)
-    if cosim_cmd is None and core is None:
-        from lutzip.hdl.core.decoder_core import decoder_core as core
-    kw = core_kwargs(params, core) if cosim_cmd is None else {}
+    sig = make_signals()
 
     @block
     def tb():
         # the DUT must be created here, inside the block (MyHDL checks the call context)
-        dut = Cosimulation(cosim_cmd, **sig) if cosim_cmd else core(**sig, **kw)
+        dut_inst = Cosimulation(cosim_cmd, **sig) if cosim_cmd else dut(**sig, **kw)
         clk = sig["clk"]
 
         @instance
@@ -693,18 +796,18 @@ def _run_python_tb(core, params: CoreParams, cosim_cmd, stim_path: Path, out_pat
         @instance
         def driver():
             with open(out_path, "w") as out:
-                d = _Driver(stim, out)
+                d = make_driver(out)
                 for n, v in d.drv.items():
                     sig[n].next = v
                 while True:
                     yield clk.posedge
-                    if d.edge({n: int(sig[n].val) for n in _SAMPLED}):
+                    if d.edge({n: int(sig[n].val) for n in sampled}):
                         break
                     for n, v in d.drv.items():
                         sig[n].next = v
             raise StopSimulation()
 
-        return dut, clkgen, driver
+        return dut_inst, clkgen, driver
 
     sim = Simulation(tb())
     try:

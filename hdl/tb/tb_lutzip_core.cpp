@@ -10,76 +10,34 @@
 #include <vector>
 
 #include "Vdecoder_core.h"
+#include "tb_lutzip_common.h"
 #include "verilated.h"
 
-namespace {
-
-struct Cmd {
-  char kind;
-  uint32_t a, b, c;
-};
-
-[[noreturn]] void die(const std::string& msg) {
-  std::fprintf(stderr, "tb_lutzip_core: error: %s\n", msg.c_str());
-  std::exit(2);
-}
-
-}  // namespace
+using tbc::Cmd;
+using tbc::die;
 
 int main(int argc, char** argv) {
+  tbc::prog() = "tb_lutzip_core";
   if (argc < 3) die("usage: Vtb <stimulus> <output>");
-  FILE* fin = std::fopen(argv[1], "r");
-  if (!fin) die(std::string("cannot open ") + argv[1]);
-  FILE* fout = std::fopen(argv[2], "w");
-  if (!fout) die(std::string("cannot write ") + argv[2]);
-
   std::vector<Cmd> cmds;
   std::vector<uint8_t> ready;
   uint64_t max_cycles = 0, drain = 16;
-  char line[512];
-  long no = 0;
-  while (std::fgets(line, sizeof line, fin)) {
-    ++no;
-    char* p = line;
-    while (*p == ' ' || *p == '\t') ++p;
-    if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
-    char k = *p++;
-    unsigned long x = 0, y = 0, z = 0;
-    int n = 0;
-    switch (k) {
-      case 'C':
-        n = std::sscanf(p, "%lu %lu", &x, &y);
-        if (n != 2) break;
-        max_cycles = x;
-        drain = y;
-        continue;
-      case 'Y':
-        n = std::sscanf(p, "%lx", &x);
-        if (n != 1) break;
-        for (int b = 31; b >= 0; --b) ready.push_back((x >> b) & 1);
-        continue;
-      case 'R':
-      case 'I':
-        n = std::sscanf(p, "%lu", &x);
-        if (n != 1 || x < 1) { n = 0; break; }
-        cmds.push_back({k, (uint32_t)x, 0, 0});
-        continue;
-      case 'T':
-        n = std::sscanf(p, "%lu %lu %lx", &x, &y, &z);
-        if (n != 3) break;
-        cmds.push_back({k, (uint32_t)x, (uint32_t)y, (uint32_t)z});
-        continue;
-      case 'S':
-        n = std::sscanf(p, "%lx %lu", &x, &y);
-        if (n != 2) break;
-        cmds.push_back({k, (uint32_t)x, (uint32_t)y, 0});
-        continue;
-      default:
-        break;
+  tbc::read_stimulus(argv[1], [&](char k, const char* p) {
+    unsigned long x = 0, y = 0;
+    bool ok = false;
+    if (tbc::parse_prefix(k, p, cmds, ready, ok)) return ok;
+    if (k == 'C') {
+      ok = std::sscanf(p, "%lu %lu", &x, &y) == 2;
+      max_cycles = x;
+      drain = y;
+    } else if (k == 'S') {
+      ok = std::sscanf(p, "%lx %lu", &x, &y) == 2;
+      cmds.push_back({k, (uint32_t)x, (uint32_t)y, 0});
     }
-    die(std::string(argv[1]) + ", line " + std::to_string(no) + ": bad stimulus line");
-  }
-  std::fclose(fin);
+    return ok;
+  });
+  FILE* fout = std::fopen(argv[2], "w");
+  if (!fout) die(std::string("cannot write ") + argv[2]);
   if (max_cycles == 0) die("no C header line");
   if (ready.empty()) ready.assign(32, 1);
 
@@ -93,36 +51,21 @@ int main(int argc, char** argv) {
   bool ended = false;
 
   auto load = [&]() {
-    top->rst = 0;
-    top->tbl_we = 0;
-    top->tbl_sel = 0;
-    top->tbl_addr = 0;
-    top->tbl_wdata = 0;
     top->s_axis_tvalid = 0;
     top->s_axis_tdata = 0;
     top->s_axis_tlast = 0;
     if (ci >= cmds.size()) {
       cur = nullptr;
       ended = true;
+      tbc::drive_prefix(top.get(), cur);
       return;
     }
     cur = &cmds[ci++];
-    switch (cur->kind) {
-      case 'R':
-      case 'I':
-        left = cur->a;
-        top->rst = cur->kind == 'R';
-        break;
-      case 'T':
-        top->tbl_we = 1;
-        top->tbl_sel = cur->a;
-        top->tbl_addr = cur->b;
-        top->tbl_wdata = cur->c;
-        break;
-      default:
-        top->s_axis_tvalid = 1;
-        top->s_axis_tdata = cur->a;
-        top->s_axis_tlast = cur->b ? 1 : 0;
+    left = tbc::drive_prefix(top.get(), cur);
+    if (cur->kind == 'S') {
+      top->s_axis_tvalid = 1;
+      top->s_axis_tdata = cur->a;
+      top->s_axis_tlast = cur->b ? 1 : 0;
     }
   };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "Vdecoder_lanes.h"
+#include "tb_lutzip_common.h"
 #include "verilated.h"
 
 #ifndef LANES
@@ -18,12 +19,9 @@
 #define WORD_BITS 16
 #endif
 
-namespace {
+using tbc::die;
 
-[[noreturn]] void die(const std::string& msg) {
-  std::fprintf(stderr, "tb_lutzip_lanes: error: %s\n", msg.c_str());
-  std::exit(2);
-}
+namespace {
 
 // bits [lo, lo + n) of a port, n <= 32
 template <class T>
@@ -50,10 +48,7 @@ void set_bits(VlWide<N>& v, int lo, int n, uint32_t x) {
   }
 }
 
-struct Pre {
-  char kind;
-  uint32_t a, b, c;
-};
+using Pre = tbc::Cmd;
 struct Word {
   uint32_t w, last, gap;
 };
@@ -61,56 +56,30 @@ struct Word {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tbc::prog() = "tb_lutzip_lanes";
   if (argc < 3) die("usage: Vtb <stimulus> <output>");
-  FILE* fin = std::fopen(argv[1], "r");
-  if (!fin) die(std::string("cannot open ") + argv[1]);
-  FILE* fout = std::fopen(argv[2], "w");
-  if (!fout) die(std::string("cannot write ") + argv[2]);
   std::vector<Pre> pre;
   std::vector<std::vector<Word>> q(LANES);
   std::vector<uint8_t> ready;
   uint64_t max_cycles = 0, drain = 16;
   bool have_c = false;
-  char line[512];
-  long no = 0;
-  while (std::fgets(line, sizeof line, fin)) {
-    ++no;
-    char* p = line;
-    while (*p == ' ' || *p == '\t') ++p;
-    if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
-    char k = *p++;
+  tbc::read_stimulus(argv[1], [&](char k, const char* p) {
     unsigned long x = 0, y = 0, z = 0, u = 0;
     bool ok = false;
-    switch (k) {
-      case 'C':
-        ok = std::sscanf(p, "%lu %lu %lu", &x, &y, &z) == 3 && z == LANES;
-        max_cycles = x;
-        drain = y;
-        have_c = true;
-        break;
-      case 'Y':
-        ok = std::sscanf(p, "%lx", &x) == 1;
-        for (int b = 31; b >= 0; --b) ready.push_back((x >> b) & 1);
-        break;
-      case 'R':
-      case 'I':
-        ok = std::sscanf(p, "%lu", &x) == 1 && x >= 1;
-        pre.push_back({k, (uint32_t)x, 0, 0});
-        break;
-      case 'T':
-        ok = std::sscanf(p, "%lu %lu %lx", &x, &y, &z) == 3;
-        pre.push_back({k, (uint32_t)x, (uint32_t)y, (uint32_t)z});
-        break;
-      case 'L':
-        ok = std::sscanf(p, "%lu %lx %lu %lu", &x, &y, &z, &u) == 4 && x < LANES;
-        if (ok) q[x].push_back({(uint32_t)y, (uint32_t)z, (uint32_t)u});
-        break;
-      default:
-        break;
+    if (tbc::parse_prefix(k, p, pre, ready, ok)) return ok;
+    if (k == 'C') {
+      ok = std::sscanf(p, "%lu %lu %lu", &x, &y, &z) == 3 && z == LANES;
+      max_cycles = x;
+      drain = y;
+      have_c = true;
+    } else if (k == 'L') {
+      ok = std::sscanf(p, "%lu %lx %lu %lu", &x, &y, &z, &u) == 4 && x < LANES;
+      if (ok) q[x].push_back({(uint32_t)y, (uint32_t)z, (uint32_t)u});
     }
-    if (!ok) die(std::string(argv[1]) + ", line " + std::to_string(no) + ": bad stimulus line");
-  }
-  std::fclose(fin);
+    return ok;
+  });
+  FILE* fout = std::fopen(argv[2], "w");
+  if (!fout) die(std::string("cannot write ") + argv[2]);
   if (!have_c) die("no 'C' header line");
   if (ready.empty()) ready.assign(32, 1);
 
@@ -135,27 +104,14 @@ int main(int argc, char** argv) {
     }
   };
   auto load = [&]() {
-    top->rst = 0;
-    top->tbl_we = 0;
-    top->tbl_sel = 0;
-    top->tbl_addr = 0;
-    top->tbl_wdata = 0;
     if (pi >= pre.size()) {
+      tbc::drive_prefix(top, (const Pre*)nullptr);
       stream = true;
       for (int j = 0; j < LANES; ++j) wait[j] = q[j].empty() ? 0 : q[j][0].gap;
       lanes_drive();
       return;
     }
-    const Pre& c = pre[pi++];
-    if (c.kind == 'R' || c.kind == 'I') {
-      left = c.a;
-      top->rst = c.kind == 'R';
-    } else {
-      top->tbl_we = 1;
-      top->tbl_sel = c.a;
-      top->tbl_addr = c.b;
-      top->tbl_wdata = c.c;
-    }
+    left = tbc::drive_prefix(top, &pre[pi++]);
   };
   for (int j = 0; j < LANES; ++j) {
     set_bits(top->s_axis_tdata, 32 * j, 32, 0);
