@@ -14,6 +14,8 @@ from lutzip.firmware.axi.lutzip_axi import lutzip_axi, top_signals
 from lutzip.firmware.axi.mysim import MyhdlAxi
 from lutzip.hdl.flows import model as _m, vectors as _v
 
+from test_axi_top import _buffer, _stripes  # the single top's stripe and MM2S buffer helpers
+
 try:
     from lutzip.firmware.axi.sim import AxiSim  # noqa: F401
     import shutil
@@ -24,21 +26,6 @@ needs_verilator = pytest.mark.skipif(not HAVE_VERILATOR, reason="verilator not i
 
 #: Small lane buffers: the MyHDL elaboration stays quick (the rates need the defaults, not the bytes).
 SMALL = dict(IN_ROWS=64, ROWS=16)
-
-
-def _stripes(rng, ts, k, n_max=40):
-    out = []
-    for _ in range(k):
-        pk = _v.random_stripe(rng, ts, int(rng.integers(1, n_max)))[0]
-        out.append((list(pk), (pk[0] & 0xFFFF) + 1))
-    return out
-
-
-def _buffer(stripes):
-    buf = []
-    for pk, n in stripes:
-        buf += [B.descriptor(n, len(pk) - 1)] + pk
-    return buf
 
 
 def _check(m, buf, ops, W, OUT_BYTES, **kw):
