@@ -14,7 +14,7 @@ from lutzip.firmware.axi.lutzip_axi import lutzip_axi, top_signals
 from lutzip.firmware.axi.mysim import MyhdlAxi
 from lutzip.hdl.flows import model as _m, vectors as _v
 
-from test_axi_top import _buffer, _stripes  # the single top's stripe and MM2S buffer helpers
+from test_axi_top import _buffer, _garbage_transfers, _stripes  # the single top's test helpers
 
 try:
     from lutzip.firmware.axi.sim import AxiSim  # noqa: F401
@@ -134,15 +134,7 @@ def test_two_lanes_verilator_real_tensor_rate_garbage_reset():
         sim.clear()
         out, last, _ = sim.transfer(buf, B.out_capacity(a.size), ready_prob=0.6, valid_prob=0.8, seed=9)
         assert last and out == a.tobytes()
-        for s in range(20):
-            g = rng.integers(0, 2**32, int(rng.integers(1, 60)), dtype=np.uint64)
-            if s % 2:
-                g[0] = (int(rng.integers(0, 300)) << 16) | int(rng.integers(0, 80))
-            exp, fails = B.model_transfer(g, ops)
-            sim.clear()
-            out, last, _ = sim.transfer(g, B.out_capacity(len(exp)), ready_prob=0.7, valid_prob=0.7, seed=s)
-            assert last and out == B.out_bytes(exp), s
-            assert sim.read_reg(R.ERR_COUNT) == len(fails)
+        _garbage_transfers(sim, rng, ops, 20)
         sim.transfer(buf, 10**7, stop_after_words=len(buf) // 2, max_idle=200)
         sim.soft_reset()
         out, last, _ = sim.transfer(buf[len(buf) // 2:], 10**7, max_idle=200)

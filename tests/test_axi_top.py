@@ -35,6 +35,20 @@ def _buffer(stripes):
     return buf
 
 
+def _garbage_transfers(sim, rng, ops, n):
+    """n random MM2S buffers (every second one with a plausible descriptor) through ``sim``: each transfer
+    completes with tlast, its bytes and error count equal the top's model."""
+    for s in range(n):
+        g = rng.integers(0, 2**32, int(rng.integers(1, 60)), dtype=np.uint64)
+        if s % 2:
+            g[0] = (int(rng.integers(0, 300)) << 16) | int(rng.integers(0, 80))
+        exp, fails = B.model_transfer(g, ops)
+        sim.clear()
+        out, last, _ = sim.transfer(g, B.out_capacity(len(exp)), ready_prob=0.7, valid_prob=0.7, seed=s)
+        assert last and out == B.out_bytes(exp), s
+        assert sim.read_reg(R.ERR_COUNT) == len(fails)
+
+
 def _check_transfer(m, buf, ops, W, OUT_BYTES, L=8, **kw):
     """One transfer; output, tlast, counters and error registers equal the model's. Returns the failures."""
     exp, fails = B.model_transfer(buf, ops, L=L, W=W)
@@ -298,15 +312,7 @@ def test_axisim_verilator_bit_exact_garbage_reset_and_cycles():
         assert last and out == a.tobytes()
         k = sim.counters()
         assert k["CYC_BLOCKED"] > 0 and k["CYC_STARVED"] > 0
-        for s in range(40):                                      # garbage: always completes, as the model says
-            g = rng.integers(0, 2**32, int(rng.integers(1, 60)), dtype=np.uint64)
-            if s % 2:
-                g[0] = (int(rng.integers(0, 300)) << 16) | int(rng.integers(0, 80))
-            exp, fails = B.model_transfer(g, ops)
-            sim.clear()
-            out, last, _ = sim.transfer(g, B.out_capacity(len(exp)), ready_prob=0.7, valid_prob=0.7, seed=s)
-            assert last and out == B.out_bytes(exp), s
-            assert sim.read_reg(R.ERR_COUNT) == len(fails)
+        _garbage_transfers(sim, rng, ops, 40)                   # garbage: always completes, as the model says
         sim.transfer(buf, 10**7, stop_after_words=len(buf) // 2, max_idle=200)   # soft reset mid-transfer
         assert sim.status()["busy"]
         sim.soft_reset()
