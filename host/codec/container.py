@@ -812,11 +812,41 @@ def _read_attrs(r: _Reader, name: str, attrs: dict, al: int) -> dict:
     return attrs
 
 
+def _varints(r: _Reader, n: int, limit: int):
+    """``n`` varints of at most 3 bytes each, every one ``<= limit`` (``limit < 2^21``), decoded at once with
+    numpy, the reader moved past them; ``None`` (the reader not moved) when any of them is not such a value
+    (truncated, overlong, longer, beyond ``limit``): then :meth:`_Reader.varint` reads them one by one and
+    names the bad one."""
+    if n == 0 or limit >= 1 << 21:
+        return np.zeros(0, np.int64) if n == 0 else None
+    b = np.frombuffer(r.buf, np.uint8, count=min(3 * n, r.remaining()), offset=r.pos)
+    ends = np.flatnonzero(b < 0x80)[:n]                # the last byte of each value
+    if len(ends) < n:
+        return None
+    starts = np.empty(n, np.int64)
+    starts[0] = 0
+    starts[1:] = ends[:-1] + 1
+    length = ends - starts + 1
+    if length.max() > 3:
+        return None
+    b = b[:ends[-1] + 1].astype(np.int64)
+    v = b[starts] & 0x7F
+    two, three = length >= 2, length == 3
+    v[two] |= (b[starts[two] + 1] & 0x7F) << 7
+    v[three] |= (b[starts[three] + 2] & 0x7F) << 14
+    if np.any((length > 1) & (b[ends] == 0)) or v.max() > limit:
+        return None
+    r.pos += int(ends[-1]) + 1
+    return v
+
+
 def _read_stripes(r: _Reader, n_stripes: int, S: int, what: str):
     """``n_stripes`` stripe sizes (varints 2..S+1) then their CRCs; the count checked against the bytes left."""
     if n_stripes * MIN_STRIPE_BYTES > r.remaining():
         raise FormatError(f"{what}: {n_stripes} stripes do not fit the metadata")
-    words = np.array([r.varint(f"size of stripe {s} of {what}", S + 1) for s in range(n_stripes)], np.int64)
+    words = _varints(r, n_stripes, S + 1)
+    if words is None:       # something is wrong (or unusual): the value-by-value reader names the stripe
+        words = np.array([r.varint(f"size of stripe {s} of {what}", S + 1) for s in range(n_stripes)], np.int64)
     crcs = np.frombuffer(r.take(4 * n_stripes, f"stripe CRCs of {what}"), "<u4").astype(np.uint32)
     if n_stripes and words.min() < 2:
         raise FormatError(f"{what}: a stripe of fewer than 2 words")
