@@ -33,8 +33,10 @@
 typedef struct {
     uint8_t tot;     /* code + index bits (1..28) */
     uint8_t flags;   /* F_* | class << 4 */
-    uint16_t ctrl;   /* BEXTR control of the index: start (64 - tot) | k << 8; 0 for a slow symbol */
-    uint32_t param;  /* added to the index: LUT3 offset (LUT mode) or RANGE base; 0 for a slow symbol */
+    uint8_t sh;      /* 64 - tot: x >> sh is the symbol's code and index bits, code << k | index; 63 if slow */
+    uint8_t pad;
+    uint32_t param;  /* added to x >> sh: the LUT3 offset (LUT mode) or RANGE base minus code << k (mod 2^32);
+                        0 for a slow symbol */
 } lz_entry;
 
 #define F_LUT 1       /* fast path: word = lut3[param + index] (in MIX mode; else the mode says) */
@@ -216,7 +218,6 @@ typedef struct {
     void *out;
     int out8;                 /* out is uint8 (else uint16) */
     const uint32_t *crcs;     /* NULL: no CRC check */
-    int five;                 /* 5, opaque to the compiler (see peek5) */
 } lz_job;
 
 typedef struct {
@@ -297,19 +298,7 @@ static inline uint64_t peek(const uint32_t *w, uint64_t bp) {
     return x << (bp & 31);
 }
 
-/* the same with the shift 5 in a register: BMI2 shrx/bzhi need no copy of bp (no move elimination on some
- * cores) */
-#if defined(__BMI2__)
-static inline uint64_t peek5(const uint32_t *w, uint64_t bp, unsigned five) {
-    uint64_t x;
-    memcpy(&x, w + (bp >> five), 8);
-    x = (x >> 32) | (x << 32);
-    return x << _bzhi_u64(bp, five);
-}
-#define PEEK(w, bp) peek5(w, bp, five)
-#else
 #define PEEK(w, bp) peek(w, bp)
-#endif
 
 /* the same, with zero words beyond the end of the payload */
 static inline uint64_t peek_safe(const uint32_t *w, int64_t total, uint64_t bp) {
@@ -317,12 +306,6 @@ static inline uint64_t peek_safe(const uint32_t *w, int64_t total, uint64_t bp) 
     uint64_t hi = i < total ? w[i] : 0, lo = i + 1 < total ? w[i + 1] : 0;
     return ((hi << 32) | lo) << (bp & 31);
 }
-
-#ifdef __BMI__
-#define BEXTR(x, ctrl) ((uint32_t)__builtin_ia32_bextr_u64((x), (ctrl)))
-#else
-#define BEXTR(x, ctrl) ((uint32_t)(((x) >> ((ctrl) & 0xFF)) & ((1ull << ((ctrl) >> 8)) - 1)))
-#endif
 
 typedef struct {
     int64_t s;        /* stripe */
@@ -384,7 +367,7 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
     {                                                                                                        \
         uint64_t x_ = PEEK(W, bp##q);                                                                        \
         const lz_entry *e_ = &T[x_ >> Lsh];                                                                  \
-        uint32_t a_ = BEXTR(x_, e_->ctrl) + e_->param;                                                       \
+        uint32_t a_ = (uint32_t)(x_ >> e_->sh) + e_->param;                                                  \
         op##q[i] = VALUE_##MODE(e_, a_);                                                                     \
         if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
             sq = q;                                                                                          \
@@ -422,8 +405,6 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
         const uint32_t *W = j->words;                                                                        \
         const int Lsh = 64 - j->L;                                                                           \
         const int64_t LIM = (j->total - 1) * 32;                                                             \
-        unsigned five = (unsigned)j->five;                                                                   \
-        (void)five;                                                                                          \
         int64_t n = INT64_MAX, i;                                                                            \
         int sq = LZ_LANES;                                                                                   \
         FOR(LANE_N)                                                                                          \
@@ -592,7 +573,7 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, i
         free(starts);
         return ERR_INDEX;
     }
-    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, 5};
+    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs};
     if (mode < 0 || mode > 2) mode = job.mode = MODE_MIX;
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;

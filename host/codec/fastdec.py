@@ -29,7 +29,7 @@ from lutzip.codec.tables import LUT, RANGE, ZRUN, TableSet
 
 SOURCE = Path(__file__).with_name("_fastdec.c")
 #: One entry of the combined table (``lz_entry`` of ``_fastdec.c``).
-ENTRY_DTYPE = np.dtype([("tot", "u1"), ("flags", "u1"), ("ctrl", "<u2"), ("param", "<u4")])
+ENTRY_DTYPE = np.dtype([("tot", "u1"), ("flags", "u1"), ("sh", "u1"), ("pad", "u1"), ("param", "<u4")])
 F_LUT, F_INVALID, F_SLOW = 1, 4, 8
 #: Fast-path modes of the kernel: every fast symbol is a LUT3 look-up, a RANGE value, or either.
 MODE_LUT, MODE_RANGE, MODE_MIX = 0, 1, 2
@@ -143,8 +143,10 @@ def combined_table(tables: TableSet):
 
     ``buf`` holds the combined table ``T`` (room for 4096 entries, the first ``2^L`` used) and then ``lut3k``.
     ``T`` has ``2^L`` entries (``L`` = longest class code), one per ``L``-bit prefix: the symbol's length,
-    flags (slow, invalid prefix, LUT) with the class number in the upper 4 bits, the BEXTR control that
-    extracts the index from a 64-bit window (start ``64 - c - k``, length ``k``) and the param added to it.
+    flags (slow, invalid prefix, LUT) with the class number in the upper 4 bits, the shift ``sh = 64 - c - k``
+    that leaves the symbol's code and index bits of a 64-bit window (``x >> sh = code << k | index``) and the
+    param added to that: the LUT3 offset or RANGE base minus ``code << k`` (modulo 2^32), so that the kernel's
+    value is one shift and one add (no bit-field extract). Slow entries have ``sh = 63`` and param 0.
     When the table set has LUT classes, RANGE classes (and zero runs of one word) that fit are copied into
     the kernel's own LUT3 ``lut3k`` (8192 entries) as LUT classes. ``mode`` is :data:`MODE_LUT` or
     :data:`MODE_RANGE` when the other kind weighs at most 1/64 of the code space (its symbols, zero runs of
@@ -187,7 +189,7 @@ def combined_table(tables: TableSet):
         mode = MODE_MIX
     buf = np.zeros(T_ENTRIES * ENTRY_DTYPE.itemsize + 2 * KERNEL_LUT3, np.uint8)
     T = buf[:T_ENTRIES * ENTRY_DTYPE.itemsize].view(ENTRY_DTYPE)[:1 << L]
-    T["tot"], T["flags"] = 1, F_INVALID | F_SLOW
+    T["tot"], T["flags"], T["sh"] = 1, F_INVALID | F_SLOW, 63
     for j, (cl, code) in enumerate(zip(classes, tables.codes())):
         lo, hi = code << (L - cl.c), (code + 1) << (L - cl.c)
         T["tot"][lo:hi] = cl.total
@@ -195,11 +197,14 @@ def combined_table(tables: TableSet):
         range_fast = j in fast_range and mode != MODE_LUT
         if lut_fast or range_fast:
             T["flags"][lo:hi] = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0)
-            T["ctrl"][lo:hi] = (64 - cl.total) | (cl.k << 8) if not (cl.kind == ZRUN) else 0
-            T["param"][lo:hi] = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
+            # x >> (64 - total) = code << k | index (a zero run of k = 0: code), so base + index is that plus
+            # base - (code << k), modulo 2^32
+            T["sh"][lo:hi] = 64 - cl.total
+            base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
+            T["param"][lo:hi] = (base - (code << cl.k)) % (1 << 32)
         else:
             T["flags"][lo:hi] = (j << 4) | F_SLOW
-            T["ctrl"][lo:hi] = 0
+            T["sh"][lo:hi] = 63       # the loop reads lut3k[0 or 1] before it leaves for the slow branch
             T["param"][lo:hi] = 0
     buf[T_ENTRIES * ENTRY_DTYPE.itemsize:].view(np.uint16)[:] = lut3k
     cls = np.zeros((4, 16), np.int32)
