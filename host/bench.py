@@ -329,6 +329,8 @@ def main(args) -> int:
 
 # ------------------------------------------------------------------------------------------------ speed
 SPEED_MODES = (("bf16", None, True, 0.0), ("int16 75 %", "int16", False, 0.75))
+#: the row of :func:`speed` timing ``SPIN_ADDS`` dependent additions: its "GB/s" is the clock's G cycles/s
+SPIN_ROW, SPIN_ADDS = "_core cycles", 20_000_000
 
 
 def pin_to_one_cpu(cpu=None):
@@ -420,6 +422,8 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
             kernel("C kernel + CRC, 2 threads", crc=True, threads=2, affinity=set(sorted(cpus)[-2:]))
         payload = np.ascontiguousarray(c.payload)
         measure("CRC32 alone (C), GB/s of payload", payload.nbytes, lambda: fastdec.crc32(payload))
+        # core cycles per second as this clock sees them (dependent additions): the cycles-per-word column
+        measure(SPIN_ROW, SPIN_ADDS, lambda: fastdec.lib().lz_spin(SPIN_ADDS))
     else:
         out["C kernel"] = fastdec.why_not()
     payload = np.ascontiguousarray(c.payload)
@@ -506,12 +510,19 @@ def format_speed(label: str, results: dict, cpu=None, repeat: int = 7, cpu_time:
         lines.append(f"{mode}: {r['raw'] / 1e6:.2f} MB raw; size / raw: lutzip {r['lutzip'] / r['raw']:.4f}, "
                      f"zstd -3 {r['zstd -3'] / r['raw']:.4f}" + (f"; C kernel: {r['lanes']} lanes" if "lanes" in r
                                                                    else f"; no C kernel: {r.get('C kernel')}"))
-        head = f"{'decoder':40s} {'GB/s':>7s} {'/ memcpy':>9s} {'/ numba':>8s}"
+        zs = g.get("zstd -3 decompress")
+        cps = g.get(SPIN_ROW)           # G cycles per second of this clock
+        head = f"{'decoder':40s} {'GB/s':>7s} {'/ memcpy':>9s} {'/ numba':>8s} {'/ zstd':>7s} {'cyc/word':>9s}"
         lines += [head, "-" * len(head)]
         for name, v in g.items():
-            if name.startswith("CRC32"):
+            if name.startswith(("CRC32", "_")):
                 continue
-            lines.append(f"{name:40s} {v:7.3f} {v / mem:9.3f} {v / nb:8.2f}")
+            # 16-bit words: (G cycles / s) / (G words / s)
+            cw = f"{cps / (v / 2):9.2f}" if cps and v else f"{'':9s}"
+            lines.append(f"{name:40s} {v:7.3f} {v / mem:9.3f} {v / nb:8.2f} {v / zs if zs else float('nan'):7.2f} {cw}")
+        if cps:
+            lines.append(f"(cyc/word: the clock's core cycles, {cps:.2f} G/s here by a chain of dependent additions, "
+                         f"per 16-bit word)")
         for name, v in g.items():
             if name.startswith("CRC32"):
                 lines.append(f"{name:40s} {v:7.3f}")

@@ -386,12 +386,26 @@ def test_bench_speed_rows_and_cli(tmp_path, capsys):
     assert all(v > 0 for v in r["GBps"].values())
     text = bench.format_speed("x", {"int16": r}, cpu=0, repeat=5)
     assert "/ memcpy" in text and "C kernel + CRC" in text
+    # the cycles-per-word column: the add chain's rate over the row's words per second
+    assert r["GBps"][bench.SPIN_ROW] > 0 and "cyc/word" in text and bench.SPIN_ROW not in text
+    row = next(line for line in text.splitlines() if line.startswith("C kernel + CRC "))
+    cw = r["GBps"][bench.SPIN_ROW] / (r["GBps"]["C kernel + CRC"] / 2)
+    assert abs(float(row.split()[-1]) - cw) <= 0.01 * cw + 0.01
     path = tmp_path / "w.npz"
     np.savez(path, w=np.round(rng.standard_normal((40, 50)) * 3).astype(np.float32))
     assert main(["bench", "--speed", str(path), "--repeat", "5", "--json", str(tmp_path / "s.json")]) == 0
     out = capsys.readouterr().out
     assert "bf16:" in out and "int16 75 %:" in out and "zstd -3 decompress" in out
     assert (tmp_path / "s.json").stat().st_size > 0
+
+
+@needs_c
+def test_cycles_per_second_counts_the_add_chain():
+    """lz_spin runs its n dependent additions (returns n: not folded away); cycles_per_second is a rate."""
+    lb = fastdec.lib()
+    assert [lb.lz_spin(n) for n in (0, 1, 1000, 123457)] == [0, 1, 1000, 123457]
+    cps = fastdec.cycles_per_second(n=1_000_000)
+    assert np.isfinite(cps) and cps > 0
 
 
 @needs_c

@@ -605,3 +605,18 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, i
 }
 
 EXPORT int lz_lanes(void) { return LZ_LANES; }
+
+/* n dependent additions (one cycle each): timed by the benchmark to turn seconds into core cycles on a
+ * machine without hardware counters */
+EXPORT uint64_t lz_spin(int64_t n) {
+    uint64_t x = 0;
+    for (int64_t i = 0; i < n; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+        __asm__ volatile("add $1, %0" : "+r"(x));
+#else
+        __asm__ volatile("" : "+r"(x));
+        x++;
+#endif
+    }
+    return x;
+}
