@@ -377,27 +377,22 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
     }
 #define LANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q + i + (q < sq) - OUT;
 
-#if LZ_LANES == 2
-#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1)
-#elif LZ_LANES == 3
-#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2)
-#elif LZ_LANES == 4
-#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3)
-#elif LZ_LANES == 5
-#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3) X(__VA_ARGS__ 4)
-#elif LZ_LANES == 6
-#define FOR_LANES(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3) X(__VA_ARGS__ 4) \
-                          X(__VA_ARGS__ 5)
-#else
+#if LZ_LANES < 2 || LZ_LANES > 6
 #error "LZ_LANES must be 2..6"
 #endif
-#define FOR_LANE1(X, ...) X(__VA_ARGS__ 0)
+#define FOR_L1(X, ...) X(__VA_ARGS__ 0)
+#define FOR_L2(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1)
+#define FOR_L3(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2)
+#define FOR_L4(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3)
+#define FOR_L5(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3) X(__VA_ARGS__ 4)
+#define FOR_L6(X, ...) X(__VA_ARGS__ 0) X(__VA_ARGS__ 1) X(__VA_ARGS__ 2) X(__VA_ARGS__ 3) X(__VA_ARGS__ 4) \
+                       X(__VA_ARGS__ 5)
 
 /* Batched loop of several lanes: n symbols per lane with no bounds check, n = the fewest words left in any
  * lane and no more than the 64-bit reads of every lane allow (<= 32 bits a symbol).  A slow symbol ends the
  * batch; it is decoded by slow16/slow8.  Returns 0 when a lane is too near the end of the payload for
  * unchecked reads (nothing done), else 1. */
-#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, FOR, SLOWF)                                                       \
+#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, NL, SLOWF)                                                        \
     static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
@@ -406,32 +401,35 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
         const int Lsh = 64 - j->L;                                                                           \
         const int64_t LIM = (j->total - 1) * 32;                                                             \
         int64_t n = INT64_MAX, i;                                                                            \
-        int sq = LZ_LANES;                                                                                   \
-        FOR(LANE_N)                                                                                          \
+        int sq = NL;                                                                                         \
+        FOR_L##NL(LANE_N)                                                                                    \
         if (n <= 0) return 0;                                                                                \
-        FOR(LANE_DECL)                                                                                       \
+        FOR_L##NL(LANE_DECL)                                                                                 \
         for (i = 0; i < n; i++) {                                                                            \
-            FOR(LANE_STEP, MODE,)                                                                            \
+            FOR_L##NL(LANE_STEP, MODE,)                                                                      \
         }                                                                                                    \
         i = n - 1;                      /* every lane did i + 1 = n symbols */                               \
     slow_exit:                                                                                               \
-        FOR(LANE_STORE)                                                                                      \
-        if (sq < LZ_LANES) SLOWF(j, &ln[sq]);                                                                \
+        FOR_L##NL(LANE_STORE)                                                                                \
+        if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
         return 1;                                                                                            \
     }
 
-#define DEFINE_MODE(MODE)                                                                                    \
-    DEFINE_BATCH(batch16_N_##MODE, uint16_t, MODE, FOR_LANES, slow16)                                        \
-    DEFINE_BATCH(batch8_N_##MODE, uint8_t, MODE, FOR_LANES, slow8)                                           \
-    DEFINE_BATCH(batch16_1_##MODE, uint16_t, MODE, FOR_LANE1, slow16)                                        \
-    DEFINE_BATCH(batch8_1_##MODE, uint8_t, MODE, FOR_LANE1, slow8)
+/* one batch function per lane count 1..6, output width and mode: when fewer than LZ_LANES stripes are left,
+ * the remaining lanes still run together */
+#define DEFINE_NL(NL, MODE)                                                                                  \
+    DEFINE_BATCH(batch16_##NL##_##MODE, uint16_t, MODE, NL, slow16)                                          \
+    DEFINE_BATCH(batch8_##NL##_##MODE, uint8_t, MODE, NL, slow8)
+#define DEFINE_MODE(MODE) DEFINE_NL(1, MODE) DEFINE_NL(2, MODE) DEFINE_NL(3, MODE) DEFINE_NL(4, MODE)          \
+                          DEFINE_NL(5, MODE) DEFINE_NL(6, MODE)
 DEFINE_MODE(0)
 DEFINE_MODE(1)
 DEFINE_MODE(2)
 
 typedef int (*batch_fn)(const lz_job *, lz_lane *);
-static const batch_fn BATCH_N[2][3] = {{batch16_N_0, batch16_N_1, batch16_N_2}, {batch8_N_0, batch8_N_1, batch8_N_2}};
-static const batch_fn BATCH_1[2][3] = {{batch16_1_0, batch16_1_1, batch16_1_2}, {batch8_1_0, batch8_1_1, batch8_1_2}};
+#define BATCH_ROW(NL) {{batch16_##NL##_0, batch16_##NL##_1, batch16_##NL##_2}, {batch8_##NL##_0, batch8_##NL##_1, batch8_##NL##_2}}
+static const batch_fn BATCH[7][2][3] = {{{0}}, BATCH_ROW(1), BATCH_ROW(2), BATCH_ROW(3), BATCH_ROW(4), BATCH_ROW(5),
+                                        BATCH_ROW(6)};
 
 /* Finish lane ln one symbol at a time with bounds-checked reads (near the end of the payload). */
 static void finish(const lz_job *j, lz_lane *ln) {
@@ -488,7 +486,7 @@ static int crc_ok(const lz_job *j, int64_t s) {
  * CRCs are checked before decoding. */
 static void run_range(lz_range *r) {
     const lz_job *j = r->job;
-    batch_fn batchN = BATCH_N[j->out8][j->mode], batch1 = BATCH_1[j->out8][j->mode];
+    batch_fn batchN = BATCH[LZ_LANES][j->out8][j->mode];
     lz_lane ln[LZ_LANES];
     int active[LZ_LANES];
     int64_t next = r->lo;
@@ -528,12 +526,27 @@ static void run_range(lz_range *r) {
             }
         }
     }
-    for (int q = 0; q < LZ_LANES; q++) {
-        if (!active[q]) continue;
-        while (ln[q].o < ln[q].hi && !ln[q].bad) {
-            if (!batch1(j, &ln[q])) finish(j, &ln[q]);
+    /* no stripe left to take: the lanes still busy run on together (a batch function of that many lanes),
+     * each leaving when its stripe is done */
+    lz_lane tl[LZ_LANES];
+    int nt = 0;
+    for (int q = 0; q < LZ_LANES; q++)
+        if (active[q]) tl[nt++] = ln[q];
+    while (nt > 0) {
+        if (!BATCH[nt][j->out8][j->mode](j, tl)) {
+            for (int q = 0; q < nt; q++) {
+                int64_t sf = ((int64_t)(j->total - 1) * 32 - (int64_t)tl[q].bp) / 32;
+                if (sf <= 0 && tl[q].o < tl[q].hi) finish(j, &tl[q]);
+            }
         }
-        lane_done(j, r, &ln[q]);
+        for (int q = 0; q < nt;) {
+            if (tl[q].o >= tl[q].hi || tl[q].bad) {
+                lane_done(j, r, &tl[q]);
+                tl[q] = tl[--nt];
+            } else {
+                q++;
+            }
+        }
     }
     /* after a decode error: the CRCs of the stripes not taken still count */
     while (next < r->hi) {
