@@ -61,3 +61,44 @@ def test_bad_stripe_size_is_named_as_before():
     r = ct._Reader(ct._varint(5) + b"\x83\x00" + b"\0" * 40)
     with pytest.raises(FormatError, match="size of stripe 1 of tensor 'w': overlong varint"):
         ct._read_stripes(r, 2, 4096, "tensor 'w'")
+
+
+def _table_blob(classes, lut3, w=16, overlong_at=None):
+    """The bytes of one table set (container._pack_tables' layout), optionally with class j's param in an
+    overlong form (a zero byte appended)."""
+    out = bytearray([w, len(classes)]) + ct._varint(len(lut3))
+    for j, cl in enumerate(classes):
+        p = ct._varint(cl.param)
+        if j == overlong_at:
+            p = p[:-1] + bytes([p[-1] | 0x80, 0])
+        out += bytes([cl.c | (cl.kind << 4), cl.k]) + p
+    out += np.asarray(lut3, "<u2" if w == 16 else "u1").tobytes()
+    return bytes(out)
+
+
+@pytest.mark.parametrize("tail", [0, 1, 2, 8])
+def test_table_set_params_of_every_varint_length(tail):
+    """Class params of 1..5 varint bytes read like _pack_tables wrote them; an overlong one is an error."""
+    from lutzip.codec.tables import LUT, RANGE, ClassSpec, TableSet
+    from lutzip.errors import TableError
+    lut3 = np.arange(4096, dtype=np.uint16)
+    classes = [ClassSpec(2, LUT, 6, 0), ClassSpec(2, LUT, 7, 127), ClassSpec(3, LUT, 8, 128),
+               ClassSpec(3, LUT, 10, 3000), ClassSpec(4, RANGE, 14, 16384), ClassSpec(4, RANGE, 9, 65024),
+               ClassSpec(5, RANGE, 16, 0)]
+    ts = TableSet(16, classes, lut3).validate()
+    blob = ct._pack_tables([ts])
+    assert blob == _table_blob(classes, lut3)
+    r = ct._Reader(blob + b"\x00" * tail)    # the table set last in the block, or a few bytes before its end
+    r.n_tables = 1
+    got = ct._read_tables(r)
+    assert r.pos == len(blob) and got[0].classes == classes and np.array_equal(got[0].lut3, lut3)
+    big = [ClassSpec(1, RANGE, 0, 1 << 30)] + classes[1:]      # 5 bytes: the field-by-field path
+    r = ct._Reader(_table_blob(big, lut3) + b"\x00" * tail)
+    r.n_tables = 1
+    with pytest.raises(TableError):
+        ct._read_tables(r)                  # read, then refused by the validation (RANGE base beyond 16 bits)
+    for j in range(len(classes)):
+        r = ct._Reader(_table_blob(classes, lut3, overlong_at=j) + b"\x00" * tail)
+        r.n_tables = 1
+        with pytest.raises(FormatError, match=f"param of class {j} of table set 0: overlong varint"):
+            ct._read_tables(r)

@@ -762,9 +762,23 @@ def _read_tables(r: _Reader) -> list:
         if w not in (8, 16):
             raise TableError(f"table set {i}: word width {w} is not 8 or 16")
         classes = []
+        buf = r.buf
         for j in range(ncls):
-            ck, k = r.unpack("BB", f"class {j} of table set {i}")
-            param = r.varint(f"param of class {j} of table set {i}", 0xFFFFFFFF)
+            # fast path: a param of one to three varint bytes (no overlong form); anything else, or too few bytes
+            # left, is read field by field with the checks and messages of _Reader
+            p = r.pos
+            if p + 5 <= len(buf) and buf[p + 2] < 0x80:
+                ck, k, param = buf[p], buf[p + 1], buf[p + 2]
+                r.pos = p + 3
+            elif p + 5 <= len(buf) and 0 < buf[p + 3] < 0x80:
+                ck, k, param = buf[p], buf[p + 1], (buf[p + 2] & 0x7F) | buf[p + 3] << 7
+                r.pos = p + 4
+            elif p + 5 <= len(buf) and buf[p + 3] >= 0x80 and 0 < buf[p + 4] < 0x80:
+                ck, k, param = buf[p], buf[p + 1], (buf[p + 2] & 0x7F) | (buf[p + 3] & 0x7F) << 7 | buf[p + 4] << 14
+                r.pos = p + 5
+            else:
+                ck, k = r.unpack("BB", f"class {j} of table set {i}")
+                param = r.varint(f"param of class {j} of table set {i}", 0xFFFFFFFF)
             classes.append(ClassSpec(ck & 15, ck >> 4, k, param))
         lut3 = np.frombuffer(r.take(n3 * w // 8, f"LUT3 of table set {i}"),
                              "<u2" if w == 16 else "u1").astype(np.uint16)
