@@ -1,12 +1,14 @@
 """Convert the board tops to Verilog / VHDL (the files the virtual board simulates and boards synthesise)."""
 from lutzip.errors import UnsupportedError
 from lutzip.firmware.engine import proto_engine as _engine
+from lutzip.firmware.engine import proto_engine_cdc as _engine_cdc
 from lutzip.firmware.engine.proto_engine import get_core
 from lutzip.firmware.uart import uart_top as _uart
 from lutzip.hdl.flows.convert import convert_block
 
 #: The convertible tops: name -> (block, port-signal factory).
-TOPS = {"proto_engine": (_engine.proto_engine, _engine.ports), "uart_top": (_uart.uart_top, _uart.ports)}
+TOPS = {"proto_engine": (_engine.proto_engine, _engine.ports), "uart_top": (_uart.uart_top, _uart.ports),
+        "proto_engine_cdc": (_engine_cdc.proto_engine_cdc, _engine_cdc.ports)}
 
 
 def convert(top="proto_engine", hdl="verilog", path=".", name=None, core=None, **params):
@@ -14,8 +16,9 @@ def convert(top="proto_engine", hdl="verilog", path=".", name=None, core=None, *
 
     Parameters
     ----------
-    top : {"proto_engine", "uart_top"}
-        The byte-stream engine (virtual board, fast mode) or the UART top (boards, pin mode).
+    top : {"proto_engine", "uart_top", "proto_engine_cdc"}
+        The byte-stream engine (virtual board, fast mode), the UART top (boards, pin mode) or the byte-stream
+        engine in two clock domains (``CORE_CLK_HZ``: the virtual board with a core clock of its own).
     hdl : {"verilog", "vhdl"}
         Output language; VHDL ports are ``std_logic`` / ``std_logic_vector``.
     path : str or Path

@@ -20,6 +20,9 @@ from lutzip.firmware.axi.build import ZYNQ_BOARDS, build_zynq, format_zynq  # AX
 
 __all__ = ["build", "format_build", "register"]
 
+#: Boards whose top takes ``CORE_CLK_HZ`` (a PLL and the two-domain top, docs/PROTOCOL.md section 7).
+PLL_BOARDS = ("ulx3s",)
+
 
 def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=None, top=None, pack=True,
           xilinx_check=True, **top_params):
@@ -36,6 +39,9 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     LUT3_DEPTH = core["LUT3_DEPTH"] if LUT3_DEPTH is None else LUT3_DEPTH
     top_params = {**b.top_params, **top_params}
     baud = b.baud if baud is None else baud
+    if top_params.get("CORE_CLK_HZ") and b.name not in PLL_BOARDS:
+        raise UnsupportedError(f"{b.title}: a core clock of its own (CORE_CLK_HZ, --core-mhz) is supported on "
+                               f"{', '.join(PLL_BOARDS)} only")
     baud_err = check_baud(b.clk_hz, baud)
     out = Path(out or Path("build") / f"board-{b.name}")
     out.mkdir(parents=True, exist_ok=True)
@@ -71,7 +77,8 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
         res["yosys_opts_dropped"] = f"{' '.join(b.yosys_opts)}: {str(e).splitlines()[0]}"
         netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
     res["memories"] = ys["memories"]
-    res["ff_by_block"] = sy.ff_by_block(netlist, b.top_name, prefix="uart_top0_proto_engine0_")
+    res["ff_by_block"] = sy.ff_by_block(netlist, b.top_name, prefix="uart_top_cdc0_proto_engine_cdc0_proto_engine0_"
+                                        if top_params.get("CORE_CLK_HZ") else "uart_top0_proto_engine0_")
     res["cells"] = ys["cells"]
     res["resources"] = sy.classify_cells(ys["cells"], b.family)
     target = sy.Target(b.name, b.family, b.device_args, b.clk_hz / 1e6, b.part)
@@ -85,6 +92,10 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
                            f"{[k for k, v in res['memories'].items() if v == 'logic']}; see {out})")
     res["files"]["routed"] = routed
     res["meets_clock"] = pnr["fmax_mhz"] is not None and pnr["fmax_mhz"] >= b.clk_hz / 1e6
+    if top_params.get("CORE_CLK_HZ"):
+        res["clock_domains"] = clock_domains(pnr["fmax_by_clock"], b.clk_hz, core_clk_hz(b, top_params))
+        res["meets_clock"] = all(d["fmax_mhz"] is not None and d["fmax_mhz"] >= d["target_mhz"]
+                                 for d in res["clock_domains"].values())
     res["bitstream"] = None
     if pack:
         if b.family == "ice40":
@@ -96,6 +107,30 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
         res["bitstream"] = bit
         res["bitstream_bytes"] = (out / bit).stat().st_size
     return res
+
+
+def core_clk_hz(b, top_params) -> float:
+    """The core clock the board's PLL makes for ``top_params["CORE_CLK_HZ"]`` (Hz; the nearest setting)."""
+    from lutzip.firmware.boards.pll import ecp5_pll, ice40_pll
+    want = top_params["CORE_CLK_HZ"]
+    if b.family == "ecp5":
+        return ecp5_pll(b.clk_hz, want).f_out
+    if b.family == "ice40":
+        return ice40_pll(b.clk_hz, want).f_out
+    raise UnsupportedError(f"{b.title}: no PLL in the board top (CORE_CLK_HZ is supported on the ULX3S)")
+
+
+def clock_domains(fmax_by_clock, link_hz, core_hz) -> dict:
+    """nextpnr's Fmax per clock net grouped into the two domains: ``core`` (the PLL output's net, named after
+    the PLL block) and ``link`` (every other clock net: the board clock). Each: ``fmax_mhz`` (the slowest net
+    of the domain; None if nextpnr reported none), ``target_mhz``, ``nets``."""
+    dom = {"link": {"target_mhz": round(link_hz / 1e6, 3), "nets": {}},
+           "core": {"target_mhz": round(core_hz / 1e6, 3), "nets": {}}}
+    for net, f in fmax_by_clock.items():
+        dom["core" if "pll" in net.lower() else "link"]["nets"][net] = f
+    for d in dom.values():
+        d["fmax_mhz"] = min(d["nets"].values()) if d["nets"] else None
+    return dom
 
 
 def format_build(r) -> str:
@@ -112,8 +147,15 @@ def format_build(r) -> str:
     if p:
         lines.append("placed   " + "  ".join(f"{k}={v}/{p['available'].get(k, '?')}"
                                            for k, v in sorted(p["utilization"].items())))
-        lines.append(f"Fmax     {p['fmax_mhz']:.1f} MHz at a {r['clk_mhz']:g} MHz board clock: "
-                     f"{'met' if r['meets_clock'] else 'NOT MET'}")
+        if r.get("clock_domains"):
+            for name, d in r["clock_domains"].items():
+                f = d["fmax_mhz"]
+                ok = f is not None and f >= d["target_mhz"]
+                lines.append(f"Fmax     {name:4s} {f if f is not None else float('nan'):.1f} MHz at "
+                             f"{d['target_mhz']:g} MHz: {'met' if ok else 'NOT MET'}")
+        else:
+            lines.append(f"Fmax     {p['fmax_mhz']:.1f} MHz at a {r['clk_mhz']:g} MHz board clock: "
+                         f"{'met' if r['meets_clock'] else 'NOT MET'}")
     out = Path(r["out"])
     if r.get("bitstream"):
         lines.append(f"bitstream {out / r['bitstream']} ({r['bitstream_bytes']} bytes)")
@@ -126,6 +168,8 @@ def format_build(r) -> str:
 
 def _cmd_build(args) -> int:
     extra = {"RING_DEPTH": args.ring_depth} if args.ring_depth else {}
+    if args.core_mhz:
+        extra["CORE_CLK_HZ"] = int(round(args.core_mhz * 1e6))
     r = build(args.board, out=args.out, baud=args.baud, seed=args.seed, L=args.L, W=args.W,
               LUT3_DEPTH=args.lut3_depth, pack=not args.no_pack, **extra)
     print(json.dumps(r, indent=2) if args.json else format_build(r))
@@ -144,6 +188,8 @@ def register(board_subparsers):
     p.add_argument("--W", type=int, help="word width (default 16)")
     p.add_argument("--lut3-depth", type=int, help="LUT3 entries (default 4096)")
     p.add_argument("--ring-depth", type=int, help="command ring entries (default: the board's / uart_top's)")
+    p.add_argument("--core-mhz", type=float, help="run the engine and decoder core at this PLL clock (ULX3S; "
+                   "default: one domain at the board clock)")
     p.add_argument("--no-pack", action="store_true", help="stop after place and route")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_build)

@@ -2,7 +2,10 @@
 
 Pins (constraints/ulx3s.lpf): clk_25mhz, btn_pwr_n (btn[0], reset), ftdi_txd (in) / ftdi_rxd (out),
 led[7:0] (led[0] heartbeat, led[1] reset), wifi_gpio0 held high so the ESP32 leaves the board alone.
-No PLL: the design runs at 25 MHz (an EHXPLLL would give more, but the UART limits throughput anyway).
+Clocks: by default no PLL, one domain at 25 MHz (the HDL of the single-domain build). ``CORE_CLK_HZ`` (a keyword
+of :func:`board_ulx3s`, ``lutzip board build --core-mhz``) adds an EHXPLLL
+(:func:`lutzip.firmware.boards.pll_ecp5.pll_ecp5`) and runs the protocol engine and decoder core at its output,
+the UART at 25 MHz (:func:`lutzip.firmware.uart.uart_top_cdc.uart_top_cdc`; docs/PROTOCOL.md, section 7).
 """
 from myhdl import ResetSignal, Signal, always_comb, block, concat, intbv
 
@@ -19,7 +22,7 @@ def ports():
 
 @block
 def board_ulx3s(clk_25mhz, btn_pwr_n, ftdi_txd, ftdi_rxd, led, wifi_gpio0, BAUD=1_000_000, L=8, W=16,
-                LUT3_DEPTH=4096, top=None, **params):
+                LUT3_DEPTH=4096, top=None, CORE_CLK_HZ=None, **params):
     """The board design: :func:`lutzip.firmware.uart.uart_top.uart_top` behind the board's clock and pins.
 
     Parameters
@@ -35,16 +38,36 @@ def board_ulx3s(clk_25mhz, btn_pwr_n, ftdi_txd, ftdi_rxd, led, wifi_gpio0, BAUD=
     **params
         Further ``uart_top`` parameters (RING_DEPTH, MAX_PAYLOAD, ...).
     """
-    if top is None:
-        from lutzip.firmware.uart.uart_top import uart_top as top
+    # CORE_CLK_HZ: see the module docstring (MyHDL copies this docstring into the HDL, which must not change)
     rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high
     hb = Signal(bool(0))
     glue = board_glue(clk_25mhz, btn_pwr_n, rst, hb, BTN_ACTIVE_LOW=True, HB_BITS=25)
-    core = top(clk_25mhz, rst, ftdi_txd, ftdi_rxd, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, **params)
+    if CORE_CLK_HZ and CORE_CLK_HZ != CLK_HZ:
+        from lutzip.firmware.boards.pll import ecp5_pll
+        from lutzip.firmware.boards.pll_ecp5 import pll_ecp5
+        if top is None:
+            from lutzip.firmware.uart.uart_top_cdc import uart_top_cdc as top
+        core_clk, locked, unlocked = Signal(bool(0)), Signal(bool(0)), Signal(bool(1))
+        u_pll = pll_ecp5(clk_25mhz, core_clk, locked, F_IN=CLK_HZ, F_OUT=CORE_CLK_HZ)
+
+        @always_comb
+        def c_lock():
+            unlocked.next = not locked
+
+        core = top(clk_25mhz, rst, core_clk, ftdi_txd, ftdi_rxd, core_arst=unlocked, CLK_HZ=CLK_HZ,
+                   CORE_CLK_HZ=int(round(ecp5_pll(CLK_HZ, CORE_CLK_HZ).f_out)), BAUD=BAUD, L=L, W=W,
+                   LUT3_DEPTH=LUT3_DEPTH, **params)
+    else:
+        if top is None:
+            from lutzip.firmware.uart.uart_top import uart_top as top
+        core = top(clk_25mhz, rst, ftdi_txd, ftdi_rxd, CLK_HZ=CLK_HZ, BAUD=BAUD, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH,
+                   **params)
 
     @always_comb
     def leds():
         led.next = concat(intbv(0)[6:], rst, hb)
         wifi_gpio0.next = 1
 
+    if CORE_CLK_HZ and CORE_CLK_HZ != CLK_HZ:
+        return glue, u_pll, c_lock, core, leds
     return glue, core, leds

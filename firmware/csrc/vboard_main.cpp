@@ -2,6 +2,9 @@
 // Fast mode (default): the bytes of file descriptor FD feed proto_engine's byte streams (s_axis_* in, m_axis_* out).
 // Pin mode (-DPIN_MODE -DCLKS_PER_BIT=n): the bytes are serialised 8N1 onto uart_top's rx pin and its tx pin
 // is deserialised back, bit by bit, as a UART would.
+// Two clock domains (-DLINK_PS=a -DCORE_PS=b, fast mode): proto_engine_cdc, the byte streams at clk (period a ps)
+// and the engine at core_clk (period b ps), the PLL's simulation model: both clocks run from time 0, edges in time
+// order, coincident edges together.
 // Usage: vboard FD      (FD: the pseudo-terminal master; exits when stdin reaches EOF or FD hangs up)
 #include <cerrno>
 #include <cstdio>
@@ -62,7 +65,18 @@ int main(int argc, char** argv) {
     top->m_axis_tready = 1;
     top->s_axis_tvalid = 0;
 #endif
+#ifdef CORE_PS
+    unsigned long long t_link = 0, t_core = 0;   // time of each clock's next rising edge (ps)
+    top->core_clk = 0;
+    // the reset reaches the core domain's synchroniser through core clock edges too
+    for (int i = 0; i < 8; i++) {
+        while (t_core < t_link) { top->core_clk = 1; top->eval(); top->core_clk = 0; top->eval(); t_core += CORE_PS; }
+        top->clk = 1; if (t_core == t_link) { top->core_clk = 1; t_core += CORE_PS; }
+        top->eval(); top->clk = 0; top->core_clk = 0; top->eval(); t_link += LINK_PS;
+    }
+#else
     for (int i = 0; i < 8; i++) { top->clk = 1; top->eval(); top->clk = 0; top->eval(); }
+#endif
     top->rst = 0;
 #ifdef PIN_MODE
     // host-side UART models
@@ -104,8 +118,17 @@ int main(int argc, char** argv) {
             bool rxhs = v && top->s_axis_tready;
             bool txhs = top->m_axis_tvalid && top->m_axis_tready;
             unsigned char d = top->m_axis_tdata;
+#ifdef CORE_PS
+            // core edges before this link edge: they change only core-domain registers, so the link-side
+            // handshake sampled above still holds at the link edge
+            while (t_core < t_link) { top->core_clk = 1; top->eval(); top->core_clk = 0; top->eval(); t_core += CORE_PS; }
+            top->clk = 1; if (t_core == t_link) { top->core_clk = 1; t_core += CORE_PS; }
+            top->eval();
+            top->clk = 0; top->core_clk = 0; t_link += LINK_PS;
+#else
             top->clk = 1; top->eval();
             top->clk = 0;
+#endif
             cycles++;
             if (rxhs) inpos++;
             if (txhs) outbuf.push_back(d);

@@ -24,9 +24,12 @@ MODES = ("fast", "pin")
 #: 64 K-word replay buffer (docs/PROTOCOL.md, section 6; 256 KiB, a few seconds of MyHDL conversion and no
 #: measurable simulation cost): ``lutzip stream --sim --replay K`` measures the core's own rate; pin mode
 #: keeps the build without one (the iCEBreaker's).
+#: Fast mode runs the two-domain top (docs/PROTOCOL.md, section 7): the byte link at ``CLK_HZ``, the engine and
+#: core at ``CORE_CLK_HZ`` (the harness is the PLL's simulation model; 100 : 125 MHz, edges of both clocks in
+#: time order); ``CORE_CLK_HZ`` equal to ``CLK_HZ`` (or absent) builds the single-domain ``proto_engine``.
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                 FAST_CRC=True, REPLAY_WORDS=65536),
+                 FAST_CRC=True, REPLAY_WORDS=65536, CORE_CLK_HZ=125_000_000),
     "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
                 BAUD=3_000_000),
 }
@@ -91,6 +94,25 @@ def convert_top(top: str, hdl: str, path, params: dict, core_fn) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return convert(top=top, hdl=hdl, path=str(path), name=top, core=core_fn, **params)
+
+
+def two_domains(mode: str, params: dict) -> bool:
+    """True if ``params`` ask for the two-domain top: a ``CORE_CLK_HZ`` other than ``CLK_HZ`` (fast mode
+    only: the byte streams at ``CLK_HZ``, the engine at ``CORE_CLK_HZ``; docs/PROTOCOL.md, section 7)."""
+    core = params.get("CORE_CLK_HZ")
+    if not core or core == params["CLK_HZ"]:
+        return False
+    if mode != "fast":
+        raise VBoardError("CORE_CLK_HZ (a second clock domain) is supported in fast mode only")
+    return True
+
+
+def clock_ps(hz: int) -> int:
+    """The period of a ``hz`` clock in whole picoseconds (the harness's time unit; >= 2)."""
+    ps = round(1e12 / hz)
+    if ps < 2:
+        raise VBoardError(f"clock {hz} Hz is too fast for the harness (period < 2 ps)")
+    return ps
 
 
 def log(msg: str, quiet: bool):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lutzip.cache import atomic_dir
 from lutzip.vboard.base import SimBoard, VBoardError, build_dir, check_mode, convert_top, firmware_path, log, \
-    tool_version
+    tool_version, two_domains
 
 GHDL_FLAGS = ["--std=08", "-frelaxed", "-Wno-hide", "-Wno-shared"]
 
@@ -43,6 +43,8 @@ def build_ghdl(mode, params, core=None, quiet=True) -> Path:
         ``vboard_tb`` there.
     """
     check_mode(mode)
+    if two_domains(mode, params):
+        raise VBoardError("the GHDL virtual board runs one clock domain: leave CORE_CLK_HZ out (or use --hdl verilog)")
     if shutil.which("ghdl") is None:
         raise VBoardError("ghdl is not installed (apt-get install ghdl, or use --hdl verilog)")
     from lutzip.firmware.engine.proto_engine import get_core
@@ -96,6 +98,7 @@ class GhdlBoard(SimBoard):
     def default_params(cls, mode):
         p = super().default_params(mode)
         p["FAST_CRC"] = False       # GHDL runs the VHDL exactly as boards get it
+        p.pop("CORE_CLK_HZ", None)  # the GHDL bench drives the single-domain tops only
         if p.get("REPLAY_WORDS"):
             p["REPLAY_WORDS"] = min(p["REPLAY_WORDS"], 4096)   # a small replay buffer: GHDL is slow
         if mode == "pin":

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from lutzip.cache import atomic_dir
-from lutzip.vboard.base import DEFAULT_PARAMS, SimBoard, VBoardError, build_dir, check_mode, convert_top, \
-    firmware_path, log, tool_version
+from lutzip.vboard.base import DEFAULT_PARAMS, SimBoard, VBoardError, build_dir, check_mode, clock_ps, \
+    convert_top, firmware_path, log, tool_version, two_domains
 
 #: C++ compiler flags of the harness and the Verilated model.
 CFLAGS = "-O3 -march=native"
@@ -43,12 +43,15 @@ def build_verilator(mode="fast", params=None, core=None, quiet=True) -> Path:
     cflags = CFLAGS
     if mode == "pin":
         cflags += f" -DPIN_MODE -DCLKS_PER_BIT={params['CLK_HZ'] // params['BAUD']}"
+    two = two_domains(mode, params)
+    if two:
+        cflags += f" -DLINK_PS={clock_ps(params['CLK_HZ'])} -DCORE_PS={clock_ps(params['CORE_CLK_HZ'])}"
     d = build_dir("verilator", mode, params, core_fn, cflags, tool_version(["verilator", "--version"]))
     exe = d / "vboard"
     if exe.exists():
         return exe
     log(f"lutzip: building the virtual board ({mode} mode, Verilator) in {d} ...", quiet)
-    top = "proto_engine" if mode == "fast" else "uart_top"
+    top = ("proto_engine_cdc" if two else "proto_engine") if mode == "fast" else "uart_top"
 
     def build(tmp: Path):
         vfile = convert_top(top, "verilog", tmp, params, core_fn)
