@@ -352,3 +352,27 @@ def test_fifo_converted_sweep(tmp_path):
     (tmp_path / "g").mkdir()
     _icarus(tmp_path / "v", ratios, n=5000)
     _ghdl(tmp_path / "g", ratios, n=3000)
+
+
+@pytest.mark.parametrize("hdl", ["verilog", "vhdl"])
+def test_sync_blocks_convert_and_analyse(tmp_path, hdl):
+    """Flag, pulse and reset synchronisers convert; the VHDL analyses in GHDL (--std=08), the Verilog in Icarus."""
+    tool = "ghdl" if hdl == "vhdl" else "iverilog"
+    b = [Signal(bool(0)) for _ in range(7)]
+    extra = {"std_logic_ports": True} if hdl == "vhdl" else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        files = [convert_block(cdc_flag(b[0], b[1], b[2], STAGES=3), tmp_path, "flag_t", hdl, **extra),
+                 convert_block(cdc_pulse(b[0], b[1], b[2], b[3], b[4], b[5], b[6]), tmp_path, "pulse_t", hdl,
+                               **extra),
+                 convert_block(cdc_reset(b[0], b[1], b[2], STAGES=3), tmp_path, "reset_t", hdl, **extra)]
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} not installed")
+    if hdl == "vhdl":
+        pkgs = sorted(str(p) for p in tmp_path.glob("pck_myhdl_*.vhd"))
+        r = subprocess.run(["ghdl", "-a", "--std=08", *pkgs, *map(str, files)], cwd=tmp_path, capture_output=True,
+                           text=True)
+    else:
+        r = subprocess.run(["iverilog", "-g2012", "-o", str(tmp_path / "a.out"), *map(str, files)],
+                           capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -44,6 +44,8 @@ def test_replay_on_the_two_domain_board_is_bit_exact_at_the_core_rate():
     ident, big, r = _replay_rate(None)
     core_hz = base.DEFAULT_PARAMS["fast"]["CORE_CLK_HZ"]
     assert ident.clk_hz == core_hz                    # IDENT CLK_HZ: the clock the counters count
+    assert ident.link_clk_hz == base.DEFAULT_PARAMS["fast"]["CLK_HZ"]      # and the link's (24-byte IDENT)
+    assert "core at 125 MHz" in ident.link_text()
     assert r["ok"] and r["words"] == 4 * big.numel and r["busy"] <= r["cycles"]
     print(f"\ntwo-domain virtual board (link 100 MHz, core {core_hz / 1e6:g} MHz): {big.name} x 4 passes "
           f"{r['weights_per_cycle']:.4f} words per core cycle")
@@ -64,8 +66,30 @@ def test_core_slower_than_the_link():
     assert s["ok"]
 
 
-def test_ghdl_refuses_two_domains():
-    from lutzip.vboard.ghdl import build_ghdl
-    p = dict(base.DEFAULT_PARAMS["fast"])
-    with pytest.raises(base.VBoardError, match="one clock domain"):
-        build_ghdl("fast", p)
+def test_ident_with_and_without_the_link_clock():
+    from lutzip.link import protocol as link
+    i1 = link.Ident(2, 8, 16, 4096, 4096, 1024, 125_000_000, 0, 65536)
+    i2 = link.Ident(2, 8, 16, 4096, 4096, 1024, 125_000_000, 0, 65536, 100_000_000)
+    p1, p2 = link.encode_ident(i1), link.encode_ident(i2)
+    assert (len(p1), len(p2)) == (20, 24)
+    assert link.parse_ident(link.Frame(link.IDENT, 0, 0, p1)) == i1
+    assert link.parse_ident(link.Frame(link.IDENT, 0, 0, p2)) == i2
+    for bad in (p1[:19], p2 + b"\0", p1 + b"\0\0"):
+        with pytest.raises(link.ProtocolError):
+            link.parse_ident(link.Frame(link.IDENT, 0, 0, bad))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
+def test_ghdl_two_domain_board_runs_the_vhdl():
+    """GHDL on the converted VHDL of proto_engine_cdc (the bench drives both clocks, 100 : 125 MHz)."""
+    from lutzip.vboard import VirtualBoard
+    rng = np.random.default_rng(3)
+    c = codec.compress({"w": np.rint(rng.laplace(0, 20, 3000)).astype(np.int16)}, stripe_len=512)
+    with VirtualBoard(hdl="vhdl", mode="fast", params={"CORE_CLK_HZ": 125_000_000}) as vb, \
+            UartBoard(vb.port, timeout=60, simulated=True) as b:
+        ident = b.identify()
+        s = stream_container(b, c, "full", progress=False)
+        r = replay_container(b, c, 2)
+    assert (ident.clk_hz, ident.link_clk_hz) == (125_000_000, 100_000_000)
+    assert s["ok"] and r["ok"] and r["words"] == 2 * 3000

@@ -9,6 +9,7 @@ Xilinx (Arty A7):   MyHDL -> Verilog + XDC + Vivado batch Tcl in the output fold
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from lutzip.firmware.axi.build import ZYNQ_BOARDS, build_zynq, format_zynq  # AX
 __all__ = ["build", "format_build", "register"]
 
 #: Boards whose top takes ``CORE_CLK_HZ`` (a PLL and the two-domain top, docs/PROTOCOL.md section 7).
-PLL_BOARDS = ("ulx3s",)
+PLL_BOARDS = ("ulx3s", "icebreaker")
 
 
 def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=None, top=None, pack=True,
@@ -117,17 +118,17 @@ def core_clk_hz(b, top_params) -> float:
         return ecp5_pll(b.clk_hz, want).f_out
     if b.family == "ice40":
         return ice40_pll(b.clk_hz, want).f_out
-    raise UnsupportedError(f"{b.title}: no PLL in the board top (CORE_CLK_HZ is supported on the ULX3S)")
+    raise UnsupportedError(f"{b.title}: no PLL in the board top (CORE_CLK_HZ: {', '.join(PLL_BOARDS)})")
 
 
 def clock_domains(fmax_by_clock, link_hz, core_hz) -> dict:
-    """nextpnr's Fmax per clock net grouped into the two domains: ``core`` (the PLL output's net, named after
-    the PLL block) and ``link`` (every other clock net: the board clock). Each: ``fmax_mhz`` (the slowest net
+    """nextpnr's Fmax per clock net grouped into the two domains: ``core`` (the PLL output's net, the PLL
+    block's ``clk_out``) and ``link`` (every other clock net: the board clock). Each: ``fmax_mhz`` (the slowest net
     of the domain; None if nextpnr reported none), ``target_mhz``, ``nets``."""
     dom = {"link": {"target_mhz": round(link_hz / 1e6, 3), "nets": {}},
            "core": {"target_mhz": round(core_hz / 1e6, 3), "nets": {}}}
     for net, f in fmax_by_clock.items():
-        dom["core" if "pll" in net.lower() else "link"]["nets"][net] = f
+        dom["core" if re.search(r"pll.*clk_out", net.lower()) else "link"]["nets"][net] = f
     for d in dom.values():
         d["fmax_mhz"] = min(d["nets"].values()) if d["nets"] else None
     return dom
@@ -188,8 +189,8 @@ def register(board_subparsers):
     p.add_argument("--W", type=int, help="word width (default 16)")
     p.add_argument("--lut3-depth", type=int, help="LUT3 entries (default 4096)")
     p.add_argument("--ring-depth", type=int, help="command ring entries (default: the board's / uart_top's)")
-    p.add_argument("--core-mhz", type=float, help="run the engine and decoder core at this PLL clock (ULX3S; "
-                   "default: one domain at the board clock)")
+    p.add_argument("--core-mhz", type=float, help="run the engine and decoder core at this PLL clock (ULX3S, "
+                   "iCEBreaker; default: one domain at the board clock)")
     p.add_argument("--no-pack", action="store_true", help="stop after place and route")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_build)

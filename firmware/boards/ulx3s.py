@@ -5,7 +5,9 @@ led[7:0] (led[0] heartbeat, led[1] reset), wifi_gpio0 held high so the ESP32 lea
 Clocks: by default no PLL, one domain at 25 MHz (the HDL of the single-domain build). ``CORE_CLK_HZ`` (a keyword
 of :func:`board_ulx3s`, ``lutzip board build --core-mhz``) adds an EHXPLLL
 (:func:`lutzip.firmware.boards.pll_ecp5.pll_ecp5`) and runs the protocol engine and decoder core at its output,
-the UART at 25 MHz (:func:`lutzip.firmware.uart.uart_top_cdc.uart_top_cdc`; docs/PROTOCOL.md, section 7).
+the UART at 25 MHz (:func:`lutzip.firmware.uart.uart_top_cdc.uart_top_cdc`; docs/PROTOCOL.md, section 7), with the
+decoder core's vector front (:func:`lutzip.firmware.engine.core_vector.core_vector`: the window front's LUT1
+loop places at about 45 MHz).
 """
 from myhdl import ResetSignal, Signal, always_comb, block, concat, intbv
 
@@ -46,7 +48,10 @@ def board_ulx3s(clk_25mhz, btn_pwr_n, ftdi_txd, ftdi_rxd, led, wifi_gpio0, BAUD=
         from lutzip.firmware.boards.pll import ecp5_pll
         from lutzip.firmware.boards.pll_ecp5 import pll_ecp5
         if top is None:
+            from lutzip.firmware.engine.core_vector import core_vector
             from lutzip.firmware.uart.uart_top_cdc import uart_top_cdc as top
+            params.setdefault("core", core_vector)     # the front that places at >= 100 MHz
+            params.setdefault("CORE_IN_REG", True)     # the replay buffer's read ends in flip-flops
         core_clk, locked, unlocked = Signal(bool(0)), Signal(bool(0)), Signal(bool(1))
         u_pll = pll_ecp5(clk_25mhz, core_clk, locked, F_IN=CLK_HZ, F_OUT=CORE_CLK_HZ)
 

@@ -19,13 +19,14 @@ def cdc_reset(clk, arst, rst, STAGES=3):
         Release flip-flops, >= 2.
     """
     assert STAGES >= 2
-    sh = Signal(intbv((1 << STAGES) - 1)[STAGES:])
+    ONES = (1 << STAGES) - 1
+    sh = Signal(intbv(ONES)[STAGES:])
     zero = Signal(bool(0))
 
     @always(clk.posedge, arst.posedge)
     def c_sh():
         if arst:
-            sh.next = (1 << STAGES) - 1
+            sh.next = ONES
         else:
             sh.next = concat(sh[STAGES - 1:0], zero)
 

@@ -8,6 +8,16 @@ gives the words of a replay buffer in block RAM (docs/PROTOCOL.md, section 6;
 the HDL it did before the buffer existed (the replay build uses its own frame parser and response framer,
 ``frame_rx_replay`` / ``resp_framer_replay``); else a power of two from 256 to 2**22, and the board reports
 protocol version 2 and the buffer size in its IDENT frame.
+
+Core input register: the keyword ``CORE_IN_REG`` (default False) puts a two-entry register slice
+(:func:`lutzip.firmware.axi.axis_skid.axis_skid`, full throughput, one cycle more latency) in front of the decoder
+core's input stream, so that the replay buffer's block-RAM read and its multiplexer end in flip-flops (the
+two-domain ULX3S build at 100 MHz); False converts to the HDL of before.
+
+Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
+(:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
+link's clock; the IDENT frame then carries it as a trailing u32 (24 bytes instead of 20). 0 converts to the HDL
+of before.
 """
 import os
 
@@ -66,7 +76,8 @@ def ports():
 @block
 def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                 core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0):
+                 core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
+                 CORE_IN_REG=False):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -214,10 +225,21 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         u_ld = table_loader(clk, rst_all, ring_tdata, ring_tvalid, ring_tready,
                             core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
                             tbl_we, tbl_sel, tbl_addr, tbl_wdata, busy, stripes_done, res_idle, barrier_req)
-    u_core = core(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
-                  core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
-                  tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
-                  L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+    if CORE_IN_REG:
+        from lutzip.firmware.engine.core_in_reg import core_in_reg
+        k_tdata = Signal(intbv(0)[32:])
+        k_tvalid, k_tready, k_tlast = [Signal(bool(0)) for _ in range(3)]
+        u_core = [core_in_reg(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
+                              k_tdata, k_tvalid, k_tready, k_tlast),
+                  core(clk, rst_all, k_tdata, k_tvalid, k_tready, k_tlast,
+                       core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
+                       tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
+                       L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)]
+    else:
+        u_core = core(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
+                      core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
+                      tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
+                      L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
     u_res = result_path(clk, rst_all, mode_words,
                         core_m_tdata, res_tvalid if REPLAY_WORDS else core_m_tvalid,
                         res_tready if REPLAY_WORDS else core_m_tready, core_m_tlast, core_m_tuser,
@@ -231,7 +253,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                           core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
                           link_err, rx_hs, tx_hs, counters, BITS=COUNTER_BITS)
     fr_params = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
-                     CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC)
+                     CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ)
     if REPLAY_WORDS:
         u_fr = resp_framer_replay(clk, rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                                   ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,

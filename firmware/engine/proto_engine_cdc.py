@@ -51,10 +51,11 @@ def proto_engine_cdc(clk, rst, core_clk, s_axis_tdata, s_axis_tvalid, s_axis_tre
     CORE_CLK_HZ : int
         Frequency of ``core_clk`` (the engine's ``CLK_HZ``).
     **params
-        The other :func:`proto_engine` parameters (``CLK_HZ`` is replaced by ``CORE_CLK_HZ``).
+        The other :func:`proto_engine` parameters; ``CLK_HZ`` (the link clock) becomes the engine's
+        ``LINK_CLK_HZ`` (IDENT reports both clocks), the engine's ``CLK_HZ`` is ``CORE_CLK_HZ``.
     """
     params = dict(params)
-    params.pop("CLK_HZ", None)
+    link_hz = params.pop("CLK_HZ", 0)
     core_rst = Signal(bool(1))
     arst = Signal(bool(1))
     c_sd, c_md = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
@@ -76,7 +77,7 @@ def proto_engine_cdc(clk, rst, core_clk, s_axis_tdata, s_axis_tvalid, s_axis_tre
     u_rx = cdc_fifo(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                     core_clk, core_rst, c_sd, c_sv, c_sr, rx_fill, DEPTH=BYTE_FIFO_DEPTH)
     u_eng = proto_engine(core_clk, core_rst, c_sd, c_sv, c_sr, c_md, c_mv, c_mr, c_idle,
-                         CLK_HZ=CORE_CLK_HZ, **params)
+                         CLK_HZ=CORE_CLK_HZ, LINK_CLK_HZ=link_hz, **params)
     u_tx = cdc_fifo(core_clk, core_rst, c_md, c_mv, c_mr,
                     clk, rst, m_axis_tdata, m_axis_tvalid, m_axis_tready, tx_fill, DEPTH=BYTE_FIFO_DEPTH)
 

@@ -27,7 +27,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready,
                 counters, idle, res_idle,
                 L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                FAST_CRC=False):
+                FAST_CRC=False, LINK_CLK_HZ=0):
     """Board -> host frames, one byte per cycle on ``m_axis_*``.
 
     Parameters
@@ -56,6 +56,10 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
         CRCs through table ROMs (see :func:`lutzip.firmware.engine.crc32_byte.crc32_byte`).
     """
     IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
+    # LINK_CLK_HZ (two-domain tops, docs/PROTOCOL.md section 7): IDENT grows by a u32, the link clock
+    IDENT_LEN = 24 if LINK_CLK_HZ else 20
+    PSR_BITS = 8 * max(20, IDENT_LEN)
+    IDENT_VAL = IDENT_VAL | (LINK_CLK_HZ & 0xFFFFFFFF) << 160
     WB = W // 8
     state = Signal(ST.F_IDLE)
     p_ack = Signal(bool(0))
@@ -73,7 +77,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
     stripe = Signal(modbv(0)[32:])
     idx = Signal(intbv(0)[3:])
     bsel = Signal(modbv(0)[1:])
-    psr = Signal(intbv(0)[160:])
+    psr = Signal(intbv(0)[PSR_BITS:])
     csr = Signal(intbv(0)[WIRE_BITS:])      # the counter being sent (COUNTERS frames)
     cidx = counters.idx              # its index (drives the counter bank's read port)
     cpos = Signal(modbv(0)[3:])
@@ -182,7 +186,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 m_axis_tdata.next = bb
                 if state == ST.F_IDLE:
                     if p_nack or p_ack or p_ident or p_cnt or p_res or s_axis_desc_tvalid:
-                        v = intbv(0)[160:]
+                        v = intbv(0)[PSR_BITS:]
                         dt = False
                         n = intbv(0)[16:]
                         t = intbv(0)[8:]
@@ -199,7 +203,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                         elif p_ident:
                             t[:] = IDENT
                             v[:] = IDENT_VAL
-                            n[:] = 20
+                            n[:] = IDENT_LEN
                             p_ident.next = ident_req
                         elif p_cnt:
                             t[:] = COUNTERS

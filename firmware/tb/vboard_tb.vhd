@@ -2,6 +2,8 @@
 -- Each request line is "D<hex bytes>"; the bench feeds them to the design, runs until the design is idle (or
 -- MAXC cycles) and answers "<idle 0|1><hex bytes the design sent>". A line "Q" ends the simulation.
 -- PIN = false: proto_engine byte ports; PIN = true: uart_top, bytes serialised 8N1 at CPB clocks per bit.
+-- CDC = true (fast mode): proto_engine_cdc, the byte link at clk (10 ns) and the engine at core_clk (half period
+-- CORE_HALF_PS ps: the PLL's model); a component, so that the single-domain build needs no such entity.
 library ieee;
 use ieee.std_logic_1164.all;
 use ieee.numeric_std.all;
@@ -10,7 +12,8 @@ use work.vboard_pkg.all;
 
 entity vboard_tb is
     generic (FIN : string := "in.fifo"; FOUT : string := "out.fifo"; MAXC : natural := 2000;
-             PIN : boolean := false; CPB : natural := 16);
+             PIN : boolean := false; CPB : natural := 16; CDC : boolean := false;
+             CORE_HALF_PS : natural := 5000);
 end entity vboard_tb;
 
 architecture sim of vboard_tb is
@@ -19,10 +22,27 @@ architecture sim of vboard_tb is
     signal s_axis_tvalid, s_axis_tready, m_axis_tvalid, m_axis_tready, idle : std_logic := '0';
     signal rx_line, tx_line : std_logic := '1';
     signal done : boolean := false;
+    signal core_clk : std_logic := '0';
+    component proto_engine_cdc is
+        port (clk, rst, core_clk : in std_logic;
+              s_axis_tdata : in std_logic_vector(7 downto 0); s_axis_tvalid : in std_logic;
+              s_axis_tready : out std_logic;
+              m_axis_tdata : out std_logic_vector(7 downto 0); m_axis_tvalid : out std_logic;
+              m_axis_tready : in std_logic; idle : out std_logic);
+    end component;
 begin
     clk <= not clk after 5 ns when not done else '0';
+    core_clk <= not core_clk after CORE_HALF_PS * 1 ps when CDC and not done else '0';
 
-    g_fast : if not PIN generate
+    g_cdc : if CDC and not PIN generate
+        dut : proto_engine_cdc
+            port map (clk => clk, rst => rst, core_clk => core_clk,
+                      s_axis_tdata => s_axis_tdata, s_axis_tvalid => s_axis_tvalid, s_axis_tready => s_axis_tready,
+                      m_axis_tdata => m_axis_tdata, m_axis_tvalid => m_axis_tvalid, m_axis_tready => m_axis_tready,
+                      idle => idle);
+    end generate;
+
+    g_fast : if not PIN and not CDC generate
         dut : entity work.proto_engine
             port map (clk => clk, rst => rst,
                       s_axis_tdata => s_axis_tdata, s_axis_tvalid => s_axis_tvalid, s_axis_tready => s_axis_tready,

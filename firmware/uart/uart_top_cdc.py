@@ -50,5 +50,6 @@ def uart_top_cdc(clk, rst, core_clk, uart_rx, uart_tx, idle=None, core_arst=None
     u_rx = uart_rx_block(clk, rst, uart_rx, rx_tdata, rx_tvalid, rx_tready, rx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
     u_tx = uart_tx_block(clk, rst, tx_tdata, tx_tvalid, tx_tready, uart_tx, tx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
     u_eng = proto_engine_cdc(clk, rst, core_clk, rx_tdata, rx_tvalid, rx_tready, tx_tdata, tx_tvalid, tx_tready,
-                             e_idle, core_arst=core_arst, CORE_CLK_HZ=CORE_CLK_HZ, BAUD=BAUD, **params)
+                             e_idle, core_arst=core_arst, CLK_HZ=CLK_HZ, CORE_CLK_HZ=CORE_CLK_HZ, BAUD=BAUD,
+                             **params)
     return glue, u_rx, u_tx, u_eng

@@ -48,6 +48,9 @@ class UartInfo(BoardInfo):
         Line rate of the board's UART (0: a byte-level link, one byte per clock).
     replay_words : int
         Words of the board's replay buffer (0: none; docs/PROTOCOL.md, section 6).
+    link_clk_hz : int
+        The link's clock when the core runs in a clock domain of its own (0: one domain, ``clk_hz``;
+        docs/PROTOCOL.md, section 7).
     """
 
     version: int = link.PROTOCOL_VERSION
@@ -55,9 +58,12 @@ class UartInfo(BoardInfo):
     max_payload: int = 0
     baud: int = 0
     replay_words: int = 0
+    link_clk_hz: int = 0
 
     def link_text(self) -> str:
         line = f"UART {self.baud} baud" if self.baud else "byte-level link"
+        if self.link_clk_hz:
+            line += f" at {self.link_clk_hz / 1e6:g} MHz, core at {self.clk_hz / 1e6:g} MHz"
         return line + (" (virtual board)" if self.simulated else "")
 
 
@@ -133,7 +139,8 @@ class UartBoard(BoardBase):
         if idn.W not in (8, 16) or not 1 <= idn.L <= 12:
             raise BoardProtocolError(f"board reports an impossible core (L={idn.L}, W={idn.W})")
         self.info = UartInfo(self.kind, idn.L, idn.W, idn.lut3_depth, idn.clk_hz, 1, idn.version,
-                             idn.ring_depth, idn.max_payload, idn.baud, replay_words=idn.replay_words)
+                             idn.ring_depth, idn.max_payload, idn.baud, replay_words=idn.replay_words,
+                             link_clk_hz=idn.link_clk_hz)
         return self.info
 
     def _info(self) -> UartInfo:

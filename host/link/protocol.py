@@ -206,6 +206,7 @@ class Ident:
     clk_hz: int
     baud: int
     replay_words: int = 0   # replay buffer (32-bit words; 0: none), protocol version 2
+    link_clk_hz: int = 0    # the byte link's clock when the core has its own (24-byte IDENT); 0: clk_hz
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -225,14 +226,19 @@ def _need(frame: Frame, size: int, what: str):
 
 
 def encode_ident(ident: Ident) -> bytes:
-    return IDENT_STRUCT.pack(ident.version, ident.L, ident.W, ident.lut3_depth, ident.ring_depth,
-                             ident.max_payload, ident.replay_words // REPLAY_UNIT, ident.clk_hz, ident.baud)
+    p = IDENT_STRUCT.pack(ident.version, ident.L, ident.W, ident.lut3_depth, ident.ring_depth,
+                          ident.max_payload, ident.replay_words // REPLAY_UNIT, ident.clk_hz, ident.baud)
+    return p + struct.pack("<I", ident.link_clk_hz) if ident.link_clk_hz else p
 
 
 def parse_ident(frame: Frame) -> Ident:
-    _need(frame, IDENT_STRUCT.size, "IDENT")
-    v, L, W, d3, rd, mp, rp, clk, baud = IDENT_STRUCT.unpack(frame.payload)
-    return Ident(v, L, W, d3, rd, mp, clk, baud, rp * REPLAY_UNIT if v >= REPLAY_PROTOCOL_VERSION else 0)
+    """An IDENT payload: 20 bytes, or 24 with the link clock of a two-domain board (docs/PROTOCOL.md, 3, 7)."""
+    if len(frame.payload) != IDENT_STRUCT.size + 4:
+        _need(frame, IDENT_STRUCT.size, "IDENT")
+    v, L, W, d3, rd, mp, rp, clk, baud = IDENT_STRUCT.unpack(frame.payload[:IDENT_STRUCT.size])
+    link_hz = struct.unpack("<I", frame.payload[IDENT_STRUCT.size:])[0] if len(frame.payload) > 20 else 0
+    return Ident(v, L, W, d3, rd, mp, clk, baud, rp * REPLAY_UNIT if v >= REPLAY_PROTOCOL_VERSION else 0,
+                 link_hz)
 
 
 def parse_ack(frame: Frame):

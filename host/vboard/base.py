@@ -27,9 +27,10 @@ MODES = ("fast", "pin")
 #: Fast mode runs the two-domain top (docs/PROTOCOL.md, section 7): the byte link at ``CLK_HZ``, the engine and
 #: core at ``CORE_CLK_HZ`` (the harness is the PLL's simulation model; 100 : 125 MHz, edges of both clocks in
 #: time order); ``CORE_CLK_HZ`` equal to ``CLK_HZ`` (or absent) builds the single-domain ``proto_engine``.
+#: ``CORE_IN_REG``: the register slice in front of the core, as in the two-domain ULX3S build.
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                 FAST_CRC=True, REPLAY_WORDS=65536, CORE_CLK_HZ=125_000_000),
+                 FAST_CRC=True, REPLAY_WORDS=65536, CORE_CLK_HZ=125_000_000, CORE_IN_REG=True),
     "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
                 BAUD=3_000_000),
 }

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lutzip.cache import atomic_dir
 from lutzip.vboard.base import SimBoard, VBoardError, build_dir, check_mode, convert_top, firmware_path, log, \
-    tool_version, two_domains
+    tool_version, two_domains, clock_ps
 
 GHDL_FLAGS = ["--std=08", "-frelaxed", "-Wno-hide", "-Wno-shared"]
 
@@ -43,8 +43,7 @@ def build_ghdl(mode, params, core=None, quiet=True) -> Path:
         ``vboard_tb`` there.
     """
     check_mode(mode)
-    if two_domains(mode, params):
-        raise VBoardError("the GHDL virtual board runs one clock domain: leave CORE_CLK_HZ out (or use --hdl verilog)")
+    two = two_domains(mode, params)
     if shutil.which("ghdl") is None:
         raise VBoardError("ghdl is not installed (apt-get install ghdl, or use --hdl verilog)")
     from lutzip.firmware.engine.proto_engine import get_core
@@ -55,12 +54,16 @@ def build_ghdl(mode, params, core=None, quiet=True) -> Path:
         return work
     log(f"lutzip: converting and analysing the virtual board VHDL ({mode} mode, GHDL) in {d} ...", quiet)
 
+    one = {k: v for k, v in params.items() if k != "CORE_CLK_HZ"}   # the single-domain tops' parameters
+
     def convert(tmp: Path):
-        eng = {k: v for k, v in params.items() if k != "BAUD"}
-        eng["BAUD"] = params["BAUD"] if mode == "pin" else 0
+        eng = {k: v for k, v in one.items() if k != "BAUD"}
+        eng["BAUD"] = one["BAUD"] if mode == "pin" else 0
         convert_top("proto_engine", "vhdl", tmp, dict(eng, BAUD=0) if mode == "pin" else eng, core_fn)
-        convert_top("uart_top", "vhdl", tmp, params if mode == "pin" else
-                    dict(params, CLK_HZ=16_000_000, BAUD=1_000_000), core_fn)
+        convert_top("uart_top", "vhdl", tmp, one if mode == "pin" else
+                    dict(one, CLK_HZ=16_000_000, BAUD=1_000_000), core_fn)
+        if two:
+            convert_top("proto_engine_cdc", "vhdl", tmp, dict(eng, CORE_CLK_HZ=params["CORE_CLK_HZ"]), core_fn)
         for f in TB_FILES:
             shutil.copyfile(firmware_path() / "tb" / f, tmp / f)
 
@@ -68,7 +71,8 @@ def build_ghdl(mode, params, core=None, quiet=True) -> Path:
     # their final place first, then the library is analysed elsewhere and moved beside them when complete
     src = atomic_dir(d / "src", convert)
     srcs = [str(p) for p in sorted(src.glob("pck_myhdl_*.vhd"))] + \
-        [str(src / f) for f in ("proto_engine.vhd", "uart_top.vhd", *TB_FILES)]
+        [str(src / f) for f in ("proto_engine.vhd", "uart_top.vhd", *(("proto_engine_cdc.vhd",) if two else ()),
+                                *TB_FILES)]
 
     def analyse(tmp: Path):
         for cmd in (["ghdl", "-a", *GHDL_FLAGS, "--workdir=.", *srcs],
@@ -98,7 +102,7 @@ class GhdlBoard(SimBoard):
     def default_params(cls, mode):
         p = super().default_params(mode)
         p["FAST_CRC"] = False       # GHDL runs the VHDL exactly as boards get it
-        p.pop("CORE_CLK_HZ", None)  # the GHDL bench drives the single-domain tops only
+        p.pop("CORE_CLK_HZ", None)  # one domain by default (GHDL is slow); CORE_CLK_HZ in params: two
         if p.get("REPLAY_WORDS"):
             p["REPLAY_WORDS"] = min(p["REPLAY_WORDS"], 4096)   # a small replay buffer: GHDL is slow
         if mode == "pin":
@@ -114,6 +118,10 @@ class GhdlBoard(SimBoard):
         os.mkfifo(fin)
         os.mkfifo(fout)
         gens = [f"-gFIN={fin}", f"-gFOUT={fout}", f"-gPIN={'true' if self.mode == 'pin' else 'false'}"]
+        if two_domains(self.mode, self.params):
+            # the bench's link clock is 10 ns (100 MHz); the core clock's half period follows the ratio
+            half = clock_ps(self.params["CORE_CLK_HZ"] * 100_000_000 // self.params["CLK_HZ"]) // 2
+            gens += ["-gCDC=true", f"-gCORE_HALF_PS={half}"]
         if self.mode == "pin":
             gens.append(f"-gCPB={self.params['CLK_HZ'] // self.params['BAUD']}")
         self.proc = subprocess.Popen(["ghdl", "-r", *GHDL_FLAGS, "--workdir=.", "vboard_tb", *gens,
