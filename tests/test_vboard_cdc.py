@@ -93,3 +93,13 @@ def test_ghdl_two_domain_board_runs_the_vhdl():
         r = replay_container(b, c, 2)
     assert (ident.clk_hz, ident.link_clk_hz) == (125_000_000, 100_000_000)
     assert s["ok"] and r["ok"] and r["words"] == 2 * 3000
+
+
+@needs_verilator
+@pytest.mark.slow
+def test_equal_clocks_build_the_single_domain_engine():
+    from lutzip.vboard import VirtualBoard
+    with VirtualBoard(mode="fast", params={"CORE_CLK_HZ": 100_000_000}) as vb, \
+            UartBoard(vb.port, timeout=30, simulated=True) as b:
+        ident = b.identify()
+    assert (ident.clk_hz, ident.link_clk_hz) == (100_000_000, 0)     # 20-byte IDENT: one domain

@@ -54,7 +54,8 @@ def build_verilator(mode="fast", params=None, core=None, quiet=True) -> Path:
     top = ("proto_engine_cdc" if two else "proto_engine") if mode == "fast" else "uart_top"
 
     def build(tmp: Path):
-        vfile = convert_top(top, "verilog", tmp, params, core_fn)
+        conv = params if two else {k: v for k, v in params.items() if k != "CORE_CLK_HZ"}   # one domain
+        vfile = convert_top(top, "verilog", tmp, conv, core_fn)
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial",
                "fast", "--noassert", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--prefix", "Vtop", "--top-module",
                top, vfile, str(firmware_path() / "csrc" / "vboard_main.cpp"), "-CFLAGS", cflags,
