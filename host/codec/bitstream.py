@@ -1,14 +1,15 @@
 """Stripe bit streams: pack symbols into stripes and decode them back (docs/FORMAT.md, section 3).
 
-The kernels here are compiled with numba; they read only the stripe words and the table set, never the
-encoder's internal state, so the decoder is an independent check of the encoder. :func:`decode_stripes` runs
-the C kernel of :mod:`lutzip.codec.fastdec` when it is available (same words, same errors) and this module's
-numba kernel, the reference, otherwise or with ``kernel="numba"``.
+The stripe coder (:class:`StripeEncoder`) runs the C kernel of :mod:`lutzip.codec.fastenc` (numba's kernel of
+:mod:`lutzip.codec._encnumba` when there is no C compiler); it reads only the table set, and the decoders read
+only the stripe words and the table set, so decoding is an independent check of the encoder.
+:func:`decode_stripes` runs the C kernel of :mod:`lutzip.codec.fastdec` when it is available (same words, same
+errors) and the numba reference kernel ``_decode_kernel`` (now in :mod:`lutzip.codec._encnumba`, still
+importable from here) otherwise or with ``kernel="numba"``. Importing this module does not import numba.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from lutzip.errors import DecodeError, TableError
 from lutzip.codec.tables import LUT, RANGE, ZRUN, TableSet
@@ -16,6 +17,15 @@ from lutzip.codec.tables import LUT, RANGE, ZRUN, TableSet
 from lutzip.codec.decode import (ERR_BAD_HEADER, ERR_COUNT, ERR_INVALID_PREFIX, ERR_LEFTOVER,  # noqa: F401
                                  ERR_LUT3_RANGE, ERR_OK, ERR_OVERRUN, ERR_PADDING, ERR_UNREPRESENTABLE,
                                  ERR_ZRUN_OVERFLOW, ERROR_TEXT, MAX_STRIPE_WORDS, STRIPE_MARKER, decode_stripes)
+from lutzip.codec.fastenc import kernels
+
+
+def __getattr__(name):
+    """The numba kernels that lived here (``_decode_kernel``, ``_encode_kernel``): imported on first use."""
+    if name in ("_decode_kernel", "_encode_kernel"):
+        from lutzip.codec import _encnumba
+        return getattr(_encnumba, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ----------------------------------------------------------------------------------------------- encoder
@@ -57,86 +67,12 @@ def zero_run_plan(tables: TableSet, max_run: int):
     """
     bits, length = symbol_table(tables)
     zr = [(j, cl) for j, cl in enumerate(tables.classes) if cl.kind == ZRUN]
-    return _zero_run_dp(int(max_run), int(length[0]), np.array([j for j, _ in zr], np.int64),
+    return kernels()._zero_run_dp(int(max_run), int(length[0]), np.array([j for j, _ in zr], np.int64),
                         np.array([cl.k for _, cl in zr], np.int64), np.array([cl.total for _, cl in zr], np.int64))
 
 
-@njit(cache=True)
-def _zero_run_dp(max_run, single, zj, zk, ztot):
-    inf = 1 << 60
-    cost = np.full(max_run + 1, inf, np.int64)
-    choice = np.full(max_run + 1, -2, np.int64)
-    cost[0] = 0
-    for r in range(1, max_run + 1):
-        if single > 0 and cost[r - 1] + single < cost[r]:
-            cost[r] = cost[r - 1] + single
-            choice[r] = -1
-        for i in range(zj.shape[0]):
-            m = min(r, 1 << zk[i])
-            if cost[r - m] + ztot[i] < cost[r]:
-                cost[r] = cost[r - m] + ztot[i]
-                choice[r] = zj[i]
-    return choice, cost
 
 
-@njit(cache=True)
-def _encode_kernel(words, S, sym_bits, sym_len, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words):
-    n = words.shape[0]
-    n_stripes = stripe_words.shape[0]
-    p = 0
-    for s in range(n_stripes):
-        lo = s * S
-        hi = min(n, lo + S)
-        start = p
-        out[p] = np.uint32(0x4C5A0000 | (hi - lo - 1))
-        p += 1
-        acc = np.uint64(0)
-        nacc = 0
-        i = lo
-        while i < hi:
-            v = words[i]
-            if has_zrun and v == 0:
-                r = 1
-                while i + r < hi and words[i + r] == 0:
-                    r += 1
-                i += r
-                while r > 0:
-                    ch = zr_choice[r]
-                    if ch == -2:
-                        return -1 - (i - r)
-                    if ch == -1:
-                        b = sym_bits[0]
-                        ln = sym_len[0]
-                        r -= 1
-                    else:
-                        m = min(r, 1 << zr_k[ch])
-                        b = zr_bits[ch] | np.uint64(m - 1)
-                        ln = zr_len[ch]
-                        r -= m
-                    acc = (acc << np.uint64(ln)) | b
-                    nacc += ln
-                    if nacc >= 32:
-                        nacc -= 32
-                        out[p] = np.uint32((acc >> np.uint64(nacc)) & np.uint64(0xFFFFFFFF))
-                        p += 1
-                        acc &= (np.uint64(1) << np.uint64(nacc)) - np.uint64(1)
-                continue
-            ln = sym_len[v]
-            if ln == 0:
-                return -1 - i
-            acc = (acc << np.uint64(ln)) | sym_bits[v]
-            nacc += ln
-            if nacc >= 32:
-                nacc -= 32
-                out[p] = np.uint32((acc >> np.uint64(nacc)) & np.uint64(0xFFFFFFFF))
-                p += 1
-                acc &= (np.uint64(1) << np.uint64(nacc)) - np.uint64(1)
-            i += 1
-        if nacc > 0:
-            out[p] = np.uint32((acc << np.uint64(32 - nacc)) & np.uint64(0xFFFFFFFF))
-            p += 1
-        stripe_words[s] = p - start
-    return p
 
 
 class StripeEncoder:
@@ -161,6 +97,8 @@ class StripeEncoder:
         self.stripe_len = int(stripe_len)
         self.sym_bits, sym_len = symbol_table(tables)
         self.sym_len = sym_len.astype(np.int64)
+        #: the C coder's table: ``bits << 8 | length`` per value
+        self.sym = (self.sym_bits << np.uint64(8)) | sym_len.astype(np.uint64)
         codes = tables.codes()
         self.has_zrun = any(cl.kind == ZRUN for cl in tables.classes)
         # the plan of runs up to r does not depend on the longest run planned: one plan for every part
@@ -187,15 +125,22 @@ class StripeEncoder:
         stripe_words : numpy.ndarray of uint32
             Number of 32-bit words of each stripe, header included.
         """
-        flat = np.ascontiguousarray(words).reshape(-1).astype(np.uint16, copy=False)
+        flat = np.ascontiguousarray(words).reshape(-1)
+        k = kernels()
+        if flat.dtype != np.uint8 or not hasattr(k, "encode"):
+            flat = flat.astype(np.uint16, copy=False)
         if flat.size and int(flat.max()) >> self.tables.word_bits:
             raise TableError(f"value {int(flat.max())} does not fit {self.tables.word_bits}-bit words")
         S = self.stripe_len
         n_stripes = -(-flat.size // S)
-        out = np.zeros(flat.size + 2 * n_stripes + 1, np.uint32)
+        out = np.empty(flat.size + 2 * n_stripes + 1, np.uint32)
         stripe_words = np.zeros(n_stripes, np.uint32)
-        p = _encode_kernel(flat, S, self.sym_bits, self.sym_len, self.has_zrun, self.zr_choice, self.zr_bits,
-                           self.zr_len, self.zr_k, out, stripe_words)
+        if hasattr(k, "encode"):
+            p = k.encode(flat, S, self.sym, self.has_zrun, self.zr_choice, self.zr_bits, self.zr_len, self.zr_k, out,
+                         stripe_words)
+        else:
+            p = k._encode_kernel(flat, S, self.sym_bits, self.sym_len, self.has_zrun, self.zr_choice, self.zr_bits,
+                                 self.zr_len, self.zr_k, out, stripe_words)
         if p < 0:
             i = -1 - p
             raise TableError(f"word {first_word + i} (value {int(flat[i]):#x}) is not covered by any class of "
@@ -230,72 +175,5 @@ def encode_stripes(words: np.ndarray, tables: TableSet, stripe_len: int):
 
 
 # ----------------------------------------------------------------------------------------------- decoder
-@njit(cache=True)
-def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params, lut3, out, err):
-    n_stripes = starts.shape[0]
-    mask64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-    for s in range(n_stripes):
-        base = starts[s]
-        end = base + nwords[s]
-        lo = s * S
-        n_exp = min(S, n_total - lo)
-        hdr = words[base]
-        err[1] = s
-        if (hdr >> 16) != 0x4C5A:
-            err[2] = 0
-            return 1
-        if (hdr & 0xFFFF) + 1 != n_exp:
-            err[2] = 0
-            return 2
-        pos = base + 1
-        acc = np.uint64(0)
-        have = 0
-        o = lo
-        hi = lo + n_exp
-        while o < hi:
-            while have <= 32 and pos < end:
-                acc |= np.uint64(words[pos]) << np.uint64(32 - have)
-                have += 32
-                pos += 1
-            err[2] = o - lo
-            prefix = acc >> np.uint64(64 - L)
-            e = lut1[prefix]
-            if (e >> 14) & 1 == 0:
-                return 3
-            tot = e & 63
-            if tot > have:
-                return 4
-            cls = (e >> 10) & 15
-            c = (e >> 6) & 15
-            k = ks[cls]
-            if k > 0:
-                idx = ((acc << np.uint64(c)) & mask64) >> np.uint64(64 - k)
-            else:
-                idx = np.uint64(0)
-            acc = (acc << np.uint64(tot)) & mask64
-            have -= tot
-            kind = kinds[cls]
-            if kind == 0:
-                a = params[cls] + np.int64(idx)
-                if a >= lut3.shape[0]:
-                    return 5
-                out[o] = lut3[a]
-                o += 1
-            elif kind == 1:
-                out[o] = np.uint16(params[cls] + np.int64(idx))
-                o += 1
-            else:
-                m = np.int64(idx) + 1
-                if o + m > hi:
-                    return 6
-                for t in range(m):
-                    out[o + t] = 0
-                o += m
-        err[2] = n_exp
-        if pos < end or have >= 32:
-            return 7
-        if have > 0 and acc != 0:
-            return 8
-    return 0
 
 

@@ -35,9 +35,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from lutzip.codec.bitstream import MAX_STRIPE_WORDS
+from lutzip.codec.decode import MAX_STRIPE_WORDS
+from lutzip.codec.fastenc import kernels as _k
 from lutzip.errors import TableError
 from lutzip.codec.huffman import limited_code_lengths
 from lutzip.codec.tables import LUT, MAX_CLASSES, MAX_CODE_LEN, MAX_LUT3, MAX_LUT_K, MAX_ZRUN_K, RANGE, ZRUN, ClassSpec, TableSet
@@ -110,20 +110,6 @@ def greedy_tableset(words: np.ndarray, word_bits: int, L: int = 8, lut3_max: int
 
 
 # ------------------------------------------------------------------------------------------------ statistics
-@njit(cache=True)
-def _run_histogram(words, S, out):
-    n = words.shape[0]
-    i = 0
-    while i < n:
-        if words[i] != 0:
-            i += 1
-            continue
-        end = min(n, (i // S + 1) * S)
-        r = 1
-        while i + r < end and words[i + r] == 0:
-            r += 1
-        out[r] += 1
-        i += r
 
 
 @dataclass
@@ -141,10 +127,15 @@ class Stats:
         flat = np.ascontiguousarray(words).reshape(-1)
         if flat.dtype not in (np.uint8, np.uint16):     # 8-bit words are counted as they are (no 2x copy)
             flat = flat.astype(np.uint16)
-        hist = histogram(flat, word_bits)
         runs = np.zeros(min(stripe_len, max(flat.size, 1)) + 1, np.int64)
+        k = _k()
+        if hasattr(k, "stats") and flat.dtype.itemsize * 8 == word_bits:     # C: histogram and runs in one pass
+            hist = np.zeros(1 << word_bits, np.int64)
+            k.stats(flat, stripe_len, hist, runs)
+            return cls(word_bits, hist, runs, -(-flat.size // stripe_len), stripe_len)
+        hist = histogram(flat, word_bits)
         if hist[0]:
-            _run_histogram(flat, stripe_len, runs)
+            k._run_histogram(flat, stripe_len, runs)
         return cls(word_bits, hist, runs, -(-flat.size // stripe_len), stripe_len)
 
     @property
@@ -174,35 +165,8 @@ def table_bits(ts: TableSet) -> int:
     return TABLE_HEAD_BITS + CLASS_BITS * len(ts.classes) + min(LUT3_BITS, ts.word_bits) * len(ts.lut3)
 
 
-@njit(cache=True)
-def _lengths(size, kinds, ks, params, totals, lut3):
-    """Cheapest single-word symbol length of every value (0 = not covered); as bitstream.symbol_table."""
-    best = np.zeros(size, np.int64)
-    for j in range(kinds.shape[0]):
-        if kinds[j] == 2:
-            continue
-        n = 1 << ks[j]
-        for i in range(n):
-            v = lut3[params[j] + i] if kinds[j] == 0 else params[j] + i
-            if best[v] == 0 or totals[j] < best[v]:
-                best[v] = totals[j]
-    return best
 
 
-@njit(cache=True)
-def _zrun_costs(maxr, single, zk, ztot):
-    """Least bits of a run of ``r`` zeros, ``r = 0..maxr`` (as bitstream.zero_run_plan); ``2^60`` if impossible."""
-    inf = 1 << 60
-    cost = np.full(maxr + 1, inf, np.int64)
-    cost[0] = 0
-    for r in range(1, maxr + 1):
-        if single > 0 and cost[r - 1] + single < cost[r]:
-            cost[r] = cost[r - 1] + single
-        for j in range(zk.shape[0]):
-            m = min(r, 1 << zk[j])
-            if cost[r - m] + ztot[j] < cost[r]:
-                cost[r] = cost[r - m] + ztot[j]
-    return cost
 
 
 class TableCost:
@@ -213,14 +177,14 @@ class TableCost:
         self.ks = np.array([cl.k for cl in ts.classes], np.int64)
         params = np.array([cl.param for cl in ts.classes], np.int64)
         self.totals = np.array([cl.total for cl in ts.classes], np.int64)
-        self.length = _lengths(1 << ts.word_bits, kinds, self.ks, params, self.totals, ts.lut3.astype(np.int64))
+        self.length = _k()._lengths(1 << ts.word_bits, kinds, self.ks, params, self.totals, ts.lut3.astype(np.int64))
         self.zmask = kinds == ZRUN
         self.zcost = None
         if self.zmask.any():
             self._run_costs(max_run)
 
     def _run_costs(self, max_run):
-        self.zcost = _zrun_costs(max(int(max_run), 1), int(self.length[0]), self.ks[self.zmask],
+        self.zcost = _k()._zrun_costs(max(int(max_run), 1), int(self.length[0]), self.ks[self.zmask],
                                  self.totals[self.zmask])
 
     def bits(self, st: Stats) -> float:
@@ -257,93 +221,8 @@ def total_bits(ts: TableSet, st: Stats) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ DPs
-@njit(cache=True)
-def _lut_dp(freq, N, M, kmax):
-    """Cut ranks ``0..R-1`` (frequencies ``freq``, descending) into power-of-two groups.
-
-    ``best[i, m]`` = least cost of covering ranks ``0..i-1`` with exactly ``m`` LUT classes; ``choice[i, m]`` =
-    the ``k`` of the last group.
-    """
-    R = freq.shape[0]
-    pre = np.zeros(R + 1)
-    for i in range(R):
-        pre[i + 1] = pre[i] + freq[i]
-    best = np.full((R + 1, M + 1), INF)
-    choice = np.full((R + 1, M + 1), -1, np.int64)
-    best[0, 0] = 0.0
-    for i in range(1, R + 1):
-        for k in range(kmax + 1):
-            g = 1 << k
-            if g > i:
-                break
-            F = pre[i] - pre[i - g]
-            if F <= 0:
-                cost = CLASS_BITS + LUT3_BITS * g
-            else:
-                cost = F * (k + np.log2(N / F)) + CLASS_BITS + LUT3_BITS * g
-            for m in range(1, M + 1):
-                b = best[i - g, m - 1]
-                if b < INF and b + cost < best[i, m]:
-                    best[i, m] = b + cost
-                    choice[i, m] = k
-    return best, choice
 
 
-@njit(cache=True)
-def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res):
-    """Trie DP over nodes in BFS order (children after parents), processed bottom-up.
-
-    ``nores[i, m]``: least cost of covering node ``i``'s values with at most ``m`` classes, no residual;
-    ``res``: the residual class may take some. Choice: -1 own class, -2 residual, -3 none, else the ``m``
-    given to the left child.
-    """
-    for i in range(F.shape[0] - 1, -1, -1):
-        f = F[i]
-        k = K[i]
-        own = f * (k + np.log2(N / f)) + CLASS_BITS
-        rescost = f * (W + c_res)
-        lc = left[i]
-        rc = right[i]
-        split = lc >= 0 or rc >= 0
-        for m in range(M + 1):
-            bn = INF
-            bnc = -3
-            br = rescost
-            brc = -2
-            if m >= 1:
-                if own < bn:
-                    bn = own
-                    bnc = -1
-                if own < br:
-                    br = own
-                    brc = -1
-            if split:
-                for a in range(m + 1):
-                    if lc >= 0:
-                        ln = nores[lc, a]
-                        lr = res[lc, a]
-                    else:
-                        if a > 0:
-                            break
-                        ln = 0.0
-                        lr = 0.0
-                    b = m - a
-                    if rc >= 0:
-                        rn = nores[rc, b]
-                        rr = res[rc, b]
-                    else:
-                        rn = 0.0
-                        rr = 0.0
-                    if ln + rn < bn:
-                        bn = ln + rn
-                        bnc = a
-                    if lr + rr < br:
-                        br = lr + rr
-                        brc = a
-            nores[i, m] = bn
-            ch_nores[i, m] = bnc
-            res[i, m] = br
-            ch_res[i, m] = brc
 
 
 def _trie_tree(hist, W, min_gain=CLASS_BITS / 2):
@@ -414,7 +293,7 @@ def _trie_dp(hist, W, N, M, c_res, tree=None):
     res = np.empty((n, M + 1))
     chn = np.empty((n, M + 1), np.int64)
     chr_ = np.empty((n, M + 1), np.int64)
-    _trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
+    _k()._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
 
     def solve(m, residual):
         cost = float((res if residual else nores)[0, m])
@@ -441,29 +320,12 @@ def _trie_dp(hist, W, N, M, c_res, tree=None):
 
 
 # ------------------------------------------------------------------------------------------------ design
-@njit(cache=True)
-def _zrun_symbols_kernel(runs, ks):
-    """Symbols of each ZRUN class of ``ks`` (sorted, largest first) when every run is cut largest chunks
-    first."""
-    n = ks.shape[0]
-    out = np.zeros(n, np.int64)
-    for r in range(1, runs.shape[0]):
-        c = runs[r]
-        if c == 0:
-            continue
-        rem = r
-        for j in range(n - 1):
-            q = rem >> ks[j]
-            out[j] += c * q
-            rem -= q << ks[j]
-        out[n - 1] += c * ((rem + (1 << ks[n - 1]) - 1) >> ks[n - 1])
-    return out
 
 
 def _zrun_symbols(runs, ks):
     """Number of symbols of each ZRUN class (largest chunks first) to code the runs: ``{k: count}``."""
     ks = sorted(ks, reverse=True)
-    cnt = _zrun_symbols_kernel(np.asarray(runs, np.int64), np.array(ks, np.int64))
+    cnt = _k()._zrun_symbols_kernel(np.asarray(runs, np.int64), np.array(ks, np.int64))
     return {k: int(c) for k, c in zip(ks, cnt)}
 
 
@@ -495,51 +357,12 @@ def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
     return cands
 
 
-@njit(cache=True)
-def _package_merge(w, L):
-    """Optimal code lengths of at most ``L`` bits for the positive weights ``w`` (``2 <= len(w) <= 2^L``):
-    package-merge, as :func:`lutzip.codec.huffman.limited_code_lengths`, compiled."""
-    n = w.shape[0]
-    order = np.argsort(w, kind="mergesort")
-    lw = w[order]
-    lc = np.zeros((n, n), np.int64)
-    for i in range(n):
-        lc[i, order[i]] = 1
-    pw = lw.copy()
-    pc = lc.copy()
-    for _ in range(L - 1):
-        m = pw.shape[0] // 2
-        qw = np.empty(m)
-        qc = np.empty((m, n), np.int64)
-        for j in range(m):
-            qw[j] = pw[2 * j] + pw[2 * j + 1]
-            qc[j] = pc[2 * j] + pc[2 * j + 1]
-        # merge the leaves and the packages by weight (leaves first on ties)
-        tw = np.empty(n + m)
-        tc = np.empty((n + m, n), np.int64)
-        a = 0
-        b = 0
-        for t in range(n + m):
-            if b >= m or (a < n and lw[a] <= qw[b]):
-                tw[t] = lw[a]
-                tc[t] = lc[a]
-                a += 1
-            else:
-                tw[t] = qw[b]
-                tc[t] = qc[b]
-                b += 1
-        pw = tw
-        pc = tc
-    lengths = np.zeros(n, np.int64)
-    for t in range(2 * n - 2):
-        lengths += pc[t]
-    return lengths
 
 
 def _code_lengths(freqs, L):
     """:func:`limited_code_lengths` of the (positive) class frequencies, compiled for the common case."""
     if 2 <= len(freqs) <= (1 << L):
-        return [int(x) for x in _package_merge(np.asarray(freqs, np.float64), L)]
+        return [int(x) for x in _k()._package_merge(np.asarray(freqs, np.float64), L)]
     return limited_code_lengths(freqs, L)
 
 
@@ -594,7 +417,7 @@ class _ZDesign:
             order = np.argsort(-hist, kind="stable")
             self.order = order[:self.R]
             if self.R:
-                self.lut_best, self.lut_choice = _lut_dp(hist[self.order].astype(np.float64), N, self.Mv,
+                self.lut_best, self.lut_choice = _k()._lut_dp(hist[self.order].astype(np.float64), N, self.Mv,
                                                          MAX_LUT_K)
             hs = hist[order]
             hs = hs[hs > 0].astype(np.float64)
@@ -676,147 +499,12 @@ GROUPED_MAX_ZRUNS = 5
 GROUPED_META_SHARE = 0.005
 
 
-@njit(cache=True)
-def _best_c(F, mu, L):
-    """``min_c F c + mu 2^-c`` over code lengths ``1..L``: a class's Lagrangian cost and its length."""
-    # the minimum of the convex F c + mu 2^-c is at c = log2(mu ln2 / F): try the two integers around it
-    if F <= 0.0:
-        return mu * 2.0 ** (-L), L
-    c0 = int(math.floor(math.log2(mu * 0.6931471805599453 / F)))
-    best = INF
-    bc = 1
-    for c in (c0, c0 + 1):
-        c = min(max(c, 1), L)
-        v = F * c + mu * 2.0 ** (-c)
-        if v < best:
-            best = v
-            bc = c
-    return best, bc
 
 
-@njit(cache=True)
-def _group_dp(freq, M, kmax, mu, L, W, class_bits, lut3_bits):
-    """Cut ranks ``0..R-1`` (frequencies ``freq``, descending) into LUT blocks of ``2^k`` values (the last one
-    padded) and optionally a raw residual for the tail, each class at an integer code length.
-
-    The Kraft inequality is priced by the multiplier ``mu`` (a class of code length ``c`` costs ``mu 2^-c``
-    extra), so the code length of every class is chosen on its own and the DP runs over ``(rank, classes)``:
-    ``best[i, m]`` is the least cost of ranks ``0..i-1`` in ``m`` classes; ``ch`` the ``k`` of the last block
-    (``W + 1`` = residual) and ``start`` its first rank.
-    """
-    R = freq.shape[0]
-    pre = np.zeros(R + 1)
-    for i in range(R):
-        pre[i + 1] = pre[i] + freq[i]
-    best = np.full((R + 1, M + 1), INF)
-    ch = np.full((R + 1, M + 1), -1, np.int64)
-    start = np.full((R + 1, M + 1), -1, np.int64)
-    best[0, 0] = 0.0
-    for i in range(R):
-        reached = False
-        for k in range(kmax + 2):
-            if k <= kmax:
-                if reached:         # a longer block from i only pads more
-                    continue
-                g = 1 << k
-                j = min(i + g, R)
-                F = pre[j] - pre[i]
-                cc, _c = _best_c(F, mu, L)
-                cost = F * k + cc + class_bits + lut3_bits * g
-                kk = k
-            else:                       # the raw residual takes the tail
-                j = R
-                F = pre[R] - pre[i]
-                cc, _c = _best_c(F, mu, L)
-                cost = F * W + cc + class_bits
-                kk = W + 1
-            for m in range(M):
-                b = best[i, m]
-                if b < INF and b + cost < best[j, m + 1]:
-                    best[j, m + 1] = b + cost
-                    ch[j, m + 1] = kk
-                    start[j, m + 1] = i
-            if j == R:
-                reached = True
-    return best, ch, start
 
 
-@njit(cache=True)
-def _zrun_parse_counts(runs, single, zk, ztot):
-    """Symbols of each zero-run class (and, last, of the single-zero symbol of ``single`` bits; 0 = none) in
-    the optimal coding of the runs ``runs[r]`` (the parse of bitstream.zero_run_plan, largest chunk first)."""
-    maxr = runs.shape[0] - 1
-    nz = zk.shape[0]
-    inf = 1 << 60
-    cost = np.full(maxr + 1, inf, np.int64)
-    cnt = np.zeros((maxr + 1, nz + 1), np.int64)
-    cost[0] = 0
-    out = np.zeros(nz + 1, np.int64)
-    for r in range(1, maxr + 1):
-        bc = -2
-        if single > 0 and cost[r - 1] + single < cost[r]:
-            cost[r] = cost[r - 1] + single
-            bc = -1
-        for j in range(nz):
-            m = min(r, 1 << zk[j])
-            if cost[r - m] + ztot[j] < cost[r]:
-                cost[r] = cost[r - m] + ztot[j]
-                bc = j
-        if bc == -1:
-            cnt[r, :] = cnt[r - 1, :]
-            cnt[r, nz] += 1
-        elif bc >= 0:
-            cnt[r, :] = cnt[r - min(r, 1 << zk[bc]), :]
-            cnt[r, bc] += 1
-        if runs[r]:
-            for j in range(nz + 1):
-                out[j] += runs[r] * cnt[r, j]
-    return out
 
 
-@njit(cache=True)
-def _zrun_estimate(runs, zk, tabcol, mus, L, rounds, class_bits):
-    """:meth:`_Grouped.estimate` in one kernel: ``(dual value, grid index, run symbol counts)``."""
-    nz = zk.shape[0]
-    # first counts: largest chunks first
-    zF = np.zeros(nz)
-    order = np.argsort(-zk)
-    for r in range(1, runs.shape[0]):
-        if runs[r] == 0:
-            continue
-        rem = r
-        for oi in range(nz):
-            j = order[oi]
-            if oi < nz - 1:
-                q = rem >> zk[j]
-                zF[j] += runs[r] * q
-                rem -= q << zk[j]
-            else:
-                zF[j] += runs[r] * ((rem + (1 << zk[j]) - 1) >> zk[j])
-    for j in range(nz):
-        zF[j] = max(zF[j], 1.0)
-    G = mus.shape[0]
-    cbest = np.zeros(nz, np.int64)
-    dual_best = -INF
-    gbest = 0
-    for rnd in range(rounds + 1):
-        dual_best = -INF
-        for g in range(G):
-            d = tabcol[g] - mus[g] + class_bits * nz
-            for j in range(nz):
-                v, _c = _best_c(zF[j], mus[g], L)
-                d += v + zF[j] * zk[j]
-            if d > dual_best:
-                dual_best = d
-                gbest = g
-        if rnd == rounds:
-            break
-        for j in range(nz):
-            cbest[j] = _best_c(zF[j], mus[gbest], L)[1]
-        cnt = _zrun_parse_counts(runs, 0, zk, zk + cbest)
-        for j in range(nz):
-            zF[j] = max(float(cnt[j]), 1.0)
-    return dual_best, gbest, zF
 
 
 class _Grouped:
@@ -865,7 +553,7 @@ class _Grouped:
             tab = np.full((len(lmus), self.M + 1), INF)
             self._bt = []
             for g, lmu in enumerate(lmus):
-                best, ch, start = _group_dp(self.freq, self.M, self.kmax, 2.0 ** lmu, self.L, self.W,
+                best, ch, start = _k()._group_dp(self.freq, self.M, self.kmax, 2.0 ** lmu, self.L, self.W,
                                             float(CLASS_BITS), self.lut3_bits)
                 tab[g, :] = np.minimum.accumulate(best[self.R, :])
                 self._bt.append((best[self.R, :].copy(), ch, start))
@@ -910,7 +598,7 @@ class _Grouped:
         Mv = self.M - len(zks)
         if Mv < 0:
             return INF, float(lmus[0]), np.ones(len(zks))
-        d, g, zF = _zrun_estimate(self.runs, np.array(zks, np.int64), np.ascontiguousarray(tab[:, Mv]),
+        d, g, zF = _k()._zrun_estimate(self.runs, np.array(zks, np.int64), np.ascontiguousarray(tab[:, Mv]),
                                   2.0 ** lmus, self.L, rounds, float(CLASS_BITS))
         return float(d), float(lmus[g]), zF
 
@@ -960,7 +648,7 @@ class _Grouped:
         if not F:
             return INF
         w = np.maximum(np.rint(np.array(F)), 1.0)
-        c = _package_merge(w, self.L) if len(F) >= 2 else np.ones(1, np.int64)
+        c = _k()._package_merge(w, self.L) if len(F) >= 2 else np.ones(1, np.int64)
         lut3 = sum(1 << b[0] for b in blocks)
         return float(np.dot(w, c + np.array(ks))) + CLASS_BITS * len(F) + self.lut3_bits * lut3
 
@@ -1006,7 +694,7 @@ class _Grouped:
                 return
             # re-estimate the run symbol counts from the optimal parse with the best set's real costs
             tc = TableCost(best_ts, 1)
-            zF = np.maximum(_zrun_parse_counts(self.runs, int(tc.length[0]), tc.ks[tc.zmask],
+            zF = np.maximum(_k()._zrun_parse_counts(self.runs, int(tc.length[0]), tc.ks[tc.zmask],
                                                tc.totals[tc.zmask])[:-1].astype(np.float64), 1.0)
 
 

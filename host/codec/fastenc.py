@@ -1,0 +1,234 @@
+"""The encoder's C kernels (``_fastenc.c``), compiled at first use and loaded with ctypes.
+
+Every function here has the signature and the result of the numba kernel of the same name in
+:mod:`lutzip.codec._encnumba` (the reference, tested against these): the statistics, the cost tables, the
+table design's dynamic programmes and the stripe coder. With them, compressing never imports numba (about
+0.5 s of a process's start-up), and the GIL is released while a kernel runs (ctypes), so stripes and tensors
+can be coded on several threads.
+
+Build: as the decoder's (:mod:`lutzip.codec.fastdec`: the same compiler search and cache, keyed by the
+source, the compiler, the flags and the CPU) into ``lutzip.cache.cache_dir("fastenc")``; ``-ffp-contract=off``
+keeps every floating-point rounding as numba's, so both choose the same tables. Without a compiler, or with
+``LUTZIP_FASTENC=0``, :func:`kernels` is the numba module.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import subprocess
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from lutzip.codec.fastdec import _compiler, _cpu_id, _ptr
+
+SOURCE = Path(__file__).with_name("_fastenc.c")
+FLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=off", "-fvisibility=hidden"]
+INF = 1e300
+
+_lock = threading.Lock()
+_state = {"tried": False, "lib": None, "why": None}
+
+
+def _build(cc: str, dest: Path):
+    """Compile the kernels into ``dest/_fastenc.so`` (``-march=native`` first, then without it)."""
+    out = dest / "_fastenc.so"
+    last = None
+    for flags in (FLAGS, [f for f in FLAGS if f != "-march=native"]):
+        r = subprocess.run([cc, *flags, "-o", str(out), str(SOURCE), "-lm"], capture_output=True, text=True,
+                           timeout=120)
+        if r.returncode == 0:
+            return
+        last = r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"]
+    raise OSError(f"{cc} failed: {last[0]}")
+
+
+def _configure(lib):
+    vp, i64, i32, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_double
+    sig = {
+        "lze_stats": ([vp, i64, i32, i64, vp, vp, i32], None),
+        "lze_lengths": ([i64, i64, vp, vp, vp, vp, vp, vp], None),
+        "lze_zrun_costs": ([i64, i64, i64, vp, vp, vp], None),
+        "lze_zero_run_dp": ([i64, i64, i64, vp, vp, vp, vp, vp], None),
+        "lze_lut_dp": ([i64, vp, f64, i64, i64, f64, f64, vp, vp], None),
+        "lze_trie_solve": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp], None),
+        "lze_zrun_symbols": ([i64, vp, i64, vp, vp], None),
+        "lze_package_merge": ([i64, vp, i64, vp], i32),
+        "lze_group_dp": ([i64, vp, i64, i64, f64, i64, i64, f64, f64, vp, vp, vp], None),
+        "lze_zrun_parse_counts": ([i64, vp, i64, i64, vp, vp, vp], i32),
+        "lze_zrun_estimate": ([i64, vp, i64, vp, vp, i64, vp, i64, i64, f64, vp, vp], f64),
+        "lze_encode": ([vp, i64, i32, i64, vp, i32, vp, vp, vp, vp, vp, vp], i64),
+    }
+    for name, (args, res) in sig.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, res
+    return lib
+
+
+def _load():
+    if os.environ.get("LUTZIP_FASTENC", "1") == "0":
+        return None, "LUTZIP_FASTENC=0"
+    cc = _compiler()
+    if cc is None:
+        return None, "no C compiler (cc, gcc, clang or $CC)"
+    try:
+        from lutzip.cache import atomic_dir, cache_dir
+        st = os.stat(cc)
+        key = hashlib.sha256(SOURCE.read_bytes() + repr((cc, st.st_size, st.st_mtime_ns, FLAGS, platform.machine(),
+                                                         _cpu_id())).encode()).hexdigest()[:16]
+        folder = atomic_dir(cache_dir("fastenc") / key, lambda tmp: _build(cc, tmp))
+        lib = _configure(ctypes.CDLL(str(folder / "_fastenc.so")))
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, f"could not build the C encoder kernels: {e}"
+    return lib, None
+
+
+def lib():
+    """The loaded C library (built on first call), or ``None`` when it cannot be built (:func:`why_not`)."""
+    if not _state["tried"]:
+        with _lock:
+            if not _state["tried"]:
+                _state["lib"], _state["why"] = _load()
+                _state["tried"] = True
+    return _state["lib"]
+
+
+def available() -> bool:
+    """Whether the C encoder kernels can be used."""
+    return lib() is not None
+
+
+def why_not():
+    """Why the C kernels are not used (a short sentence), or ``None`` when they are."""
+    lib()
+    return _state["why"]
+
+
+def kernels():
+    """The kernel namespace the encoder calls: this module when the C library loads, else the numba kernels of
+    :mod:`lutzip.codec._encnumba` (same names, same results)."""
+    if lib() is not None:
+        import lutzip.codec.fastenc as me
+        return me
+    from lutzip.codec import _encnumba
+    return _encnumba
+
+
+# ----------------------------------------------------------------------------------------------- kernels
+def _i64(a) -> np.ndarray:
+    return np.ascontiguousarray(a, np.int64)
+
+
+def _f64(a) -> np.ndarray:
+    return np.ascontiguousarray(a, np.float64)
+
+
+def _p(a: np.ndarray):
+    return _ptr(a) if a.size else None
+
+
+def stats(flat: np.ndarray, S: int, hist: np.ndarray | None, runs: np.ndarray | None):
+    """Add the histogram of ``flat`` (uint8 or uint16, C-contiguous) to ``hist`` (int64, ``2^8``/``2^16``
+    entries) and its zero runs (cut at stripe ends) to ``runs``; either may be ``None``."""
+    lib().lze_stats(_p(flat), flat.size, flat.dtype == np.uint16, int(S), None if hist is None else _ptr(hist),
+                    None if runs is None else _ptr(runs), runs is not None)
+
+
+def _run_histogram(words, S, out):
+    stats(np.ascontiguousarray(words), S, None, out)
+
+
+def _lengths(size, kinds, ks, params, totals, lut3):
+    kinds, ks, params, totals, lut3 = map(_i64, (kinds, ks, params, totals, lut3))
+    best = np.empty(int(size), np.int64)
+    lib().lze_lengths(int(size), len(kinds), _p(kinds), _p(ks), _p(params), _p(totals), _p(lut3), _ptr(best))
+    return best
+
+
+def _zrun_costs(maxr, single, zk, ztot):
+    zk, ztot = _i64(zk), _i64(ztot)
+    cost = np.empty(int(maxr) + 1, np.int64)
+    lib().lze_zrun_costs(int(maxr), int(single), len(zk), _p(zk), _p(ztot), _ptr(cost))
+    return cost
+
+
+def _zero_run_dp(max_run, single, zj, zk, ztot):
+    zj, zk, ztot = _i64(zj), _i64(zk), _i64(ztot)
+    choice = np.empty(int(max_run) + 1, np.int64)
+    cost = np.empty(int(max_run) + 1, np.int64)
+    lib().lze_zero_run_dp(int(max_run), int(single), len(zj), _p(zj), _p(zk), _p(ztot), _ptr(choice), _ptr(cost))
+    return choice, cost
+
+
+def _lut_dp(freq, N, M, kmax):
+    from lutzip.codec.encoder import CLASS_BITS, LUT3_BITS
+    freq = _f64(freq)
+    R = len(freq)
+    best = np.empty((R + 1, M + 1))
+    choice = np.empty((R + 1, M + 1), np.int64)
+    lib().lze_lut_dp(R, _p(freq), float(N), int(M), int(kmax), float(CLASS_BITS), float(LUT3_BITS), _ptr(best),
+                     _ptr(choice))
+    return best, choice
+
+
+def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res):
+    from lutzip.codec.encoder import CLASS_BITS
+    F, K, left, right = _f64(F), _f64(K), _i64(left), _i64(right)
+    for a in (nores, res, ch_nores, ch_res):
+        assert a.flags.c_contiguous and a.shape == (len(F), M + 1)
+    lib().lze_trie_solve(len(F), _p(F), _p(K), _p(left), _p(right), float(N), float(W), float(c_res), int(M),
+                         float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res))
+
+
+def _zrun_symbols_kernel(runs, ks):
+    runs, ks = _i64(runs), _i64(ks)
+    out = np.empty(len(ks), np.int64)
+    lib().lze_zrun_symbols(len(runs), _p(runs), len(ks), _p(ks), _p(out))
+    return out
+
+
+def _package_merge(w, L):
+    w = _f64(w)
+    out = np.empty(len(w), np.int64)
+    if lib().lze_package_merge(len(w), _p(w), int(L), _p(out)):
+        raise MemoryError("package-merge: no memory")
+    return out
+
+
+def _group_dp(freq, M, kmax, mu, L, W, class_bits, lut3_bits):
+    freq = _f64(freq)
+    R = len(freq)
+    best = np.empty((R + 1, M + 1))
+    ch = np.empty((R + 1, M + 1), np.int64)
+    start = np.empty((R + 1, M + 1), np.int64)
+    lib().lze_group_dp(R, _p(freq), int(M), int(kmax), float(mu), int(L), int(W), float(class_bits),
+                       float(lut3_bits), _ptr(best), _ptr(ch), _ptr(start))
+    return best, ch, start
+
+
+def _zrun_parse_counts(runs, single, zk, ztot):
+    runs, zk, ztot = _i64(runs), _i64(zk), _i64(ztot)
+    out = np.empty(len(zk) + 1, np.int64)
+    if lib().lze_zrun_parse_counts(len(runs), _p(runs), int(single), len(zk), _p(zk), _p(ztot), _ptr(out)):
+        raise MemoryError("zero-run parse: no memory")
+    return out
+
+
+def _zrun_estimate(runs, zk, tabcol, mus, L, rounds, class_bits):
+    runs, zk, tabcol, mus = _i64(runs), _i64(zk), _f64(tabcol), _f64(mus)
+    g = np.zeros(1, np.int64)
+    zF = np.empty(len(zk))
+    d = lib().lze_zrun_estimate(len(runs), _p(runs), len(zk), _p(zk), _p(tabcol), len(mus), _p(mus), int(L),
+                                int(rounds), float(class_bits), _ptr(g), _p(zF))
+    return d, int(g[0]), zF
+
+
+def encode(flat, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words):
+    """The stripe coder (``lze_encode``): ``flat`` uint8/uint16 words, ``sym[v] = bits << 8 | length``; returns
+    the words written or ``-1 - i`` for an uncovered word ``i`` (as the numba ``_encode_kernel``)."""
+    return int(lib().lze_encode(_p(flat), flat.size, flat.dtype == np.uint16, int(S), _ptr(sym), bool(has_zrun),
+                                _ptr(zr_choice), _ptr(zr_bits), _ptr(zr_len), _ptr(zr_k), _ptr(out),
+                                _p(stripe_words)))

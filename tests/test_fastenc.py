@@ -1,0 +1,195 @@
+"""The encoder's C kernels (lutzip.codec.fastenc) against the numba kernels of lutzip.codec._encnumba: the same
+results kernel by kernel, the same bytes for whole files (and those decode bit-exactly with the pure-Python oracle
+and the C decoder), no numba import on the compress path, and the numba fallback with LUTZIP_FASTENC=0."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lutzip
+from lutzip.codec import _encnumba as nb
+from lutzip.codec import bitstream, encoder, fastenc
+from lutzip.codec import container as ct
+from lutzip.codec.bitstream import StripeEncoder, decode_stripes
+from lutzip.codec.encoder import CLASS_BITS, LUT3_BITS, Stats, best_tableset
+from lutzip.codec.tables import RANGE, ZRUN, ClassSpec, TableSet
+
+pytestmark = pytest.mark.skipif(not fastenc.available(), reason=f"no C encoder: {fastenc.why_not()}")
+
+
+def _words(rng, n, kind):
+    if kind == "bf16":
+        return (rng.standard_normal(n).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    if kind == "sparse16":
+        w = np.rint(rng.laplace(0, 30, n)).astype(np.int16).view(np.uint16)
+        w[rng.random(n) < 0.75] = 0
+        return w
+    if kind == "int8":
+        w = np.rint(rng.laplace(0, 8, n)).clip(-128, 127).astype(np.int8).view(np.uint8)
+        w[rng.random(n) < 0.4] = 0
+        return w
+    raise ValueError(kind)
+
+
+@pytest.fixture
+def numba_kernels(monkeypatch):
+    """Run the encoder on the numba kernels (as without a C compiler)."""
+    monkeypatch.setattr(encoder, "_k", lambda: nb)
+    monkeypatch.setattr(bitstream, "kernels", lambda: nb)
+
+
+@pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
+def test_statistics_and_costs_agree(kind):
+    rng = np.random.default_rng(1)
+    w = _words(rng, 50_000, kind)
+    W = 8 * w.dtype.itemsize
+    runs_c = np.zeros(4097, np.int64)
+    runs_n = np.zeros(4097, np.int64)
+    hist = np.zeros(1 << W, np.int64)
+    fastenc.stats(w, 4096, hist, runs_c)
+    nb._run_histogram(w, 4096, runs_n)
+    assert np.array_equal(hist, np.bincount(w, minlength=1 << W))
+    assert np.array_equal(runs_c, runs_n) and (kind == "bf16" or runs_c.sum() > 100)
+    st = Stats.of(w, W, 4096)
+    ts = encoder.design_tableset(st)[0]
+    kinds = np.array([c.kind for c in ts.classes], np.int64)
+    ks = np.array([c.k for c in ts.classes], np.int64)
+    params = np.array([c.param for c in ts.classes], np.int64)
+    tot = np.array([c.total for c in ts.classes], np.int64)
+    lut3 = ts.lut3.astype(np.int64)
+    assert np.array_equal(fastenc._lengths(1 << W, kinds, ks, params, tot, lut3),
+                          nb._lengths(1 << W, kinds, ks, params, tot, lut3))
+    zk, zt = np.array([0, 3, 7], np.int64), np.array([3, 7, 12], np.int64)
+    assert np.array_equal(fastenc._zrun_costs(300, 2, zk, zt), nb._zrun_costs(300, 2, zk, zt))
+    assert np.array_equal(fastenc._zrun_costs(300, 0, zk[1:], zt[1:]), nb._zrun_costs(300, 0, zk[1:], zt[1:]))
+    for a, b in zip(fastenc._zero_run_dp(300, 2, np.arange(3), zk, zt), nb._zero_run_dp(300, 2, np.arange(3), zk, zt)):
+        assert np.array_equal(a, b)
+    for a, b in zip(fastenc._zrun_parse_counts(runs_c, 3, zk, zt), nb._zrun_parse_counts(runs_c, 3, zk, zt)):
+        assert np.array_equal(a, b)
+    assert np.array_equal(fastenc._zrun_symbols_kernel(runs_c, zk[::-1].copy()),
+                          nb._zrun_symbols_kernel(runs_c, zk[::-1].copy()))
+
+
+def test_design_kernels_agree():
+    rng = np.random.default_rng(2)
+    for trial in range(20):
+        R = int(rng.integers(1, 300))
+        freq = np.sort(rng.pareto(1.2, R) * 100 + rng.integers(0, 2, R))[::-1].astype(np.float64)
+        N = float(freq.sum() + 10)
+        M = int(rng.integers(1, 16))
+        for a, b in zip(fastenc._lut_dp(freq, N, M, 12), nb._lut_dp(freq, N, M, 12)):
+            assert np.array_equal(a, b)
+        mu = 2.0 ** rng.uniform(5, 20)
+        args = (freq, M, min(12, max(0, (R - 1).bit_length())), mu, 8, 16, float(CLASS_BITS), float(LUT3_BITS))
+        for a, b in zip(fastenc._group_dp(*args), nb._group_dp(*args)):
+            assert np.array_equal(a, b)
+        w = rng.integers(1, 1000, int(rng.integers(2, 17))).astype(np.float64)
+        w[:2] = w[0]                                             # ties: the stable order decides
+        assert np.array_equal(fastenc._package_merge(w, 8), nb._package_merge(w, 8))
+        runs = np.zeros(200, np.int64)
+        runs[rng.integers(1, 200, 30)] = rng.integers(1, 50, 30)
+        zk = np.array(sorted(rng.choice(8, int(rng.integers(1, 4)), replace=False)), np.int64)
+        mus = 2.0 ** np.arange(8.0, 14.0, 0.25)
+        tab = rng.uniform(1e4, 1e5, len(mus))
+        dc, gc, zc = fastenc._zrun_estimate(runs, zk, tab, mus, 8, 2, float(CLASS_BITS))
+        dn, gn, zn = nb._zrun_estimate(runs, zk, tab, mus, 8, 2, float(CLASS_BITS))
+        assert (dc, gc) == (dn, gn) and np.array_equal(zc, zn)
+    # the trie DP through the encoder's own caller, on a bf16-like histogram
+    hist = np.bincount(_words(rng, 40_000, "bf16"), minlength=1 << 16)
+    tree = encoder._trie_tree(hist, 16)
+    n = len(tree[2])
+    outs = []
+    for k in (fastenc, nb):
+        arrs = [np.empty((n, 9)), np.empty((n, 9)), np.empty((n, 9), np.int64), np.empty((n, 9), np.int64)]
+        k._trie_solve(tree[2], tree[1], tree[3], tree[4], 40_000.0, 16.0, 12.0, 8, *arrs)
+        outs.append(arrs)
+    for a, b in zip(*outs):
+        assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
+@pytest.mark.parametrize("stripe_len", [1, 37, 4096])
+def test_stripe_coder_agrees_and_decodes(kind, stripe_len):
+    rng = np.random.default_rng(3)
+    w = _words(rng, 20_000, kind)
+    W = 8 * w.dtype.itemsize
+    ts = best_tableset(w, W, stripe_len=stripe_len)
+    enc = StripeEncoder(ts, stripe_len)
+    pay, sw = enc.encode(w)
+    flat = w.astype(np.uint16)
+    out = np.zeros(flat.size + 2 * len(sw) + 1, np.uint32)
+    sw_n = np.zeros(len(sw), np.uint32)
+    p = nb._encode_kernel(flat, stripe_len, enc.sym_bits, enc.sym_len, enc.has_zrun, enc.zr_choice, enc.zr_bits,
+                          enc.zr_len, enc.zr_k, out, sw_n)
+    assert np.array_equal(pay, out[:p]) and np.array_equal(sw, sw_n)
+    for kernel in ("c", "numba"):
+        back = decode_stripes(pay, sw, w.size, stripe_len, ts, kernel=kernel)
+        assert np.array_equal(back.astype(w.dtype), w)
+
+
+def test_uncovered_word_is_a_table_error():
+    ts = TableSet(16, [ClassSpec(1, RANGE, 4, 0), ClassSpec(1, ZRUN, 2, 0)])
+    w = np.array([0, 0, 3, 15, 16, 2], np.uint16)
+    with pytest.raises(lutzip.errors.TableError, match="word 4 .value 0x10"):
+        StripeEncoder(ts, 4).encode(w)
+
+
+def test_files_are_byte_identical_to_the_numba_encoder(numba_kernels, monkeypatch):
+    rng = np.random.default_rng(4)
+    arrays = {"big": _words(rng, 30_000, "bf16").view(np.int16).reshape(100, 300),
+              "sparse": _words(rng, 25_000, "sparse16").view(np.int16),
+              "q8": _words(rng, 9_000, "int8").view(np.int8), "bias": np.arange(40, dtype=np.int16),
+              "bias8": np.arange(-20, 20, dtype=np.int8)}
+    blob_numba = lutzip.compress(arrays)
+    monkeypatch.setattr(encoder, "_k", fastenc.kernels)
+    monkeypatch.setattr(bitstream, "kernels", fastenc.kernels)
+    blob_c = lutzip.compress(arrays)
+    assert blob_c == blob_numba
+    # and the file decodes bit-exactly with the pure-Python oracle and the C decoder
+    from test_codec_oracle import oracle_decode
+    c = ct.from_bytes(blob_c)
+    streams = {}
+    for t in c.tensors:
+        streams.setdefault((t.offset, t.table), t)
+    assert len(streams) >= 3
+    for (off, table), t in streams.items():
+        n = int(t.stripe_words.astype(np.int64).sum())
+        words = np.asarray(c.payload[off // 4:off // 4 + n])
+        numel = t.numel if t.stream_numel is None else int(t.stream_numel)
+        ref = decode_stripes(words, t.stripe_words, numel, t.stripe_len, c.tables[table], kernel="c")
+        assert np.array_equal(ref, decode_stripes(words, t.stripe_words, numel, t.stripe_len, c.tables[table],
+                                                  kernel="numba"))
+        if numel < 12_000:
+            assert np.array_equal(np.array(oracle_decode(words, t.stripe_words, numel, t.stripe_len, c.tables[table]),
+                                           ref.dtype), ref)
+    assert {k: v.tolist() for k, v in lutzip.decompress(blob_c).items()} == {k: v.tolist() for k, v in arrays.items()}
+
+
+def test_compress_does_not_import_numba(tmp_path):
+    src = tmp_path / "w.npz"
+    np.savez(src, fc=np.random.default_rng(5).standard_normal((20, 28)).astype(np.float32),
+             b=np.arange(40, dtype=np.float32))
+    code = ("import sys\nfrom lutzip.cli import main\n"
+            f"sys.argv = ['lutzip', 'compress', {str(src)!r}, '-o', {str(tmp_path / 'w.lutz')!r}, '--bf16']\n"
+            "rc = main()\nprint(rc, 'numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-2:] == ["0", "False"]
+    assert (tmp_path / "w.lutz").stat().st_size > 0
+
+
+def test_numba_fallback_without_the_c_kernels(tmp_path):
+    code = ("import numpy as np, lutzip, sys\n"
+            "from lutzip.codec import fastenc\n"
+            "a = {'x': (np.arange(5000) % 7).astype(np.int16)}\n"
+            "b = lutzip.compress(a)\n"
+            "assert np.array_equal(lutzip.decompress(b)['x'], a['x'])\n"
+            "print(fastenc.why_not(), 'numba' in sys.modules, b.hex()[:64], len(b))\n")
+    import os
+    env = dict(os.environ, LUTZIP_FASTENC="0")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("LUTZIP_FASTENC=0 True")
+    b = lutzip.compress({"x": (np.arange(5000) % 7).astype(np.int16)})
+    assert out.stdout.split()[-2:] == [b.hex()[:64], str(len(b))]
