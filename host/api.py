@@ -38,6 +38,7 @@ OPTIONS = {
     "prune": "zero this fraction of the smallest-magnitude weights of each tensor of 2+ dimensions (default 0)",
     "group_below": "tensors of fewer words share group streams (one table set, shared stripes; default 1024; "
                    "0: every tensor owns its stripes)",
+    "threads": "code the stripes on N threads, 1..256 (default 1; the bytes are the same for every N)",
 }
 
 _BOOL_OPTIONS = ("share", "greedy", "bf16")
@@ -65,6 +66,8 @@ def _check_options(options: dict) -> dict:
         if key == "attrs" and value is not None and not (isinstance(value, Mapping) and all(
                 isinstance(v, Mapping) for v in value.values())):
             raise OptionError(f"option attrs: expected {{tensor name: {{key: value}}}}, not {type(value).__name__}")
+    if "threads" in options:
+        _threads(options["threads"])
     if "L" in options:
         from lutzip.codec.tables import MAX_CODE_LEN
         if not 1 <= int(options["L"]) <= MAX_CODE_LEN:
@@ -98,7 +101,7 @@ def _encode(arrays, options) -> ct.Container:
         from lutzip.codec.encoder import greedy_tableset
         L = kw.get("L", 8)
         kw["tableset_fn"] = lambda w, b: greedy_tableset(w, b, L=L)
-    return codec.compress(prepared, attrs=attrs, **kw)
+    return codec.compress(prepared, attrs=attrs, threads=int(opts.get("threads", 1)), **kw)
 
 
 def compress(arrays, **options) -> bytes:
@@ -112,8 +115,9 @@ def compress(arrays, **options) -> bytes:
     **options
         Encoder options (:data:`OPTIONS`): ``stripe_len`` (int, 4096), ``L`` (int, 8), ``share`` (bool, True),
         ``greedy`` (bool, False), ``group_below`` (int, 1024: smaller tensors share group streams),
-        ``attrs`` (dict of dicts), and the explicit lossy steps ``quantize``
-        (``"int16"``/``"int8"``), ``bf16`` (bool), ``prune`` (fraction).
+        ``attrs`` (dict of dicts), ``threads`` (int, 1: threads that code the stripes; the same bytes for any
+        number), and the explicit lossy steps ``quantize`` (``"int16"``/``"int8"``), ``bf16`` (bool), ``prune``
+        (fraction).
 
     Returns
     -------
@@ -162,7 +166,7 @@ def save(path, arrays, **options) -> int:
     step = writer.lossy_step(opts.get("quantize"), bool(opts.get("bf16", False)), float(opts.get("prune", 0.0)))
     # tensor by tensor (lutzip.codec.writer): the same bytes as compress(), one prepared tensor in memory at a time
     return writer.write_streamed(os.fspath(path), writer.arrays_source(arrays), prepare=step,
-                                 attrs=opts.get("attrs") or {}, **kw)[0]
+                                 attrs=opts.get("attrs") or {}, threads=int(opts.get("threads", 1)), **kw)[0]
 
 
 def _threads(threads) -> int:

@@ -99,7 +99,7 @@ def test_quantize_scale_is_stored(tmp_path):
 
 @pytest.mark.parametrize("opts,word", [
     ({"stripe": 100}, "'stripe'.*did you mean 'stripe_len'"),
-    ({"threads": 4}, "'threads'"),
+    ({"threads": 0}, "threads must be an integer 1..256, not 0"),
     ({"L": "8"}, "L='8'"),
     ({"L": True}, "L=True"),
     ({"share": 1}, "share=1"),

@@ -193,3 +193,43 @@ def test_numba_fallback_without_the_c_kernels(tmp_path):
     assert out.stdout.startswith("LUTZIP_FASTENC=0 True")
     b = lutzip.compress({"x": (np.arange(5000) % 7).astype(np.int16)})
     assert out.stdout.split()[-2:] == [b.hex()[:64], str(len(b))]
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_give_the_same_bytes(tmp_path, threads, monkeypatch):
+    import lutzip.codec.writer as writer
+    monkeypatch.setattr(writer, "CHUNK_WORDS", 1 << 14)          # several parts per tensor, several tensors ahead
+    rng = np.random.default_rng(6)
+    arrays = {"a": _words(rng, 70_000, "bf16").view(np.int16), "s": _words(rng, 50_001, "sparse16").view(np.int16),
+              "q": _words(rng, 30_000, "int8").view(np.int8), "b": np.arange(40, dtype=np.int16),
+              "e": np.zeros(0, np.int16)}
+    one = lutzip.compress(arrays, stripe_len=512)
+    assert lutzip.compress(arrays, stripe_len=512, threads=threads) == one
+    lutzip.save(tmp_path / "1.lutz", arrays, stripe_len=512)
+    lutzip.save(tmp_path / "n.lutz", arrays, stripe_len=512, threads=threads)
+    assert (tmp_path / "n.lutz").read_bytes() == (tmp_path / "1.lutz").read_bytes()
+    back = lutzip.load(tmp_path / "n.lutz")
+    assert all(np.array_equal(back[k], v) for k, v in arrays.items())
+    ts = best_tableset(arrays["s"].view(np.uint16), 16)
+    p1, sw1 = bitstream.encode_stripes(arrays["s"].view(np.uint16), ts, 100)
+    pn, swn = bitstream.encode_stripes(arrays["s"].view(np.uint16), ts, 100, threads=threads)
+    assert np.array_equal(p1, pn) and np.array_equal(sw1, swn)
+
+
+def test_threads_option_and_cli(tmp_path):
+    with pytest.raises(lutzip.OptionError, match="threads"):
+        lutzip.compress({"a": np.arange(5, dtype=np.int16)}, threads=0)
+    src = tmp_path / "w.npy"
+    np.save(src, (np.arange(20_000) % 300).astype(np.int16))
+    outs = []
+    for t in ("1", "2"):
+        r = subprocess.run([sys.executable, "-c", "import sys; from lutzip.cli import main; sys.exit(main())",
+                            "compress", str(src), "-o", str(tmp_path / f"{t}.lutz"), "--threads", t, "--stripe", "256"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs.append((tmp_path / f"{t}.lutz").read_bytes())
+    assert outs[0] == outs[1]
+    r = subprocess.run([sys.executable, "-c", "import sys; from lutzip.cli import main; sys.exit(main())",
+                        "compress", str(src), "-o", str(tmp_path / "x.lutz"), "--threads", "0"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "Traceback" not in r.stderr and "thread count" in r.stderr

@@ -97,7 +97,8 @@ def _compress(args):
         n, c = writer.compress_file(args.input, args.output, args.quantize, args.bf16, args.prune,
                                     args.skip_unsupported, args.format, warn=_warn, tableset_fn=fn,
                                     stripe_len=args.stripe, L=args.L, share=not args.no_share, progress=tick,
-                                    plan_progress=tick, group_below=args.group_below, items=items)
+                                    plan_progress=tick, group_below=args.group_below, items=items,
+                                    threads=args.threads)
     finally:
         bar.close()
     raw = sum(t.raw_bytes for t in c.tensors)
@@ -279,6 +280,8 @@ def register(sub):
     p.add_argument("--group-below", type=int_in(0, 1 << 20, "group threshold"), default=codec.DEFAULT_GROUP_BELOW,
                    metavar="N", help="tensors of fewer than N words share group streams (default "
                                      f"{codec.DEFAULT_GROUP_BELOW}; 0: every tensor owns its stripes)")
+    p.add_argument("--threads", type=int_in(1, 256, "thread count"), default=1, metavar="N",
+                   help="code the stripes on N threads (default 1; the file is the same for every N)")
     p.set_defaults(func=_compress)
 
     p = sub.add_parser("decompress", help="decode a .lutz container to .npz (bit-identical arrays)")

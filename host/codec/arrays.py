@@ -77,7 +77,7 @@ def plan_streams(word_list, kinds, group_below: int = DEFAULT_GROUP_BELOW, cap: 
 
 def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
              progress=None, L: int = 8, share: bool = True, plan_progress=None,
-             group_below: int = DEFAULT_GROUP_BELOW) -> ct.Container:
+             group_below: int = DEFAULT_GROUP_BELOW, threads: int = 1) -> ct.Container:
     """Code named arrays into a container.
 
     Parameters
@@ -104,6 +104,8 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     group_below : int
         Tensors of fewer words share group streams (:func:`plan_streams`); 0: every tensor owns its stripes
         (what version 2 can store).
+    threads : int
+        Threads that code each stream's stripes (:func:`lutzip.codec.bitstream.encode_stripes`; same bytes).
     """
     from lutzip.codec import bitstream           # the encoder (numba): imported when something is compressed
     from lutzip.codec.decode import MAX_STRIPE_WORDS
@@ -138,7 +140,7 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     offset = 0
     for k, members in enumerate(plan):
         ts = tables[assignment[k]]
-        payload, sw = bitstream.encode_stripes(s_words[k], ts, stripe_len)
+        payload, sw = bitstream.encode_stripes(s_words[k], ts, stripe_len, threads=threads)
         starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
         crcs = np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes())
                          for j in range(len(sw))], np.uint32)

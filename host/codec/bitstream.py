@@ -108,7 +108,7 @@ class StripeEncoder:
         self.zr_len = np.array([cl.total for cl in tables.classes], np.int64)
         self.zr_k = np.array([cl.k for cl in tables.classes], np.int64)
 
-    def encode(self, words: np.ndarray, first_word: int = 0):
+    def encode(self, words: np.ndarray, first_word: int = 0, threads: int = 1):
         """Code ``words`` (a whole number of stripes, or the last words of a tensor) into stripes.
 
         Parameters
@@ -117,6 +117,9 @@ class StripeEncoder:
             Unsigned ``W``-bit words (``uint8`` or ``uint16``), any shape (flattened in C order).
         first_word : int
             Index of ``words[0]`` in the tensor (for the error message of a word no class covers).
+        threads : int
+            Code parts of whole stripes on this many threads (C kernels only; the GIL is released while a
+            part is coded); the stripes are the same as on one thread.
 
         Returns
         -------
@@ -127,10 +130,23 @@ class StripeEncoder:
         """
         flat = np.ascontiguousarray(words).reshape(-1)
         k = kernels()
-        if flat.dtype != np.uint8 or not hasattr(k, "encode"):
+        c = hasattr(k, "encode")
+        if not c or flat.dtype not in (np.uint8, np.uint16):
             flat = flat.astype(np.uint16, copy=False)
-        if flat.size and int(flat.max()) >> self.tables.word_bits:
-            raise TableError(f"value {int(flat.max())} does not fit {self.tables.word_bits}-bit words")
+        if flat.dtype.itemsize * 8 > self.tables.word_bits or not c:
+            if flat.size and int(flat.max()) >> self.tables.word_bits:
+                raise TableError(f"value {int(flat.max())} does not fit {self.tables.word_bits}-bit words")
+        S = self.stripe_len
+        n_stripes = -(-flat.size // S)
+        threads = max(1, min(int(threads), n_stripes)) if c else 1
+        if threads > 1:
+            per = -(-n_stripes // threads) * S
+            parts = list(_pool(threads).map(lambda lo: self._encode_part(k, flat[lo:lo + per], first_word + lo),
+                                            range(0, flat.size, per)))
+            return (np.concatenate([p for p, _ in parts]), np.concatenate([sw for _, sw in parts]))
+        return self._encode_part(k, flat, first_word)
+
+    def _encode_part(self, k, flat, first_word):
         S = self.stripe_len
         n_stripes = -(-flat.size // S)
         out = np.empty(flat.size + 2 * n_stripes + 1, np.uint32)
@@ -148,7 +164,19 @@ class StripeEncoder:
         return out[:p], stripe_words
 
 
-def encode_stripes(words: np.ndarray, tables: TableSet, stripe_len: int):
+_pools: dict = {}
+
+
+def _pool(threads: int):
+    """A shared thread pool of ``threads`` workers (created on first use)."""
+    pool = _pools.get(threads)
+    if pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        pool = _pools.setdefault(threads, ThreadPoolExecutor(threads, thread_name_prefix="lutzip-enc"))
+    return pool
+
+
+def encode_stripes(words: np.ndarray, tables: TableSet, stripe_len: int, threads: int = 1):
     """Code a tensor's words into stripes.
 
     Parameters
@@ -159,6 +187,8 @@ def encode_stripes(words: np.ndarray, tables: TableSet, stripe_len: int):
         Table set to code with; every value must be covered by a class.
     stripe_len : int
         Words per stripe, 1..65536.
+    threads : int
+        Threads to code parts of whole stripes on (the same stripes as on one thread).
 
     Returns
     -------
@@ -171,7 +201,7 @@ def encode_stripes(words: np.ndarray, tables: TableSet, stripe_len: int):
     --------
     StripeEncoder : the same stripes, a part of the tensor at a time.
     """
-    return StripeEncoder(tables, stripe_len).encode(words)
+    return StripeEncoder(tables, stripe_len).encode(words, threads=threads)
 
 
 # ----------------------------------------------------------------------------------------------- decoder

@@ -172,9 +172,49 @@ def _copy(src, dst, n: int):
         shutil.copyfileobj(src, dst, 1 << 22)
 
 
+def _code_part(enc, words, lo):
+    """Stripes of one part: ``(little-endian bytes, stripe words, stripe CRCs)`` (runs on a worker thread: the
+    C coder and zlib release the GIL)."""
+    payload, sw = enc.encode(words, lo)
+    le = payload if sys.byteorder == "little" else payload.astype("<u4")
+    mv = memoryview(le).cast("B")
+    crcs = np.empty(len(sw), np.uint32)
+    p0 = 0
+    for j, nw in enumerate(sw.tolist()):
+        crcs[j] = zlib.crc32(mv[4 * p0:4 * (p0 + nw)])
+        p0 += nw
+    return mv, sw, crcs
+
+
+def _in_order(tasks, threads: int):
+    """Code the parts of ``tasks`` (:func:`_code_part` arguments, or ``None``) on ``threads`` threads, at most
+    ``2 * threads`` parts ahead; yields each task with its result in the tasks' order."""
+    if threads <= 1:
+        for *head, part in tasks:
+            yield (*head, None if part is None else _code_part(*part))
+        return
+    from collections import deque
+
+    from lutzip.codec.bitstream import _pool
+    pool, ahead = _pool(threads), deque()
+    try:
+        for *head, part in tasks:
+            ahead.append((head, None if part is None else pool.submit(_code_part, *part)))
+            while len(ahead) > 2 * threads or (ahead and (ahead[0][1] is None or ahead[0][1].done())):
+                h, fut = ahead.popleft()
+                yield (*h, None if fut is None else fut.result())
+        while ahead:
+            h, fut = ahead.popleft()
+            yield (*h, None if fut is None else fut.result())
+    finally:
+        for _h, fut in ahead:
+            if fut is not None:
+                fut.cancel()
+
+
 def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, L: int = 8, share: bool = True,
                    tableset_fn=None, group_below: int = DEFAULT_GROUP_BELOW, attrs: dict | None = None,
-                   progress=None, plan_progress=None, keep_bytes: int = KEEP_BYTES):
+                   progress=None, plan_progress=None, keep_bytes: int = KEEP_BYTES, threads: int = 1):
     """Code tensors one at a time into the ``.lutz`` file ``path`` (version 3), two passes over the tensors.
 
     Parameters
@@ -198,6 +238,10 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
     keep_bytes : int
         Prepared words kept in memory between the passes; beyond them, prepared tensors go to a temporary
         file beside ``path``.
+    threads : int
+        Code the stripes on this many threads, parts of whole stripes of one or several tensors at a time
+        (the statistics and the table design stay on the calling thread); the file is byte-identical to
+        ``threads=1``.
 
     Returns
     -------
@@ -306,8 +350,12 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
         entries = [None] * len(names)
         encoders = {}
         offset = 0
-        chunk = max(CHUNK_WORDS // S, 1) * S
-        with tempfile.TemporaryFile(prefix=".lutzip-payload.", dir=tmpdir) as pf:
+        threads = max(1, int(threads))
+        # with threads, parts of fewer words keep every thread busy on mid-size tensors (stripes are independent)
+        chunk = max((CHUNK_WORDS if threads == 1 else CHUNK_WORDS // (2 * threads)) // S, 1) * S
+
+        def tasks():
+            """``(stream, members, table, part)`` in file order; ``part`` None closes the stream."""
             for k, members in enumerate(plan):
                 ts_i = assignment[k]
                 enc = encoders.get(ts_i)
@@ -315,23 +363,24 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
                     enc = encoders[ts_i] = StripeEncoder(tables[ts_i], S)
                 words = stream_words(members)
                 total = int(words.size)
-                sw_parts, crc_parts = [], []
                 for lo in range(0, total, chunk):
-                    payload, sw = enc.encode(words[lo:lo + chunk], lo)
-                    le = payload if sys.byteorder == "little" else payload.astype("<u4")
-                    mv = memoryview(le).cast("B")
-                    crcs = np.empty(len(sw), np.uint32)
-                    p0 = 0
-                    for j, nw in enumerate(sw.tolist()):
-                        crcs[j] = zlib.crc32(mv[4 * p0:4 * (p0 + nw)])
-                        p0 += nw
+                    yield k, members, ts_i, total, (enc, words[lo:lo + chunk], lo)
+                del words
+                yield k, members, ts_i, total, None
+
+        with tempfile.TemporaryFile(prefix=".lutzip-payload.", dir=tmpdir) as pf:
+            sw_parts, crc_parts = [], []
+            for k, members, ts_i, total, coded in _in_order(tasks(), threads):
+                if coded is not None:
+                    mv, sw, crcs = coded
                     pf.write(mv)
                     sw_parts.append(sw)
                     crc_parts.append(crcs)
-                    del payload, le, mv
-                del words
+                    del mv, coded
+                    continue
                 sw = np.concatenate(sw_parts) if sw_parts else np.zeros(0, np.uint32)
                 crcs = np.concatenate(crc_parts) if crc_parts else np.zeros(0, np.uint32)
+                sw_parts, crc_parts = [], []
                 pos = 0
                 for i in members:
                     entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], ts_i, S, offset, sw, crcs,
