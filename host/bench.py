@@ -23,6 +23,8 @@ int16 at 0 / 60 / 75 / 90 % and bf16, and prints one markdown table (:func:`form
 ``lutzip bench --speed [FILE]`` measures decoding speed instead (:func:`speed`): bf16 and int16 75 % pruned, one
 core, the numba reference kernel, the C kernel (alone, with its CRC checks, on 2 threads), lutzip's end-to-end
 decompress, zstd -3 and a memcpy of the output, side by side in one process (:func:`format_speed`).
+``lutzip bench --encode [FILE]`` measures the encoder (:func:`encode_speed`): MB/s of input on one core, the C
+and the numba kernels, table design and stripe coding alone, zstd -3 compression and 2 threads, in one process.
 """
 from __future__ import annotations
 
@@ -289,6 +291,8 @@ def main(args) -> int:
     """The ``lutzip bench`` command."""
     if getattr(args, "speed", False):
         return speed_main(args)
+    if getattr(args, "encode", False):
+        return encode_main(args)
     from lutzip.weights.models import installed_real_models
     real = args.input == "models"
     if real:
@@ -547,6 +551,149 @@ def speed_main(args) -> int:
         if allowed:
             os.sched_setaffinity(0, allowed)
     print(format_speed(label, results, cpu, repeat, getattr(args, "cpu_time", False)))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({label: results}, f, indent=1)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ encode speed
+class numba_kernels:
+    """Context manager: the encoder runs on the numba kernels of :mod:`lutzip.codec._encnumba` (the encoder
+    before the C kernels, and the fallback without a compiler) instead of the C kernels."""
+
+    def __enter__(self):
+        from lutzip.codec import _encnumba, bitstream, encoder
+        self._saved = (encoder._k, bitstream.kernels)
+        encoder._k = bitstream.kernels = lambda: _encnumba
+        return self
+
+    def __exit__(self, *exc):
+        from lutzip.codec import bitstream, encoder
+        encoder._k, bitstream.kernels = self._saved
+
+
+def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_STRIPE, cpus=None,
+                 cpu_time: bool = False, numba: bool = True) -> dict:
+    """Encoder speeds on the prepared arrays, in MB/s of input (raw tensor bytes), medians of ``repeat`` rounds.
+
+    Rows, every one once a round after a warm-up round (so a varying machine load affects them alike):
+    ``lutzip.compress`` (statistics, table design, stripe coding, CRCs, container: the C kernels), the same
+    with the numba kernels (``numba``: the encoder before the C kernels), ``table design`` (statistics and
+    :func:`lutzip.codec.encoder.plan_tables`), ``stripe coding`` (the designed tables' stripes, C and numba),
+    ``zstd -3 compress`` of the concatenated raw tensors, and ``lutzip.compress, 2 threads`` (wall clock on
+    two CPUs of ``cpus``; not with ``cpu_time``). Every lutzip row's output is checked against the first
+    file, which is decoded and compared with the arrays bit for bit.
+    """
+    import zstandard
+    from lutzip.api import compress, decompress
+    from lutzip.codec import fastenc
+    from lutzip.codec.arrays import GROUP_STRIPES, DEFAULT_GROUP_BELOW, plan_streams, to_words
+    from lutzip.codec.bitstream import StripeEncoder
+    from lutzip.codec.encoder import plan_tables
+    clock = time.thread_time if cpu_time else time.perf_counter
+    names = list(arrays)
+    raw = sum(np.asarray(a).nbytes for a in arrays.values())
+    blob = compress(arrays, stripe_len=stripe_len)
+    back = decompress(blob)
+    for k in names:
+        if not np.array_equal(np.ascontiguousarray(back[k]).view(np.uint8), np.ascontiguousarray(arrays[k]).view(np.uint8)):
+            raise AssertionError(f"bench --encode: tensor {k!r} did not round-trip")
+    words, dts = zip(*(to_words(arrays[k]) for k in names))
+    plan = plan_streams(list(words), list(dts), DEFAULT_GROUP_BELOW, GROUP_STRIPES * stripe_len)
+    s_words = [words[m[0]] if len(m) == 1 else np.concatenate([words[i] for i in m]) for m in plan]
+    s_bits = [ct.dtype_bits(dts[m[0]]) for m in plan]
+    tables, assignment = plan_tables(s_words, s_bits, stripe_len)
+    coded = [StripeEncoder(tables[a], stripe_len).encode(w)[0] for w, a in zip(s_words, assignment)]
+
+    def same_file(b):
+        if b != blob:
+            raise AssertionError("bench --encode: the file differs from the first one")
+
+    def code_all():
+        return [StripeEncoder(tables[a], stripe_len).encode(w)[0] for w, a in zip(s_words, assignment)]
+
+    def same_stripes(res):
+        if not all(np.array_equal(x, y) for x, y in zip(res, coded)):
+            raise AssertionError("bench --encode: the stripes differ")
+
+    rows = [("lutzip.compress", lambda: compress(arrays, stripe_len=stripe_len), same_file, False, None),
+            ("table design (statistics + plan_tables)", lambda: plan_tables(s_words, s_bits, stripe_len), None,
+             False, None),
+            ("stripe coding", code_all, same_stripes, False, None)]
+    if numba:
+        rows += [("lutzip.compress, numba kernels (before)", lambda: compress(arrays, stripe_len=stripe_len),
+                  same_file, True, None),
+                 ("stripe coding, numba kernel", code_all, same_stripes, True, None)]
+    if cpus and len(cpus) >= 2 and not cpu_time:
+        rows.append(("lutzip.compress, 2 threads (wall)", lambda: compress(arrays, stripe_len=stripe_len, threads=2),
+                     same_file, False, set(sorted(cpus)[-2:])))
+    zc = zstandard.ZstdCompressor(level=3)
+    raw_blob = b"".join(np.ascontiguousarray(arrays[k]).tobytes() for k in names)
+    rows.append(("zstd -3 compress", lambda: zc.compress(raw_blob), None, False, None))
+    times = {r[0]: [] for r in rows}
+    pinned = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    for rnd in range(repeat + 1):
+        for name, fn, check, use_numba, affinity in rows:
+            if affinity:
+                os.sched_setaffinity(0, affinity)
+            ctx = numba_kernels() if use_numba else None
+            try:
+                if ctx:
+                    ctx.__enter__()
+                t = time.perf_counter() if affinity else clock()
+                r = fn()
+                dt = (time.perf_counter() if affinity else clock()) - t
+            finally:
+                if ctx:
+                    ctx.__exit__(None, None, None)
+                if affinity:
+                    os.sched_setaffinity(0, pinned)
+            if check:
+                check(r)
+            if rnd:
+                times[name].append(dt)
+    out = {"raw": raw, "lutzip": len(blob), "zstd -3": len(zc.compress(raw_blob)), "MBps": {},
+           "C kernels": fastenc.why_not() or "yes"}
+    for name, *_ in rows:
+        out["MBps"][name] = raw / float(np.median(times[name])) / 1e6
+    return out
+
+
+def format_encode_speed(label: str, results: dict, cpu=None, repeat: int = 5, cpu_time: bool = False) -> str:
+    """Tables of :func:`encode_speed` results (mode -> result): MB/s of input and the ratio to zstd -3."""
+    lines = [f"{label}: encode speed, MB/s of input (raw tensor bytes), one core"
+             + (f" (CPU {cpu})" if cpu is not None else " (not pinned)") + f", medians of {repeat}"
+             + (" (thread CPU time)" if cpu_time else "") + "; every file checked"]
+    for mode, r in results.items():
+        g = r["MBps"]
+        z = g["zstd -3 compress"]
+        lines.append("")
+        lines.append(f"{mode}: {r['raw'] / 1e6:.2f} MB raw; size / raw: lutzip {r['lutzip'] / r['raw']:.4f}, "
+                     f"zstd -3 {r['zstd -3'] / r['raw']:.4f}; C kernels: {r['C kernels']}")
+        head = f"{'encoder':42s} {'MB/s':>8s} {'/ zstd -3':>10s}"
+        lines += [head, "-" * len(head)]
+        for name, v in g.items():
+            lines.append(f"{name:42s} {v:8.1f} {v / z:10.3f}")
+    return "\n".join(lines)
+
+
+def encode_main(args) -> int:
+    """``lutzip bench --encode [FILE]``."""
+    model = args.input or ("minilm" if minilm_path() else "digits")
+    label, arrays = load_model(model)
+    cpu, allowed = pin_to_one_cpu(getattr(args, "cpu", None))
+    repeat = max(3, int(getattr(args, "repeat", 5) or 5))
+    results = {}
+    try:
+        for mode, quant, bf16, prune in SPEED_MODES:
+            prep, _attrs = prepare(arrays, quantize=quant, bf16=bf16, prune_fraction=prune, skip_unsupported=True)
+            results[mode] = encode_speed(prep, repeat=repeat, stripe_len=args.stripe, cpus=allowed,
+                                         cpu_time=getattr(args, "cpu_time", False))
+    finally:
+        if allowed:
+            os.sched_setaffinity(0, allowed)
+    print(format_encode_speed(label, results, cpu, repeat, getattr(args, "cpu_time", False)))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({label: results}, f, indent=1)

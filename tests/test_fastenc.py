@@ -233,3 +233,34 @@ def test_threads_option_and_cli(tmp_path):
                         "compress", str(src), "-o", str(tmp_path / "x.lutz"), "--threads", "0"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode != 0 and "Traceback" not in r.stderr and "thread count" in r.stderr
+
+
+@pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
+def test_trie_tree_agrees_with_numpy(kind, numba_kernels):
+    rng = np.random.default_rng(7)
+    for n in (1, 50, 5000, 60_000):
+        w = _words(rng, n, kind)
+        W = 8 * w.dtype.itemsize
+        hist = np.bincount(w, minlength=1 << W)
+        ref = encoder._trie_tree(hist, W)                       # numpy (the numba kernels are patched in)
+        vals = np.flatnonzero(hist)
+        h = hist[vals].astype(np.float64)
+        got = fastenc.trie_tree(vals, np.r_[0.0, np.cumsum(h)], np.r_[0.0, np.cumsum(h * np.log2(h))], W, 16.0)
+        assert len(ref[0]) == len(got[0]) > 0
+        for a, b in zip(ref, got):
+            assert np.array_equal(a, b)
+
+
+def test_bench_encode_rows():
+    from lutzip import bench
+    rng = np.random.default_rng(8)
+    arrays = {"a": _words(rng, 20_000, "bf16").view(np.int16), "b": np.arange(50, dtype=np.int16)}
+    r = bench.encode_speed(arrays, repeat=1, stripe_len=1024, cpus={0, 1})
+    assert r["raw"] == 40_100 and 0 < r["lutzip"] < r["raw"]
+    assert {"lutzip.compress", "stripe coding", "lutzip.compress, numba kernels (before)",
+            "zstd -3 compress"} <= set(r["MBps"]) and all(v > 0 for v in r["MBps"].values())
+    text = bench.format_encode_speed("t", {"bf16": r}, repeat=1)
+    assert "/ zstd -3" in text and "stripe coding, numba kernel" in text
+    with bench.numba_kernels():
+        assert encoder._k() is nb
+    assert encoder._k() is fastenc

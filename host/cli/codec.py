@@ -312,6 +312,9 @@ def register(sub):
     p.add_argument("--speed", action="store_true",
                    help="decode speed instead: bf16 and int16 75%% pruned, one core, numba and C kernels, "
                         "zstd -3, memcpy (default input: all-MiniLM-L6-v2 when installed)")
+    p.add_argument("--encode", action="store_true",
+                   help="encode speed instead: bf16 and int16 75%% pruned, one core, MB/s of input, C and numba "
+                        "kernels, zstd -3 compression, 2 threads (default input: all-MiniLM-L6-v2 when installed)")
     p.add_argument("--repeat", type=int_in(5, 1000, "repeat count"), default=7, metavar="N",
                    help="--speed: runs per measurement, the median is printed (default 7, at least 5)")
     p.add_argument("--cpu", type=int_in(0, 4095, "CPU number"), default=None, metavar="N",

@@ -56,11 +56,14 @@ EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t
         return;
     int64_t i = 0;
     while (i < n) {
-        unsigned v = wide ? w16[i] : w8[i];
-        if (v != 0) {
-            i++;
-            continue;
-        }
+        if (wide)                       /* skip to the next zero word */
+            while (i < n && w16[i])
+                i++;
+        else
+            while (i < n && w8[i])
+                i++;
+        if (i >= n)
+            break;
         int64_t end = (i / S + 1) * S;
         if (end > n)
             end = n;
@@ -605,4 +608,173 @@ EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, con
         stripe_words[s] = (uint32_t)(p - start);
     }
     return p;
+}
+
+/* ------------------------------------------------------------------------------------------ trie */
+/* The binary trie of the present values (encoder._trie_tree): vals (sorted, nv), C and D the prefix sums of their
+ * counts h and of h log2 h (nv + 1 each). Nodes in BFS order (children after parents, a parent's left child
+ * first); a node is split when F k - (F log2 F - S) >= min_gain (k > 0). Writes keys, K, F, left, right (room for
+ * cap nodes; lo, hi scratch of cap) and returns the node count, or -1 when cap is too small. */
+EXPORT int64_t lze_trie_tree(int64_t nv, const int64_t *vals, const double *C, const double *D, int64_t W,
+                             double min_gain, int64_t cap, int64_t *keys, double *K, double *F, int64_t *left,
+                             int64_t *right, int64_t *lo, int64_t *hi)
+{
+    if (cap < 1)
+        return -1;
+    int64_t n = 1, lv0 = 0, lv1 = 1, k = W;
+    keys[0] = 0;
+    lo[0] = 0;
+    hi[0] = nv;
+    while (lv0 < lv1) {
+        for (int64_t i = lv0; i < lv1; i++) {
+            double f = C[hi[i]] - C[lo[i]];
+            double s1 = D[hi[i]] - D[lo[i]];
+            F[i] = f;
+            K[i] = (double)k;
+            left[i] = -1;
+            right[i] = -1;
+            if (k <= 0)
+                continue;
+            double gain = f * k - (f * log2(f) - s1);
+            if (!(gain >= min_gain))
+                continue;
+            int64_t x = (2 * keys[i] + 1) << (k - 1);
+            int64_t a = lo[i], b = hi[i];          /* first index in [lo, hi) with vals >= x */
+            while (a < b) {
+                int64_t m = a + (b - a) / 2;
+                if (vals[m] < x)
+                    a = m + 1;
+                else
+                    b = m;
+            }
+            int64_t mid = a;
+            if (mid > lo[i]) {
+                if (n >= cap)
+                    return -1;
+                keys[n] = 2 * keys[i];
+                lo[n] = lo[i];
+                hi[n] = mid;
+                left[i] = n++;
+            }
+            if (hi[i] > mid) {
+                if (n >= cap)
+                    return -1;
+                keys[n] = 2 * keys[i] + 1;
+                lo[n] = mid;
+                hi[n] = hi[i];
+                right[i] = n++;
+            }
+        }
+        lv0 = lv1;
+        lv1 = n;
+        k--;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------------------------------ symbols */
+/* bitstream.symbol_table: the cheapest single-word symbol of every value, classes in order (an earlier class
+ * keeps a value on equal length, the first LUT3 index of a value listed twice wins). sym[v] = (code << k | index)
+ * << 8 | length, 0 where no class covers v. */
+EXPORT void lze_symbols(int64_t size, int64_t nc, const int64_t *kinds, const int64_t *ks, const int64_t *params,
+                        const int64_t *totals, const int64_t *codes, const int64_t *lut3, uint64_t *sym)
+{
+    memset(sym, 0, size * sizeof(uint64_t));
+    for (int64_t j = 0; j < nc; j++) {
+        if (kinds[j] == 2)
+            continue;
+        int64_t n = (int64_t)1 << ks[j];
+        uint64_t t = (uint64_t)totals[j];
+        for (int64_t i = 0; i < n; i++) {
+            int64_t v = kinds[j] == 0 ? lut3[params[j] + i] : params[j] + i;
+            uint64_t cur = sym[v] & 0xFF;
+            if (cur == 0 || t < cur)
+                sym[v] = ((((uint64_t)codes[j] << ks[j]) | (uint64_t)i) << 8) | t;
+        }
+    }
+}
+
+/* The classes of a trie DP solution (encoder._trie_dp's solve): a depth-first walk from (node 0, m classes) with
+ * the choices ch (n x (M + 1)), a stack whose top is the last child pushed (right after left). Writes each own-
+ * class node's (base, k, F) in the walk's order, adds the residual's F to *fres; returns the number of ranges or
+ * -1 without memory. */
+EXPORT int64_t lze_trie_walk(int64_t n, int64_t M, const int64_t *ch, const int64_t *keys, const double *K,
+                             const double *F, const int64_t *left, const int64_t *right, int64_t m, int64_t *base,
+                             int64_t *kout, double *Fout, double *fres)
+{
+    int64_t *st = malloc(2 * (n + 2) * sizeof(int64_t));
+    if (!st)
+        return -1;
+    int64_t sp = 0, cnt = 0;
+    double fr = 0.0;
+    st[0] = 0;
+    st[1] = m;
+    sp = 1;
+    while (sp > 0) {
+        sp--;
+        int64_t i = st[2 * sp], mm = st[2 * sp + 1];
+        int64_t c = ch[i * (M + 1) + mm];
+        if (c == -1) {
+            int64_t k = (int64_t)K[i];
+            base[cnt] = keys[i] << k;
+            kout[cnt] = k;
+            Fout[cnt] = F[i];
+            cnt++;
+        } else if (c == -2) {
+            fr += F[i];
+        } else if (c >= 0) {
+            if (left[i] >= 0) {
+                st[2 * sp] = left[i];
+                st[2 * sp + 1] = c;
+                sp++;
+            }
+            if (right[i] >= 0) {
+                st[2 * sp] = right[i];
+                st[2 * sp + 1] = mm - c;
+                sp++;
+            }
+        }
+    }
+    free(st);
+    *fres += fr;
+    return cnt;
+}
+
+/* lze_lengths at the sorted values vals only (out[t] for vals[t]; 0 = not covered): O(values + LUT3 log values)
+ * instead of a 2^W table. */
+EXPORT void lze_lengths_at(int64_t nv, const int64_t *vals, int64_t nc, const int64_t *kinds, const int64_t *ks,
+                           const int64_t *params, const int64_t *totals, const int64_t *lut3, int64_t *out)
+{
+    memset(out, 0, nv * sizeof(int64_t));
+    for (int64_t j = 0; j < nc; j++) {
+        if (kinds[j] == 2)
+            continue;
+        int64_t n = (int64_t)1 << ks[j], t = totals[j];
+        if (kinds[j] == 1) {
+            int64_t a = 0, b = nv, lo = params[j], hi = params[j] + n;
+            while (a < b) {
+                int64_t m = a + (b - a) / 2;
+                if (vals[m] < lo)
+                    a = m + 1;
+                else
+                    b = m;
+            }
+            for (; a < nv && vals[a] < hi; a++)
+                if (out[a] == 0 || t < out[a])
+                    out[a] = t;
+        } else {
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v = lut3[params[j] + i], a = 0, b = nv;
+                while (a < b) {
+                    int64_t m = a + (b - a) / 2;
+                    if (vals[m] < v)
+                        a = m + 1;
+                    else
+                        b = m;
+                }
+                if (a < nv && vals[a] == v && (out[a] == 0 || t < out[a]))
+                    out[a] = t;
+            }
+        }
+    }
 }

@@ -37,6 +37,12 @@ def symbol_table(tables: TableSet):
     """
     tables.validate()
     size = 1 << tables.word_bits
+    k = kernels()
+    if hasattr(k, "symbols"):                     # the C kernel: the same symbols
+        cl = tables.classes
+        sym = k.symbols(size, [c.kind for c in cl], [c.k for c in cl], [c.param for c in cl], [c.total for c in cl],
+                        tables.codes(), tables.lut3.astype(np.int64))
+        return sym >> np.uint64(8), (sym & np.uint64(0xFF)).astype(np.uint8)
     best_len = np.full(size, 255, np.int64)
     best_bits = np.zeros(size, np.uint64)
     for cl, code in zip(tables.classes, tables.codes()):
@@ -58,16 +64,18 @@ def symbol_table(tables: TableSet):
     return best_bits, best_len.astype(np.uint8)
 
 
-def zero_run_plan(tables: TableSet, max_run: int):
+def zero_run_plan(tables: TableSet, max_run: int, single: int | None = None):
     """Optimal coding of zero runs of every length up to ``max_run``.
 
     Returns ``(choice, cost)``: ``choice[r]`` is -1 for "one single-word zero symbol, then r-1 more", or the
     class number of the zero-run symbol that starts an optimal coding of ``r`` zeros (largest chunk first);
-    -2 where ``r`` zeros cannot be coded.
+    -2 where ``r`` zeros cannot be coded. ``single``: the length of the single-word symbol of 0 (0: none), when
+    the caller has :func:`symbol_table` already.
     """
-    bits, length = symbol_table(tables)
+    if single is None:
+        single = int(symbol_table(tables)[1][0])
     zr = [(j, cl) for j, cl in enumerate(tables.classes) if cl.kind == ZRUN]
-    return kernels()._zero_run_dp(int(max_run), int(length[0]), np.array([j for j, _ in zr], np.int64),
+    return kernels()._zero_run_dp(int(max_run), int(single), np.array([j for j, _ in zr], np.int64),
                         np.array([cl.k for _, cl in zr], np.int64), np.array([cl.total for _, cl in zr], np.int64))
 
 
@@ -102,7 +110,8 @@ class StripeEncoder:
         codes = tables.codes()
         self.has_zrun = any(cl.kind == ZRUN for cl in tables.classes)
         # the plan of runs up to r does not depend on the longest run planned: one plan for every part
-        self.zr_choice = zero_run_plan(tables, self.stripe_len)[0] if self.has_zrun else np.zeros(1, np.int64)
+        self.zr_choice = (zero_run_plan(tables, self.stripe_len, int(sym_len[0]))[0] if self.has_zrun
+                          else np.zeros(1, np.int64))
         self.zr_bits = np.array([np.uint64(code) << np.uint64(cl.k) for cl, code in zip(tables.classes, codes)],
                                 np.uint64)
         self.zr_len = np.array([cl.total for cl in tables.classes], np.int64)

@@ -129,9 +129,11 @@ class Stats:
             flat = flat.astype(np.uint16)
         runs = np.zeros(min(stripe_len, max(flat.size, 1)) + 1, np.int64)
         k = _k()
-        if hasattr(k, "stats") and flat.dtype.itemsize * 8 == word_bits:     # C: histogram and runs in one pass
+        if hasattr(k, "stats") and flat.dtype.itemsize * 8 == word_bits:     # the C kernel
             hist = np.zeros(1 << word_bits, np.int64)
-            k.stats(flat, stripe_len, hist, runs)
+            k.stats(flat, stripe_len, hist, None)
+            if hist[0]:
+                k.stats(flat, stripe_len, None, runs)
             return cls(word_bits, hist, runs, -(-flat.size // stripe_len), stripe_len)
         hist = histogram(flat, word_bits)
         if hist[0]:
@@ -170,29 +172,52 @@ def table_bits(ts: TableSet) -> int:
 
 
 class TableCost:
-    """Per-value symbol lengths and per-run-length zero-run costs of a table set: prices any statistics fast."""
+    """Per-value symbol lengths and per-run-length zero-run costs of a table set: prices any statistics fast.
 
-    def __init__(self, ts: TableSet, max_run: int = 1):
-        kinds = np.array([cl.kind for cl in ts.classes], np.int64)
+    With ``at`` (statistics), only the lengths of the values present in ``at`` are computed (the C kernel
+    ``lengths_at``; much less than the ``2^W`` table of :attr:`length`, which is then computed on first use) and
+    :meth:`bits` of ``at`` uses them; the result is the same.
+    """
+
+    def __init__(self, ts: TableSet, max_run: int = 1, at: Stats | None = None):
+        self._kinds = kinds = np.array([cl.kind for cl in ts.classes], np.int64)
         self.ks = np.array([cl.k for cl in ts.classes], np.int64)
-        params = np.array([cl.param for cl in ts.classes], np.int64)
+        self._params = np.array([cl.param for cl in ts.classes], np.int64)
         self.totals = np.array([cl.total for cl in ts.classes], np.int64)
-        self.length = _k()._lengths(1 << ts.word_bits, kinds, self.ks, params, self.totals, ts.lut3.astype(np.int64))
+        self._lut3 = ts.lut3.astype(np.int64)
+        self._size = 1 << ts.word_bits
+        self._length = None
+        self._at = None
+        kern = _k()
+        if at is not None and hasattr(kern, "lengths_at"):
+            vals = at.present()[0]
+            with0 = vals if len(vals) and vals[0] == 0 else np.r_[np.zeros(1, np.int64), vals]
+            lv = kern.lengths_at(with0, kinds, self.ks, self._params, self.totals, self._lut3)
+            self._at, self._lv, self._len0 = at, lv[len(with0) - len(vals):], int(lv[0])
+        else:
+            self._len0 = int(self.length[0])
         self.zmask = kinds == ZRUN
         self.zcost = None
         if self.zmask.any():
             self._run_costs(max_run)
 
+    @property
+    def length(self) -> np.ndarray:
+        """Cheapest single-word symbol length of every ``W``-bit value (0 = not covered)."""
+        if self._length is None:
+            self._length = _k()._lengths(self._size, self._kinds, self.ks, self._params, self.totals, self._lut3)
+        return self._length
+
     def _run_costs(self, max_run):
-        self.zcost = _k()._zrun_costs(max(int(max_run), 1), int(self.length[0]), self.ks[self.zmask],
-                                 self.totals[self.zmask])
+        self.zcost = _k()._zrun_costs(max(int(max_run), 1), self._len0, self.ks[self.zmask],
+                                      self.totals[self.zmask])
 
     def bits(self, st: Stats) -> float:
         """Payload bits of ``st`` (stripe headers and padding estimated at 48 bits a stripe); inf if a present
         value is not covered."""
-        hist, length = st.hist, self.length
+        hist = st.hist
         vals, counts = st.present()
-        lv = length[vals]
+        lv = self._lv if st is self._at else self.length[vals]
         bad = lv == 0
         if self.zcost is not None and len(vals) and vals[0] == 0:
             bad[0] = False                  # zeros go through the zero-run plan
@@ -206,14 +231,14 @@ class TableCost:
             c = self.zcost[:len(runs)]
             if np.any((runs > 0) & (c >= (1 << 60))):
                 return math.inf
-            bits += int(np.dot(runs, c)) - int(hist[0]) * int(length[0])
+            bits += int(np.dot(runs, c)) - int(hist[0]) * self._len0
         return float(bits + 48 * st.n_stripes)
 
 
 def exact_bits(ts: TableSet, st: Stats) -> float:
     """Payload bits of coding ``st`` with ``ts`` (stripe headers and padding estimated at 48 bits a stripe);
     ``inf`` when a present value is not covered."""
-    return TableCost(ts, len(st.runs) - 1).bits(st)
+    return TableCost(ts, len(st.runs) - 1, at=st).bits(st)
 
 
 def total_bits(ts: TableSet, st: Stats) -> float:
@@ -233,6 +258,9 @@ def _trie_tree(hist, W, min_gain=CLASS_BITS / 2):
     h = hist[vals].astype(np.float64)
     C = np.r_[0.0, np.cumsum(h)]
     D = np.r_[0.0, np.cumsum(h * np.log2(h))]
+    kern = _k()
+    if hasattr(kern, "trie_tree"):             # the C kernel (the same nodes in the same order)
+        return kern.trie_tree(vals, C, D, W, min_gain)
     keys, lo, hi, ks = [np.zeros(1, np.int64)], [np.zeros(1, np.int64)], [np.full(1, len(vals), np.int64)], [W]
     Fs, lefts, rights = [], [], []
     base = 0
@@ -293,13 +321,22 @@ def _trie_dp(hist, W, N, M, c_res, tree=None):
     res = np.empty((n, M + 1))
     chn = np.empty((n, M + 1), np.int64)
     chr_ = np.empty((n, M + 1), np.int64)
-    _k()._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
+    kern = _k()
+    kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
+    walk = getattr(kern, "trie_walk", None)
+    if walk is not None:
+        keys, K, F, left, right = (np.ascontiguousarray(a, t) for a, t in
+                                   zip((keys, K, F, left, right), (np.int64, np.float64, np.float64, np.int64,
+                                                                   np.int64)))
 
     def solve(m, residual):
         cost = float((res if residual else nores)[0, m])
         if cost >= INF:
             return INF, [], 0
         chs = chr_ if residual else chn
+        if walk is not None:
+            ranges, fres = walk(chs, keys, K, F, left, right, m)
+            return cost, ranges, fres
         ranges, fres = [], 0.0
         stack = [(0, m)]
         while stack:
@@ -693,8 +730,8 @@ class _Grouped:
             if not zks or best_ts is None:
                 return
             # re-estimate the run symbol counts from the optimal parse with the best set's real costs
-            tc = TableCost(best_ts, 1)
-            zF = np.maximum(_k()._zrun_parse_counts(self.runs, int(tc.length[0]), tc.ks[tc.zmask],
+            tc = TableCost(best_ts, 1, at=st)
+            zF = np.maximum(_k()._zrun_parse_counts(self.runs, tc._len0, tc.ks[tc.zmask],
                                                tc.totals[tc.zmask])[:-1].astype(np.float64), 1.0)
 
 

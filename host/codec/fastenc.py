@@ -60,6 +60,10 @@ def _configure(lib):
         "lze_group_dp": ([i64, vp, i64, i64, f64, i64, i64, f64, f64, vp, vp, vp], None),
         "lze_zrun_parse_counts": ([i64, vp, i64, i64, vp, vp, vp], i32),
         "lze_zrun_estimate": ([i64, vp, i64, vp, vp, i64, vp, i64, i64, f64, vp, vp], f64),
+        "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
+        "lze_symbols": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
+        "lze_trie_walk": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp], i64),
+        "lze_lengths_at": ([i64, vp, i64, vp, vp, vp, vp, vp, vp], None),
         "lze_encode": ([vp, i64, i32, i64, vp, i32, vp, vp, vp, vp, vp, vp], i64),
     }
     for name, (args, res) in sig.items():
@@ -232,3 +236,48 @@ def encode(flat, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe
     return int(lib().lze_encode(_p(flat), flat.size, flat.dtype == np.uint16, int(S), _ptr(sym), bool(has_zrun),
                                 _ptr(zr_choice), _ptr(zr_bits), _ptr(zr_len), _ptr(zr_k), _ptr(out),
                                 _p(stripe_words)))
+
+
+def trie_tree(vals, C, D, W, min_gain):
+    """:func:`lutzip.codec.encoder._trie_tree` from the present values and the prefix sums of their counts
+    (``C``) and of ``h log2 h`` (``D``): ``(keys, K, F, left, right)``."""
+    vals, C, D = _i64(vals), _f64(C), _f64(D)
+    cap = (int(W) + 1) * max(len(vals), 1) + 1
+    keys, lo, hi, left, right = (np.empty(cap, np.int64) for _ in range(5))
+    K, F = np.empty(cap), np.empty(cap)
+    n = lib().lze_trie_tree(len(vals), _p(vals), _p(C), _p(D), int(W), float(min_gain), cap, _ptr(keys), _ptr(K),
+                            _ptr(F), _ptr(left), _ptr(right), _ptr(lo), _ptr(hi))
+    if n < 0:
+        raise MemoryError("trie: more nodes than values times levels")
+    return keys[:n].copy(), K[:n].copy(), F[:n].copy(), left[:n].copy(), right[:n].copy()
+
+
+def symbols(size, kinds, ks, params, totals, codes, lut3):
+    """:func:`lutzip.codec.bitstream.symbol_table` as one array ``bits << 8 | length`` (0: not covered)."""
+    kinds, ks, params, totals, codes, lut3 = map(_i64, (kinds, ks, params, totals, codes, lut3))
+    sym = np.empty(int(size), np.uint64)
+    lib().lze_symbols(int(size), len(kinds), _p(kinds), _p(ks), _p(params), _p(totals), _p(codes), _p(lut3),
+                      _ptr(sym))
+    return sym
+
+
+def trie_walk(ch, keys, K, F, left, right, m):
+    """The classes of a trie DP solution (the ``solve`` of :func:`lutzip.codec.encoder._trie_dp`):
+    ``([(base, k, F)...], F of the residual)``."""
+    n, M1 = ch.shape
+    base, ks = np.empty(n, np.int64), np.empty(n, np.int64)
+    Fo, fres = np.empty(n), np.zeros(1)
+    cnt = lib().lze_trie_walk(n, M1 - 1, _ptr(ch), _ptr(keys), _ptr(K), _ptr(F), _ptr(left), _ptr(right), int(m),
+                              _ptr(base), _ptr(ks), _ptr(Fo), _ptr(fres))
+    if cnt < 0:
+        raise MemoryError("trie walk: no memory")
+    return list(zip(base[:cnt].tolist(), ks[:cnt].tolist(), Fo[:cnt].tolist())), float(fres[0])
+
+
+def lengths_at(vals, kinds, ks, params, totals, lut3):
+    """``_lengths(...)[vals]`` for the sorted values ``vals``, without the ``2^W`` table."""
+    vals, kinds, ks, params, totals, lut3 = map(_i64, (vals, kinds, ks, params, totals, lut3))
+    out = np.empty(len(vals), np.int64)
+    lib().lze_lengths_at(len(vals), _p(vals), len(kinds), _p(kinds), _p(ks), _p(params), _p(totals), _p(lut3),
+                         _p(out))
+    return out
