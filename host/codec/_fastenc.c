@@ -197,6 +197,8 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
         double rescost = f * (W + c_res);
         int64_t lc = left[i], rc = right[i];
         int split = lc >= 0 || rc >= 0;
+        double minn = INF, minr = INF;
+        int64_t argn = 0, argr = 0;
         for (int64_t m = 0; m <= M; m++) {
             double bn = INF, br = rescost;
             int64_t bnc = -3, brc = -2;
@@ -210,32 +212,48 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
                     brc = -1;
                 }
             }
-            if (split) {
+            if (split && rc < 0) {
+                /* one (left) child: the scan over a = 0..m of the left child's values is a running minimum
+                 * (first index on equal values), kept across m */
+                double ln = nores[lc * W1 + m], lr = res[lc * W1 + m];
+                if (m == 0 || ln < minn) {
+                    minn = ln;
+                    argn = m;
+                }
+                if (m == 0 || lr < minr) {
+                    minr = lr;
+                    argr = m;
+                }
+                if (minn < bn) {
+                    bn = minn;
+                    bnc = argn;
+                }
+                if (minr < br) {
+                    br = minr;
+                    brc = argr;
+                }
+            } else if (split && lc < 0) {
+                /* one (right) child: only a = 0 */
+                double rn = nores[rc * W1 + m], rr = res[rc * W1 + m];
+                if (rn < bn) {
+                    bn = rn;
+                    bnc = 0;
+                }
+                if (rr < br) {
+                    br = rr;
+                    brc = 0;
+                }
+            } else if (split) {
+                const double *ln_ = nores + lc * W1, *lr_ = res + lc * W1;
+                const double *rn_ = nores + rc * W1 + m, *rr_ = res + rc * W1 + m;
                 for (int64_t a = 0; a <= m; a++) {
-                    double ln, lr, rn, rr;
-                    if (lc >= 0) {
-                        ln = nores[lc * W1 + a];
-                        lr = res[lc * W1 + a];
-                    } else {
-                        if (a > 0)
-                            break;
-                        ln = 0.0;
-                        lr = 0.0;
-                    }
-                    int64_t b = m - a;
-                    if (rc >= 0) {
-                        rn = nores[rc * W1 + b];
-                        rr = res[rc * W1 + b];
-                    } else {
-                        rn = 0.0;
-                        rr = 0.0;
-                    }
-                    if (ln + rn < bn) {
-                        bn = ln + rn;
+                    double vn = ln_[a] + rn_[-a], vr = lr_[a] + rr_[-a];
+                    if (vn < bn) {
+                        bn = vn;
                         bnc = a;
                     }
-                    if (lr + rr < br) {
-                        br = lr + rr;
+                    if (vr < br) {
+                        br = vr;
                         brc = a;
                     }
                 }
