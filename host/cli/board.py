@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 
-from lutzip.board.verify import format_report, stream_container
 from lutzip.codec import arrays as codec
 from lutzip.codec import container as ct
 from lutzip.errors import LutzError
@@ -51,6 +50,7 @@ def _cmd_board(args):
 
 
 def _cmd_stream(args):
+    from lutzip.board.verify import format_report, stream_container      # on use (start-up of the other commands)
     c = ct.read(args.file)
     if args.sim and args.port:
         raise LutzError("give either --port or --sim, not both")
@@ -122,6 +122,7 @@ def _demo_row(label, prep, attrs):
 
 
 def _cmd_demo(args):
+    from lutzip.board.verify import stream_container      # on use: lutzip compress starts without it
     t0 = time.time()
     what, arrays = demo_models(args.model)
     from lutzip.weights.quantize import prepare
