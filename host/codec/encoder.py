@@ -323,19 +323,15 @@ def _trie_dp(hist, W, N, M, c_res, tree=None):
     chr_ = np.empty((n, M + 1), np.int64)
     kern = _k()
     kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
-    walk = getattr(kern, "trie_walk", None)
-    if walk is not None:
-        keys, K, F, left, right = (np.ascontiguousarray(a, t) for a, t in
-                                   zip((keys, K, F, left, right), (np.int64, np.float64, np.float64, np.int64,
-                                                                   np.int64)))
+    walk = kern.trie_walker(chn, chr_, keys, K, F, left, right) if hasattr(kern, "trie_walker") else None
 
     def solve(m, residual):
         cost = float((res if residual else nores)[0, m])
         if cost >= INF:
             return INF, [], 0
         chs = chr_ if residual else chn
-        if walk is not None:
-            ranges, fres = walk(chs, keys, K, F, left, right, m)
+        if walk is not None:                    # the C kernel: the same ranges in the same order
+            ranges, fres = walk(residual, m)
             return cost, ranges, fres
         ranges, fres = [], 0.0
         stack = [(0, m)]

@@ -261,17 +261,31 @@ def symbols(size, kinds, ks, params, totals, codes, lut3):
     return sym
 
 
-def trie_walk(ch, keys, K, F, left, right, m):
-    """The classes of a trie DP solution (the ``solve`` of :func:`lutzip.codec.encoder._trie_dp`):
-    ``([(base, k, F)...], F of the residual)``."""
-    n, M1 = ch.shape
+def trie_walker(chn, chr_, keys, K, F, left, right):
+    """The classes of trie DP solutions (the ``solve`` of :func:`lutzip.codec.encoder._trie_dp`): returns
+    ``walk(residual, m) -> ([(base, k, F)...], F of the residual)`` over the choices ``chr_`` (residual) or
+    ``chn``; the arrays' addresses are taken once (``walk`` is called for every class budget)."""
+    keys, left, right = _i64(keys), _i64(left), _i64(right)
+    K, F = _f64(K), _f64(F)
+    chn, chr_ = np.ascontiguousarray(chn, np.int64), np.ascontiguousarray(chr_, np.int64)
+    n, M1 = chn.shape
     base, ks = np.empty(n, np.int64), np.empty(n, np.int64)
     Fo, fres = np.empty(n), np.zeros(1)
-    cnt = lib().lze_trie_walk(n, M1 - 1, _ptr(ch), _ptr(keys), _ptr(K), _ptr(F), _ptr(left), _ptr(right), int(m),
-                              _ptr(base), _ptr(ks), _ptr(Fo), _ptr(fres))
-    if cnt < 0:
-        raise MemoryError("trie walk: no memory")
-    return list(zip(base[:cnt].tolist(), ks[:cnt].tolist(), Fo[:cnt].tolist())), float(fres[0])
+    keep = (keys, left, right, K, F, chn, chr_, base, ks, Fo, fres)      # alive as long as the closure
+    fn = lib().lze_trie_walk
+    head = (n, M1 - 1)
+    tail = (_ptr(keys), _ptr(K), _ptr(F), _ptr(left), _ptr(right))
+    outs = (_ptr(base), _ptr(ks), _ptr(Fo), _ptr(fres))
+    pn, pr = _ptr(chn), _ptr(chr_)
+
+    def walk(residual, m):
+        fres[0] = 0.0
+        cnt = fn(*head, pr if residual else pn, *tail, int(m), *outs)
+        if cnt < 0:
+            raise MemoryError("trie walk: no memory")
+        return list(zip(base[:cnt].tolist(), ks[:cnt].tolist(), Fo[:cnt].tolist())), float(fres[0])
+    walk.keep = keep
+    return walk
 
 
 def lengths_at(vals, kinds, ks, params, totals, lut3):
