@@ -250,11 +250,12 @@ def total_bits(ts: TableSet, st: Stats) -> float:
 
 
 
-def _trie_tree(hist, W, min_gain=CLASS_BITS / 2):
+def _trie_tree(hist, W, min_gain=CLASS_BITS / 2, vals=None):
     """The binary trie of the W-bit values present in ``hist``, expanded only where splitting a node could
     pay: a node of ``F`` symbols whose values have entropy ``H`` within it can gain at most ``F (k - H)`` bits
-    by any refinement, so it stays a leaf when that is below ``min_gain``."""
-    vals = np.nonzero(hist)[0].astype(np.int64)
+    by any refinement, so it stays a leaf when that is below ``min_gain``. ``vals``: the present values
+    (sorted), when the caller has them."""
+    vals = np.nonzero(hist)[0].astype(np.int64) if vals is None else np.asarray(vals, np.int64)
     h = hist[vals].astype(np.float64)
     C = np.r_[0.0, np.cumsum(h)]
     D = np.r_[0.0, np.cumsum(h * np.log2(h))]
@@ -442,6 +443,7 @@ class _ZDesign:
         self.R = int(min(np.count_nonzero(hist), lut3_max))
         self.lut3_max = lut3_max
         self._lut = None
+        self._vals = None
 
     def _lut_part(self):
         """Values by falling frequency, the LUT DP over them and the entropy tails (computed on first use)."""
@@ -480,11 +482,15 @@ class _ZDesign:
             yield ts, total_bits(ts, st)
             return
         rest = hist.copy()
+        if self._vals is None:
+            self._vals = np.flatnonzero(hist)
+        vals = self._vals
         if t:
             self._lut_part()
             rest[self.order[:t]] = 0
+            vals = vals[rest[vals] > 0]
         lut_row = self.lut_best[t] if t else np.r_[0.0, np.full(Mv, INF)]
-        tree = _trie_tree(rest, W) if rest.any() else None
+        tree = _trie_tree(rest, W, vals=vals) if len(vals) else None
         c_res = 12.0
         for _it in range(2):
             solve = _trie_dp(rest, W, self.N, Mv, c_res, tree)
