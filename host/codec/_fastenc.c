@@ -190,6 +190,7 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
                            double *res, int64_t *ch_nores, int64_t *ch_res)
 {
     int64_t W1 = M + 1;
+    int64_t *sat = malloc((n > 0 ? n : 1) * sizeof(int64_t));
     for (int64_t i = n - 1; i >= 0; i--) {
         double f = F[i];
         double k = K[i];
@@ -244,9 +245,13 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
                     brc = 0;
                 }
             } else if (split) {
+                /* beyond the left child's saturation s (its values constant for a >= s) the sum
+                 * l[a] + r[m - a] is non-decreasing in a (r is non-increasing, FP addition monotone): no
+                 * strict improvement, so the scan stops at min(m, s) with the same choice */
                 const double *ln_ = nores + lc * W1, *lr_ = res + lc * W1;
                 const double *rn_ = nores + rc * W1 + m, *rr_ = res + rc * W1 + m;
-                for (int64_t a = 0; a <= m; a++) {
+                int64_t amax = sat && sat[lc] < m ? sat[lc] : m;
+                for (int64_t a = 0; a <= amax; a++) {
                     double vn = ln_[a] + rn_[-a], vr = lr_[a] + rr_[-a];
                     if (vn < bn) {
                         bn = vn;
@@ -263,7 +268,14 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
             res[i * W1 + m] = br;
             ch_res[i * W1 + m] = brc;
         }
+        if (sat) {                      /* the first m from which both rows stay constant */
+            int64_t s0 = M;
+            while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] && res[i * W1 + s0 - 1] == res[i * W1 + M])
+                s0--;
+            sat[i] = s0;
+        }
     }
+    free(sat);
 }
 
 EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const int64_t *ks, int64_t *out)

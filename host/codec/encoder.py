@@ -428,19 +428,27 @@ def _build(W, L, lut_groups, ranges, fres, zruns):
 class _ZDesign:
     """Everything about one choice of ZRUN classes that the value designs need."""
 
-    def __init__(self, st: Stats, zks, lut3_max, M):
+    def __init__(self, st: Stats, zks, lut3_max, M, shared: dict | None = None):
         self.zks = zks
-        hist = st.hist.copy()
+        key = bool(zks)
+        if shared is not None and key in shared:      # one histogram for every ZRUN set (read-only)
+            hist, hsum, nnz = shared[key]
+        else:
+            hist = st.hist.copy()
+            if zks:
+                hist[0] = 0
+            hsum, nnz = int(hist.sum()), int(np.count_nonzero(hist))
+            if shared is not None:
+                shared[key] = (hist, hsum, nnz)
         self.zruns = []
         if zks:
-            hist[0] = 0
             cnt = _zrun_symbols(st.runs, zks)
             self.zruns = [(k, cnt[k]) for k in zks]
         self.hist = hist
-        self.N = N = float(hist.sum() + sum(F for _, F in self.zruns))
+        self.N = N = float(hsum + sum(F for _, F in self.zruns))
         self.zcost = sum(F * (k + math.log2(N / F)) if F else 0.0 for k, F in self.zruns) + CLASS_BITS * len(zks)
         self.Mv = M - len(zks)
-        self.R = int(min(np.count_nonzero(hist), lut3_max))
+        self.R = int(min(nnz, lut3_max))
         self.lut3_max = lut3_max
         self._lut = None
         self._vals = None
@@ -791,7 +799,8 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     zcands = [z for z in _zrun_candidates(st, int(st.n_words - st.hist[0])) if len(z) < M]
     if effort <= 0:
         zcands = zcands[:2]
-    zds = [_ZDesign(st, z, lut3_max, M) for z in zcands]
+    shared = {}
+    zds = [_ZDesign(st, z, lut3_max, M, shared) for z in zcands]
     # screen the zero-run choices: the value classes hardly depend on them, so one trie DP over the non-zero
     # values serves every ZRUN set (only the number of classes left for values differs)
     scores, full = {}, set()
