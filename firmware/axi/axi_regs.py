@@ -87,52 +87,41 @@ def axi_regs(clk, rst, wr_en, wr_addr, wr_data, rd_addr, rd_data, hold, hold_sta
                     tbl_wdata.next = wr_data
                     taddr.next = taddr + 1
 
+    @always(clk.posedge)
+    def rg_count():
+        if rst or clr_cnt:
+            c_total.next = 0
+            c_busy.next = 0
+            c_starved.next = 0
+            c_blocked.next = 0
+            c_stripes.next = 0
+        else:
+            if busy:
+                c_total.next = c_total + 1
+            if m_tvalid and m_tready:
+                c_busy.next = c_busy + 1
+            if m_tvalid and not m_tready:
+                c_blocked.next = c_blocked + 1
+            if in_open and s_tready and not s_tvalid:
+                c_starved.next = c_starved + 1
+            if done:
+                c_stripes.next = c_stripes + 1
+
+    # WORDS_OUT: w_emit is a strobe with one lane, the number of words that went to the packer (0 .. LANES) with more
     if LANES == 1:
         @always(clk.posedge)
-        def rg_count():
+        def rg_words():
             if rst or clr_cnt:
-                c_total.next = 0
-                c_busy.next = 0
-                c_starved.next = 0
-                c_blocked.next = 0
                 c_words.next = 0
-                c_stripes.next = 0
-            else:
-                if busy:
-                    c_total.next = c_total + 1
-                if m_tvalid and m_tready:
-                    c_busy.next = c_busy + 1
-                if m_tvalid and not m_tready:
-                    c_blocked.next = c_blocked + 1
-                if in_open and s_tready and not s_tvalid:
-                    c_starved.next = c_starved + 1
-                if w_emit:
-                    c_words.next = c_words + 1
-                if done:
-                    c_stripes.next = c_stripes + 1
+            elif w_emit:
+                c_words.next = c_words + 1
     else:
-        # LANES > 1: w_emit is the number of words that went to the packer (0 .. LANES)
         @always(clk.posedge)
-        def rg_count():
+        def rg_words():
             if rst or clr_cnt:
-                c_total.next = 0
-                c_busy.next = 0
-                c_starved.next = 0
-                c_blocked.next = 0
                 c_words.next = 0
-                c_stripes.next = 0
             else:
-                if busy:
-                    c_total.next = c_total + 1
-                if m_tvalid and m_tready:
-                    c_busy.next = c_busy + 1
-                if m_tvalid and not m_tready:
-                    c_blocked.next = c_blocked + 1
-                if in_open and s_tready and not s_tvalid:
-                    c_starved.next = c_starved + 1
                 c_words.next = c_words + w_emit
-                if done:
-                    c_stripes.next = c_stripes + 1
 
     @always(clk.posedge)
     def rg_err():
@@ -189,4 +178,4 @@ def axi_regs(clk, rst, wr_en, wr_addr, wr_data, rd_addr, rd_data, hold, hold_sta
         else:
             rd_data.next = 0
 
-    return rg_flags, rg_ctrl, rg_count, rg_err, rg_status, rg_read
+    return rg_flags, rg_ctrl, rg_count, rg_words, rg_err, rg_status, rg_read
