@@ -21,10 +21,13 @@ The current stripe lives in registers: a down counter of the words still to send
 "one left" / "none left", so no adder or comparator sits between the handshakes and the completion.
 Words of the core beyond n are dropped, missing ones (after the core's ``tlast`` or error marker) are
 zero words; the stripe completes when n words went out, the core's packet has ended and its end entry is
-there, and the next job is loaded in the same cycle. The core's words are taken only while the packer
-takes them (``c_tready`` = ``w_ready``), except dropped words and markers, which are always taken.
+there, and the next job is loaded in the same cycle (the load, the pops and the failure code are
+:mod:`stripe_end`'s). The core's words are taken only while the packer takes them (``c_tready`` =
+``w_ready``), except dropped words and markers, which are always taken.
 """
 from myhdl import Signal, always, always_comb, block, intbv
+
+from lutzip.firmware.axi.stripe_end import stripe_end
 
 
 @block
@@ -78,25 +81,8 @@ def stripe_out(clk, rst, job_ok, job_nocore, job_n, job_pop, end_ok, end_last, e
     def so_fin():
         fin.next = jv and end_ok and cd_n and (r_zero or (emit and r_one))
 
-    @always_comb
-    def so_load():
-        load.next = job_ok and (not jv or fin)
-
-    @always_comb
-    def so_outs():
-        job_pop.next = load
-        end_pop.next = fin
-        done.next = fin
-        res_valid.next = fin
-        res_last.next = end_last
-        if end_trunc:
-            done_code.next = ERR_TRUNCATED
-        elif cerr_n != 0:
-            done_code.next = cerr_n
-        elif mism_n:
-            done_code.next = ERR_MISMATCH
-        else:
-            done_code.next = 0
+    end_ = stripe_end(job_ok, jv, fin, load, job_pop, end_pop, end_last, end_trunc, cerr_n, mism_n, done, done_code,
+                      res_valid, res_last, ERR_MISMATCH=ERR_MISMATCH, ERR_TRUNCATED=ERR_TRUNCATED)
 
     @always(clk.posedge)
     def so_seq():
@@ -127,4 +113,4 @@ def stripe_out(clk, rst, job_ok, job_nocore, job_n, job_pop, end_ok, end_last, e
             cerr.next = cerr_n
             mism.next = mism_n
 
-    return so_route, so_hs, so_next, so_fin, so_load, so_outs, so_seq
+    return so_route, so_hs, so_next, so_fin, end_, so_seq

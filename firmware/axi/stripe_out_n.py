@@ -23,6 +23,8 @@ words, or at once when none of its words are output.
 """
 from myhdl import ConcatSignal, Signal, always, always_comb, block, intbv
 
+from lutzip.firmware.axi.stripe_end import stripe_end
+
 
 @block
 def word_pick(d, cnt, pad, q, J=0, W=16):
@@ -142,25 +144,8 @@ def stripe_out_n(clk, rst, job_ok, job_nocore, job_n, job_pop, end_ok, end_last,
     def so_fin():
         fin.next = jv and end_ok and cd_n and (r_zero or (emit and wend))
 
-    @always_comb
-    def so_load():
-        load.next = job_ok and (not jv or fin)
-
-    @always_comb
-    def so_outs():
-        job_pop.next = load
-        end_pop.next = fin
-        done.next = fin
-        res_valid.next = fin
-        res_last.next = end_last
-        if end_trunc:
-            done_code.next = ERR_TRUNCATED
-        elif cerr_n != 0:
-            done_code.next = cerr_n
-        elif mism_n:
-            done_code.next = ERR_MISMATCH
-        else:
-            done_code.next = 0
+    end_ = stripe_end(job_ok, jv, fin, load, job_pop, end_pop, end_last, end_trunc, cerr_n, mism_n, done, done_code,
+                      res_valid, res_last, ERR_MISMATCH=ERR_MISMATCH, ERR_TRUNCATED=ERR_TRUNCATED)
 
     @always(clk.posedge)
     def so_seq():
@@ -185,5 +170,5 @@ def stripe_out_n(clk, rst, job_ok, job_nocore, job_n, job_pop, end_ok, end_last,
             cerr.next = cerr_n
             mism.next = mism_n
 
-    return picks, so_counts, so_min, so_marker, so_code, so_route, so_group, so_hs, so_next, so_fin, so_load, \
-        so_outs, so_seq
+    return picks, so_counts, so_min, so_marker, so_code, so_route, so_group, so_hs, so_next, so_fin, end_, \
+        so_seq
