@@ -39,7 +39,7 @@ was 1, ``R``/``I`` after n cycles, ``T`` after one) and drives the next command'
 
 :func:`run` is the one runner of the four simulators; what it runs is a *bench* (:class:`CoreBench`, the core;
 :class:`lutzip.hdl.flows.lanes_sim.LanesBench`, the N-lane decoder): the converted design, its test benches and
-its file formats. The Verilator harnesses share ``tb/tb_lutzip_common.h``.
+its file formats. The Verilator harnesses share ``tb/tb_lutzip_common.h``, the VHDL benches ``tb/tb_lutzip_pkg.vhd``.
 
 Converted HDL and simulator builds are kept in the build cache :func:`lutzip.cache.cache_dir` ``("hdl")``,
 keyed by :func:`lutzip.cache.sources_hash` (every source of ``lutzip.hdl`` and ``lutzip.firmware``), the core
@@ -632,7 +632,8 @@ def run(sim: str, stimulus, workdir, params=None, core=None, build_dir=None, tim
         vdir = bench.convert("vhdl", root)
         gdir = workdir / "ghdl-work"
         gdir.mkdir(exist_ok=True)
-        srcs = sorted(vdir.glob("pck_myhdl_*.vhd")) + [vdir / f"{bench.top}.vhd", bench.vhdl_bench(workdir)]
+        srcs = sorted(vdir.glob("pck_myhdl_*.vhd")) + [vdir / f"{bench.top}.vhd", TB_DIR / "tb_lutzip_pkg.vhd",
+                                                        bench.vhdl_bench(workdir)]   # the benches share the package
         _run_cmd(["ghdl", "-a", "--std=08", f"--workdir={gdir}", *map(str, srcs)], log, 600, what="ghdl analyse")
         text, dt = _run_cmd(["ghdl", "--elab-run", "--std=08", f"--workdir={gdir}", f"tb_lutzip_{bench.name}",
                              f"-gSTIM={stim_path}", f"-gOUTF={out_path}", *bench.ghdl_generics(),

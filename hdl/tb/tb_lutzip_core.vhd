@@ -1,10 +1,13 @@
 -- Test bench of the converted decoder core for GHDL (--std=08).
 -- Reads a stimulus file and writes an output file; the formats and the cycle protocol are described in
 -- lutzip/hdl/flows/simulate.py (the Python, VHDL and C++ test benches implement the same protocol).
+-- The stimulus lines, the ready pattern and the output fields it shares with tb_lutzip_lanes.vhd are in
+-- tb_lutzip_pkg.vhd (analysed first).
 library ieee;
 use ieee.std_logic_1164.all;
 use ieee.numeric_std.all;
 use std.textio.all;
+use work.tb_lutzip_pkg.all;
 
 entity tb_lutzip_core is
   generic (
@@ -53,13 +56,13 @@ begin
     variable li, lo      : line;
     variable ok          : boolean;
     variable c           : character;
-    type ready_t is array (0 to 4095) of std_logic;
     variable ready       : ready_t;
     variable plen        : natural := 0;
     variable max_cycles  : natural := 0;
     variable drain       : natural := 16;
     variable v32         : std_logic_vector(31 downto 0);
     variable n1, n2      : integer;
+    variable more        : boolean;
     -- current command
     variable cur         : character := ' ';
     variable left        : natural := 0;
@@ -78,23 +81,12 @@ begin
       tbl_wdata <= (others => '0'); s_axis_tvalid <= '0'; s_axis_tdata <= (others => '0'); s_axis_tlast <= '0';
     end procedure;
 
-    -- read the next command line into li (skipping comments/blank lines); false at end of file
-    impure function next_line return boolean is
-    begin
-      while not endfile(fin) loop
-        readline(fin, li);
-        if li'length > 0 and li.all(li'low) /= '#' then
-          return true;
-        end if;
-      end loop;
-      return false;
-    end function;
-
     procedure load is
     begin
       idle_drive;
       if not pend then
-        if not next_line then
+        next_line(fin, li, more);
+        if not more then
           cur := ' '; ended := true;
           return;
         end if;
@@ -133,44 +125,27 @@ begin
     begin
       if b = '1' then return 1; else return 0; end if;
     end function;
-
-    procedure wint(n : integer) is
-    begin
-      write(lo, character'(' '));
-      write(lo, n);
-    end procedure;
   begin
     file_open(fin, STIM, read_mode);
     file_open(fout, OUTF, write_mode);
     -- header: C and Y lines come before the first command
-    while next_line loop
+    loop
+      next_line(fin, li, more);
+      exit when not more;
       c := li.all(li'low);
       if c = 'C' then
         read(li, c);
-        read(li, n1, ok);
-        assert ok report "bad C line in " & STIM severity failure;
-        read(li, n2, ok);
-        assert ok report "bad C line in " & STIM severity failure;
-        max_cycles := n1; drain := n2;
+        read_c(li, max_cycles, drain, STIM);
       elsif c = 'Y' then
         read(li, c);
-        hread(li, v32, ok);
-        assert ok report "bad Y line in " & STIM severity failure;
-        assert plen + 32 <= ready_t'length report "ready pattern too long" severity failure;
-        for b in 31 downto 0 loop
-          ready(plen) := v32(b);
-          plen := plen + 1;
-        end loop;
+        read_y(li, ready, plen, STIM);
       else
         pend := true;
         exit;
       end if;
     end loop;
     assert max_cycles > 0 report "no C header line in " & STIM severity failure;
-    if plen = 0 then
-      for b in 0 to 31 loop ready(b) := '1'; end loop;
-      plen := 32;
-    end if;
+    ready_default(ready, plen);
     load;
     m_axis_tready <= ready(0);
     rdy := ready(0);
@@ -189,16 +164,16 @@ begin
       end if;
       if m_axis_tvalid = '1' and rdy = '1' then
         write(lo, character'('O'));
-        wint(to_integer(m_axis_tdata));
-        wint(b2i(m_axis_tlast));
-        wint(b2i(m_axis_tuser));
-        wint(k);
+        wint(lo, to_integer(m_axis_tdata));
+        wint(lo, b2i(m_axis_tlast));
+        wint(lo, b2i(m_axis_tuser));
+        wint(lo, k);
         writeline(fout, lo);
       end if;
       if err_valid = '1' then
         write(lo, character'('E'));
-        wint(to_integer(err_code));
-        wint(k);
+        wint(lo, to_integer(err_code));
+        wint(lo, k);
         writeline(fout, lo);
       end if;
       was_ended := ended;
@@ -222,12 +197,12 @@ begin
           quiet := quiet + 1;
         end if;
         if quiet >= drain then
-          write(lo, character'('Z')); wint(k); writeline(fout, lo);
+          write_end(fout, lo, 'Z', k);
           exit;
         end if;
       end if;
       if k + 1 >= max_cycles then
-        write(lo, character'('X')); wint(k); writeline(fout, lo);
+        write_end(fout, lo, 'X', k);
         exit;
       end if;
       rdy := ready((k + 1) mod plen);

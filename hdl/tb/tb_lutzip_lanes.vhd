@@ -2,10 +2,12 @@
 -- Reads a stimulus file and writes an output file; the formats and the cycle protocol are described in
 -- lutzip/hdl/flows/lanes_sim.py. The port map is filled in by lanes_sim.vhdl_bench (one-bit ports of a
 -- one-lane build map to element 0 of the vectors below).
+-- Shares tb_lutzip_pkg.vhd (stimulus lines, ready pattern, output fields) with tb_lutzip_core.vhd.
 library ieee;
 use ieee.std_logic_1164.all;
 use ieee.numeric_std.all;
 use std.textio.all;
+use work.tb_lutzip_pkg.all;
 
 entity tb_lutzip_lanes is
   generic (
@@ -53,13 +55,13 @@ begin
     variable li, lo      : line;
     variable ok          : boolean;
     variable c           : character;
-    type ready_t is array (0 to 4095) of std_logic;
     variable ready       : ready_t;
     variable plen        : natural := 0;
     variable max_cycles  : natural := 0;
     variable drain       : natural := 16;
     variable v32         : std_logic_vector(31 downto 0);
     variable n1, n2, n3  : integer;
+    variable more        : boolean;
     -- the prefix commands and the lanes' word queues
     type pre_t is record kind : character; a, b : integer; d : std_logic_vector(31 downto 0); end record;
     type pre_arr is array (natural range <>) of pre_t;
@@ -86,17 +88,6 @@ begin
     variable rdy         : unsigned(N - 1 downto 0);
     variable mv, mr, bz  : std_logic;
     variable armed       : boolean := false;   -- reset has been applied: no metavalues allowed from now on
-
-    impure function next_line return boolean is
-    begin
-      while not endfile(fin) loop
-        readline(fin, li);
-        if li'length > 0 and li.all(li'low) /= '#' then
-          return true;
-        end if;
-      end loop;
-      return false;
-    end function;
 
     procedure lanes_drive is
     begin
@@ -137,12 +128,6 @@ begin
       pi := pi + 1;
     end procedure;
 
-    procedure wint(x : integer) is
-    begin
-      write(lo, character'(' '));
-      write(lo, x);
-    end procedure;
-
     impure function b2i(b : std_logic) return integer is
     begin
       if b = '1' then return 1; elsif b = '0' or not armed then return 0; end if;
@@ -178,20 +163,17 @@ begin
   begin
     file_open(fin, STIM, read_mode);
     file_open(fout, OUTF, write_mode);
-    while next_line loop
+    loop
+      next_line(fin, li, more);
+      exit when not more;
       read(li, c);
       case c is
         when 'C' =>
-          read(li, n1, ok); read(li, n2, ok); read(li, n3, ok);
+          read_c(li, max_cycles, drain, STIM);
+          read(li, n3, ok);
           assert ok and n3 = N report "bad C line in " & STIM severity failure;
-          max_cycles := n1; drain := n2;
         when 'Y' =>
-          hread(li, v32, ok);
-          assert ok report "bad Y line in " & STIM severity failure;
-          for b in 31 downto 0 loop
-            ready(plen) := v32(b);
-            plen := plen + 1;
-          end loop;
+          read_y(li, ready, plen, STIM);
         when 'R' | 'I' =>
           read(li, n1, ok);
           assert ok and n1 >= 1 report "bad R/I line in " & STIM severity failure;
@@ -208,10 +190,7 @@ begin
           report "unknown stimulus command '" & c & "' in " & STIM severity failure;
       end case;
     end loop;
-    if plen = 0 then
-      for b in 0 to 31 loop ready(b) := '1'; end loop;
-      plen := 32;
-    end if;
+    ready_default(ready, plen);
     load;
     m_axis_tready <= ready(0);
     loop
@@ -220,16 +199,16 @@ begin
       if b2i(mv) = 1 and mr = '1' then
         write(lo, string'("O "));
         hwrite(lo, std_logic_vector(m_axis_tdata));
-        wint(to_integer(m_axis_tkeep)); wint(b2i(m_axis_tlast)); wint(b2i(m_axis_tuser)); wint(k);
+        wint(lo, to_integer(m_axis_tkeep)); wint(lo, b2i(m_axis_tlast)); wint(lo, b2i(m_axis_tuser)); wint(lo, k);
         writeline(fout, lo);
       end if;
       for j in 0 to N - 1 loop
         if b2i(err_valid(j)) = 1 then
           write(lo, string'("E"));
-          wint(j); wint(to_integer(err_code(4 * j + 3 downto 4 * j)));
+          wint(lo, j); wint(lo, to_integer(err_code(4 * j + 3 downto 4 * j)));
           write(lo, character'(' '));
           hwrite(lo, std_logic_vector(err_stripe(32 * j + 31 downto 32 * j)));
-          wint(k);
+          wint(lo, k);
           writeline(fout, lo);
         end if;
       end loop;
@@ -258,13 +237,13 @@ begin
         if ended then
           if b2i(mv) = 1 or b2i(bz) = 1 then quiet := 0; else quiet := quiet + 1; end if;
           if quiet >= drain then
-            write(lo, string'("Z")); wint(k); writeline(fout, lo);
+            write_end(fout, lo, 'Z', k);
             exit;
           end if;
         end if;
       end if;
       if k + 1 >= max_cycles then
-        write(lo, string'("X")); wint(k); writeline(fout, lo);
+        write_end(fout, lo, 'X', k);
         exit;
       end if;
       m_axis_tready <= ready((k + 1) mod plen);
