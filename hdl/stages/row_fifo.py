@@ -12,7 +12,8 @@ DEPTH           RAM rows, a power of two >= 2
 The RAM is read with an enable (``fetch``: rows in the RAM and the head register empty or being popped) into
 the head register itself, the pattern yosys maps to DP16KD / SB_RAM40_4K / RAMB36 (the head register is the RAM's
 read register; on ECP5 the RAM's clock-to-out then starts the output select's path, docs/log/2026-12-lanes.md). A
-row written in cycle t can be the head from cycle t + 2. One row in, one row out per cycle.
+row written in cycle t can be the head from cycle t + 2. One row in, one row out per cycle. The small FIFO with an
+asynchronous head read (LUT RAM) is :mod:`lutzip.hdl.stages.sync_fifo`.
 """
 from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 

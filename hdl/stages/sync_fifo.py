@@ -11,6 +11,10 @@ DEPTH           entries, a power of two >= 2
 
 All handshakes of the core are derived from *registered* counts (``count`` here, credit counters in
 :mod:`lutzip.hdl.core.decoder_core`), so no combinational path runs from one FIFO side to the other.
+
+The head is read asynchronously (LUT RAM / registers), for small FIFOs. The deep one, in block RAM, is
+:mod:`lutzip.hdl.stages.row_fifo`: a registered read into a head register, with its own count and valid flag.
+The two share only the write port and the pointers, so each stays one block that can be read whole.
 """
 from myhdl import Signal, always, always_comb, always_seq, block, modbv
 
