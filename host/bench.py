@@ -93,13 +93,52 @@ def _warm_up():
     codec.compress({"a": a}, tableset_fn=greedy_tableset)
 
 
-def zipnn_size(raw: bytes):
-    """Size of zipnn's bf16 compression of the bytes, or None when zipnn is not installed."""
+def _zipnn():
+    """The zipnn module, or None when it is not installed or cannot be imported (it imports torch)."""
     try:
-        import zipnn
-    except ImportError:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")         # torch.jit.script's deprecation warning at zipnn's import
+            import zipnn
+        return zipnn
+    except Exception:                               # ImportError, or torch's own error without its CUDA libraries
         return None
-    return len(zipnn.ZipNN(input_format="byte", bytearray_dtype="bfloat16").compress(raw))
+
+
+def zipnn_size(raw: bytes, dtype: str = "bfloat16"):
+    """Size of zipnn's compression of the bytes, round-tripped through zipnn's decompressor; None without zipnn.
+
+    ``ZipNN(input_format="byte", bytearray_dtype=dtype)`` with its defaults (method AUTO: byte grouping, then
+    Huffman or zstd per chunk) on one thread. zipnn compresses its input buffer in place (it reorders the
+    bytes it is given, even of a ``bytes`` object), so it gets a copy; the result is decompressed by a new
+    ``ZipNN`` and compared with ``raw`` bit for bit.
+
+    Parameters
+    ----------
+    raw : bytes
+        The words (bf16 bit patterns for the default ``dtype``).
+    dtype : str
+        zipnn's ``bytearray_dtype``: ``bfloat16``, ``float16`` or ``float32`` (zipnn's byte input takes no
+        integer types).
+
+    Returns
+    -------
+    int or None
+        Compressed bytes, or None when zipnn is not installed.
+
+    Raises
+    ------
+    AssertionError
+        zipnn's output did not decompress to ``raw``.
+    """
+    zipnn = _zipnn()
+    if zipnn is None:
+        return None
+    comp = bytes(zipnn.ZipNN(input_format="byte", bytearray_dtype=dtype, threads=1).compress(bytearray(raw)))
+    back = zipnn.ZipNN(input_format="byte", bytearray_dtype=dtype, threads=1).decompress(comp)
+    if bytes(back) != bytes(raw):
+        raise AssertionError("bench: zipnn did not round-trip")
+    return len(comp)
 
 
 def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEFAULT_STRIPE,
@@ -467,6 +506,12 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
         if b != blob:
             raise AssertionError("bench --speed: zstd did not round-trip")
     measure("zstd -3 decompress", raw, lambda: dz.decompress(z), check_blob)
+    zn = _zipnn()
+    if zn is not None and names and all(codec.dtype_name(arrays[k]) == "bfloat16" for k in names):
+        zc = bytes(zn.ZipNN(input_format="byte", bytearray_dtype="bfloat16", threads=1).compress(bytearray(blob)))
+        zd = zn.ZipNN(input_format="byte", bytearray_dtype="bfloat16", threads=1)
+        out["zipnn"] = len(zc)
+        measure("zipnn decompress (1 thread)", raw, lambda: zd.decompress(zc), lambda b: check_blob(bytes(b)))
     srcs = [want[k] for k in names]
     dsts = [np.empty_like(a) for a in srcs]
 
