@@ -75,9 +75,34 @@ def plan_streams(word_list, kinds, group_below: int = DEFAULT_GROUP_BELOW, cap: 
     return streams
 
 
+#: a stream of its own keeps at least this many stripes when it gets longer ones (an 8-lane decoder: one each)
+MIN_STRIPES = 8
+
+
+def stream_stripe_len(numel: int, word_bits: int, stripe_len: int, min_stripes: int = MIN_STRIPES,
+                      stripe_bits: int | None = None) -> int:
+    """The stripe length of a stream of its own: ``stripe_len`` words, or longer where the stream stays cut.
+
+    The longest ``stripe_len * 2**k`` words that hold at most ``stripe_bits`` bits of raw words (default
+    ``16 * stripe_len``: the raw size of a 16-bit stripe, so an 8-bit stream gets stripes of twice the words
+    and a 16-bit one keeps ``stripe_len``) and still leave the stream ``min_stripes`` stripes or more (0: always
+    ``stripe_len``). Fewer stripes cost fewer header words, paddings and index records; a stripe of no more
+    raw bits than a 16-bit one compresses to about as many words, so the decoder's input buffers are sized
+    alike. An encoder choice only: every decoder reads each stream's stripe length from the index.
+    """
+    s = int(stripe_len)
+    if min_stripes <= 0:
+        return s
+    limit = min((16 * s if stripe_bits is None else int(stripe_bits)) // int(word_bits), 65536)
+    while 2 * s <= limit and -(-int(numel) // (2 * s)) >= min_stripes:
+        s *= 2
+    return s
+
+
 def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
              progress=None, L: int = 8, share: bool = True, plan_progress=None,
-             group_below: int = DEFAULT_GROUP_BELOW, threads: int = 1) -> ct.Container:
+             group_below: int = DEFAULT_GROUP_BELOW, threads: int = 1, min_stripes: int = MIN_STRIPES,
+             stripe_bits: int | None = None) -> ct.Container:
     """Code named arrays into a container.
 
     Parameters
@@ -106,6 +131,12 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         (what version 2 can store).
     threads : int
         Threads that code each stream's stripes (:func:`lutzip.codec.bitstream.encode_stripes`; same bytes).
+    min_stripes, stripe_bits : int
+        A tensor that owns its stream gets longer stripes (:func:`stream_stripe_len`): an 8-bit tensor of at
+        least ``2 * min_stripes * stripe_len`` words stripes of ``2 * stripe_len`` words by default (the raw bits
+        of a 16-bit stripe; ``stripe_bits`` changes that bound). Its table set is designed for ``stripe_len``,
+        which stays the stripe length of group streams. ``min_stripes=0``: every stream has stripes of
+        ``stripe_len`` words.
     """
     from lutzip.codec import bitstream           # the encoder (numba): imported when something is compressed
     from lutzip.codec.decode import MAX_STRIPE_WORDS
@@ -140,13 +171,15 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     offset = 0
     for k, members in enumerate(plan):
         ts = tables[assignment[k]]
-        payload, sw = bitstream.encode_stripes(s_words[k], ts, stripe_len, threads=threads)
+        S = stream_stripe_len(s_words[k].size, s_bits[k], stripe_len, min_stripes, stripe_bits) \
+            if len(members) == 1 and s_words[k].size >= group_below else int(stripe_len)
+        payload, sw = bitstream.encode_stripes(s_words[k], ts, S, threads=threads)
         starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
         crcs = np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes())
                          for j in range(len(sw))], np.uint32)
         pos = 0
         for i in members:
-            entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], assignment[k], stripe_len, offset, sw, crcs,
+            entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], assignment[k], S, offset, sw, crcs,
                                         dict((attrs or {}).get(names[i], {})), k, pos, int(s_words[k].size))
             pos += int(word_list[i].size)
             if progress:

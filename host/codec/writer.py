@@ -33,7 +33,8 @@ import zlib
 import numpy as np
 
 from lutzip.codec import container as ct
-from lutzip.codec.arrays import DEFAULT_GROUP_BELOW, DEFAULT_STRIPE, GROUP_STRIPES, plan_streams, to_words
+from lutzip.codec.arrays import (DEFAULT_GROUP_BELOW, DEFAULT_STRIPE, GROUP_STRIPES, MIN_STRIPES, plan_streams,
+                                 stream_stripe_len, to_words)
 from lutzip.errors import FormatError, UnsupportedError
 
 #: words coded per call of the stripe encoder (rounded down to whole stripes; at least one stripe)
@@ -214,7 +215,8 @@ def _in_order(tasks, threads: int):
 
 def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, L: int = 8, share: bool = True,
                    tableset_fn=None, group_below: int = DEFAULT_GROUP_BELOW, attrs: dict | None = None,
-                   progress=None, plan_progress=None, keep_bytes: int = KEEP_BYTES, threads: int = 1):
+                   progress=None, plan_progress=None, keep_bytes: int = KEEP_BYTES, threads: int = 1,
+                   min_stripes: int = MIN_STRIPES, stripe_bits: int | None = None):
     """Code tensors one at a time into the ``.lutz`` file ``path`` (version 3), two passes over the tensors.
 
     Parameters
@@ -227,7 +229,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
     prepare : callable(name, array) -> (array, dict) or None, optional
         The lossy step of one tensor: the array to code and its attributes, or ``None`` to leave the tensor
         out. Default: the array as it is.
-    stripe_len, L, share, tableset_fn, group_below :
+    stripe_len, L, share, tableset_fn, group_below, min_stripes, stripe_bits :
         As for :func:`lutzip.codec.arrays.compress`.
     attrs : dict of str -> dict, optional
         Attributes per tensor name (the lossy step's attributes are added to them).
@@ -352,15 +354,19 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
         offset = 0
         threads = max(1, int(threads))
         # with threads, parts of fewer words keep every thread busy on mid-size tensors (stripes are independent)
-        chunk = max((CHUNK_WORDS if threads == 1 else CHUNK_WORDS // (2 * threads)) // S, 1) * S
+        part = CHUNK_WORDS if threads == 1 else CHUNK_WORDS // (2 * threads)
+        n_of = [sum(sizes[i] for i in m) for m in plan]
+        stripe_of = [stream_stripe_len(n, bits_list[m[0]], S, min_stripes, stripe_bits)
+                     if len(m) == 1 and n >= group_below else S for m, n in zip(plan, n_of)]
 
         def tasks():
             """``(stream, members, table, part)`` in file order; ``part`` None closes the stream."""
             for k, members in enumerate(plan):
-                ts_i = assignment[k]
-                enc = encoders.get(ts_i)
+                ts_i, Sk = assignment[k], stripe_of[k]
+                chunk = max(part // Sk, 1) * Sk
+                enc = encoders.get((ts_i, Sk))
                 if enc is None:
-                    enc = encoders[ts_i] = StripeEncoder(tables[ts_i], S)
+                    enc = encoders[ts_i, Sk] = StripeEncoder(tables[ts_i], Sk)
                 words = stream_words(members)
                 total = int(words.size)
                 for lo in range(0, total, chunk):
@@ -383,7 +389,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
                 sw_parts, crc_parts = [], []
                 pos = 0
                 for i in members:
-                    entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], ts_i, S, offset, sw, crcs,
+                    entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], ts_i, stripe_of[k], offset, sw, crcs,
                                                 tattrs[i], k, pos, total)
                     pos += sizes[i]
                     if progress:
