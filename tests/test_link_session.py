@@ -42,6 +42,7 @@ class ScriptedBoard:
         self.stripe = 0
         self.words = 0
         self.barriers = 0
+        self.on_barrier = None  # called (from the board's thread) at every BARRIER it takes
         self.written = 0
         if stuck_in_frame:     # the first 17 bytes of a 1024-byte STREAM frame (a sender that died)
             self.parser.feed(link.encode_frame(link.STREAM, 5, bytes(1024))[:17])
@@ -104,6 +105,8 @@ class ScriptedBoard:
                 self.stripe += 1
             if fr.type == link.BARRIER:
                 self.barriers += 1
+                if self.on_barrier is not None:
+                    self.on_barrier()
                 if self.counters:
                     self.send(link.COUNTERS, link.encode_counters({"cycles": 10, "busy": 5}))
 
@@ -340,12 +343,13 @@ def test_cli_stream_against_a_board_that_never_answers_the_barrier(tmp_path):
 @pytest.mark.timeout(120)
 def test_cli_stream_ctrl_c_says_interrupted(tmp_path):
     board = ScriptedBoard(counters=False)
+    procs = []
+    # Ctrl-C while the CLI waits for the COUNTERS: the board's thread sends it on the first BARRIER, so the
+    # signal does not depend on how fast this process notices the BARRIER (the CLI gives up after 8 BARRIERs)
+    board.on_barrier = lambda: procs and board.barriers == 1 and procs[0].send_signal(signal.SIGINT)
     with PtyBoard(board) as pb:
         p = _cli("stream", "--port", pb.port, "--timeout", "60", "--json", _lutz(tmp_path))
-        t0 = time.monotonic()
-        while not board.barriers and time.monotonic() - t0 < 60 and p.poll() is None:
-            time.sleep(0.05)                               # wait until it waits for the COUNTERS
-        assert board.barriers, p.communicate(timeout=10)
-        p.send_signal(signal.SIGINT)
+        procs.append(p)
         out, err = p.communicate(timeout=60)
+    assert board.barriers, (p.returncode, err)
     assert p.returncode == 130 and err == "lutzip: interrupted\n", (p.returncode, err)
