@@ -6,7 +6,6 @@ hardware decoder's table-write port takes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import numpy as np
 
@@ -72,13 +71,13 @@ class TableSet:
             raise TableError(f"LUT3 has {n3} entries, more than {MAX_LUT3}")
         if n3 and int(self.lut3.max()) >= (1 << w):
             raise TableError(f"LUT3 value {int(self.lut3.max())} does not fit {w} bits")
-        kraft = Fraction(0)
+        kraft = 0                   # sum of 2^(MAX_CODE_LEN - c): exact in integers (c <= MAX_CODE_LEN)
         for j, cl in enumerate(self.classes):
             if not 1 <= cl.c <= MAX_CODE_LEN:
                 raise TableError(f"class {j}: code length {cl.c} outside 1..{MAX_CODE_LEN}")
             if cl.k < 0 or cl.total > MAX_SYMBOL_BITS:
                 raise TableError(f"class {j}: code {cl.c} + index {cl.k} bits exceeds {MAX_SYMBOL_BITS}")
-            kraft += Fraction(1, 1 << cl.c)
+            kraft += 1 << (MAX_CODE_LEN - cl.c)
             if cl.kind == LUT:
                 if cl.k > MAX_LUT_K:
                     raise TableError(f"class {j}: LUT index of {cl.k} bits (max {MAX_LUT_K})")
@@ -97,8 +96,9 @@ class TableSet:
                     raise TableError(f"class {j}: zero-run class with non-zero param {cl.param}")
             else:
                 raise TableError(f"class {j}: unknown kind {cl.kind}")
-        if kraft > 1:
-            raise TableError(f"class code lengths break the Kraft inequality (sum 2^-c = {float(kraft):.4f} > 1)")
+        if kraft > 1 << MAX_CODE_LEN:
+            raise TableError("class code lengths break the Kraft inequality "
+                             f"(sum 2^-c = {kraft / (1 << MAX_CODE_LEN):.4f} > 1)")
         return self
 
     def codes(self) -> list:
