@@ -324,8 +324,12 @@ def _lutz(tmp_path):
     return f
 
 
-def _cli(*argv):
-    return subprocess.Popen([sys.executable, "-m", "lutzip.cli", *map(str, argv)], stdout=subprocess.PIPE,
+def _cli(*argv, ctrl_c=False):
+    """``lutzip *argv`` in a child process. ``ctrl_c``: with Ctrl-C's usual handler, as in a terminal (a child
+    of a background job inherits SIGINT ignored, and Python then keeps it ignored)."""
+    pre = ["-c", "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                 "from lutzip.cli import main; sys.exit(main())"] if ctrl_c else ["-m", "lutzip.cli"]
+    return subprocess.Popen([sys.executable, *pre, *map(str, argv)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -348,7 +352,7 @@ def test_cli_stream_ctrl_c_says_interrupted(tmp_path):
     # signal does not depend on how fast this process notices the BARRIER (the CLI gives up after 8 BARRIERs)
     board.on_barrier = lambda: procs and board.barriers == 1 and procs[0].send_signal(signal.SIGINT)
     with PtyBoard(board) as pb:
-        p = _cli("stream", "--port", pb.port, "--timeout", "60", "--json", _lutz(tmp_path))
+        p = _cli("stream", "--port", pb.port, "--timeout", "60", "--json", _lutz(tmp_path), ctrl_c=True)
         procs.append(p)
         out, err = p.communicate(timeout=60)
     assert board.barriers, (p.returncode, err)
