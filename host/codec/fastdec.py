@@ -14,10 +14,7 @@ environment, :func:`lib` is ``None`` and :func:`lutzip.codec.bitstream.decode_st
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import platform
-import shutil
 import subprocess
 import sys
 import threading
@@ -25,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lutzip.codec import cbuild
 from lutzip.codec.tables import LUT, RANGE, ZRUN, TableSet
 
 SOURCE = Path(__file__).with_name("_fastdec.c")
@@ -44,36 +42,12 @@ _lock = threading.Lock()
 _state = {"tried": False, "lib": None, "why": None}
 
 
-def _compiler():
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name:
-            path = shutil.which(name)
-            if path:
-                return path
-    return None
-
-
-def _cpu_id() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith(("flags", "Features", "isa")):
-                    return line.strip()
-    except OSError:
-        pass
-    return platform.processor()
+_compiler, _ptr = cbuild.compiler, cbuild.ptr
 
 
 def _build(cc: str, dest: Path, variants=None):
     """Compile the kernel into ``dest/_fastdec.so`` (``-march=native`` first, then without it)."""
-    out = dest / "_fastdec.so"
-    last = None
-    for flags in variants or (FLAGS, [f for f in FLAGS if f != "-march=native"]):
-        r = subprocess.run([cc, *flags, "-o", str(out), str(SOURCE)], capture_output=True, text=True, timeout=120)
-        if r.returncode == 0:
-            return
-        last = r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"]
-    raise OSError(f"{cc} failed: {last[0]}")
+    cbuild.build(cc, SOURCE, dest / "_fastdec.so", FLAGS, variants=variants)
 
 
 def _configure(lib):
@@ -104,12 +78,7 @@ def _load():
     if cc is None:
         return None, "no C compiler (cc, gcc, clang or $CC)"
     try:
-        from lutzip.cache import atomic_dir, cache_dir
-        st = os.stat(cc)
-        key = hashlib.sha256(SOURCE.read_bytes() + repr((cc, st.st_size, st.st_mtime_ns, FLAGS, platform.machine(),
-                                                         _cpu_id())).encode()).hexdigest()[:16]
-        folder = atomic_dir(cache_dir("fastdec") / key, lambda tmp: _build(cc, tmp))
-        lib = _configure(ctypes.CDLL(str(folder / "_fastdec.so")))
+        lib = cbuild.load_cached(cc, SOURCE, FLAGS, "fastdec", lambda tmp: _build(cc, tmp), _configure)
     except (OSError, subprocess.SubprocessError) as e:
         return None, f"could not build the C decoder: {e}"
     return lib, None
@@ -117,12 +86,7 @@ def _load():
 
 def lib():
     """The loaded C library (built on first call), or ``None`` when it cannot be built (:func:`why_not`)."""
-    if not _state["tried"]:
-        with _lock:
-            if not _state["tried"]:
-                _state["lib"], _state["why"] = _load()
-                _state["tried"] = True
-    return _state["lib"]
+    return cbuild.load_once(_state, _lock, _load)
 
 
 def available() -> bool:
@@ -219,10 +183,6 @@ def combined_table(tables: TableSet):
                                lut3)
     return hit[:6]
     return hit
-
-
-def _ptr(a: np.ndarray) -> int:
-    return a.__array_interface__["data"][0]
 
 
 # ----------------------------------------------------------------------------------------------- entry points

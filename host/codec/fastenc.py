@@ -14,16 +14,16 @@ keeps every floating-point rounding as numba's, so both choose the same tables. 
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import platform
 import subprocess
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from lutzip.codec.fastdec import _compiler, _cpu_id, _ptr
+from lutzip.codec import cbuild
+
+_compiler, _ptr = cbuild.compiler, cbuild.ptr
 
 SOURCE = Path(__file__).with_name("_fastenc.c")
 FLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=off", "-fvisibility=hidden"]
@@ -35,15 +35,7 @@ _state = {"tried": False, "lib": None, "why": None}
 
 def _build(cc: str, dest: Path):
     """Compile the kernels into ``dest/_fastenc.so`` (``-march=native`` first, then without it)."""
-    out = dest / "_fastenc.so"
-    last = None
-    for flags in (FLAGS, [f for f in FLAGS if f != "-march=native"]):
-        r = subprocess.run([cc, *flags, "-o", str(out), str(SOURCE), "-lm"], capture_output=True, text=True,
-                           timeout=120)
-        if r.returncode == 0:
-            return
-        last = r.stderr.strip().splitlines()[-1:] or [f"exit {r.returncode}"]
-    raise OSError(f"{cc} failed: {last[0]}")
+    cbuild.build(cc, SOURCE, dest / "_fastenc.so", FLAGS, libs=("-lm",))
 
 
 def _configure(lib):
@@ -79,12 +71,7 @@ def _load():
     if cc is None:
         return None, "no C compiler (cc, gcc, clang or $CC)"
     try:
-        from lutzip.cache import atomic_dir, cache_dir
-        st = os.stat(cc)
-        key = hashlib.sha256(SOURCE.read_bytes() + repr((cc, st.st_size, st.st_mtime_ns, FLAGS, platform.machine(),
-                                                         _cpu_id())).encode()).hexdigest()[:16]
-        folder = atomic_dir(cache_dir("fastenc") / key, lambda tmp: _build(cc, tmp))
-        lib = _configure(ctypes.CDLL(str(folder / "_fastenc.so")))
+        lib = cbuild.load_cached(cc, SOURCE, FLAGS, "fastenc", lambda tmp: _build(cc, tmp), _configure)
     except (OSError, subprocess.SubprocessError) as e:
         return None, f"could not build the C encoder kernels: {e}"
     return lib, None
@@ -92,12 +79,7 @@ def _load():
 
 def lib():
     """The loaded C library (built on first call), or ``None`` when it cannot be built (:func:`why_not`)."""
-    if not _state["tried"]:
-        with _lock:
-            if not _state["tried"]:
-                _state["lib"], _state["why"] = _load()
-                _state["tried"] = True
-    return _state["lib"]
+    return cbuild.load_once(_state, _lock, _load)
 
 
 def available() -> bool:
