@@ -578,28 +578,36 @@ def format_speed(label: str, results: dict, cpu=None, repeat: int = 7, cpu_time:
     return "\n".join(lines)
 
 
-def speed_main(args) -> int:
-    """``lutzip bench --speed [FILE]``."""
-    from lutzip.weights.quantize import prepare
+def _modes_main(args, measure, fmt, min_repeat: int, default_repeat: int, warm_up=None) -> int:
+    """The body of ``lutzip bench --speed`` / ``--encode``: the model, pinned to one CPU, every mode of
+    ``SPEED_MODES`` prepared and measured (``measure(prep, attrs, repeat=, stripe_len=, cpus=, cpu_time=)``),
+    the table printed by ``fmt(label, results, cpu, repeat, cpu_time)``, the results as JSON when asked."""
     model = args.input or ("minilm" if minilm_path() else "digits")
     label, arrays = load_model(model)
     cpu, allowed = pin_to_one_cpu(getattr(args, "cpu", None))
-    repeat = max(5, int(getattr(args, "repeat", 7) or 7))
+    repeat = max(min_repeat, int(getattr(args, "repeat", default_repeat) or default_repeat))
+    cpu_time = getattr(args, "cpu_time", False)
     results = {}
     try:
-        _warm_up()
+        if warm_up is not None:
+            warm_up()
         for mode, quant, bf16, prune in SPEED_MODES:
             prep, attrs = prepare(arrays, quantize=quant, bf16=bf16, prune_fraction=prune, skip_unsupported=True)
-            results[mode] = speed(prep, attrs, repeat=repeat, stripe_len=args.stripe, cpus=allowed,
-                                  cpu_time=getattr(args, "cpu_time", False))
+            results[mode] = measure(prep, attrs, repeat=repeat, stripe_len=args.stripe, cpus=allowed,
+                                    cpu_time=cpu_time)
     finally:
         if allowed:
             os.sched_setaffinity(0, allowed)
-    print(format_speed(label, results, cpu, repeat, getattr(args, "cpu_time", False)))
+    print(fmt(label, results, cpu, repeat, cpu_time))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({label: results}, f, indent=1)
     return 0
+
+
+def speed_main(args) -> int:
+    """``lutzip bench --speed [FILE]``."""
+    return _modes_main(args, speed, format_speed, 5, 7, warm_up=_warm_up)
 
 
 # ------------------------------------------------------------------------------------------------ encode speed
@@ -725,21 +733,4 @@ def format_encode_speed(label: str, results: dict, cpu=None, repeat: int = 5, cp
 
 def encode_main(args) -> int:
     """``lutzip bench --encode [FILE]``."""
-    model = args.input or ("minilm" if minilm_path() else "digits")
-    label, arrays = load_model(model)
-    cpu, allowed = pin_to_one_cpu(getattr(args, "cpu", None))
-    repeat = max(3, int(getattr(args, "repeat", 5) or 5))
-    results = {}
-    try:
-        for mode, quant, bf16, prune in SPEED_MODES:
-            prep, _attrs = prepare(arrays, quantize=quant, bf16=bf16, prune_fraction=prune, skip_unsupported=True)
-            results[mode] = encode_speed(prep, repeat=repeat, stripe_len=args.stripe, cpus=allowed,
-                                         cpu_time=getattr(args, "cpu_time", False))
-    finally:
-        if allowed:
-            os.sched_setaffinity(0, allowed)
-    print(format_encode_speed(label, results, cpu, repeat, getattr(args, "cpu_time", False)))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({label: results}, f, indent=1)
-    return 0
+    return _modes_main(args, lambda prep, _attrs, **kw: encode_speed(prep, **kw), format_encode_speed, 3, 5)
