@@ -91,6 +91,19 @@ def _job_names(c: ct.Container, streams) -> dict:
     return out
 
 
+def _selection(c: ct.Container, names=None):
+    """The tensors to check (non-empty; all, or those in ``names``), the streams that carry them in file order (a
+    group stream once), and each stream's job name (:func:`_job_names`)."""
+    tensors = [t for t in c.tensors if t.numel and (names is None or t.name in names)]
+    streams, seen = [], set()
+    for t in tensors:
+        s = c.stream_of(t)
+        if s.index not in seen:
+            seen.add(s.index)
+            streams.append(s)
+    return tensors, streams, _job_names(c, streams)
+
+
 def check_stripe(sr, expected: np.ndarray, W: int, full: bool, tensor: str, offset: int):
     """Compare one board :class:`~lutzip.board.base.StripeResult` with the stripe's expected words.
 
@@ -178,14 +191,7 @@ def stream_container(board, c: ct.Container, verify: str = "crc", progress=False
         raise LutzError(f"unknown verify mode {verify!r} (crc or full)")
     full = verify == "full"
     info = board.info or board.identify()
-    tensors = [t for t in c.tensors if t.numel and (names is None or t.name in names)]
-    streams, seen = [], set()
-    for t in tensors:
-        s = c.stream_of(t)
-        if s.index not in seen:
-            seen.add(s.index)
-            streams.append(s)
-    job = _job_names(c, streams)
+    tensors, streams, job = _selection(c, names)
     check_verify_memory(tensors, streams, full)
     jobs = [(job[s.index], c.tables[s.table], list(c.stripes(s))) for s in streams]
     bar = None
@@ -408,14 +414,7 @@ def replay_container(board, c: ct.Container, passes: int, names=None, capacity=N
                          "REPLAY_WORDS > 0 (docs/PROTOCOL.md, section 6)")
     if capacity is not None:
         cap = max(1, min(cap, int(capacity)))
-    tensors = [t for t in c.tensors if t.numel and (names is None or t.name in names)]
-    streams, seen = [], set()
-    for t in tensors:
-        s = c.stream_of(t)
-        if s.index not in seen:
-            seen.add(s.index)
-            streams.append(s)
-    job = _job_names(c, streams)
+    tensors, streams, job = _selection(c, names)
     rows, skipped = [], []
     tot = {"words": 0, "cycles": 0, "busy": 0}
     for s in streams:
