@@ -117,6 +117,17 @@ def test_design_kernels_agree(which):
                 outs.append(arrs)
             for a, b in zip(*outs):
                 assert np.array_equal(a, b)
+            # keep_n: another residual cost on the tables of the first call gives what a fresh call gives
+            fresh = [np.empty((n, M + 1)), np.empty((n, M + 1)), np.empty((n, M + 1), np.int64),
+                     np.empty((n, M + 1), np.int64)]
+            fastenc._trie_solve(tree[2], tree[1], tree[3], tree[4], 40_000.0, 16.0, 3.0, M, *fresh)
+            kept = outs[0]
+            kept[1][:] = np.nan
+            kept[3][:] = -7
+            fastenc._trie_solve(tree[2], tree[1], tree[3], tree[4], 40_000.0, 16.0, 3.0, M, *kept, keep_n=True)
+            for a, b in zip(kept, fresh):
+                assert np.array_equal(a, b)
+            assert not np.array_equal(fresh[1], outs[1][1])      # the residual cost does change the res table
 
 
 @pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
@@ -275,3 +286,30 @@ def test_bench_encode_rows():
     with bench.numba_kernels():
         assert encoder._k() is nb
     assert encoder._k() is fastenc
+
+
+@pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
+def test_exact_bits_fast_path_agrees_with_table_cost(kind):
+    """encoder.exact_bits (lengths at the present values only) against TableCost.bits over the full 2^W length
+    table, for tables designed on other data (some values uncovered: inf), with and without zero-run classes."""
+    rng = np.random.default_rng(11)
+    W = 8 if kind == "int8" else 16
+    sets = []
+    for seed_kind in (kind, "sparse16" if kind == "bf16" else "bf16"):
+        w = _words(rng, 30_000, seed_kind)
+        if W == 8:
+            w = (w & 0xFF).astype(np.uint8)
+        for L in (4, 8):
+            sets.append(encoder.design_tableset(Stats.of(w, W, 256), L)[0])
+    sets.append(TableSet(W, [ClassSpec(1, ZRUN, 3), ClassSpec(1, RANGE, W - 4, 16)], np.zeros(0, np.uint16)))
+    sets.append(TableSet(W, [ClassSpec(2, ZRUN, 2), ClassSpec(2, ZRUN, 0), ClassSpec(1, RANGE, W, 0)],
+                         np.zeros(0, np.uint16)))     # zero also a value: single zeros priced either way
+    found = set()
+    for n, S in ((5000, 4096), (20_000, 37), (1, 4096)):
+        st = Stats.of(_words(rng, n, kind).astype(np.uint8 if W == 8 else np.uint16) & ((1 << W) - 1), W, S)
+        for ts in sets:
+            want = encoder.TableCost(ts, len(st.runs) - 1).bits(st)          # the full length table
+            got = encoder.exact_bits(ts, Stats(st.word_bits, st.hist, st.runs, st.n_stripes, st.stripe_len))
+            assert got == want
+            found.add(np.isinf(want))
+    assert found == {True, False}

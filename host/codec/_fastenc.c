@@ -187,8 +187,11 @@ EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64
 
 EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
                            double N, double W, double c_res, int64_t M, double class_bits, double *nores,
-                           double *res, int64_t *ch_nores, int64_t *ch_res)
+                           double *res, int64_t *ch_nores, int64_t *ch_res, int keep_n)
 {
+    /* keep_n: nores and ch_nores already hold this tree's values (a call with another c_res: they do not
+     * depend on it, and the saturated scans below choose the same as full ones), only res and ch_res are
+     * computed */
     int64_t W1 = M + 1;
     int64_t *sat = malloc((n > 0 ? n : 1) * sizeof(int64_t));
     for (int64_t i = n - 1; i >= 0; i--) {
@@ -251,7 +254,15 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
                 const double *ln_ = nores + lc * W1, *lr_ = res + lc * W1;
                 const double *rn_ = nores + rc * W1 + m, *rr_ = res + rc * W1 + m;
                 int64_t amax = sat && sat[lc] < m ? sat[lc] : m;
-                for (int64_t a = 0; a <= amax; a++) {
+                if (keep_n) {
+                    for (int64_t a = 0; a <= amax; a++) {
+                        double vr = lr_[a] + rr_[-a];
+                        if (vr < br) {
+                            br = vr;
+                            brc = a;
+                        }
+                    }
+                } else for (int64_t a = 0; a <= amax; a++) {
                     double vn = ln_[a] + rn_[-a], vr = lr_[a] + rr_[-a];
                     if (vn < bn) {
                         bn = vn;
@@ -263,8 +274,10 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
                     }
                 }
             }
-            nores[i * W1 + m] = bn;
-            ch_nores[i * W1 + m] = bnc;
+            if (!keep_n) {
+                nores[i * W1 + m] = bn;
+                ch_nores[i * W1 + m] = bnc;
+            }
             res[i * W1 + m] = br;
             ch_res[i * W1 + m] = brc;
         }

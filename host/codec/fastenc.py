@@ -46,7 +46,7 @@ def _configure(lib):
         "lze_zrun_costs": ([i64, i64, i64, vp, vp, vp], None),
         "lze_zero_run_dp": ([i64, i64, i64, vp, vp, vp, vp, vp], None),
         "lze_lut_dp": ([i64, vp, f64, i64, i64, f64, f64, vp, vp], None),
-        "lze_trie_solve": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp], None),
+        "lze_trie_solve": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp, i32], None),
         "lze_zrun_symbols": ([i64, vp, i64, vp, vp], None),
         "lze_package_merge": ([i64, vp, i64, vp], i32),
         "lze_group_dp": ([i64, vp, i64, i64, f64, i64, i64, f64, f64, vp, vp, vp], None),
@@ -160,13 +160,15 @@ def _lut_dp(freq, N, M, kmax):
     return best, choice
 
 
-def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res):
+def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res, keep_n=False):
+    """The trie DP; ``keep_n``: ``nores``/``ch_nores`` already hold this tree's values (they do not depend on
+    ``c_res``): only ``res``/``ch_res`` are computed (the numba kernel computes both, the same values)."""
     from lutzip.codec.encoder import CLASS_BITS
     F, K, left, right = _f64(F), _f64(K), _i64(left), _i64(right)
     for a in (nores, res, ch_nores, ch_res):
         assert a.flags.c_contiguous and a.shape == (len(F), M + 1)
     lib().lze_trie_solve(len(F), _p(F), _p(K), _p(left), _p(right), float(N), float(W), float(c_res), int(M),
-                         float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res))
+                         float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res), bool(keep_n))
 
 
 def _zrun_symbols_kernel(runs, ks):
