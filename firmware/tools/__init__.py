@@ -1,0 +1,1 @@
+"""Tools around the firmware (not hardware): the HDL identity check of pure moves."""
