@@ -1,10 +1,9 @@
 """The portable board top: a UART (``CLK_HZ``, ``BAUD``) in front of the protocol engine and decoder core.
 Thin board tops (lutzip.firmware.boards.*) wrap this with their clock and pin names."""
-from myhdl import Signal, always_comb, block, intbv
+from myhdl import Signal, block, intbv
 
 from lutzip.firmware.engine.proto_engine import proto_engine
-from lutzip.firmware.uart.uart_rx import uart_rx as uart_rx_block
-from lutzip.firmware.uart.uart_tx import uart_tx as uart_tx_block
+from lutzip.firmware.uart.uart_side import uart_side
 
 
 def ports():
@@ -33,21 +32,16 @@ def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
         See :func:`lutzip.firmware.engine.proto_engine.proto_engine`.
     """
     rx_tdata = Signal(intbv(0)[8:])
-    rx_tvalid, rx_tready, rx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    rx_tvalid, rx_tready = Signal(bool(0)), Signal(bool(0))
     tx_tdata = Signal(intbv(0)[8:])
-    tx_tvalid, tx_tready, tx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    tx_tvalid, tx_tready = Signal(bool(0)), Signal(bool(0))
     e_idle = Signal(bool(0))
     if idle is None:
         idle = Signal(bool(0))
-
-    @always_comb
-    def glue():
-        idle.next = e_idle and not rx_busy and not tx_busy and not rx_tvalid
-
-    u_rx = uart_rx_block(clk, rst, uart_rx, rx_tdata, rx_tvalid, rx_tready, rx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
-    u_tx = uart_tx_block(clk, rst, tx_tdata, tx_tvalid, tx_tready, uart_tx, tx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
+    u_uart = uart_side(clk, rst, uart_rx, uart_tx, rx_tdata, rx_tvalid, rx_tready, tx_tdata, tx_tvalid, tx_tready,
+                       e_idle, idle, CLK_HZ=CLK_HZ, BAUD=BAUD)
     u_eng = proto_engine(clk, rst, rx_tdata, rx_tvalid, rx_tready, tx_tdata, tx_tvalid, tx_tready, e_idle,
                          L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
                          CLK_HZ=CLK_HZ, BAUD=BAUD, core=core, FAST_CRC=FAST_CRC,
                          COUNTER_BITS=COUNTER_BITS, REPLAY_WORDS=REPLAY_WORDS)
-    return glue, u_rx, u_tx, u_eng
+    return u_uart, u_eng

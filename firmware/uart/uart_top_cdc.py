@@ -1,11 +1,10 @@
 """The board top in two clock domains: the UART at the board clock (``CLK_HZ``), the protocol engine and the
 decoder core at the core clock (``CORE_CLK_HZ``, a PLL output), crossing at the byte streams
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`; docs/PROTOCOL.md, section 7)."""
-from myhdl import Signal, always_comb, block, intbv
+from myhdl import Signal, block, intbv
 
 from lutzip.firmware.engine.proto_engine_cdc import proto_engine_cdc
-from lutzip.firmware.uart.uart_rx import uart_rx as uart_rx_block
-from lutzip.firmware.uart.uart_tx import uart_tx as uart_tx_block
+from lutzip.firmware.uart.uart_side import uart_side
 
 
 def ports():
@@ -37,19 +36,14 @@ def uart_top_cdc(clk, rst, core_clk, uart_rx, uart_tx, idle=None, core_arst=None
         :func:`lutzip.firmware.engine.proto_engine.proto_engine` parameters.
     """
     rx_tdata, tx_tdata = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
-    rx_tvalid, rx_tready, rx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
-    tx_tvalid, tx_tready, tx_busy = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    rx_tvalid, rx_tready = Signal(bool(0)), Signal(bool(0))
+    tx_tvalid, tx_tready = Signal(bool(0)), Signal(bool(0))
     e_idle = Signal(bool(0))
     if idle is None:
         idle = Signal(bool(0))
-
-    @always_comb
-    def glue():
-        idle.next = e_idle and not rx_busy and not tx_busy and not rx_tvalid
-
-    u_rx = uart_rx_block(clk, rst, uart_rx, rx_tdata, rx_tvalid, rx_tready, rx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
-    u_tx = uart_tx_block(clk, rst, tx_tdata, tx_tvalid, tx_tready, uart_tx, tx_busy, CLK_HZ=CLK_HZ, BAUD=BAUD)
+    u_uart = uart_side(clk, rst, uart_rx, uart_tx, rx_tdata, rx_tvalid, rx_tready, tx_tdata, tx_tvalid, tx_tready,
+                       e_idle, idle, CLK_HZ=CLK_HZ, BAUD=BAUD)
     u_eng = proto_engine_cdc(clk, rst, core_clk, rx_tdata, rx_tvalid, rx_tready, tx_tdata, tx_tvalid, tx_tready,
                              e_idle, core_arst=core_arst, CLK_HZ=CLK_HZ, CORE_CLK_HZ=CORE_CLK_HZ, BAUD=BAUD,
                              **params)
-    return glue, u_rx, u_tx, u_eng
+    return u_uart, u_eng
