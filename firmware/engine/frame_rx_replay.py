@@ -21,40 +21,11 @@ def frame_rx_replay(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
              ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
              next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
              gap_tick, MAX_PAYLOAD=1024, FAST_CRC=False, REPLAY_WORDS=256):
-    """Parse host frames; write TABLE/STREAM/BARRIER frames to the ring, request ACK/NACK/IDENT answers.
-
-    Refused with NACK malformed (reason 4), never executed: a length that does not fit the type, a TABLE frame
-    whose ``sel`` > 3, reserved byte is not 0 or ``addr`` >= 4096, and a TABLE or BARRIER frame while a stripe
-    is open (the last STREAM frame committed had no last
-    flag: the core would wait for the rest of the stripe). A frame whose bytes stop for two changes of
-    ``gap_tick`` is dropped (counted as a link error, no answer; speculative ring entries are rolled back).
+    """:func:`lutzip.firmware.engine.frame_rx.frame_rx` (same ports, ``MAX_PAYLOAD``, ``FAST_CRC``; see its
+    docstring) with the replay frames; ``ring_wdata`` is 35 bits wide.
 
     Parameters
     ----------
-    clk, rst : Signal
-        Clock and synchronous reset.
-    s_axis_tdata, s_axis_tvalid, s_axis_tready : Signal
-        The byte stream from the host.
-    ring_we, ring_wdata, ring_commit, ring_rollback, ring_free : Signal
-        The command ring's write side (:func:`lutzip.firmware.engine.cmd_ring.cmd_ring`).
-    next_seq : Signal
-        The next sequence number expected (for ACK/NACK frames).
-    ack_req, nack_req, nack_reason, ident_req : Signal
-        Answers requested from the response framer (one-cycle pulses).
-    soft_rst : Signal
-        Pulses for a RESET frame; ``mode_words`` is then set to the RESET frame's mode bit 0.
-    mode_words : Signal
-        Words mode (decoded words are sent back, not only stripe CRCs).
-    link_err : Signal
-        Pulses for every frame refused (bad CRC, sequence, room, malformed).
-    hunting : Signal
-        The parser is between frames.
-    gap_tick : Signal
-        A free-running bit that changes every ``2**K`` cycles (:func:`rx_gap_log2`): the inter-byte timeout.
-    MAX_PAYLOAD : int
-        Longest payload accepted (bytes).
-    FAST_CRC : bool
-        CRCs through table ROMs.
     REPLAY_WORDS : int
         Replay buffer words: a REPLAY_LOAD frame must fit it (offset + words), a REPLAY_RUN frame replay
         1 .. ``REPLAY_WORDS`` words at least once; otherwise the frame is malformed.

@@ -30,32 +30,11 @@ def resp_framer_replay(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tread
                 counters, idle, res_idle, replay_req, rcounters,
                 L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                 FAST_CRC=False, REPLAY_WORDS=256, LINK_CLK_HZ=0):
-    """Board -> host frames, one byte per cycle on ``m_axis_*``.
+    """:func:`lutzip.firmware.engine.resp_framer.resp_framer` (same ports and parameters before ``replay_req``;
+    see its docstring) with the REPLAY_DONE frame.
 
     Parameters
     ----------
-    clk, rst : Signal
-        Clock and synchronous reset.
-    srst : Signal
-        Soft reset (RESET frame): aborts the frame being sent and restarts the frame numbering.
-    m_axis_tdata, m_axis_tvalid, m_axis_tready : Signal
-        The byte stream to the host.
-    ack_req, nack_req, nack_reason, ident_req, barrier_req : Signal
-        Requests from the frame parser / table loader (one-cycle pulses, latched here).
-    next_seq, credit : Signal
-        Contents of ACK/NACK frames: next expected sequence number, free ring entries.
-    s_axis_desc_tdata, s_axis_desc_tvalid, s_axis_desc_tready : Signal
-        Result descriptors (see :func:`lutzip.firmware.engine.result_path.result_path`).
-    s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready : Signal
-        Decoded words (words mode).
-    counters : lutzip.firmware.engine.perf_counters.CounterPort
-        Read port of the counter bank (COUNTERS frames, ``len(COUNTER_NAMES)`` counters).
-    idle, res_idle : Signal
-        Outputs: nothing to send at all; nothing left to send for the stripes decoded so far.
-    L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD : int
-        Reported in the IDENT frame (:func:`ident_value`).
-    FAST_CRC : bool
-        CRCs through table ROMs (see :func:`lutzip.firmware.engine.crc32_byte.crc32_byte`).
     replay_req : Signal
         One-cycle pulse: a replay run ended; send a REPLAY_DONE frame.
     rcounters : lutzip.firmware.engine.perf_counters.CounterPort
