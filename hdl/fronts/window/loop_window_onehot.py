@@ -14,9 +14,9 @@ AND-OR by ``pf``; the next ``vwin`` = ``X << c+k``, an AND-OR by LUT1's one-hot 
 address = ``vwin << c+k`` the same way (3 LUT levels after the RAM). The adder ``ptr + c+k`` still runs, off
 that loop: it decodes the next ``pf`` and drives the refill; a second adder from ``lut1_t2`` selects the next
 ``yw`` (the window before / after the refill at the next pointer's byte; the word after the window is the
-input FIFO's head after this cycle's pops, ``in_after``). Loads enter as one more OR term, selected by state
-flip-flops only (the cases that cannot load are don't-cares); the one-hot ``c+k`` is gated by ``s_run`` (three
-flip-flops); a stall holds ``vwin`` by its enable and LUT1 by its read enable (``lut1_re``); in a flush cycle
+input FIFO's head after this cycle's pops, ``in_after``). Loads enter by a last 2:1 selected by ``s_run`` (three
+flip-flops: the AND-OR's value or the load term, chosen by the state alone; the cases that cannot load are
+don't-cares); a stall holds ``vwin`` by its enable and LUT1 by its read enable (``lut1_re``); in a flush cycle
 these registers may take any value (the next header load sets them). The refill's pop is ``in_pop_x`` (late),
 a stripe start is ``in_take_s`` (the FIFO pops what its own head flags say), the rest of the pops ``in_pop``.
 ``c+k`` is limited to ``OH = L + 16`` (the longest valid symbol; longer entries are invalid prefixes, error 3).
@@ -163,7 +163,6 @@ def loop_window_onehot(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s,
     xv = Signal(intbv(0)[XB:])
     s_run = Signal(bool(0))
     stall = Signal(bool(0))
-    dhg = Signal(intbv(0)[OH:])
     ld = Signal(bool(0))
     ldw = Signal(intbv(0)[64:])
     ldx = Signal(intbv(0)[32:])
@@ -281,13 +280,6 @@ def loop_window_onehot(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s,
         stall.next = w.state == ST.F_RUN and not w.go
 
     @always_comb
-    def fw_oh_gate():
-        if s_run:
-            dhg.next = lut1_oh
-        else:
-            dhg.next = 0
-
-    @always_comb
     def fw_oh_load():
         # a load: the window after it (pointer 0) and the FIFO head after its pops (the word after the
         # window; a header-only start leads to LOAD, whose own load sets it), from registers
@@ -329,7 +321,8 @@ def loop_window_onehot(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s,
         # the OR term of loads (zero in RUN, whose step value comes from the AND-OR). Only the cases that
         # can be a load are told apart, and by flip-flops where possible: the value matters only if the
         # load happens (else the state is not RUN next, or RUN stalls and the enable holds)
-        if w.state == ST.F_HDR:
+        # in RUN it is used only where s_run is low (sc0 and end_seen), so its select is the state alone
+        if w.state == ST.F_HDR or w.state == ST.F_RUN:
             bw.next = hw12
         elif w.state == ST.F_LOAD:
             # RUN follows LOAD by fast2 (only without nload) or by the second one-word load (nload)
@@ -337,8 +330,6 @@ def loop_window_onehot(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s,
                 bw.next = concat(w.lo, w.xw)
             else:
                 bw.next = concat(h0[32:0], h1[32:0])
-        elif w.state == ST.F_RUN and w.sc0 and w.end_seen:
-            bw.next = hw12
         else:
             bw.next = 0
 
@@ -353,19 +344,25 @@ def loop_window_onehot(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s,
 
     @always_comb
     def fw_oh_step():
-        # AND-OR by the one-hot c+k: next bits at the pointer and next LUT1 address
+        # AND-OR by the one-hot c+k: next bits at the pointer and next LUT1 address; a 2:1 by s_run (a
+        # flip-flop function) picks it or the load term last (a step and a load never meet: s_run is low in
+        # every case that can load)
         av = intbv(0)[VB:]
         ap = intbv(0)[L:]
         t = modbv(0)[XB:]
         u = modbv(0)[VB:]
         for d in range(OH):
-            if dhg[d]:
+            if lut1_oh[d]:
                 t[:] = xv << (d + 1)
                 av[:] = av | t[XB:XB - VB]
                 u[:] = vwin << (d + 1)
                 ap[:] = ap | u[VB:VB - L]
-        vwin_n.next = av | bv
-        pref_n.next = ap | bp
+        if s_run:
+            vwin_n.next = av
+            pref_n.next = ap
+        else:
+            vwin_n.next = bv
+            pref_n.next = bp
 
     @always_comb
     def fw_oh_sym():
@@ -384,5 +381,5 @@ def loop_window_onehot(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s,
 
 
     return (ctrl, fw_oh_nz, fw_err, fw_pop_x, fw_take, fw_pop_rest, fw_prefix, fw_oh_npy, fw_oh_x, fw_oh_words,
-            fw_oh_v, fw_oh_ystep, fw_oh_yz, fw_oh_ynext, fw_oh_run, fw_oh_gate, fw_oh_load, fw_oh_b, fw_oh_bv,
+            fw_oh_v, fw_oh_ystep, fw_oh_yz, fw_oh_ynext, fw_oh_run, fw_oh_load, fw_oh_b, fw_oh_bv,
             fw_oh_step, fw_oh_sym, fw_oh_regs, fw_oh_re)
