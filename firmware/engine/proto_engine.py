@@ -14,6 +14,11 @@ Core input register: the keyword ``CORE_IN_REG`` (default False) puts a two-entr
 core's input stream, so that the replay buffer's block-RAM read and its multiplexer end in flip-flops (the
 two-domain ULX3S build at 100 MHz); False converts to the HDL of before.
 
+Ring output register: the keyword ``RING_REG`` (default False) puts the same register slice behind the command
+ring, so that the ring's block-RAM read data and its read enable see flip-flops instead of the replay unit's and
+table loader's handshake logic (one cycle more latency, full throughput; ``ring_empty`` covers the slice too);
+False converts to the HDL of before.
+
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
 link's clock; the IDENT frame then carries it as a trailing u32 (24 bytes instead of 20). 0 converts to the HDL
@@ -77,7 +82,7 @@ def ports():
 def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
-                 CORE_IN_REG=False):
+                 CORE_IN_REG=False, RING_REG=False):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -209,8 +214,21 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                         ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
                         next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
                         gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC)
-    u_ring = cmd_ring(clk, rst_all, ring_we, ring_wdata, ring_commit, ring_rollback,
-                      ring_tdata, ring_tvalid, ring_tready, ring_free, ring_empty, DEPTH=RING_DEPTH)
+    if RING_REG:
+        from lutzip.firmware.axi.axis_skid import axis_skid
+        q_tdata = Signal(intbv(0)[len(ring_tdata):])
+        q_tvalid, q_tready, q_empty = [Signal(bool(0)) for _ in range(3)]
+        u_ring = [cmd_ring(clk, rst_all, ring_we, ring_wdata, ring_commit, ring_rollback,
+                           q_tdata, q_tvalid, q_tready, ring_free, q_empty, DEPTH=RING_DEPTH),
+                  axis_skid(clk, rst_all, q_tdata, q_tvalid, q_tready, ring_tdata, ring_tvalid, ring_tready)]
+
+        @always_comb
+        def c_ring_empty():
+            ring_empty.next = q_empty and not ring_tvalid and q_tready
+        u_ring.append(c_ring_empty)
+    else:
+        u_ring = cmd_ring(clk, rst_all, ring_we, ring_wdata, ring_commit, ring_rollback,
+                          ring_tdata, ring_tvalid, ring_tready, ring_free, ring_empty, DEPTH=RING_DEPTH)
     if REPLAY_WORDS:
         u_rp = replay_unit(clk, rst_all, ring_tdata, ring_tvalid, ring_tready, lt_tdata, lt_tvalid, lt_tready,
                            ld_tdata, ld_tvalid, ld_tready, ld_tlast,

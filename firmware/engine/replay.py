@@ -240,7 +240,9 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             crc_last.next = 0
             first_err.next = 0
             quiet.next = 0
-        elif active:
+        if not rst and active:
+            # ``start`` needs ``not active``: this branch (the buffer's read enable) does not depend on it,
+            # so the ring's read data (``start``'s source) stays off the read-enable path
             k_cycles.next = k_cycles + 1
             if core_busy:
                 k_busy.next = k_busy + 1
