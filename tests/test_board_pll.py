@@ -122,8 +122,9 @@ def test_ulx3s_standin_flow_with_pll(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the core domain places at ~51 MHz (2026-12-02): the engine's ring -> replay "
-                   "unit -> replay-buffer read-enable path (docs/log/2026-12-lanes.md); 100 MHz needs those pipelined")
+@pytest.mark.xfail(strict=True, reason="the core domain places at 57.1 MHz (2026-12-03, RING_REG): the replay buffer's "
+                   "DP16KD output -> 64-way read mux -> core input register (docs/log/2026-12-lanes.md); 100 MHz "
+                   "needs that read registered")
 def test_ulx3s_real_design_core_at_100mhz(tmp_path):
     """The real ULX3S design (decoder core, 32 K-word replay buffer) with the core at 100 MHz (the goal)."""
     if not all(sy.find_tool(t, required=False) for t in ("yosys", "nextpnr-ecp5")):
