@@ -659,6 +659,12 @@ class _Reader:
 
     def varint(self, what: str, limit: int) -> int:
         """An unsigned LEB128 value ``<= limit``: at most 10 bytes, no overlong (zero-padded) form."""
+        pos = self.pos
+        if pos < len(self.buf):
+            b = self.buf[pos]
+            if b < 0x80 and b <= limit:         # fast path: one byte (the common case), nothing to check
+                self.pos = pos + 1
+                return b
         v = shift = 0
         for i in range(MAX_VARINT):
             if self.pos >= len(self.buf):
@@ -833,6 +839,28 @@ def _varints(r: _Reader, n: int, limit: int):
     names the bad one."""
     if n == 0 or limit >= 1 << 21:
         return np.zeros(0, np.int64) if n == 0 else None
+    if n <= 64:
+        # a few values (group streams, small tensors): a Python loop is quicker than the numpy set-up
+        buf, p = r.buf, r.pos
+        end = min(p + 3 * n, len(buf))
+        out = []
+        for _ in range(n):
+            if p >= end:
+                return None
+            b0 = buf[p]
+            if b0 < 0x80:
+                v, p = b0, p + 1
+            elif p + 1 < end and 0 < buf[p + 1] < 0x80:
+                v, p = (b0 & 0x7F) | buf[p + 1] << 7, p + 2
+            elif p + 2 < end and buf[p + 1] >= 0x80 and 0 < buf[p + 2] < 0x80:
+                v, p = (b0 & 0x7F) | (buf[p + 1] & 0x7F) << 7 | buf[p + 2] << 14, p + 3
+            else:
+                return None
+            if v > limit:
+                return None
+            out.append(v)
+        r.pos = p
+        return np.array(out, np.int64)
     b = np.frombuffer(r.buf, np.uint8, count=min(3 * n, r.remaining()), offset=r.pos)
     ends = np.flatnonzero(b < 0x80)[:n]                # the last byte of each value
     if len(ends) < n:
