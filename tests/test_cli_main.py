@@ -18,7 +18,7 @@ def test_ctrl_c_says_interrupted(monkeypatch, capsys):
         ns = real(argv)
         ns.func = boom
         return ns
-    monkeypatch.setattr(cli, "build_parser", lambda: type("P", (), {"parse_args": staticmethod(parse)})())
+    monkeypatch.setattr(cli, "build_parser", lambda *a: type("P", (), {"parse_args": staticmethod(parse)})())
     rc = cli.main(["info", "x.lutz"])
     err = capsys.readouterr().err
     assert rc == 130
@@ -38,3 +38,27 @@ def test_closed_pipe_ends_quietly(tmp_path):
     assert first
     assert "Broken pipe" not in err and "Traceback" not in err, err
     assert rc in (0, 141), (rc, err)
+
+
+def test_codec_commands_skip_the_hdl_and_board_modules(tmp_path):
+    """``lutzip compress/decompress/info/bench`` build only the codec commands' parsers (start-up): no hdl,
+    firmware or board module is imported, and each command's options are those of the whole tree."""
+    f = tmp_path / "m.lutz"
+    lutzip.save(f, {"w": np.arange(600, dtype=np.int16)})
+    code = ("import sys; from lutzip import cli; rc = cli.main(['info', sys.argv[1]]); "
+            "print(rc, sorted({m.split('.')[1] for m in sys.modules if m.startswith('lutzip.')}))")
+    r = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("0 "), last
+    for area in ("hdl", "firmware", "board", "vboard"):
+        assert f"'{area}'" not in last, last
+    full, lean = cli.build_parser(), cli.build_parser("decompress")
+    for cmd in sorted(cli.CODEC_COMMANDS):
+        helps = []
+        for p in (full, lean):
+            sub = next(a for a in p._actions if a.dest == "command")
+            helps.append(sub.choices[cmd].format_help())
+        assert helps[0] == helps[1], cmd
+    assert "hdl" in next(a for a in full._actions if a.dest == "command").choices
+    assert cli._command(["--version"]) is None and cli._command(["info", "x"]) == "info"

@@ -14,16 +14,31 @@ from lutzip import __version__
 from lutzip.errors import LutzError
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from lutzip.cli import board, codec
-    from lutzip.firmware.boards import build as board_build
-    from lutzip.hdl.flows import cli as hdl_cli
+#: the commands of :mod:`lutzip.cli.codec`: a parser for one of them needs none of the hdl and board modules
+CODEC_COMMANDS = frozenset({"compress", "decompress", "info", "bench"})
+
+
+def _command(argv):
+    """The command word of ``argv`` (its first item, when that is not an option), else ``None``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return argv[0] if argv and not str(argv[0]).startswith("-") else None
+
+
+def build_parser(command=None) -> argparse.ArgumentParser:
+    """The whole command tree; with ``command`` one of :data:`CODEC_COMMANDS`, only the codec commands (the
+    hdl and board modules are not imported: the start-up of ``lutzip compress`` / ``decompress``)."""
+    from lutzip.cli import codec
 
     p = argparse.ArgumentParser(prog="lutzip", description="Lossless NN-weight compression with a "
                                 "one-weight-per-clock hardware decoder.")
     p.add_argument("--version", action="version", version=f"lutzip {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
     codec.register(sub)                                   # compress, decompress, info, bench
+    if command in CODEC_COMMANDS:
+        return p
+    from lutzip.cli import board
+    from lutzip.firmware.boards import build as board_build
+    from lutzip.hdl.flows import cli as hdl_cli
     hdl = sub.add_parser("hdl", help="decoder core HDL: convert, simulate, synthesise",
                          description="Decoder-core HDL tools.")
     hdl_cli.register(hdl.add_subparsers(dest="hdl_command", metavar="COMMAND", required=True))
@@ -36,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(_command(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except LutzError as e:
