@@ -47,19 +47,6 @@ def test_identify_reports_version_2_and_the_buffer(sim):
     assert (ident.version, ident.replay_words, ident.ring_depth, ident.clk_hz) == (2, 512, 64, 50_000_000)
 
 
-@pytest.fixture(scope="module")
-def sim_reg():
-    """The registered build of the two-domain ULX3S core (ring and core-input register slices)."""
-    s = EngineSim(**PARAMS, RING_REG=True, CORE_IN_REG=True)
-    yield s
-    s.close()
-
-
-def test_registered_ring_and_core_input_keep_replay_and_stream_bit_exact(sim_reg):
-    test_replay_run_is_bit_exact_with_consistent_counters(sim_reg)
-    eng.test_sequencing_nack_dup_and_malformed(sim_reg)
-
-
 def test_replay_run_is_bit_exact_with_consistent_counters(sim):
     c, a = eng._container(n=400, stripe=200)
     t = c.tensors[0]

@@ -1,0 +1,20 @@
+"""The registered replay build (``RING_REG`` and ``CORE_IN_REG``, as in the two-domain ULX3S top) in MyHDL: the
+replay run and every version-1 frame behave as in the plain replay build. A module of its own: MyHDL runs one
+simulation at a time, so this engine must not be alive beside tests/test_firmware_replay.py's."""
+import pytest
+import test_firmware_engine as eng
+import test_firmware_replay as rp
+from lutzip.firmware.engine.sim_engine import EngineSim
+
+
+@pytest.fixture(scope="module")
+def sim_reg():
+    """The registered build of the two-domain ULX3S core (ring and core-input register slices)."""
+    s = EngineSim(**rp.PARAMS, RING_REG=True, CORE_IN_REG=True)
+    yield s
+    s.close()
+
+
+def test_registered_ring_and_core_input_keep_replay_and_stream_bit_exact(sim_reg):
+    rp.test_replay_run_is_bit_exact_with_consistent_counters(sim_reg)
+    eng.test_sequencing_nack_dup_and_malformed(sim_reg)
