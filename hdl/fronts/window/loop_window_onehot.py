@@ -318,10 +318,10 @@ def loop_window_onehot(clk, rst, h0, h1, h2, in_gt, in_pop, in_pop_x, in_take_s,
 
     @always_comb
     def fw_oh_b():
-        # the OR term of loads (zero in RUN, whose step value comes from the AND-OR). Only the cases that
-        # can be a load are told apart, and by flip-flops where possible: the value matters only if the
-        # load happens (else the state is not RUN next, or RUN stalls and the enable holds)
-        # in RUN it is used only where s_run is low (sc0 and end_seen), so its select is the state alone
+        # the load term, taken by fw_oh_step's last 2:1 where s_run is low (in RUN that is sc0 and end_seen:
+        # the next header's load, so RUN selects like HDR). Only the cases that can be a load are told apart,
+        # by the state alone: the value matters only if the load happens (else the state is not RUN next, or
+        # RUN stalls and the enable holds)
         if w.state == ST.F_HDR or w.state == ST.F_RUN:
             bw.next = hw12
         elif w.state == ST.F_LOAD:
