@@ -156,6 +156,31 @@ def test_zero_and_one_word_tensors():
         assert same(ref, got) and len(got) == n
 
 
+@needs_c
+@pytest.mark.parametrize("L", range(1, 13))
+def test_every_table_width_runs_the_full_lane_loop(L):
+    """Valid streams of enough stripes to fill every lane, for each table index width L (the lane loop has a
+    copy per L) and W 8 / 16 (uint8 and uint16 outputs): the C kernel's words equal numba's, and no stripe
+    was decoded again by the exact decoder (a fast path that decodes wrong words is caught by the end checks
+    and repaired by the exact decoder, so only this count shows it)."""
+    lb = fastdec.lib()
+    for W, out8 in ((16, False), (8, True), (8, False)):
+        rng = np.random.default_rng(100 * L + W + out8)
+        ts = random_tableset(rng, W=W, L=L)
+        for _ in range(20):                             # a table set of exactly L bits (L is only the maximum)
+            if ts.max_code_len == L:
+                break
+            ts = random_tableset(rng, W=W, L=L)
+        S = int(rng.choice([7, 64, 300]))
+        words = random_words(rng, ts, S * int(rng.integers(3 * fastdec.lib().lz_lanes(), 40)) + int(rng.integers(S)))
+        payload, sw = encode_stripes(words, ts, S)
+        out = np.empty(len(words), np.uint8 if out8 else np.uint16)
+        lb.lz_exact_count(1)
+        decode_stripes(payload, sw, len(words), S, ts, "t", out=out, kernel="c")
+        assert lb.lz_exact_count(1) == 0, (L, W, out8)
+        assert np.array_equal(out, words.astype(out.dtype)), (L, W, out8)
+
+
 # ------------------------------------------------------------------------------------------ damaged streams
 def _damage(rng, payload, sw, kind):
     payload = payload.copy()

@@ -34,7 +34,8 @@ typedef struct {
     uint8_t tot;     /* code + index bits (1..28) */
     uint8_t flags;   /* F_* | class << 4 */
     uint8_t sh;      /* 64 - tot: x >> sh is the symbol's code and index bits, code << k | index; 63 if slow */
-    uint8_t pad;
+    uint8_t adv;     /* what the batched loop adds to the bit position: tot, or 0 for a slow symbol (the lane then
+                        leaves the batch where the symbol starts) */
     uint32_t param;  /* added to x >> sh: the LUT3 offset (LUT mode) or RANGE base minus code << k (mod 2^32);
                         0 for a slow symbol */
 } lz_entry;
@@ -369,11 +370,11 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
         const lz_entry *e_ = &T[x_ >> Lsh];                                                                  \
         uint32_t a_ = (uint32_t)(x_ >> e_->sh) + e_->param;                                                  \
         op##q[i] = VALUE_##MODE(e_, a_);                                                                     \
+        bp##q += e_->adv;                                                                                    \
         if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
             sq = q;                                                                                          \
             goto slow_exit;                                                                                  \
         }                                                                                                    \
-        bp##q += e_->tot;                                                                                    \
     }
 #define LANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q + i + (q < sq) - OUT;
 
@@ -392,13 +393,13 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
  * lane and no more than the 64-bit reads of every lane allow (<= 32 bits a symbol).  A slow symbol ends the
  * batch; it is decoded by slow16/slow8.  Returns 0 when a lane is too near the end of the payload for
  * unchecked reads (nothing done), else 1. */
-#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, NL, SLOWF)                                                        \
+#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                   \
     static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
         const lz_entry *T = j->T;                                                                            \
         const uint32_t *W = j->words;                                                                        \
-        const int Lsh = 64 - j->L;                                                                           \
+        const int Lsh = LSH;                                                                                 \
         const int64_t LIM = (j->total - 1) * 32;                                                             \
         int64_t n = INT64_MAX, i;                                                                            \
         int sq = NL;                                                                                         \
@@ -418,8 +419,8 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
 /* one batch function per lane count 1..6, output width and mode: when fewer than LZ_LANES stripes are left,
  * the remaining lanes still run together */
 #define DEFINE_NL(NL, MODE)                                                                                  \
-    DEFINE_BATCH(batch16_##NL##_##MODE, uint16_t, MODE, NL, slow16)                                          \
-    DEFINE_BATCH(batch8_##NL##_##MODE, uint8_t, MODE, NL, slow8)
+    DEFINE_BATCH(batch16_##NL##_##MODE, uint16_t, MODE, NL, slow16, 64 - j->L)                               \
+    DEFINE_BATCH(batch8_##NL##_##MODE, uint8_t, MODE, NL, slow8, 64 - j->L)
 #define DEFINE_MODE(MODE) DEFINE_NL(1, MODE) DEFINE_NL(2, MODE) DEFINE_NL(3, MODE) DEFINE_NL(4, MODE)          \
                           DEFINE_NL(5, MODE) DEFINE_NL(6, MODE)
 DEFINE_MODE(0)
@@ -430,6 +431,21 @@ typedef int (*batch_fn)(const lz_job *, lz_lane *);
 #define BATCH_ROW(NL) {{batch16_##NL##_0, batch16_##NL##_1, batch16_##NL##_2}, {batch8_##NL##_0, batch8_##NL##_1, batch8_##NL##_2}}
 static const batch_fn BATCH[7][2][3] = {{{0}}, BATCH_ROW(1), BATCH_ROW(2), BATCH_ROW(3), BATCH_ROW(4), BATCH_ROW(5),
                                         BATCH_ROW(6)};
+
+/* The LZ_LANES-lane loops once more for each table index width L = 8..12 as a constant (fastdec.py builds
+ * the table of a shorter code over 8 bits): the shift of the table index is then an immediate, which frees a
+ * register for the loop (the 16-bit loop of 6 lanes had spilled bit positions and output pointers into
+ * vector registers; 1.19x on bf16).  Any other L runs the generic loop. */
+#define DEFINE_BATCH_X(...) DEFINE_BATCH(__VA_ARGS__)
+#define DEFINE_LK(L_, MODE)                                                                                  \
+    DEFINE_BATCH_X(batch16_L##L_##_##MODE, uint16_t, MODE, LZ_LANES, slow16, 64 - L_)                        \
+    DEFINE_BATCH_X(batch8_L##L_##_##MODE, uint8_t, MODE, LZ_LANES, slow8, 64 - L_)
+#define DEFINE_LL(L_) DEFINE_LK(L_, 0) DEFINE_LK(L_, 1) DEFINE_LK(L_, 2)
+DEFINE_LL(8) DEFINE_LL(9) DEFINE_LL(10) DEFINE_LL(11) DEFINE_LL(12)
+#define BATCH_LROW(L_) {{batch16_L##L_##_0, batch16_L##L_##_1, batch16_L##L_##_2}, \
+                        {batch8_L##L_##_0, batch8_L##L_##_1, batch8_L##L_##_2}}
+static const batch_fn BATCH_L[5][2][3] = {BATCH_LROW(8), BATCH_LROW(9), BATCH_LROW(10), BATCH_LROW(11),
+                                          BATCH_LROW(12)};
 
 /* Finish lane ln one symbol at a time with bounds-checked reads (near the end of the payload). */
 static void finish(const lz_job *j, lz_lane *ln) {
@@ -486,7 +502,7 @@ static int crc_ok(const lz_job *j, int64_t s) {
  * CRCs are checked before decoding. */
 static void run_range(lz_range *r) {
     const lz_job *j = r->job;
-    batch_fn batchN = BATCH[LZ_LANES][j->out8][j->mode];
+    batch_fn batchN = j->L >= 8 && j->L <= 12 ? BATCH_L[j->L - 8][j->out8][j->mode] : BATCH[LZ_LANES][j->out8][j->mode];
     lz_lane ln[LZ_LANES];
     int active[LZ_LANES];
     int64_t next = r->lo;

@@ -27,11 +27,14 @@ from lutzip.codec.tables import LUT, RANGE, ZRUN, TableSet
 
 SOURCE = Path(__file__).with_name("_fastdec.c")
 #: One entry of the combined table (``lz_entry`` of ``_fastdec.c``).
-ENTRY_DTYPE = np.dtype([("tot", "u1"), ("flags", "u1"), ("sh", "u1"), ("pad", "u1"), ("param", "<u4")])
+ENTRY_DTYPE = np.dtype([("tot", "u1"), ("flags", "u1"), ("sh", "u1"), ("adv", "u1"), ("param", "<u4")])
 F_LUT, F_INVALID, F_SLOW = 1, 4, 8
 #: Fast-path modes of the kernel: every fast symbol is a LUT3 look-up, a RANGE value, or either.
 MODE_LUT, MODE_RANGE, MODE_MIX = 0, 1, 2
 KERNEL_LUT3 = 8192
+#: The combined table of a shorter code is built over this many bits (the kernel's lane loop has a copy for
+#: each table index width 8..12, with the shift as a constant).
+MIN_L = 8
 T_ENTRIES = 4096
 #: Return codes of the kernel besides the decode errors (the ``ERR_*`` codes of bitstream.py): a CRC mismatch,
 #: stripe word counts that do not tile the payload, no memory.
@@ -108,7 +111,9 @@ def combined_table(tables: TableSet):
     """The kernel's tables of a table set (validated when first seen): ``(buf, mode, lut3k, cls, L, pointers)``.
 
     ``buf`` holds the combined table ``T`` (room for 4096 entries, the first ``2^L`` used) and then ``lut3k``.
-    ``T`` has ``2^L`` entries (``L`` = longest class code), one per ``L``-bit prefix: the symbol's length,
+    ``T`` has ``2^L`` entries (``L`` = longest class code, at least :data:`MIN_L`), one per ``L``-bit prefix:
+    the symbol's length (``tot``; ``adv``, what the lane loop adds to the bit position, is ``tot`` too, or 0
+    for a slow symbol),
     flags (slow, invalid prefix, LUT) with the class number in the upper 4 bits, the shift ``sh = 64 - c - k``
     that leaves the symbol's code and index bits of a 64-bit window (``x >> sh = code << k | index``) and the
     param added to that: the LUT3 offset or RANGE base minus ``code << k`` (modulo 2^32), so that the kernel's
@@ -124,7 +129,7 @@ def combined_table(tables: TableSet):
     if hit is not None:
         return hit[:6]
     tables.validate()
-    L = tables.max_code_len
+    L = max(tables.max_code_len, MIN_L)
     classes = tables.classes
     n3 = len(tables.lut3)
     lut3k = np.zeros(KERNEL_LUT3, np.uint16)            # copied behind T below
@@ -162,6 +167,7 @@ def combined_table(tables: TableSet):
         lut_fast = j in as_lut and mode != MODE_RANGE
         range_fast = j in fast_range and mode != MODE_LUT
         if lut_fast or range_fast:
+            T["adv"][lo:hi] = cl.total
             T["flags"][lo:hi] = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0)
             # x >> (64 - total) = code << k | index (a zero run of k = 0: code), so base + index is that plus
             # base - (code << k), modulo 2^32
