@@ -308,8 +308,51 @@ def test_exact_bits_fast_path_agrees_with_table_cost(kind):
     for n, S in ((5000, 4096), (20_000, 37), (1, 4096)):
         st = Stats.of(_words(rng, n, kind).astype(np.uint8 if W == 8 else np.uint16) & ((1 << W) - 1), W, S)
         for ts in sets:
-            want = encoder.TableCost(ts, len(st.runs) - 1).bits(st)          # the full length table
+            want = encoder.TableCost(ts, len(st.runs) - 1)._bits_numpy(st)   # numpy, the full length table
             got = encoder.exact_bits(ts, Stats(st.word_bits, st.hist, st.runs, st.n_stripes, st.stripe_len))
             assert got == want
             found.add(np.isinf(want))
     assert found == {True, False}
+
+
+def _random_tableset(rng, W):
+    """A valid-looking table set of random classes: overlapping RANGE intervals, LUT blocks with repeated values
+    (zero among them at times), zero-run classes; code lengths at random (Kraft is not needed for costing)."""
+    classes, lut3 = [], []
+    for _ in range(int(rng.integers(1, 17))):
+        kind = int(rng.choice([0, 1, 1, 2]))
+        if kind == 0 and len(lut3) < 4000:
+            k = int(rng.integers(0, 6))
+            vals = rng.integers(0, 1 << W, 1 << k) if rng.random() < 0.7 else rng.integers(0, 40, 1 << k)
+            classes.append(ClassSpec(int(rng.integers(1, 13)), 0, k, len(lut3)))
+            lut3 += [int(v) for v in vals]
+        elif kind == 2:
+            classes.append(ClassSpec(int(rng.integers(1, 13)), ZRUN, int(rng.integers(0, 9))))
+        else:
+            k = int(rng.integers(0, W + 1))
+            base = int(rng.integers(0, (1 << W) >> k)) << k
+            classes.append(ClassSpec(int(rng.integers(1, 13)), RANGE, k, base))
+    return TableSet(W, classes, np.array(lut3, np.uint16))
+
+
+@pytest.mark.parametrize("W", [8, 16])
+def test_exact_bits_c_agrees_with_numpy_on_random_tables(W):
+    """fastenc.exact_bits (segment sums, O(classes + LUT3)) against the numpy costing from the full 2^W length
+    table (TableCost._bits_numpy), on random table sets and statistics: covered, uncovered (inf), zero runs."""
+    rng = np.random.default_rng(5)
+    seen = set()
+    for trial in range(400):
+        n = int(rng.integers(1, 3000))
+        kind = ("bf16", "sparse16", "int8")[trial % 3]
+        w = _words(rng, n, kind)
+        w = (w & 0xFF).astype(np.uint8) if W == 8 else w.astype(np.uint16)
+        if trial % 5 == 0:
+            w = w & 0x3F
+        st = Stats.of(w, W, int(rng.choice([7, 64, 4096])))
+        ts = _random_tableset(rng, W)
+        want = encoder.TableCost(ts, len(st.runs) - 1)._bits_numpy(st)
+        got = encoder.exact_bits(ts, st)
+        assert got == want, (trial, ts)
+        assert encoder.TableCost(ts, 1).bits(st) == want
+        seen.add(np.isinf(want))
+    assert seen == {True, False}

@@ -144,6 +144,46 @@ EXPORT void lze_zero_run_dp(int64_t max_run, int64_t single, int64_t nz, const i
 }
 
 /* ------------------------------------------------------------------------------------------ DPs */
+/* to[m] = from[m] + cost, ch[m] = c where that is smaller (m < n), without branches (vectorised; additions and
+ * comparisons only: the same values at any vector width); rows from and to never overlap */
+__attribute__((noinline, optimize("O3"))) static void relax_nc(int64_t n, const double *restrict from, double cost,
+                                                                double *restrict to, int64_t *restrict ch,
+                                                                int64_t c)
+{
+    for (int64_t m = 0; m < n; m++) {
+        double v = from[m] + cost;
+        int ok = v < to[m];
+        to[m] = ok ? v : to[m];
+        ch[m] = ok ? c : ch[m];
+    }
+}
+
+/* The inner step of the ranked DPs: for m < M, where from[m] < INF and from[m] + cost < to[m], to[m] becomes
+ * from[m] + cost and ch[m] (and st[m], when given) the choice: the same stores as the branchy loop, written
+ * without branches (rows from and to never overlap) so that the compiler vectorises it; additions and
+ * comparisons only, so the results are bit-identical whatever the vector width. */
+__attribute__((noinline, optimize("O3"))) static void relax(int64_t M, const double *restrict from, double cost,
+                                                             double *restrict to, int64_t *restrict ch, int64_t c,
+                                                             int64_t *restrict st, int64_t sv)
+{
+    if (st) {
+        for (int64_t m = 0; m < M; m++) {
+            double b = from[m], v = b + cost;
+            int ok = (b < INF) & (v < to[m]);
+            to[m] = ok ? v : to[m];
+            ch[m] = ok ? c : ch[m];
+            st[m] = ok ? sv : st[m];
+        }
+    } else {
+        for (int64_t m = 0; m < M; m++) {
+            double b = from[m], v = b + cost;
+            int ok = (b < INF) & (v < to[m]);
+            to[m] = ok ? v : to[m];
+            ch[m] = ok ? c : ch[m];
+        }
+    }
+}
+
 EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64_t kmax, double class_bits,
                        double lut3_bits, double *best, int64_t *choice)
 {
@@ -170,16 +210,7 @@ EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64
                 cost = class_bits + lut3_bits * g;
             else
                 cost = F * (k + log2(N / F)) + class_bits + lut3_bits * g;
-            const double *bp = best + (i - g) * W1;
-            double *bi = best + i * W1;
-            int64_t *ci = choice + i * W1;
-            for (int64_t m = 1; m <= M; m++) {
-                double b = bp[m - 1];
-                if (b < INF && b + cost < bi[m]) {
-                    bi[m] = b + cost;
-                    ci[m] = k;
-                }
-            }
+            relax(M, best + (i - g) * W1, cost, best + i * W1 + 1, choice + i * W1 + 1, k, NULL, 0);
         }
     }
     free(pre);
@@ -203,7 +234,31 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
         int split = lc >= 0 || rc >= 0;
         double minn = INF, minr = INF;
         int64_t argn = 0, argr = 0;
-        for (int64_t m = 0; m <= M; m++) {
+        if (lc >= 0 && rc >= 0) {
+            /* two children: the scans of the loop below turned inside out -- for each split a (ascending), every
+             * m >= a tries l[a] + r[m - a] -- so each m sees its own class first and then a = 0, 1, ... with
+             * strict improvement, as in the scan over a: the same values and choices. Beyond the left child's
+             * saturation s (its values constant for a >= s) the sum l[a] + r[m - a] is non-decreasing in a (r is
+             * non-increasing, FP addition monotone): no strict improvement, so a stops at s */
+            double *bn_ = nores + i * W1, *br_ = res + i * W1;
+            int64_t *cn_ = ch_nores + i * W1, *cr_ = ch_res + i * W1;
+            for (int64_t m = 0; m <= M; m++) {
+                if (!keep_n) {
+                    int o = m >= 1 && own < INF;
+                    bn_[m] = o ? own : INF;
+                    cn_[m] = o ? -1 : -3;
+                }
+                int o = m >= 1 && own < rescost;
+                br_[m] = o ? own : rescost;
+                cr_[m] = o ? -1 : -2;
+            }
+            int64_t amax = sat && sat[lc] < M ? sat[lc] : M;
+            for (int64_t a = 0; a <= amax; a++) {
+                if (!keep_n)
+                    relax_nc(M + 1 - a, nores + rc * W1, nores[lc * W1 + a], bn_ + a, cn_ + a, a);
+                relax_nc(M + 1 - a, res + rc * W1, res[lc * W1 + a], br_ + a, cr_ + a, a);
+            }
+        } else for (int64_t m = 0; m <= M; m++) {
             double bn = INF, br = rescost;
             int64_t bnc = -3, brc = -2;
             if (m >= 1) {
@@ -246,32 +301,6 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
                 if (rr < br) {
                     br = rr;
                     brc = 0;
-                }
-            } else if (split) {
-                /* beyond the left child's saturation s (its values constant for a >= s) the sum
-                 * l[a] + r[m - a] is non-decreasing in a (r is non-increasing, FP addition monotone): no
-                 * strict improvement, so the scan stops at min(m, s) with the same choice */
-                const double *ln_ = nores + lc * W1, *lr_ = res + lc * W1;
-                const double *rn_ = nores + rc * W1 + m, *rr_ = res + rc * W1 + m;
-                int64_t amax = sat && sat[lc] < m ? sat[lc] : m;
-                if (keep_n) {
-                    for (int64_t a = 0; a <= amax; a++) {
-                        double vr = lr_[a] + rr_[-a];
-                        if (vr < br) {
-                            br = vr;
-                            brc = a;
-                        }
-                    }
-                } else for (int64_t a = 0; a <= amax; a++) {
-                    double vn = ln_[a] + rn_[-a], vr = lr_[a] + rr_[-a];
-                    if (vn < bn) {
-                        bn = vn;
-                        bnc = a;
-                    }
-                    if (vr < br) {
-                        br = vr;
-                        brc = a;
-                    }
                 }
             }
             if (!keep_n) {
@@ -373,7 +402,7 @@ static inline double best_c(double F, double mu, int64_t L, int64_t *cbest)
 {
     if (F <= 0.0) {
         *cbest = L;
-        return mu * pow(2.0, (double)(-L));
+        return mu * ldexp(1.0, (int)-L);           /* = pow(2.0, -L), exact */
     }
     int64_t c0 = (int64_t)floor(log2(mu * 0.6931471805599453 / F));
     double best = INF;
@@ -384,7 +413,7 @@ static inline double best_c(double F, double mu, int64_t L, int64_t *cbest)
             c = 1;
         if (c > L)
             c = L;
-        double v = F * c + mu * pow(2.0, (double)(-c));
+        double v = F * c + mu * ldexp(1.0, (int)-c);
         if (v < best) {
             best = v;
             bc = c;
@@ -431,16 +460,7 @@ EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax,
                 cost = F * W + cc + class_bits;
                 kk = W + 1;
             }
-            const double *bi = best + i * W1;
-            double *bj = best + j * W1;
-            for (int64_t m = 0; m < M; m++) {
-                double b = bi[m];
-                if (b < INF && b + cost < bj[m + 1]) {
-                    bj[m + 1] = b + cost;
-                    ch[j * W1 + m + 1] = kk;
-                    start[j * W1 + m + 1] = i;
-                }
-            }
+            relax(M, best + i * W1, cost, best + j * W1 + 1, ch + j * W1 + 1, kk, start + j * W1 + 1, i);
             if (j == R)
                 reached = 1;
         }
@@ -820,4 +840,185 @@ EXPORT void lze_lengths_at(int64_t nv, const int64_t *vals, int64_t nc, const in
             }
         }
     }
+}
+
+/* ------------------------------------------------------------------------------------------ exact cost */
+static int64_t lower_idx(const int64_t *v, int64_t n, int64_t x)     /* first index with v[i] >= x */
+{
+    int64_t a = 0, b = n;
+    while (a < b) {
+        int64_t m = a + (b - a) / 2;
+        if (v[m] < x)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+static __thread uint8_t lm16[65536];
+
+/* The term of present value with0[a] when its cheapest LUT length is lm: its count times the difference to its
+ * RANGE length r (0: none, then it is covered after all); len0: the length of value 0 */
+static inline void lut_term(int64_t a, int64_t lm, const int64_t *with0, const int64_t *cum, int64_t nrg,
+                            const int64_t *lo, const int64_t *hi, const int64_t *rt, int64_t *bits, int64_t *unc,
+                            int64_t *len0, int *zero_lut)
+{
+    int64_t v = with0[a], c = cum[a + 1] - cum[a], r = 0;
+    for (int64_t g = 0; g < nrg; g++)
+        if (lo[g] <= v && v < hi[g] && (r == 0 || rt[g] < r))
+            r = rt[g];
+    int64_t fin = r == 0 || lm < r ? lm : r;
+    if (r == 0)
+        *unc -= c;
+    *bits += c * (fin - r);
+    if (a == 0) {
+        *len0 = fin;
+        *zero_lut = 1;
+    }
+}
+
+/* encoder.exact_bits in one call: the payload bits of statistics coded with a table set (stripe headers and padding
+ * estimated at 48 bits a stripe), INF when a present value is not covered. cls: nc rows (kind, k, param, total);
+ * lut3 the table set's LUT3 (uint16); with0: the nw sorted present values with zero first (off = 1 when zero is
+ * not present itself); cum: the prefix sums of their counts (nw + 1; an absent zero counts 0); runs: the zero-run
+ * histogram (nr entries), hist0 the count of zero words.
+ *
+ * The same integer sum as sum(count * length) over the present values with the lengths of lze_lengths_at, in
+ * O(classes + LUT3 log values): the RANGE classes cut the value line into at most 2 nc + 1 segments of one
+ * cheapest RANGE length each (0: none), whose counts come from cum; each value in LUT3 then corrects its own
+ * term when a LUT class is cheaper (or covers it alone). Then the zero runs as lze_zrun_costs. Returns -1 without
+ * memory. */
+EXPORT double lze_exact_bits(int64_t nc, const int64_t *cls, const uint16_t *lut3, int64_t nw, const int64_t *with0,
+                             int64_t off, const int64_t *cum, int64_t nr, const int64_t *runs, int64_t hist0,
+                             int64_t n_stripes)
+{
+    int64_t lo[16], hi[16], rt[16], zk[16], ztot[16], ends[34];
+    int64_t nrg = 0, nz = 0, ne = 0, n3 = 0;
+    if (nc > 16 || nw < 1)
+        return -1.0;
+    for (int64_t j = 0; j < nc; j++) {
+        int64_t kind = cls[4 * j], k = cls[4 * j + 1], param = cls[4 * j + 2], t = cls[4 * j + 3];
+        if (kind == 1) {
+            lo[nrg] = param;
+            hi[nrg] = param + ((int64_t)1 << k);
+            rt[nrg] = t;
+            ends[ne++] = lo[nrg];
+            ends[ne++] = hi[nrg];
+            nrg++;
+        } else if (kind == 2) {
+            zk[nz] = k;
+            ztot[nz] = t;
+            nz++;
+        } else {
+            n3 += (int64_t)1 << k;
+        }
+    }
+    for (int64_t i = 1; i < ne; i++) {            /* sort the interval ends */
+        int64_t x = ends[i], j = i - 1;
+        while (j >= 0 && ends[j] > x) {
+            ends[j + 1] = ends[j];
+            j--;
+        }
+        ends[j + 1] = x;
+    }
+    /* segments [ends[s], ends[s + 1]) and the two outside them: their counts times their cheapest RANGE length;
+     * unc: the count of values no RANGE covers */
+    int64_t bits = 0, unc = 0;
+    int64_t first = ne ? lower_idx(with0, nw, ends[0]) : nw, last = ne ? lower_idx(with0, nw, ends[ne - 1]) : nw;
+    unc += cum[first] - cum[0] + cum[nw] - cum[last];
+    for (int64_t s = 0; s + 1 < ne; s++) {
+        if (ends[s] == ends[s + 1])
+            continue;
+        int64_t a = lower_idx(with0, nw, ends[s]), b = lower_idx(with0, nw, ends[s + 1]);
+        if (a == b)
+            continue;
+        int64_t t = 0;
+        for (int64_t r = 0; r < nrg; r++)
+            if (lo[r] <= ends[s] && ends[s] < hi[r] && (t == 0 || rt[r] < t))
+                t = rt[r];
+        if (t == 0)
+            unc += cum[b] - cum[a];
+        else
+            bits += (cum[b] - cum[a]) * t;
+    }
+    /* the values in LUT3: the cheapest LUT length lm of each present one corrects its term (lut_term). Many LUT3
+     * entries against few values: the lengths in a 2^16 table by value (thread-local, zero between calls) and
+     * one pass over the values; else a binary search per entry */
+    int64_t len0 = 0;
+    int zero_lut = 0, dense = n3 > 0 && nw <= 8 * n3 && with0[nw - 1] < 65536;
+    for (int64_t j = 0; j < nc && dense; j++)
+        if (cls[4 * j] == 0 && (cls[4 * j + 3] < 1 || cls[4 * j + 3] > 255))
+            dense = 0;
+    if (dense) {
+        for (int64_t j = 0; j < nc; j++) {
+            if (cls[4 * j] != 0)
+                continue;
+            int64_t n = (int64_t)1 << cls[4 * j + 1], p0 = cls[4 * j + 2];
+            uint8_t t = (uint8_t)cls[4 * j + 3];
+            for (int64_t i = 0; i < n; i++) {
+                uint8_t *x = lm16 + lut3[p0 + i];
+                if (*x == 0 || t < *x)
+                    *x = t;
+            }
+        }
+        for (int64_t a = 0; a < nw; a++)
+            if (lm16[with0[a]])
+                lut_term(a, lm16[with0[a]], with0, cum, nrg, lo, hi, rt, &bits, &unc, &len0, &zero_lut);
+        for (int64_t j = 0; j < nc; j++)
+            if (cls[4 * j] == 0)
+                for (int64_t i = 0; i < ((int64_t)1 << cls[4 * j + 1]); i++)
+                    lm16[lut3[cls[4 * j + 2] + i]] = 0;
+    } else if (n3) {
+        int64_t *lm = calloc(nw, sizeof(int64_t)), *seen = malloc(n3 * sizeof(int64_t)), nseen = 0;
+        if (!lm || !seen) {
+            free(lm);
+            free(seen);
+            return -1.0;
+        }
+        for (int64_t j = 0; j < nc; j++) {
+            if (cls[4 * j] != 0)
+                continue;
+            int64_t n = (int64_t)1 << cls[4 * j + 1], p0 = cls[4 * j + 2], t = cls[4 * j + 3];
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v = lut3[p0 + i], a = lower_idx(with0, nw, v);
+                if (a >= nw || with0[a] != v)
+                    continue;
+                if (lm[a] == 0)
+                    seen[nseen++] = a;
+                if (lm[a] == 0 || t < lm[a])
+                    lm[a] = t;
+            }
+        }
+        for (int64_t q = 0; q < nseen; q++)
+            lut_term(seen[q], lm[seen[q]], with0, cum, nrg, lo, hi, rt, &bits, &unc, &len0, &zero_lut);
+        free(lm);
+        free(seen);
+    }
+    if (!zero_lut)
+        for (int64_t g = 0; g < nrg; g++)
+            if (lo[g] <= 0 && 0 < hi[g] && (len0 == 0 || rt[g] < len0))
+                len0 = rt[g];
+    if (len0 == 0 && nz > 0 && off == 0)
+        unc -= cum[1] - cum[0];                   /* zeros go through the zero-run plan */
+    if (unc > 0)
+        return INF;
+    if (nz > 0 && hist0) {
+        int64_t maxr = nr - 1 > 1 ? nr - 1 : 1;
+        int64_t *c = malloc((maxr + 1) * sizeof(int64_t));
+        if (!c)
+            return -1.0;
+        lze_zrun_costs(maxr, len0, nz, zk, ztot, c);
+        int64_t s = 0;
+        for (int64_t r = 0; r < nr; r++) {
+            if (runs[r] > 0 && c[r] >= ((int64_t)1 << 60)) {
+                free(c);
+                return INF;
+            }
+            s += runs[r] * c[r];
+        }
+        free(c);
+        bits += s - hist0 * len0;
+    }
+    return (double)(bits + 48 * n_stripes);
 }

@@ -142,7 +142,10 @@ class Stats:
 
     @property
     def n_words(self) -> int:
-        return int(self.hist.sum())
+        n = self.__dict__.get("_n_words")          # cached, as present() (statistics are not changed)
+        if n is None:
+            n = self._n_words = int(self.hist.sum())
+        return n
 
     def present(self):
         """``(values, counts)`` of the values that occur (cached)."""
@@ -160,6 +163,19 @@ class Stats:
         runs[:len(other.runs)] += other.runs
         return Stats(self.word_bits, self.hist + other.hist, runs, self.n_stripes + other.n_stripes,
                      self.stripe_len)
+
+
+def _stats_args(st: Stats):
+    """The C kernel's arguments for the statistics ``st`` (``fastenc.stats_args``), made once per ``st``."""
+    a = st.__dict__.get("_cargs")
+    if a is None:
+        vals, counts = st.present()
+        with0 = st.__dict__.get("_with0")
+        if with0 is None:
+            with0 = st._with0 = vals if len(vals) and vals[0] == 0 else np.r_[np.zeros(1, np.int64), vals]
+        a = st._cargs = _k().stats_args(with0, len(with0) - len(vals), counts, st.runs, int(st.hist[0]),
+                                        st.n_stripes)
+    return a
 
 
 def table_bits(ts: TableSet) -> int:
@@ -189,16 +205,22 @@ class TableCost:
         self._length = None
         self._at = None
         kern = _k()
+        self.zmask = kinds == ZRUN
+        self.zcost = None
+        self._max_run = max_run
+        self._cls = self._len0 = None
+        if hasattr(kern, "exact_bits") and len(ts.classes) <= MAX_CLASSES:       # bits() in one C call
+            self._cls = np.stack([kinds, self.ks, self._params, self.totals], 1)
+            self._lut3u = np.ascontiguousarray(ts.lut3, np.uint16)
+            self._kern = kern
         if at is not None and hasattr(kern, "lengths_at"):
             vals = at.present()[0]
             with0 = vals if len(vals) and vals[0] == 0 else np.r_[np.zeros(1, np.int64), vals]
             lv = kern.lengths_at(with0, kinds, self.ks, self._params, self.totals, self._lut3)
             self._at, self._lv, self._len0 = at, lv[len(with0) - len(vals):], int(lv[0])
-        else:
+        elif self._cls is None:
             self._len0 = int(self.length[0])
-        self.zmask = kinds == ZRUN
-        self.zcost = None
-        if self.zmask.any():
+        if self._len0 is not None and self.zmask.any():
             self._run_costs(max_run)
 
     @property
@@ -215,6 +237,16 @@ class TableCost:
     def bits(self, st: Stats) -> float:
         """Payload bits of ``st`` (stripe headers and padding estimated at 48 bits a stripe); inf if a present
         value is not covered."""
+        if self._cls is not None:
+            return self._kern.exact_bits(self._cls, self._lut3u, _stats_args(st))
+        return self._bits_numpy(st)
+
+    def _bits_numpy(self, st: Stats) -> float:
+        """:meth:`bits` from the length table (numpy; the path without the C kernels, and their reference)."""
+        if self._len0 is None:
+            self._len0 = int(self.length[0])
+        if self.zmask.any() and self.zcost is None:
+            self._run_costs(self._max_run)
         hist = st.hist
         vals, counts = st.present()
         lv = self._lv if st is self._at else self.length[vals]
@@ -239,36 +271,14 @@ def exact_bits(ts: TableSet, st: Stats) -> float:
     """Payload bits of coding ``st`` with ``ts`` (stripe headers and padding estimated at 48 bits a stripe);
     ``inf`` when a present value is not covered.
 
-    With the C kernels: :meth:`TableCost.bits` of ``TableCost(ts, len(st.runs) - 1, at=st)`` in fewer steps
-    (one class array, the present values with zero taken once per ``st``); the same integer sums."""
+    With the C kernels one call (``fastenc.exact_bits``: the lengths at the present values, the zero-run costs
+    and the sums; the statistics' arrays taken once per ``st``), else :meth:`TableCost.bits` from numpy; the
+    same integer sums."""
     kern = _k()
-    if not hasattr(kern, "lengths_at"):
-        return TableCost(ts, len(st.runs) - 1, at=st).bits(st)
-    cls = np.array([(cl.kind, cl.k, cl.param, cl.total) for cl in ts.classes], np.int64).T.copy()
-    kinds, ks, params, totals = cls
-    vals, counts = st.present()
-    with0 = st.__dict__.get("_with0")
-    if with0 is None:
-        with0 = st._with0 = vals if len(vals) and vals[0] == 0 else np.r_[np.zeros(1, np.int64), vals]
-    lv = kern.lengths_at(with0, kinds, ks, params, totals, ts.lut3.astype(np.int64))
-    len0 = int(lv[0])
-    lv = lv[len(with0) - len(vals):]
-    zmask = kinds == ZRUN
-    has_z = bool(zmask.any())
-    bad = lv == 0
-    if has_z and len(vals) and vals[0] == 0:
-        bad[0] = False                      # zeros go through the zero-run plan
-    if bad.any():
-        return math.inf
-    bits = int(np.dot(counts, lv))
-    hist0 = int(st.hist[0])
-    if has_z and hist0:
-        runs = st.runs
-        c = kern._zrun_costs(max(len(runs) - 1, 1), len0, ks[zmask], totals[zmask])[:len(runs)]
-        if np.any((runs > 0) & (c >= (1 << 60))):
-            return math.inf
-        bits += int(np.dot(runs, c)) - hist0 * len0
-    return float(bits + 48 * st.n_stripes)
+    if hasattr(kern, "exact_bits") and len(ts.classes) <= MAX_CLASSES:        # one C call
+        cls = np.array([(cl.kind, cl.k, cl.param, cl.total) for cl in ts.classes], np.int64)
+        return kern.exact_bits(cls, np.ascontiguousarray(ts.lut3, np.uint16), _stats_args(st))
+    return TableCost(ts, len(st.runs) - 1, at=st)._bits_numpy(st)
 
 
 def total_bits(ts: TableSet, st: Stats) -> float:
@@ -339,15 +349,16 @@ def _trie_tree(hist, W, min_gain=CLASS_BITS / 2, vals=None):
     return (node_keys, node_k, np.concatenate(Fs), np.concatenate(lefts), np.concatenate(rights))
 
 
-def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None):
+def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None):
     """Cover every value with ``hist > 0`` by aligned dyadic RANGE intervals (or the residual).
 
     Returns a function ``solve(m, residual)`` -> ``(cost, [(base, k, F)...], F_residual)``, with
     ``solve.cost(m, residual)`` (the cost alone), ``solve.ranges(m, residual)`` (the classes alone) and
     ``solve.keep``. ``prev``: the ``keep`` of a solve of the same ``tree``, ``N`` and ``M`` (another ``c_res``):
-    its no-residual tables do not depend on ``c_res`` and are reused (C kernels).
+    its no-residual tables do not depend on ``c_res`` and are reused (C kernels). ``nonempty``: whether
+    ``hist`` has a value, when the caller knows.
     """
-    if not hist.any():
+    if not (hist.any() if nonempty is None else nonempty):
         def empty(m, residual):
             return 0.0, [], 0
         empty.cost = lambda m, residual: 0.0
@@ -489,14 +500,19 @@ class _ZDesign:
         self.zks = zks
         key = bool(zks)
         if shared is not None and key in shared:      # one histogram for every ZRUN set (read-only)
-            hist, hsum, nnz = shared[key]
+            hist, hsum, vals = shared[key]
         else:
             hist = st.hist.copy()
+            vals = st.present()[0]                  # the values present in hist (sorted)
+            hsum = st.n_words
             if zks:
                 hist[0] = 0
-            hsum, nnz = int(hist.sum()), int(np.count_nonzero(hist))
+                hsum -= int(st.hist[0])
+                if len(vals) and vals[0] == 0:
+                    vals = vals[1:]
             if shared is not None:
-                shared[key] = (hist, hsum, nnz)
+                shared[key] = (hist, hsum, vals)
+        nnz = len(vals)
         self.zruns = []
         if zks:
             cnt = _st_zrun_symbols(st, zks)
@@ -508,13 +524,16 @@ class _ZDesign:
         self.R = int(min(nnz, lut3_max))
         self.lut3_max = lut3_max
         self._lut = None
-        self._vals = None
+        self._vals = vals
+        self.hsum = hsum
 
     def _lut_part(self):
         """Values by falling frequency, the LUT DP over them and the entropy tails (computed on first use)."""
         if self._lut is None:
             hist, N = self.hist, self.N
-            order = np.argsort(-hist, kind="stable")
+            # the present values by falling count, ties by value: the stable argsort of -hist without its
+            # zero-count tail (which nothing reads)
+            order = self._vals[np.argsort(-hist[self._vals], kind="stable")]
             self.order = order[:self.R]
             if self.R:
                 self.lut_best, self.lut_choice = _k()._lut_dp(hist[self.order].astype(np.float64), N, self.Mv,
@@ -542,13 +561,11 @@ class _ZDesign:
     def designs(self, t, W, L, st):
         """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``."""
         hist, Mv = self.hist, self.Mv
-        if hist.sum() == 0:
+        if self.hsum == 0:
             ts = _build(W, L, [], [], 0, self.zruns)
             yield ts, total_bits(ts, st)
             return
         rest = hist.copy()
-        if self._vals is None:
-            self._vals = np.flatnonzero(hist)
         vals = self._vals
         if t:
             self._lut_part()
@@ -559,7 +576,7 @@ class _ZDesign:
         c_res = 12.0
         solve = None
         for _it in range(2):
-            solve = _trie_dp(rest, W, self.N, Mv, c_res, tree, getattr(solve, "keep", None))
+            solve = _trie_dp(rest, W, self.N, Mv, c_res, tree, getattr(solve, "keep", None), len(vals) > 0)
             # every split of the class budget is costed from the DP tables; only the winners' classes are
             # walked (a stable sort: the same order, so the same winners, as walking every candidate)
             cands = []
@@ -638,8 +655,9 @@ class _Grouped:
         if not zeros:
             hist[0] = 0
         self.zeros = zeros
-        self.R = R = int(np.count_nonzero(hist))
-        self.order = np.argsort(-hist, kind="stable")[:R]
+        vals = np.flatnonzero(hist)
+        self.R = R = len(vals)
+        self.order = vals[np.argsort(-hist[vals], kind="stable")]      # = argsort(-hist, stable)[:R]
         self.freq = hist[self.order].astype(np.float64)
         self.kmax = min(MAX_LUT_K, self.W, max(0, (R - 1).bit_length()))
         self.lut3_bits = float(min(LUT3_BITS, self.W))

@@ -14,6 +14,7 @@ keeps every floating-point rounding as numba's, so both choose the same tables. 
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import subprocess
 import threading
@@ -57,6 +58,7 @@ def _configure(lib):
         "lze_trie_walk": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp], i64),
         "lze_lengths_at": ([i64, vp, i64, vp, vp, vp, vp, vp, vp], None),
         "lze_encode": ([vp, i64, i32, i64, vp, i32, vp, vp, vp, vp, vp, vp], i64),
+        "lze_exact_bits": ([i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], f64),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -279,3 +281,24 @@ def lengths_at(vals, kinds, ks, params, totals, lut3):
     lib().lze_lengths_at(len(vals), _p(vals), len(kinds), _p(kinds), _p(ks), _p(params), _p(totals), _p(lut3),
                          _p(out))
     return out
+
+
+def stats_args(with0, off, counts, runs, hist0, n_stripes):
+    """The arguments of :func:`exact_bits` that belong to one statistics (``encoder.Stats``), pointers taken once:
+    ``with0`` the sorted present values with zero first (``off`` = 1 when zero itself is absent), ``counts``
+    the present values' counts, ``runs`` the zero-run histogram, ``hist0`` the zero words."""
+    with0, runs = _i64(with0), _i64(runs)
+    cum = np.zeros(len(with0) + 1, np.int64)
+    np.cumsum(counts, out=cum[1 + int(off):])
+    return ((len(with0), _ptr(with0), int(off), _ptr(cum), len(runs), _p(runs), int(hist0), int(n_stripes)),
+            (with0, cum, runs))
+
+
+def exact_bits(cls, lut3, sargs):
+    """``encoder.exact_bits`` in one call (``lze_exact_bits``): ``cls`` the table set's classes as rows
+    ``(kind, k, param, total)`` (int64, C order), ``lut3`` its LUT3 (uint16), ``sargs`` :func:`stats_args`;
+    returns the payload bits, ``inf`` when a present value is not covered."""
+    r = lib().lze_exact_bits(len(cls), _ptr(cls), _p(lut3), *sargs[0])
+    if r < 0:
+        raise MemoryError("exact bits: no memory")
+    return math.inf if r >= INF else r
