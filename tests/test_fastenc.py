@@ -271,6 +271,20 @@ def test_trie_tree_agrees_with_numpy(kind, numba_kernels):
         assert len(ref[0]) == len(got[0]) > 0
         for a, b in zip(ref, got):
             assert np.array_equal(a, b)
+        # the tree of a subset (the values left when the most frequent go to LUT3), from the whole set's terms
+        for t in (0, 1, len(vals) // 3, len(vals) - 1):
+            drop = np.argsort(-h, kind="stable")[:t]
+            rest = hist.copy()
+            rest[vals[drop]] = 0
+            if not rest.any():
+                continue
+            ref = encoder._trie_tree(rest, W)
+            keep = np.ones(len(vals), np.uint8)
+            keep[drop] = 0
+            got = fastenc.trie_tree_sub(vals, h, h * np.log2(h), keep if t else None, W, 16.0)
+            assert len(ref[0]) == len(got[0]) > 0
+            for a, b in zip(ref, got):
+                assert np.array_equal(a, b)
 
 
 def test_bench_encode_rows():

@@ -1022,3 +1022,39 @@ EXPORT double lze_exact_bits(int64_t nc, const int64_t *cls, const uint16_t *lut
     }
     return (double)(bits + 48 * n_stripes);
 }
+
+/* lze_trie_tree of the values vals[i] with keep[i] != 0 (all when keep is NULL), from their counts h and the terms
+ * hl = h log2 h (as numpy computes them, elementwise): the prefix sums C and D are summed here in the same order as
+ * numpy's cumsum over the kept values. Returns the node count, -1 when cap is too small, -2 without memory. */
+EXPORT int64_t lze_trie_tree_sub(int64_t nv, const int64_t *vals, const double *h, const double *hl,
+                                 const uint8_t *keep, int64_t W, double min_gain, int64_t cap, int64_t *keys, double *K,
+                                 double *F, int64_t *left, int64_t *right, int64_t *lo, int64_t *hi)
+{
+    int64_t *sv = malloc((nv > 0 ? nv : 1) * sizeof(int64_t));
+    double *C = malloc((nv + 1) * sizeof(double)), *D = malloc((nv + 1) * sizeof(double));
+    if (!sv || !C || !D) {
+        free(sv);
+        free(C);
+        free(D);
+        return -2;
+    }
+    int64_t m = 0;
+    double c = 0.0, d = 0.0;
+    C[0] = 0.0;
+    D[0] = 0.0;
+    for (int64_t i = 0; i < nv; i++) {
+        if (keep && !keep[i])
+            continue;
+        sv[m] = vals[i];
+        c += h[i];
+        d += hl[i];
+        m++;
+        C[m] = c;
+        D[m] = d;
+    }
+    int64_t n = lze_trie_tree(m, sv, C, D, W, min_gain, cap, keys, K, F, left, right, lo, hi);
+    free(sv);
+    free(C);
+    free(D);
+    return n;
+}

@@ -525,6 +525,7 @@ class _ZDesign:
         self.lut3_max = lut3_max
         self._lut = None
         self._vals = vals
+        self._hh = None
         self.hsum = hsum
 
     def _lut_part(self):
@@ -533,7 +534,8 @@ class _ZDesign:
             hist, N = self.hist, self.N
             # the present values by falling count, ties by value: the stable argsort of -hist without its
             # zero-count tail (which nothing reads)
-            order = self._vals[np.argsort(-hist[self._vals], kind="stable")]
+            self._pos = np.argsort(-hist[self._vals], kind="stable")
+            order = self._vals[self._pos]
             self.order = order[:self.R]
             if self.R:
                 self.lut_best, self.lut_choice = _k()._lut_dp(hist[self.order].astype(np.float64), N, self.Mv,
@@ -565,18 +567,35 @@ class _ZDesign:
             ts = _build(W, L, [], [], 0, self.zruns)
             yield ts, total_bits(ts, st)
             return
-        rest = hist.copy()
         vals = self._vals
         if t:
             self._lut_part()
-            rest[self.order[:t]] = 0
-            vals = vals[rest[vals] > 0]
+        n_rest = len(vals) - t                  # the top t values are present ones
+        kern = _k()
+        if hasattr(kern, "trie_tree_sub"):      # the C kernel: the tree of the values left, without a histogram
+            rest = None
+            if n_rest:
+                if self._hh is None:
+                    h = hist[vals].astype(np.float64)
+                    self._hh = (h, h * np.log2(h))
+                keep = None
+                if t:
+                    keep = np.ones(len(vals), np.uint8)
+                    keep[self._pos[:t]] = 0
+                tree = kern.trie_tree_sub(vals, *self._hh, keep, W, CLASS_BITS / 2)
+            else:
+                tree = None
+        else:
+            rest = hist.copy()
+            if t:
+                rest[self.order[:t]] = 0
+                vals = vals[rest[vals] > 0]
+            tree = _trie_tree(rest, W, vals=vals) if len(vals) else None
         lut_row = self.lut_best[t] if t else np.r_[0.0, np.full(Mv, INF)]
-        tree = _trie_tree(rest, W, vals=vals) if len(vals) else None
         c_res = 12.0
         solve = None
         for _it in range(2):
-            solve = _trie_dp(rest, W, self.N, Mv, c_res, tree, getattr(solve, "keep", None), len(vals) > 0)
+            solve = _trie_dp(rest, W, self.N, Mv, c_res, tree, getattr(solve, "keep", None), n_rest > 0)
             # every split of the class budget is costed from the DP tables; only the winners' classes are
             # walked (a stable sort: the same order, so the same winners, as walking every candidate)
             cands = []
