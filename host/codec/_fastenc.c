@@ -1004,6 +1004,9 @@ EXPORT double lze_exact_bits(int64_t nc, const int64_t *cls, const uint16_t *lut
     if (unc > 0)
         return INF;
     if (nz > 0 && hist0) {
+        /* the costs up to the longest run present only (cost[r] depends on shorter runs alone: the same values) */
+        while (nr > 1 && runs[nr - 1] == 0)
+            nr--;
         int64_t maxr = nr - 1 > 1 ? nr - 1 : 1;
         int64_t *c = malloc((maxr + 1) * sizeof(int64_t));
         if (!c)
