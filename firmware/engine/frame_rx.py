@@ -3,7 +3,7 @@ from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
 from lutzip.firmware.engine.crc32_byte import crc32_byte
 from lutzip.firmware.engine.crc8_byte import crc8_byte
-from lutzip.link.protocol import BARRIER, IDENTIFY, PING, RESET, STREAM, SYNC, TABLE
+from lutzip.link.protocol import BARRIER, IDENTIFY, PING, REPLAY_LOAD, REPLAY_RUN, RESET, STREAM, SYNC, TABLE
 
 ST = enum("R_HUNT", "R_HDR", "R_PAY", "R_CRC", "R_FIN")
 
@@ -46,8 +46,9 @@ def rx_gap_log2(CLK_HZ, BAUD):
 def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
              ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
              next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
-             gap_tick, MAX_PAYLOAD=1024, FAST_CRC=False):
-    """Parse host frames; write TABLE/STREAM/BARRIER frames to the ring, request ACK/NACK/IDENT answers.
+             gap_tick, MAX_PAYLOAD=1024, FAST_CRC=False, REPLAY_WORDS=0):
+    """Parse host frames; write TABLE/STREAM/BARRIER (and REPLAY_LOAD/REPLAY_RUN) frames to the ring, request
+    ACK/NACK/IDENT answers.
 
     Refused with NACK malformed (reason 4), never executed: a length that does not fit the type, a TABLE frame
     whose ``sel`` > 3, reserved byte is not 0 or ``addr`` >= 4096, and a TABLE or BARRIER frame while a stripe
@@ -81,7 +82,22 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
         Longest payload accepted (bytes).
     FAST_CRC : bool
         CRCs through table ROMs.
+    REPLAY_WORDS : int
+        Replay buffer words; 0: no replay buffer (protocol version 1). Above 0 (docs/PROTOCOL.md, section 6):
+        ``ring_wdata`` is 35 bits wide (bit 34: a replay entry), REPLAY_LOAD and REPLAY_RUN frames are
+        accepted (a load must fit the buffer, offset + words; a run replays 1 .. ``REPLAY_WORDS`` words at
+        least once; otherwise the frame is malformed), and a refused frame always rolls back what it wrote
+        (a REPLAY_RUN frame is checked word by word, after its first word went to the ring). Ring entries of
+        replay frames: REPLAY_LOAD's offset as tag 2, its words as tag 0 / 1 (1: the frame's last word with
+        FLAGS bit 0, a stripe end), REPLAY_RUN's two words (word count, passes) as tag 3.
+
+    Every ``RP`` branch below is a Python constant: MyHDL writes it into the HDL (``if (1'b0)`` / ``if False``
+    in the build without replay) and synthesis removes it; the yosys netlists of every top are those of the
+    two blocks this one replaced (docs/log/2026-12-house.md, 2026-12-03 evening).
     """
+    RP = REPLAY_WORDS > 0
+    RP_BIT = len(ring_wdata) - 1    # bit 34 in the replay build (in range, and dead, without replay)
+    assert len(ring_wdata) == (35 if RP else 34), "ring_wdata: 34 bits, 35 with REPLAY_WORDS"
     state = Signal(ST.R_HUNT)
     idx = Signal(intbv(0)[3:])
     ftype = Signal(intbv(0)[8:])
@@ -193,6 +209,12 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                         elif ftype == BARRIER:
                             if flen != 0:
                                 rs[:] = 4
+                        elif RP and ftype == REPLAY_LOAD:
+                            if flen < 8 or flen[2:0] != 0:
+                                rs[:] = 4
+                        elif RP and ftype == REPLAY_RUN:
+                            if flen != 8:
+                                rs[:] = 4
                         elif ftype == RESET:
                             if flen != 4:
                                 rs[:] = 4
@@ -201,7 +223,8 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                                 rs[:] = 4
                         else:
                             rs[:] = 4
-                        seqd = ftype == TABLE or ftype == STREAM or ftype == BARRIER
+                        seqd = (ftype == TABLE or ftype == STREAM or ftype == BARRIER or (RP and ftype == REPLAY_LOAD)
+                                or (RP and ftype == REPLAY_RUN))
                         if seqd and rs == 0:
                             if d[7]:
                                 dp = True
@@ -239,6 +262,21 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                         bad = b != 0
                     elif bi == 3:
                         bad = b[8:4] != 0
+                rp = False
+                if RP:
+                    rp = ftype == REPLAY_LOAD or ftype == REPLAY_RUN
+                    if bi == 3 and rp:
+                        # a replay frame's words: the load must fit the buffer, a run has 1..REPLAY_WORDS words
+                        # and at least one pass
+                        e = intbv(0)[34:]
+                        e[:] = w + flen[16:2]
+                        if ftype == REPLAY_LOAD:
+                            if first and e > REPLAY_WORDS + 1:
+                                bad = True
+                        elif w == 0:
+                            bad = True
+                        elif first and w > REPLAY_WORDS:
+                            bad = True
                 if bad:
                     accept.next = 0
                     reason.next = 4
@@ -252,8 +290,14 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                                 t[:] = 2
                             else:
                                 t[:] = 3
+                        elif RP and ftype == REPLAY_RUN:
+                            t[:] = 3
+                        elif RP and ftype == REPLAY_LOAD and first:
+                            t[:] = 2
                         elif left == 1 and fflags[0]:
                             t[:] = 1
+                        if RP:
+                            ring_wdata.next[RP_BIT] = rp
                         ring_wdata.next[34:32] = t
                         ring_wdata.next[32:0] = w
                 if left == 1:
@@ -271,7 +315,9 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                     fin_ack.next = 0
                     if r != (c32 ^ 0xFFFFFFFF):
                         link_err.next = 1
-                        if accept:
+                        if RP:
+                            ring_rollback.next = 1
+                        elif accept:
                             ring_rollback.next = 1
                         if not nacked:
                             nack_req.next = 1
@@ -287,6 +333,8 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                         fin_ack.next = 1
                     elif reason != 0:
                         link_err.next = 1
+                        if RP:
+                            ring_rollback.next = 1
                         if not nacked:
                             nack_req.next = 1
                             nack_reason.next = reason
@@ -308,7 +356,9 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
             if gap1:
                 state.next = ST.R_HUNT
                 link_err.next = 1
-                if accept:
+                if RP:
+                    ring_rollback.next = 1
+                elif accept:
                     ring_rollback.next = 1
 
     return u_c8, u_c32, outs, fsm

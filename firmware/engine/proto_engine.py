@@ -4,10 +4,10 @@ mode feeds it bytes directly.
 
 Replay buffer: the keyword ``REPLAY_WORDS`` of :func:`proto_engine` (and of ``uart_top`` and the board tops)
 gives the words of a replay buffer in block RAM (docs/PROTOCOL.md, section 6;
-:func:`lutzip.firmware.engine.replay.replay_unit`): 0 (default) builds none, and the engine then converts to
-the HDL it did before the buffer existed (the replay build uses its own frame parser and response framer,
-``frame_rx_replay`` / ``resp_framer_replay``); else a power of two from 256 to 2**22, and the board reports
-protocol version 2 and the buffer size in its IDENT frame.
+:func:`lutzip.firmware.engine.replay.replay_unit`): 0 (default) builds none, and the engine then synthesises to
+the netlist it did before the buffer existed (``frame_rx`` and ``resp_framer`` keep their replay branches, under a
+constant false condition); else a power of two from 256 to 2**22, and the board reports protocol version 2 and
+the buffer size in its IDENT frame.
 
 Core input register: the keyword ``CORE_IN_REG`` (default False) puts a two-entry register slice
 (:func:`lutzip.firmware.axi.axis_skid.axis_skid`, full throughput, one cycle more latency) in front of the decoder
@@ -32,11 +32,9 @@ from lutzip.errors import UnsupportedError
 from lutzip.firmware.engine.cmd_ring import cmd_ring
 from lutzip.firmware.engine.fifo import fifo
 from lutzip.firmware.engine.frame_rx import frame_rx, rx_gap_log2
-from lutzip.firmware.engine.frame_rx_replay import frame_rx_replay
 from lutzip.firmware.engine.perf_counters import CounterPort, perf_counters
 from lutzip.firmware.engine.replay import replay_unit
 from lutzip.firmware.engine.resp_framer import resp_framer
-from lutzip.firmware.engine.resp_framer_replay import resp_framer_replay
 from lutzip.firmware.engine.result_path import result_path
 from lutzip.firmware.engine.table_loader import table_loader
 
@@ -203,17 +201,10 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         elif quiet != 15:
             quiet.next = quiet + 1
 
-    if REPLAY_WORDS:
-        u_rx = frame_rx_replay(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
-                               ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
-                               next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err,
-                               hunting, gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC,
-                               REPLAY_WORDS=REPLAY_WORDS)
-    else:
-        u_rx = frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
-                        ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
-                        next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
-                        gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC)
+    u_rx = frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
+                    ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
+                    next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
+                    gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC, REPLAY_WORDS=REPLAY_WORDS)
     if RING_REG:
         from lutzip.firmware.axi.axis_skid import axis_skid
         q_tdata = Signal(intbv(0)[len(ring_tdata):])
@@ -273,14 +264,11 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     fr_params = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
                      CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ)
     if REPLAY_WORDS:
-        u_fr = resp_framer_replay(clk, rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
-                                  ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
-                                  qfo_tdata, qfo_tvalid, qfo_tready, dfo_tdata, dfo_tvalid, dfo_tready,
-                                  counters, fr_idle, res_idle, rp_done, rcounters, REPLAY_WORDS=REPLAY_WORDS,
-                                  **fr_params)
-        return glue, c_quiet, u_rx, u_ring, u_rp, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr
+        fr_params.update(replay_req=rp_done, rcounters=rcounters, REPLAY_WORDS=REPLAY_WORDS)
     u_fr = resp_framer(clk, rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                        ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
                        qfo_tdata, qfo_tvalid, qfo_tready, dfo_tdata, dfo_tvalid, dfo_tready,
                        counters, fr_idle, res_idle, **fr_params)
+    if REPLAY_WORDS:
+        return glue, c_quiet, u_rx, u_ring, u_rp, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr
     return glue, c_quiet, u_rx, u_ring, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr

@@ -1,11 +1,13 @@
-"""Response framer: turns ACK/NACK/IDENT requests, result descriptors, decoded words and counter snapshots into
-board -> host frames (docs/PROTOCOL.md), one byte per cycle on an AXI-Stream-like byte stream."""
+"""Response framer: turns ACK/NACK/IDENT requests, result descriptors, decoded words and counter snapshots (and,
+with a replay buffer, REPLAY_DONE reports) into board -> host frames (docs/PROTOCOL.md), one byte per cycle on an
+AXI-Stream-like byte stream."""
 from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
 from lutzip.firmware.engine.crc32_byte import crc32_byte
 from lutzip.firmware.engine.crc8_byte import crc8_byte
 from lutzip.firmware.engine.perf_counters import WIRE_BITS
-from lutzip.link.protocol import ACK, COUNTER_NAMES, COUNTERS, DATA, IDENT, NACK, PROTOCOL_VERSION, RESULT, SYNC
+from lutzip.link.protocol import ACK, COUNTER_NAMES, COUNTERS, DATA, IDENT, NACK, PROTOCOL_VERSION, REPLAY_DONE, \
+    REPLAY_NAMES, REPLAY_PROTOCOL_VERSION, REPLAY_UNIT, RESULT, SYNC
 
 ST = enum("F_IDLE", "F_HDR", "F_PAY", "F_CRC")
 
@@ -19,15 +21,18 @@ def ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD):
 #: Payload length of a COUNTERS frame (every counter, ``WIRE_BITS`` each).
 COUNTERS_LEN = len(COUNTER_NAMES) * WIRE_BITS // 8
 
+#: Payload length of a REPLAY_DONE frame.
+REPLAY_LEN = len(REPLAY_NAMES) * WIRE_BITS // 8
+
 
 @block
 def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
                 s_axis_desc_tdata, s_axis_desc_tvalid, s_axis_desc_tready,
                 s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready,
-                counters, idle, res_idle,
+                counters, idle, res_idle, replay_req=None, rcounters=None,
                 L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                FAST_CRC=False, LINK_CLK_HZ=0):
+                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0):
     """Board -> host frames, one byte per cycle on ``m_axis_*``.
 
     Parameters
@@ -54,8 +59,30 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
         Reported in the IDENT frame (:func:`ident_value`).
     FAST_CRC : bool
         CRCs through table ROMs (see :func:`lutzip.firmware.engine.crc32_byte.crc32_byte`).
+    replay_req : Signal, optional
+        With ``REPLAY_WORDS``: a one-cycle pulse, a replay run ended; send a REPLAY_DONE frame (docs/PROTOCOL.md,
+        section 6), through ``rcounters`` like a COUNTERS frame.
+    rcounters : lutzip.firmware.engine.perf_counters.CounterPort, optional
+        With ``REPLAY_WORDS``: the replay unit's read port (``len(REPLAY_NAMES)`` values); its ``idx`` is
+        ``counters.idx``.
+    REPLAY_WORDS : int
+        Replay buffer words (0: none, protocol version 1). Above 0 the IDENT frame reports protocol version 2
+        and the buffer size (units of ``REPLAY_UNIT`` words).
+
+    Every ``RP`` branch below is a Python constant: MyHDL writes it into the HDL (``1'b0`` / ``False`` in the
+    build without replay) and synthesis removes it; the yosys netlists of every top are those of the two blocks
+    this one replaced (docs/log/2026-12-house.md, 2026-12-03 evening).
     """
+    RP = REPLAY_WORDS > 0
     IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
+    if RP:
+        assert rcounters.idx is counters.idx, "the replay read port shares the counter index"
+        assert REPLAY_WORDS % REPLAY_UNIT == 0 and 0 < REPLAY_WORDS // REPLAY_UNIT < 1 << 16
+        IDENT_VAL = IDENT_VAL & ~0xFFFF | REPLAY_PROTOCOL_VERSION | (REPLAY_WORDS // REPLAY_UNIT) << 80
+    else:
+        assert replay_req is None and rcounters is None, "replay_req / rcounters only with REPLAY_WORDS"
+        # read only in the (dead) RP branches: the replay unit's ports stand for nothing here
+        replay_req, rcounters = Signal(bool(0)), counters
     # LINK_CLK_HZ (two-domain tops, docs/PROTOCOL.md section 7): IDENT grows by a u32, the link clock
     IDENT_LEN = 24 if LINK_CLK_HZ else 20
     PSR_BITS = 8 * max(20, IDENT_LEN)
@@ -68,6 +95,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
     p_ident = Signal(bool(0))
     p_cnt = Signal(bool(0))
     p_res = Signal(bool(0))      # a RESULT frame is due for the descriptor held in dsc
+    p_rep = Signal(bool(0))      # a REPLAY_DONE frame is due (RP)
     dsc = Signal(intbv(0)[64:])
     is_data = Signal(bool(0))
     ftype = Signal(intbv(0)[8:])
@@ -92,14 +120,14 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
     @always_comb
     def c_flags():
         idle.next = (state == ST.F_IDLE and not p_ack and not p_nack and not p_ident and not p_cnt
-                     and not p_res and not s_axis_desc_tvalid and not m_axis_tvalid)
-        res_idle.next = not s_axis_desc_tvalid and not p_res and \
-            not ((state != ST.F_IDLE) and (ftype == RESULT or ftype == DATA))
+                     and not p_res and not (RP and p_rep) and not s_axis_desc_tvalid and not m_axis_tvalid)
+        res_idle.next = not s_axis_desc_tvalid and not p_res and not (RP and p_rep) and \
+            not ((state != ST.F_IDLE) and (ftype == RESULT or ftype == DATA or (RP and ftype == REPLAY_DONE)))
 
     @always_comb
     def c_pop():
         s_axis_desc_tready.next = adv and state == ST.F_IDLE and not p_ack and not p_nack and not p_ident \
-            and not p_cnt and not p_res and not srst
+            and not p_cnt and not p_res and not (RP and p_rep) and not srst
         s_axis_data_tready.next = adv and state == ST.F_PAY and is_data and (WB == 1 or bsel == 1) and not srst
 
     bb = Signal(intbv(0)[8:])
@@ -139,7 +167,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                     bb.next = s_axis_data_tdata[8:0]
                 else:
                     bb.next = s_axis_data_tdata[W:W - 8]
-            elif ftype == COUNTERS:
+            elif ftype == COUNTERS or (RP and ftype == REPLAY_DONE):
                 bv.next = 1
                 bb.next = csr[8:0]
             else:
@@ -163,6 +191,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
             p_ident.next = 0
             p_cnt.next = 0
             p_res.next = 0
+            p_rep.next = 0
             p_ack.next = 0
             p_nack.next = 0
             txseq.next = 0
@@ -181,11 +210,14 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 p_ident.next = 1
             if barrier_req:
                 p_cnt.next = 1
+            if RP:
+                if replay_req:
+                    p_rep.next = 1
             if adv:
                 m_axis_tvalid.next = bv
                 m_axis_tdata.next = bb
                 if state == ST.F_IDLE:
-                    if p_nack or p_ack or p_ident or p_cnt or p_res or s_axis_desc_tvalid:
+                    if p_nack or p_ack or p_ident or p_cnt or p_res or (RP and p_rep) or s_axis_desc_tvalid:
                         v = intbv(0)[PSR_BITS:]
                         dt = False
                         n = intbv(0)[16:]
@@ -212,6 +244,13 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                             cpos.next = 0
                             n[:] = COUNTERS_LEN
                             p_cnt.next = barrier_req
+                        elif RP and p_rep:
+                            t[:] = REPLAY_DONE
+                            csr.next = rcounters.first
+                            cidx.next = 0
+                            cpos.next = 0
+                            n[:] = REPLAY_LEN
+                            p_rep.next = replay_req
                         elif p_res:
                             t[:] = RESULT
                             v[32:0] = stripe
@@ -261,10 +300,13 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                             state.next = ST.F_PAY
                 elif state == ST.F_PAY:
                     if bv:
-                        if ftype == COUNTERS:
+                        if ftype == COUNTERS or (RP and ftype == REPLAY_DONE):
                             cpos.next = cpos + 1
                             if cpos == 7:
-                                csr.next = counters.nxt
+                                if not RP or ftype == COUNTERS:
+                                    csr.next = counters.nxt
+                                else:
+                                    csr.next = rcounters.nxt
                                 cidx.next = cidx + 1
                             else:
                                 csr.next = csr >> 8
