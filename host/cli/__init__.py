@@ -18,6 +18,26 @@ from lutzip.errors import LutzError
 CODEC_COMMANDS = frozenset({"compress", "decompress", "info", "bench"})
 
 
+#: commands whose output is converted HDL (or built from it): run under ``PYTHONHASHSEED=0``, because MyHDL
+#: writes sensitivity lists and reset assignments in set order, so the text (and the netlist yosys makes from
+#: it) would otherwise change from one run to the next (docs/log/2026-12-house.md, 2026-12-03 evening)
+HDL_COMMANDS = (("hdl", "convert"), ("hdl", "synth"), ("board", "build"))
+
+
+def _reproducible(argv) -> None:
+    """Re-execute ``lutzip`` under ``PYTHONHASHSEED=0`` for an :data:`HDL_COMMANDS` command typed at the
+    console (``argv`` None) in a process with another hash seed; returns for everything else."""
+    if argv is not None or os.environ.get("PYTHONHASHSEED") == "0":
+        return
+    words = tuple(a for a in sys.argv[1:3])
+    if words not in HDL_COMMANDS:
+        return
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "lutzip.cli", *sys.argv[1:]], env)
+
+
 def _command(argv):
     """The command word of ``argv`` (its first item, when that is not an option), else ``None``."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -51,6 +71,7 @@ def build_parser(command=None) -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    _reproducible(argv)
     args = build_parser(_command(argv)).parse_args(argv)
     try:
         return int(args.func(args) or 0)
