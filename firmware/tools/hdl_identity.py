@@ -22,7 +22,8 @@ from pathlib import Path
 
 #: name -> (kind, target, parameters): ``kind`` "fw" is a top of :data:`lutzip.firmware.convert.TOPS`
 #: (stub core unless ``core`` is given), "board" a board of :mod:`lutzip.firmware.boards.registry` with the
-#: registry's defaults (real core) plus the parameters. The PLL tops are Verilog only (user-defined Verilog for
+#: registry's defaults (real core) plus the parameters, "axi" the Zynq AXI top
+#: (:func:`lutzip.firmware.axi.sim.convert_top` with the parameters). The PLL tops are Verilog only (user-defined Verilog for
 #: the PLL primitive; see :data:`VERILOG_ONLY`).
 CASES = {
     "proto_engine": ("fw", "proto_engine", {}),
@@ -36,6 +37,10 @@ CASES = {
     "ulx3s": ("board", "ulx3s", {}),
     "ulx3s_cdc": ("board", "ulx3s", {"CORE_CLK_HZ": 100_000_000}),
     "arty_a7": ("board", "arty_a7", {}),
+    "lutzip_axi": ("axi", "lutzip_axi", {}),
+    "lutzip_axi_2": ("axi", "lutzip_axi", {"LANES": 2}),
+    "lutzip_axi_4_w8": ("axi", "lutzip_axi", {"LANES": 4, "W": 8}),
+    "lutzip_axi_4_b8": ("axi", "lutzip_axi", {"LANES": 4, "OUT_BYTES": 8}),
 }
 
 #: Cases converted to Verilog only.
@@ -69,6 +74,9 @@ if KIND == "fw":
     from lutzip.firmware.convert import convert
     PARAMS.setdefault("core", "stub")
     print(convert(TARGET, HDL, OUT, name=NAME, **PARAMS))
+elif KIND == "axi":
+    from lutzip.firmware.axi.sim import convert_top
+    print(convert_top(OUT, HDL, **PARAMS))
 else:
     from lutzip.firmware.boards.registry import get_board
     from lutzip.hdl.flows.convert import convert_block
@@ -106,7 +114,7 @@ def convert_tree(root, out_dir, cases=None, hdls=("verilog", "vhdl"), timeout=90
     """
     root, out = Path(root).resolve(), Path(out_dir).resolve()
     env = dict(os.environ, PYTHONHASHSEED="0")
-    for name, (kind, target, params) in (cases or CASES).items():
+    for name, (kind, target, params) in (CASES if cases is None else cases).items():
         for hdl in hdls:
             if name in VERILOG_ONLY and hdl != "verilog":
                 continue
@@ -178,11 +186,42 @@ def export_tree(rev, dest, repo="."):
     return dest
 
 
-#: The yosys passes before the netlist comparison: coarse cells, one flat module, no technology mapping.
-YOSYS_PASSES = "proc; flatten; opt; wreduce; memory -nomap; opt -purge"
+#: The yosys passes before the netlist comparison: coarse cells, one flat module, no technology mapping. No
+#: enable / synchronous-reset extraction (``opt_dff`` builds those terms in an order that follows cell names,
+#: which hold source line numbers), and multiplexers with an undefined input folded (``-mux_undef``: whether
+#: such a mux survives ``opt`` depended on the rest of the netlist).
+YOSYS_PASSES = ("proc; flatten; opt -nodffe -nosdff -mux_undef; wreduce; memory -nomap; "
+                "opt -nodffe -nosdff -mux_undef -purge")
 
 _COMMUTATIVE = {"$and", "$or", "$xor", "$xnor", "$add", "$mul", "$eq", "$ne", "$logic_and", "$logic_or",
                 "$eqx", "$nex"}
+#: Equality cells: compared as an unordered set of bit pairs (A[i], B[i]), each pair unordered.
+_EQUALITY = {"$eq", "$ne", "$eqx", "$nex"}
+#: Reductions over the bits of A: the bits in any order.
+_REDUCE = {"$reduce_and", "$reduce_or", "$reduce_xor", "$reduce_xnor", "$reduce_bool"}
+
+
+def _cell_key(typ, par, groups):
+    """What labels a cell: its type, parameters (a memory's name ``MEMID`` dropped) and its input labels, with
+    the inputs of commutative cells, the bit pairs of equality cells and the bits of reductions unordered."""
+    if typ in ("$mem", "$mem_v2"):
+        par = tuple((k, v) for k, v in par if k != "MEMID")
+    gd, pd = dict(groups), dict(par)
+    unsigned = "1" not in pd.get("A_SIGNED", "0") + pd.get("B_SIGNED", "0")
+    if typ in _EQUALITY and "A" in gd and "B" in gd and (unsigned or len(gd["A"]) == len(gd["B"])):
+        w = max(len(gd["A"]), len(gd["B"]))            # the shorter operand zero-extended (unsigned)
+        xa = tuple(gd["A"]) + ("C:0",) * (w - len(gd["A"]))
+        xb = tuple(gd["B"]) + ("C:0",) * (w - len(gd["B"]))
+        pairs = tuple(sorted(tuple(sorted(x)) for x in zip(xa, xb)))
+        par = tuple((k, v) for k, v in par if k not in ("A_WIDTH", "B_WIDTH", "A_SIGNED", "B_SIGNED"))
+        groups = [g for g in groups if g[0] not in ("A", "B")] + [("AB", pairs)]
+    elif typ in _COMMUTATIVE:
+        ab = sorted(g[1] for g in groups if g[0] in ("A", "B"))
+        groups = [g for g in groups if g[0] not in ("A", "B")] + [("AB", tuple(ab))]
+    if typ in _REDUCE:
+        groups = [(p, tuple(sorted(v)) if p == "A" else v) for p, v in groups]
+        par = tuple((k, v) for k, v in par if k != "A_SIGNED")
+    return typ, par, groups
 
 
 def yosys_json(verilog, top="top", out=None, yosys=None, timeout=900):
@@ -248,10 +287,7 @@ def _refine(ports, cells, rounds):
         new = dict(lab)
         for typ, par, ins, outs in cells:
             groups = [(p, tuple(lab[b] for b in bits)) for p, bits in ins]
-            if typ in _COMMUTATIVE:
-                ab = sorted(g[1] for g in groups if g[0] in ("A", "B"))
-                groups = [g for g in groups if g[0] not in ("A", "B")] + [("AB", tuple(ab))]
-            cl = h((typ, par, groups))
+            cl = h(_cell_key(typ, par, groups))
             clabs.append(cl)
             for p, bits in outs:
                 for i, b in enumerate(bits):
@@ -271,7 +307,8 @@ def compare_netlists(js_a, js_b, top="top", max_rounds=200):
     """Compare two :func:`yosys_json` netlists up to the names of internal nets and cells.
 
     Module ports keep their names; every other net bit is labelled by its driver (cell type, parameters, the
-    labels of its inputs, inputs of commutative cells sorted), refined in both netlists in step until the
+    labels of its inputs; inputs of commutative cells, bit pairs of equality cells and bits of reductions taken
+    unordered; a memory's name ignored), refined in both netlists in step until the
     partition of neither grows; then the cells are compared as multisets of labels, and each output port
     bit by the label of its driver.
 
