@@ -7,10 +7,14 @@ import test_firmware_replay as rp
 from lutzip.firmware.engine.sim_engine import EngineSim
 
 
-@pytest.fixture(scope="module")
-def sim_reg():
-    """The registered build of the two-domain ULX3S core (ring and core-input register slices)."""
-    s = EngineSim(**rp.PARAMS, RING_REG=True, CORE_IN_REG=True)
+@pytest.fixture(scope="module", params=[False, True], ids=["ring_core_in", "pipelined_feed"])
+def sim_reg(request):
+    """The registered build of the two-domain ULX3S core (ring and core-input register slices), without and
+    with the pipelined replay feed and the registered table port (``REPLAY_PIPE``, ``TABLE_REG``; 512 words:
+    8 banks of 64, one group). One at a time: pytest ends the module fixture of one parameter before it builds
+    the next."""
+    s = EngineSim(**rp.PARAMS, RING_REG=True, CORE_IN_REG=True, REPLAY_PIPE=request.param,
+                  TABLE_REG=request.param)
     yield s
     s.close()
 

@@ -19,6 +19,18 @@ ring, so that the ring's block-RAM read data and its read enable see flip-flops 
 table loader's handshake logic (one cycle more latency, full throughput; ``ring_empty`` covers the slice too);
 False converts to the HDL of before.
 
+Pipelined replay feed: the keyword ``REPLAY_PIPE`` (default False; with a buffer only) builds the replay buffer
+in banks with a registered read multiplexer and a counted prefetch (``replay_unit``'s ``PIPE``), so that no
+block-RAM read data meets logic before a flip-flop (the two-domain ULX3S build at 100 MHz and the virtual
+board's fast mode); False converts to the HDL of before.
+
+Table port register: the keyword ``TABLE_REG`` (default False) puts a flip-flop stage between the table loader's
+table write port and the core (each table write reaches the core one cycle later; the stripe words that follow
+it in the ring reach the core no earlier than before plus the core input register's cycle, so they still see
+the table written), so that the loader's idle test (a 16-bit compare) does not meet the core's table RAM
+enables in the same cycle (the two-domain ULX3S build and the virtual board's fast mode); False converts to the
+HDL of before.
+
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
 link's clock; the IDENT frame then carries it as a trailing u32 (24 bytes instead of 20). 0 converts to the HDL
@@ -80,7 +92,7 @@ def ports():
 def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
-                 CORE_IN_REG=False, RING_REG=False):
+                 CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -136,6 +148,14 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     tbl_sel = Signal(intbv(0)[2:])
     tbl_addr = Signal(intbv(0)[12:])
     tbl_wdata = Signal(intbv(0)[32:])
+    # the loader's table port (a tuple: no second name for the core's signals when there is no register)
+    if TABLE_REG:
+        from lutzip.firmware.engine.table_reg import table_reg
+        ld_we, ld_sel, ld_addr, ld_wdata = Signal(bool(0)), Signal(intbv(0)[2:]), Signal(intbv(0)[12:]), \
+            Signal(intbv(0)[32:])
+        ld_port = (ld_we, ld_sel, ld_addr, ld_wdata)
+    else:
+        ld_port = (tbl_we, tbl_sel, tbl_addr, tbl_wdata)
     err_valid, busy = Signal(bool(0)), Signal(bool(0))
     err_code = Signal(intbv(0)[4:])
     # result path -> data FIFO (decoded words) / descriptor FIFO -> response framer
@@ -226,14 +246,15 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                            core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
                            core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
                            res_tvalid, res_tready, busy, stripes_done, res_idle, rp_active, rp_done, rcounters,
-                           REPLAY_WORDS=REPLAY_WORDS, W=W, BITS=COUNTER_BITS, FAST_CRC=FAST_CRC)
+                           REPLAY_WORDS=REPLAY_WORDS, W=W, BITS=COUNTER_BITS, FAST_CRC=FAST_CRC,
+                           PIPE=REPLAY_PIPE)
         u_ld = table_loader(clk, rst_all, lt_tdata, lt_tvalid, lt_tready,
                             ld_tdata, ld_tvalid, ld_tready, ld_tlast,
-                            tbl_we, tbl_sel, tbl_addr, tbl_wdata, busy, stripes_done, res_idle, barrier_req)
+                            *ld_port, busy, stripes_done, res_idle, barrier_req)
     else:
         u_ld = table_loader(clk, rst_all, ring_tdata, ring_tvalid, ring_tready,
                             core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
-                            tbl_we, tbl_sel, tbl_addr, tbl_wdata, busy, stripes_done, res_idle, barrier_req)
+                            *ld_port, busy, stripes_done, res_idle, barrier_req)
     if CORE_IN_REG:
         from lutzip.firmware.engine.core_in_reg import core_in_reg
         k_tdata = Signal(intbv(0)[32:])
@@ -249,6 +270,8 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                       core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
                       tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
                       L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+    if TABLE_REG:
+        u_core = [u_core, table_reg(clk, rst_all, *ld_port, tbl_we, tbl_sel, tbl_addr, tbl_wdata)]
     u_res = result_path(clk, rst_all, mode_words,
                         core_m_tdata, res_tvalid if REPLAY_WORDS else core_m_tvalid,
                         res_tready if REPLAY_WORDS else core_m_tready, core_m_tlast, core_m_tuser,

@@ -5,14 +5,18 @@ It sits between the command ring and the table loader (ring entries with bit 34 
 pass through), in front of the core's input (a multiplexer: the table loader's stream, or the buffer during a
 run) and behind the core's output (the result path, or the run's CRC). Built only when ``REPLAY_WORDS`` > 0.
 """
-from myhdl import Signal, always, always_comb, block, intbv, modbv
+from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
 from lutzip.firmware.engine.crc32_byte import crc32_byte
+from lutzip.firmware.engine.replay_bank import replay_bank
 from lutzip.link.protocol import REPLAY_NAMES
 
 #: Cycles without core activity after the last input word before a run is ended anyway (a core that lost a
 #: packet; never seen -- the run then reports the passes it did not finish as bad).
 DRAIN_LIMIT = 255
+
+#: Words in flight or waiting in the output FIFO of the pipelined feed (``PIPE``; >= 7 for one word per cycle).
+PIPE_FIFO = 8
 
 
 @block
@@ -22,7 +26,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
                 m_axis_core_tdata, m_axis_core_tvalid, m_axis_core_tready, m_axis_core_tlast,
                 s_axis_core_tdata, s_axis_core_tvalid, s_axis_core_tready, s_axis_core_tlast, s_axis_core_tuser,
                 m_axis_res_tvalid, m_axis_res_tready, core_busy, stripes_done, results_idle, active, done_req, rd,
-                REPLAY_WORDS=4096, W=16, BITS=40, FAST_CRC=False):
+                REPLAY_WORDS=4096, W=16, BITS=40, FAST_CRC=False, PIPE=False):
     """Load the replay buffer from the ring, run it K times through the core, count and CRC the output.
 
     Parameters
@@ -61,6 +65,14 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         Width of the cycle and word counters.
     FAST_CRC : bool
         CRC through table ROMs.
+    PIPE : bool
+        The pipelined feed (the two-domain ULX3S build at 100 MHz): the buffer in banks of at most 512 words
+        (one DP16KD each on the ECP5), read every cycle from a registered address, each bank's read data
+        through one more flip-flop (0 unless the bank was addressed), then two registered OR stages (8 banks,
+        then the groups); a counted
+        prefetch (at most :data:`PIPE_FIFO` words read and not yet taken by the core) into a small FIFO keeps
+        one word per cycle despite the 5 cycles from address to FIFO. Nothing of the feed's handshake reaches
+        the RAMs' enables. False converts to the HDL of before.
 
     Notes
     -----
@@ -73,7 +85,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     assert len(REPLAY_NAMES) == 11
     AW = max(1, (REPLAY_WORDS - 1).bit_length())
     assert 1 << AW == REPLAY_WORDS, "REPLAY_WORDS must be a power of two"
-    mem = [Signal(intbv(0)[33:]) for _ in range(REPLAY_WORDS)]
+    mem = [] if PIPE else [Signal(intbv(0)[33:]) for _ in range(REPLAY_WORDS)]
     wa = Signal(modbv(0)[AW:])
     we = Signal(bool(0))
     wd = Signal(intbv(0)[33:])
@@ -344,5 +356,178 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         else:
             nxt.next = v10
 
-    return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_write, c_load, c_run, c_vals, c_read,
-            *gens)
+    if not PIPE:
+        return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_write, c_load, c_run, c_vals, c_read,
+                *gens)
+
+    # ---- PIPE: the pipelined feed (banks, registered multiplexer, counted prefetch, output FIFO) ----
+    BD = min(512, REPLAY_WORDS // 8)        # bank words: >= 8 banks, one DP16KD (512 x 36) each at most
+    BW = (BD - 1).bit_length()
+    NB = REPLAY_WORDS // BD
+    NG = NB // 8                            # groups of 8 banks: an OR per group, then an OR of the groups
+    FB = (PIPE_FIFO - 1).bit_length()
+    raddr = Signal(intbv(0)[AW:])           # the banks' read address (a flip-flop: nothing else on that path)
+    rq = [Signal(intbv(0)[33:]) for _ in range(NB)]
+    g3 = [Signal(intbv(0)[33:]) for _ in range(NG)]
+    m4 = Signal(intbv(0)[33:])
+    pv0, pv1, pv2, pv3, pv4 = [Signal(bool(0)) for _ in range(5)]
+    pl0, pl1, pl2, pl3, pl4 = [Signal(bool(0)) for _ in range(5)]
+    cnt = Signal(intbv(0, min=0, max=PIPE_FIFO + 1))   # words read and not yet taken by the core
+    fq = [Signal(intbv(0)[34:]) for _ in range(PIPE_FIFO)]
+    wp, rp = Signal(modbv(0)[FB + 1:]), Signal(modbv(0)[FB + 1:])
+    fo = Signal(intbv(0)[34:])
+    u_banks = [replay_bank(clk, we, wa, wd, raddr, rq[b], BANK=b, DEPTH=BD) for b in range(NB)]
+
+    @always_comb
+    def c_fifo_out():
+        fo.next = fq[rp[FB:0]]
+        ov.next = wp != rp
+
+    @always_comb
+    def c_od():
+        od.next = fo[33:0]
+        ol.next = fo[33]
+
+    @always(clk.posedge)
+    def c_feed():
+        """Issue: a read address whenever fewer than PIPE_FIFO words are read and not yet taken."""
+        pv0.next = 0
+        if rst:
+            reading.next = 0
+            cnt.next = 0
+            rp.next = 0
+        elif start:
+            reading.next = 1
+            ra.next = 0
+            p_read.next = 0
+        elif active:
+            iss = bool(reading and cnt < PIPE_FIFO)
+            take = bool(ov and m_axis_core_tready)
+            if iss:
+                raddr.next = ra
+                pv0.next = 1
+                pl0.next = ra == n_m1
+                if ra == n_m1:
+                    ra.next = 0
+                    p_read.next = p_read + 1
+                    if p_read + 1 == k_pass:
+                        reading.next = 0
+                else:
+                    ra.next = ra + 1
+            if take:
+                rp.next = rp + 1
+            if iss and not take:
+                cnt.next = cnt + 1
+            elif take and not iss:
+                cnt.next = cnt - 1
+
+    @always(clk.posedge)
+    def c_pipe():
+        """Address -> RAM read register -> bank flip-flop (0 unless addressed) -> OR of 8 banks per group -> OR
+        of the groups (c_mux2) -> FIFO."""
+        pv1.next = pv0
+        pv2.next = pv1
+        pv3.next = pv2
+        pv4.next = pv3
+        pl1.next = pl0
+        pl2.next = pl1
+        pl3.next = pl2
+        pl4.next = pl3
+        for j in range(NG):
+            x = intbv(0)[33:]
+            for k in range(8):
+                x[:] = x | rq[j * 8 + k]
+            g3[j].next = x
+        if rst:
+            pv1.next = 0
+            pv2.next = 0
+            pv3.next = 0
+            pv4.next = 0
+            wp.next = 0
+        elif pv4:
+            fq[wp[FB:0]].next = concat(pl4, m4)
+            wp.next = wp + 1
+
+    @always(clk.posedge)
+    def c_mux2():
+        y = intbv(0)[33:]
+        for j in range(NG):
+            y[:] = y | g3[j]
+        m4.next = y
+
+    @always(clk.posedge)
+    def c_run_p():
+        """c_run without the feed (c_feed, c_pipe): counters, packets per pass, CRC per pass, the run's end."""
+        done_req.next = 0
+        if rst:
+            active.next = 0
+        elif start:
+            active.next = 1
+            in_pkts.next = 0
+            pk.next = 0
+            out_pkts.next = 0
+            crc.next = 0xFFFFFFFF
+            k_cycles.next = 0
+            k_busy.next = 0
+            k_sin.next = 0
+            k_words.next = 0
+            k_stripes.next = 0
+            k_derr.next = 0
+            k_passes.next = 0
+            k_bad.next = 0
+            crc_first.next = 0
+            crc_last.next = 0
+            first_err.next = 0
+            quiet.next = 0
+        if not rst and active:
+            k_cycles.next = k_cycles + 1
+            if core_busy:
+                k_busy.next = k_busy + 1
+                if m_axis_core_tready and not ov:
+                    k_sin.next = k_sin + 1
+            # packets per pass, from pass 1's input
+            if in_hs and not pk and m_axis_core_tlast:
+                in_pkts.next = in_pkts + 1
+                if ol:
+                    pk.next = 1
+            # output: CRC per pass, counters
+            o = intbv(0)[AW + 2:]
+            o[:] = out_pkts
+            if pend:
+                o[:] = out_pkts - in_pkts
+                c = intbv(0)[32:]
+                c[:] = crc ^ 0xFFFFFFFF
+                if k_passes == 0:
+                    crc_first.next = c
+                elif c != crc_first:
+                    k_bad.next = k_bad + 1
+                crc_last.next = c
+                k_passes.next = k_passes + 1
+                crc.next = 0xFFFFFFFF
+            if out_hs:
+                if s_axis_core_tuser:
+                    k_derr.next = k_derr + 1
+                    if first_err == 0:
+                        first_err.next = s_axis_core_tdata[4:0]
+                else:
+                    k_words.next = k_words + 1
+                    crc.next = crc_n
+                if s_axis_core_tlast:
+                    k_stripes.next = k_stripes + 1
+                    o[:] = o + 1
+            out_pkts.next = o
+            # end: every pass's output complete (or the core went quiet with all input consumed)
+            if out_hs or core_busy or reading or cnt != 0:
+                quiet.next = 0
+            elif quiet != DRAIN_LIMIT:
+                quiet.next = quiet + 1
+            if not reading and cnt == 0 and not pend and pk and k_passes == k_pass:
+                active.next = 0
+                done_req.next = 1
+            elif not reading and cnt == 0 and quiet == DRAIN_LIMIT:
+                active.next = 0
+                done_req.next = 1
+                k_bad.next = k_bad + (k_pass - k_passes)
+
+    return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_load, c_vals, c_read, *gens,
+            u_banks, c_fifo_out, c_od, c_feed, c_pipe, c_mux2, c_run_p)
