@@ -31,6 +31,11 @@ the table written), so that the loader's idle test (a 16-bit compare) does not m
 enables in the same cycle (the two-domain ULX3S build and the virtual board's fast mode); False converts to the
 HDL of before.
 
+Result data register: the keyword ``RESULT_REG`` (default False) puts the register slice between the decoded-word
+FIFO (block RAM, read data straight out) and the response framer, whose byte multiplexer and frame CRC then
+start from flip-flops (one cycle more latency, full throughput; the two-domain ULX3S build and the virtual
+board's fast mode); False converts to the HDL of before.
+
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
 link's clock; the IDENT frame then carries it as a trailing u32 (24 bytes instead of 20). 0 converts to the HDL
@@ -92,7 +97,8 @@ def ports():
 def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
-                 CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False):
+                 CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False,
+                 RESULT_REG=False):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -277,8 +283,16 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                         res_tready if REPLAY_WORDS else core_m_tready, core_m_tlast, core_m_tuser,
                         dfi_tdata, dfi_tvalid, dfi_tready, qfi_tdata, qfi_tvalid, qfi_tready,
                         stripes_done, W=W, FAST_CRC=FAST_CRC)
-    u_dfifo = fifo(clk, rst_all, dfi_tdata, dfi_tvalid, dfi_tready, dfo_tdata, dfo_tvalid, dfo_tready,
-                   DEPTH=DATA_DEPTH)
+    if RESULT_REG:    # the FIFO's side of the result data register (a tuple: no second name without it)
+        from lutzip.firmware.axi.axis_skid import axis_skid
+        dq_tdata = Signal(intbv(0)[W:])
+        dq_tvalid, dq_tready = Signal(bool(0)), Signal(bool(0))
+        dq_port = (dq_tdata, dq_tvalid, dq_tready)
+    else:
+        dq_port = (dfo_tdata, dfo_tvalid, dfo_tready)
+    u_dfifo = fifo(clk, rst_all, dfi_tdata, dfi_tvalid, dfi_tready, *dq_port, DEPTH=DATA_DEPTH)
+    if RESULT_REG:
+        u_dfifo = [u_dfifo, axis_skid(clk, rst_all, *dq_port, dfo_tdata, dfo_tvalid, dfo_tready)]
     u_qfifo = fifo(clk, rst_all, qfi_tdata, qfi_tvalid, qfi_tready, qfo_tdata, qfo_tvalid, qfo_tready,
                    DEPTH=DESC_DEPTH)
     u_cnt = perf_counters(clk, rst_all, busy, core_s_tvalid, core_s_tready,
