@@ -1,8 +1,8 @@
 """One bank of the pipelined replay buffer (``replay_unit`` with ``PIPE``): a block RAM of ``DEPTH`` words whose
 read data passes one more flip-flop before it meets the bank multiplexer (yosys does not use the ECP5
-DP16KD's own output register, so this flip-flop stands in for it, placed beside the RAM). That flip-flop holds
-0 unless the read address was this bank's: the multiplexer behind the banks is an OR of their outputs, with no
-select lines."""
+DP16KD's own output register, so this flip-flop stands in for it, placed beside the RAM). The read gives 0
+unless the read address is this bank's (the read register's synchronous reset, which yosys maps to the RAM's
+own), so the multiplexer behind the banks is an OR of their outputs, with no select lines."""
 from myhdl import Signal, always, block, intbv
 
 
@@ -29,7 +29,6 @@ def replay_bank(clk, we, wa, wd, ra, rq, BANK=0, DEPTH=512):
     assert 1 << BW == DEPTH and AW > BW
     mem = [Signal(intbv(0)[len(wd):]) for _ in range(DEPTH)]
     q = Signal(intbv(0)[len(wd):])
-    hit = Signal(bool(0))
 
     @always(clk.posedge)
     def c_write():
@@ -38,14 +37,14 @@ def replay_bank(clk, we, wa, wd, ra, rq, BANK=0, DEPTH=512):
 
     @always(clk.posedge)
     def c_read():
-        q.next = mem[ra[BW:0]]
-        hit.next = ra[AW:BW] == BANK
+        """The read register's synchronous reset (the RAM's own: DP16KD RSTB) zeroes the other banks."""
+        if ra[AW:BW] == BANK:
+            q.next = mem[ra[BW:0]]
+        else:
+            q.next = 0
 
     @always(clk.posedge)
     def c_out():
-        if hit:
-            rq.next = q
-        else:
-            rq.next = 0
+        rq.next = q
 
     return c_write, c_read, c_out
