@@ -123,9 +123,9 @@ def test_ulx3s_standin_flow_with_pll(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="the core domain places at 84.5 MHz (seed 1, 2026-12-03 evening: REPLAY_PIPE, "
-                   "TABLE_REG, RESULT_REG); the replay buffer is off the critical path, which is now the frame "
-                   "parser's length compare -> ring write data reset, or (seed 2) a decoder-core table DP16KD "
-                   "read routed across the die (docs/log/2026-12-lanes.md)")
+                   "TABLE_REG, RESULT_REG; 85.9 at seed 2); the replay buffer's read is off the critical path, which "
+                   "is now the frame parser's length compare -> ring write data reset (seed 1) or the replay "
+                   "unit's pass accounting out_pkts >= in_pkts -> out_pkts (seed 2); docs/log/2026-12-lanes.md")
 def test_ulx3s_real_design_core_at_100mhz(tmp_path):
     """The real ULX3S design (decoder core, 32 K-word replay buffer) with the core at 100 MHz (the goal)."""
     if not all(sy.find_tool(t, required=False) for t in ("yosys", "nextpnr-ecp5")):
