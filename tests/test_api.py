@@ -256,3 +256,44 @@ def test_max_output_in_decompress_load_and_open(tmp_path, monkeypatch, decoder_c
         lutzip.load(p)
     with lutzip.open(p) as f, pytest.raises(LutzError, match="memory available"):
         f["z"]
+
+
+def _slab_weights():
+    rng = np.random.default_rng(5)
+    return {name: rng.integers(-3, 4, n).astype(np.int16) for name, n in
+            [("tiny", 1000), ("a", 60_000), ("b", 500_000), ("c", 1_500_000), ("big", 2_600_000)]}
+
+
+def test_decompress_outputs_come_from_huge_page_slabs(monkeypatch):
+    """Arrays of 64 KiB..4 MiB share 2 MiB-aligned slabs, larger ones get a mapping each; every array is its
+    own memory (writable, independent) and a slab goes back to the pool only when all its arrays are dropped."""
+    w = _slab_weights()
+    data = lutzip.compress(w, greedy=True)
+    monkeypatch.setattr(codec_arrays, "_pool", [])
+    pool = codec_arrays._pool
+    back = lutzip.decompress(data)
+    for k in w:
+        assert np.array_equal(back[k], w[k]), k
+        assert back[k].flags.writeable
+    addr = {k: back[k].ctypes.data for k in w}
+    # a (120 kB), b (1 MB) and c (3 MB) are packed into one 8 MiB slab from its 2 MiB-aligned start
+    assert addr["a"] % (2 << 20) == 0
+    assert addr["b"] - addr["a"] in range(120_000, 120_064) and addr["c"] - addr["b"] in range(1_000_000, 1_000_064)
+    assert addr["big"] % (2 << 20) == 0 and not addr["a"] <= addr["big"] < addr["a"] + codec_arrays.SLAB_BYTES
+    for k in w:
+        back[k][:] = 7
+    assert all(np.all(back[k] == 7) for k in w)          # no two arrays overlap
+    keep = back.pop("b")
+    del back
+    assert len(pool) == 1 and pool[0][0] == 5_201_920     # the big tensor's mapping; b holds the shared slab
+    del keep
+    assert sorted(p[0] for p in pool) == [5_201_920, codec_arrays.SLAB_BYTES]
+    again = lutzip.decompress(data)                     # the pooled mappings are taken again
+    assert pool == [] and again["a"].ctypes.data == addr["a"] and again["big"].ctypes.data == addr["big"]
+    assert all(np.array_equal(again[k], w[k]) for k in w)
+    del again
+    monkeypatch.setattr(codec_arrays, "POOL_BYTES", 0)
+    pool.clear()
+    out = lutzip.decompress(data)
+    del out
+    assert pool == []                                    # unmapped, not pooled

@@ -273,6 +273,111 @@ def check_output_size(tensors, max_output=AUTO):
     return total
 
 
+# ------------------------------------------------------------------------------------------ output memory
+#: tensors of fewer bytes come from ``numpy.empty`` (:class:`_Slabs`)
+SLAB_MIN = 64 << 10
+#: tensors of fewer bytes share slabs of :data:`SLAB_BYTES`; larger ones get a mapping of their own
+SLAB_MAX = 4 << 20
+#: bytes of one shared slab (a multiple of the 2 MiB huge page)
+SLAB_BYTES = 8 << 20
+#: mappings whose arrays have all been dropped are kept for the next ``decompress`` up to this many bytes
+POOL_BYTES = 64 << 20
+_HUGE = 2 << 20
+_pool: list = []             # (bytes, mmap, address); appended by _Slab.__del__, taken by _new_slab
+
+
+class _Slab:
+    """One private anonymous mapping, 2 MiB-aligned inside and advised ``MADV_HUGEPAGE``, as a numpy buffer.
+
+    The arrays decoded into it are views of ``numpy.asarray(slab)``; when the last of them is dropped the
+    mapping goes back to the pool (at most :data:`POOL_BYTES` in all) or is unmapped.
+    """
+    __slots__ = ("mm", "addr", "size")
+
+    def __init__(self, mm, addr, size):
+        self.mm, self.addr, self.size = mm, addr, size
+
+    @property
+    def __array_interface__(self):
+        return {"shape": (self.size,), "typestr": "|u1", "data": (self.addr, False), "version": 3}
+
+    def __del__(self):
+        mm, self.mm = self.mm, None
+        if mm is None:
+            return
+        try:
+            if sum(p[0] for p in _pool) + self.size <= POOL_BYTES:
+                _pool.append((self.size, mm, self.addr))
+                return
+        except TypeError:                               # interpreter shutdown
+            pass
+        mm.close()
+
+
+def _new_slab(size: int):
+    """A :class:`_Slab` of at least ``size`` bytes (a multiple of 4 KiB): a pooled one of at most 1.25x that
+    size, else a new mapping whose whole 2 MiB blocks are advised ``MADV_HUGEPAGE`` (the tail, if any, gets
+    4 KiB pages: no memory beyond ``size`` is ever touched); ``None`` when the system gives none."""
+    for p in list(_pool):
+        if size <= p[0] <= size + size // 4:
+            try:
+                _pool.remove(p)                         # another thread may have taken it
+            except ValueError:
+                continue
+            return _Slab(p[1], p[2], p[0])
+    import mmap
+    try:
+        # private: the default (shared) is shmem, which gets no huge pages here; the slack lets the slab start
+        # on a 2 MiB boundary (its pages are never touched)
+        mm = mmap.mmap(-1, size + _HUGE, flags=mmap.MAP_PRIVATE)
+    except (OSError, ValueError, OverflowError):
+        return None
+    import ctypes
+    holder = ctypes.c_char.from_buffer(mm)
+    base = ctypes.addressof(holder)
+    del holder
+    skip = -base % _HUGE
+    try:
+        if size >= _HUGE:
+            mm.madvise(mmap.MADV_HUGEPAGE, skip, size // _HUGE * _HUGE)
+    except (AttributeError, OSError, ValueError):
+        pass                                            # no huge pages: 4 KiB pages, as numpy.empty's
+    return _Slab(mm, base + skip, size)
+
+
+class _Slabs:
+    """The output arrays of one ``decompress``.
+
+    A fresh 4 KiB page costs its first write a page fault (1.7 us on the machine of docs/log/2026-12-decoder.md,
+    a quarter of a cold decode), a 2 MiB huge page one fault for 512 times the memory. ``numpy.empty`` asks for
+    huge pages only from 4 MiB (and glibc's mapping of such an array is not 2 MiB-aligned), so here: tensors of
+    :data:`SLAB_MIN` to :data:`SLAB_MAX` bytes are packed into 2 MiB-aligned huge-page slabs of
+    :data:`SLAB_BYTES`, larger ones get a mapping of their own, smaller ones come from ``numpy.empty``. A slab
+    is released (pooled) when all its arrays are dropped, so a kept array holds at most :data:`SLAB_BYTES`
+    besides its own memory, never every output.
+    """
+
+    def __init__(self):
+        self.slab, self.used = None, SLAB_BYTES
+
+    def empty(self, numel: int, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        nbytes = int(numel) * dtype.itemsize
+        if nbytes < SLAB_MIN:
+            return np.empty(numel, dtype)
+        if nbytes >= SLAB_MAX:
+            slab = _new_slab(-(-nbytes // 4096) * 4096)
+            return np.empty(numel, dtype) if slab is None else np.asarray(slab)[:nbytes].view(dtype)
+        at = (self.used + 63) & ~63
+        if at + nbytes > SLAB_BYTES:
+            slab = _new_slab(SLAB_BYTES)
+            if slab is None:
+                return np.empty(numel, dtype)
+            self.slab, at = np.asarray(slab), 0
+        self.used = at + nbytes
+        return self.slab[at:at + nbytes].view(dtype)
+
+
 def _np_dtype(t: ct.TensorEntry):
     return ct.DTYPES[ct.DTYPE_CODES[t.dtype]][2]
 
@@ -313,12 +418,14 @@ def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None, thre
                           first_stripe=a, crc_where=f"tensor {s.name!r}" if isinstance(s, ct.TensorEntry) else s.name)
 
 
-def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True, threads: int = 1) -> np.ndarray:
+def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True, threads: int = 1,
+                      alloc=None) -> np.ndarray:
     """Decode one tensor of a container back to its array (bit-identical to what was coded).
 
     A tensor that owns its stream is decoded straight into the returned array (one allocation of the tensor's
     size); a tensor of a group stream decodes only the stripes that hold its words. The caller checks the
-    size first (:func:`check_output_size`).
+    size first (:func:`check_output_size`). ``alloc``: where that array comes from (``alloc(numel, dtype)``,
+    default ``numpy.empty``).
     """
     bits = ct.dtype_bits(t.dtype)
     if not t.numel:
@@ -333,7 +440,7 @@ def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True
             raise DecodeError(f"group stream holds {len(words)} words at stripes {a}..{b - 1}, the tensor needs "
                               f"{t.numel} from word {lo}", t.name)
         return out.copy().view(_np_dtype(t)).reshape(t.shape)
-    out = np.empty(t.numel, np.uint8 if bits == 8 else np.uint16)
+    out = (alloc or np.empty)(t.numel, np.uint8 if bits == 8 else np.uint16)
     decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name, out=out,
                    crcs=np.asarray(t.stripe_crcs, np.uint32) if check_crc else None, threads=threads)
     return out.view(_np_dtype(t)).reshape(t.shape)
@@ -342,7 +449,9 @@ def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True
 def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO, threads: int = 1) -> dict:
     """Decode every tensor of a container: ``{name: array}``.
 
-    Each group stream is decoded once and split into its tensors.
+    Each group stream is decoded once and split into its tensors. Arrays of 64 KiB to 4 MiB are views of
+    2 MiB-aligned huge-page slabs of 8 MiB (:class:`_Slabs`: a fresh process pays one page fault per 2 MiB,
+    not per 4 KiB); a slab is released when all its arrays are dropped.
 
     Parameters
     ----------
@@ -356,7 +465,7 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO, threads
         Threads of the compiled decoder per stream (1: single-threaded).
     """
     check_output_size(c.tensors, max_output)
-    out, cache = {}, {}
+    out, cache, alloc = {}, {}, _Slabs().empty
     for t in c.tensors:
         if t.numel and t.grouped:
             key = (t.offset, t.stream_numel)
@@ -368,7 +477,7 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO, threads
                 continue
             out[t.name] = words[t.word_offset:t.word_offset + t.numel].copy().view(_np_dtype(t)).reshape(t.shape)
         else:
-            out[t.name] = decompress_tensor(c, t, check_crc, threads)
+            out[t.name] = decompress_tensor(c, t, check_crc, threads, alloc)
     return out
 
 
