@@ -103,3 +103,127 @@ def test_table_set_params_of_every_varint_length(tail):
         r.n_tables = 1
         with pytest.raises(FormatError, match=f"param of class {j} of table set 0: overlong varint"):
             ct._read_tables(r)
+
+
+def _streams_container():
+    """A version-3 container of many streams: own streams of stripe lengths 64..16384 (stripe sizes of 1..3
+    varint bytes, stripe-length and table fields), group streams, 8- and 16-bit table sets."""
+    from lutzip.codec import arrays as codec
+    rng = np.random.default_rng(3)
+    arrays = {}
+    for j, n in enumerate([40, 300, 5000, 20000, 70000]):
+        arrays[f"w{j}"] = np.rint(rng.laplace(0, 3 + 40 * j, n)).clip(-30000, 30000).astype(np.int16)
+        arrays[f"b{j}"] = rng.integers(-128, 128, 50 + j).astype(np.int8)
+        arrays[f"u{j}"] = rng.integers(0, 256 if j % 2 else 4, 3000 + 1000 * j).astype(np.uint8)
+    c = codec.compress(arrays, stripe_len=64, group_below=200, stripe_bits=16 << 14)
+    assert len({s.stripe_len for s in c.streams}) >= 3 and len(c.tables) >= 2
+    return ct.to_bytes(c)
+
+
+def _with_meta(data, meta):
+    import zlib
+    h = list(ct.HEADER.unpack_from(data))
+    payload = data[ct.HEADER_SIZE + h[3]:]
+    h[3], h[4] = len(meta), zlib.crc32(meta)
+    h[7] = zlib.crc32(ct.HEADER.pack(*h)[:28])
+    return ct.HEADER.pack(*h) + meta + payload
+
+
+def _outcome(data):
+    try:
+        c = ct.from_bytes(data)
+    except FormatError as e:
+        return "error", str(e)
+    return "ok", [(s.index, s.table, s.stripe_len, s.offset, s.numel, s.stripe_words.tolist(), s.stripe_crcs.tolist(),
+                   s.members) for s in c.streams], [(t.name, t.table, t.stripe_len, t.stream, t.word_offset)
+                                                    for t in c.tensors]
+
+
+def test_stream_records_in_c_equal_the_python_reader(monkeypatch):
+    """lz_parse_streams (one C call for all stream records) against container._read_streams on the stream
+    records of a container mutated byte by byte (flips, new values, bytes inserted and deleted, cut short;
+    metadata CRC recomputed): the same streams, or the C reader declines exactly where the Python one raises
+    (then the Python one names the problem, so the error is the same)."""
+    from lutzip.codec import fastdec
+    if not fastdec.available():
+        pytest.skip(fastdec.why_not())
+    data = _streams_container()
+    meta_len = ct.HEADER.unpack_from(data)[3]
+    meta = data[ct.HEADER_SIZE:ct.HEADER_SIZE + meta_len]
+    at, accepted = [], []
+    real_c, real_py = ct._read_streams_c, ct._read_streams
+
+    def spy_c(r, *a):
+        at.append(r.pos)
+        got = real_c(r, *a)
+        accepted.append(got is not None)
+        return got
+    monkeypatch.setattr(ct, "_read_streams_c", spy_c)
+    ok, *want = _outcome(data)
+    assert ok == "ok" and accepted == [True] and len(want[0]) >= 8
+    start = at[0]                                    # where the stream records begin
+    rng = np.random.default_rng(7)
+    outcomes = {"ok": 0, "error": 0}
+    records = {"read": 0, "refused": 0, "not reached": 0}
+    for trial in range(1500):
+        m = bytearray(meta)
+        for _ in range(1 + trial % 3):
+            p = int(rng.integers(start, len(m))) if len(m) > start else start
+            kind = int(rng.integers(5))
+            if kind == 0 and p < len(m):
+                m[p] ^= 1 << int(rng.integers(8))
+            elif kind == 1 and p < len(m):
+                m[p] = int(rng.choice([0, 1, 2, 3, 0x7F, 0x80, 0x81, 0xFF, int(rng.integers(256))]))
+            elif kind == 2:
+                m[p:p] = bytes(rng.integers(0, 256, int(rng.integers(1, 4)), dtype=np.uint8))
+            elif kind == 3:
+                del m[p:p + int(rng.integers(1, 5))]
+            else:
+                del m[p:]
+        case = _with_meta(data, bytes(m))
+        accepted.clear()
+        got = _outcome(case)
+        py_ok = []
+
+        def spy_py(*a):
+            py_ok.append(False)
+            got = real_py(*a)
+            py_ok[-1] = True
+            return got
+        monkeypatch.setattr(ct, "_read_streams_c", lambda *a: None)
+        monkeypatch.setattr(ct, "_read_streams", spy_py)
+        ref = _outcome(case)
+        monkeypatch.setattr(ct, "_read_streams_c", spy_c)
+        monkeypatch.setattr(ct, "_read_streams", real_py)
+        assert got == ref, trial
+        assert accepted == py_ok, trial              # C declines exactly the records Python refuses
+        outcomes[ref[0]] += 1
+        records["read" if py_ok == [True] else "refused" if py_ok else "not reached"] += 1
+    assert outcomes["ok"] >= 20 and records["read"] >= 50 and records["refused"] >= 500, (outcomes, records)
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_stripe_sizes_out_of_range_with_the_same_total_are_refused(first, monkeypatch):
+    """A stripe of 0 or 1 words with the next stripe making up the total (so the payload is still tiled):
+    refused by the C reader of the stream records and named by the Python one."""
+    from lutzip.codec import fastdec
+    if not fastdec.available():
+        pytest.skip(fastdec.why_not())
+    data = _streams_container()
+    c = ct.from_bytes(data)
+    last = c.streams[-1]
+    w = last.stripe_words.tolist()
+    assert len(w) >= 2
+    meta_len = ct.HEADER.unpack_from(data)[3]
+    meta = data[ct.HEADER_SIZE:ct.HEADER_SIZE + meta_len]
+    old = b"".join(ct._varint(v) for v in w)
+    end = len(meta) - 4 * len(w)                     # the last stream's sizes, then its CRCs, end the block
+    assert meta[end - len(old):end] == old
+    new = b"".join(ct._varint(v) for v in [first, w[0] + w[1] - first] + w[2:])
+    case = _with_meta(data, meta[:end - len(old)] + new + meta[end:])
+    declined = []
+    real_c = ct._read_streams_c
+    monkeypatch.setattr(ct, "_read_streams_c", lambda *x: declined.append(real_c(*x) is None) or None)
+    with pytest.raises(FormatError, match="fewer than 2 words"):
+        ct.from_bytes(case)
+    assert declined == [True]

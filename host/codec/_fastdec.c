@@ -633,6 +633,77 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, i
     return ERR_OK;
 }
 
+/* ------------------------------------------------------------------------------------ container index */
+/* a varint of 1..3 bytes (no overlong form) at b[*p] (len bytes in all); 0 for anything else */
+static int var3(const uint8_t *b, int64_t len, int64_t *p, uint32_t *v) {
+    int64_t q = *p;
+    if (q >= len) return 0;
+    uint32_t b0 = b[q];
+    if (b0 < 0x80) { *v = b0; *p = q + 1; return 1; }
+    if (q + 1 >= len) return 0;
+    uint32_t b1 = b[q + 1];
+    if (b1 < 0x80) {
+        if (!b1) return 0;
+        *v = (b0 & 0x7F) | b1 << 7; *p = q + 2; return 1;
+    }
+    if (q + 2 >= len) return 0;
+    uint32_t b2 = b[q + 2];
+    if (b2 >= 0x80 || !b2) return 0;
+    *v = (b0 & 0x7F) | (b1 & 0x7F) << 7 | b2 << 14; *p = q + 3;
+    return 1;
+}
+
+/* The stream records of a version-3 metadata block b[pos..len) (docs/FORMAT.md section 4), every check of
+ * container._read_streams made: flags, table index < n_tables, stripe length 1..65536, ceil(numel / S) stripe
+ * sizes 2..S+1, their CRCs, the stripes inside the payload, the records ending the block and the stripes the
+ * payload.  rec gets table, S, byte offset and first stripe of each stream (4 int64 each), words / crcs the
+ * stripe sizes and CRCs of all streams (room for cap).  Returns the number of stripes, or -1 when anything is
+ * wrong or merely unusual (a varint of 4 or more bytes): the Python reader then reads the records again and
+ * names the problem. */
+EXPORT int64_t lz_parse_streams(const uint8_t *b, int64_t len, int64_t pos, int64_t n_streams, const int64_t *numel,
+                                int64_t n_tables, int64_t default_s, int64_t payload_len, int64_t *rec,
+                                uint32_t *words, uint32_t *crcs, int64_t cap) {
+    if (pos < 0 || pos > len || n_streams < 0 || n_streams > len - pos) return -1;
+    int64_t offset = 0, table = 0, n_all = 0;
+    for (int64_t k = 0; k < n_streams; k++) {
+        uint32_t v;
+        if (pos >= len) return -1;
+        uint32_t fl = b[pos++];
+        if (fl & ~3u) return -1;
+        if (fl & 2) {
+            if (!var3(b, len, &pos, &v)) return -1;
+            table = v;
+        }
+        if (table >= n_tables) return -1;
+        int64_t S = default_s;
+        if (fl & 1) {
+            if (!var3(b, len, &pos, &v)) return -1;
+            S = v;
+        }
+        if (S < 1 || S > 65536 || numel[k] < 1) return -1;
+        int64_t n = (numel[k] - 1) / S + 1;
+        if (n > (len - pos) / 5 || n > cap - n_all) return -1;
+        int64_t sum = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (!var3(b, len, &pos, &v) || v < 2 || v > (uint32_t)S + 1) return -1;
+            words[n_all + i] = v;
+            sum += v;
+        }
+        if (4 * n > len - pos) return -1;
+        memcpy(crcs + n_all, b + pos, 4 * (size_t)n);      /* little-endian host (fastdec.py checks) */
+        pos += 4 * n;
+        if (offset + 4 * sum > payload_len) return -1;
+        rec[4 * k] = table;
+        rec[4 * k + 1] = S;
+        rec[4 * k + 2] = offset;
+        rec[4 * k + 3] = n_all;
+        offset += 4 * sum;
+        n_all += n;
+    }
+    if (pos != len || offset != payload_len) return -1;
+    return n_all;
+}
+
 EXPORT int lz_lanes(void) { return LZ_LANES; }
 
 /* n dependent additions (one cycle each): timed by the benchmark to turn seconds into core cycles on a

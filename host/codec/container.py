@@ -976,6 +976,64 @@ def _parse_meta_v2(meta: bytes, payload_len: int):
 _parse_meta = _parse_meta_v2      # the name earlier code and tests use
 
 
+def _read_streams(r: _Reader, fill: list, n_tables: int, default_s: int, payload_len: int) -> list:
+    """The stream records of a version-3 metadata block (they end it), every field checked; ``fill``: the
+    words of each stream."""
+    n_streams = len(fill)
+    streams = []
+    offset, prev_table = 0, 0
+    for k in range(n_streams):
+        (sflags,) = r.unpack("B", f"flags of stream {k}")
+        if sflags & ~(S_STRIPE_LEN | S_TABLE):
+            raise FormatError(f"stream {k}: unknown flags {sflags:#04x}")
+        table = r.varint(f"table index of stream {k}", U64) if sflags & S_TABLE else prev_table
+        if table >= n_tables:
+            raise FormatError(f"stream {k} names table set {table}, there are {n_tables}")
+        S = r.varint(f"stripe length of stream {k}", U64) if sflags & S_STRIPE_LEN else default_s
+        if not 1 <= S <= 65536:
+            raise FormatError(f"stream {k}: stripe length {S} outside 1..65536")
+        prev_table = table
+        numel = fill[k]
+        words, crcs = _read_stripes(r, -(-numel // S), S, f"stream {k}")
+        nbytes = 4 * int(words.sum())
+        if offset + nbytes > payload_len:
+            raise FormatError(f"stream {k}: stripes at {offset}..{offset + nbytes} outside the "
+                              f"{payload_len}-byte payload")
+        streams.append(Stream(k, table, S, offset, numel, words.astype(np.uint32), crcs))
+        offset += nbytes
+    if r.remaining():
+        raise FormatError(f"{r.remaining()} unexpected bytes after the stream records")
+    if offset != payload_len:
+        raise FormatError(f"payload bytes {offset}..{payload_len} belong to no tensor")
+    return streams
+
+
+def _read_streams_c(r: _Reader, fill: list, n_tables: int, default_s: int, payload_len: int):
+    """:func:`_read_streams` in one call of the C library (``lz_parse_streams``, the same checks), or ``None``
+    when the library is not there or declines (anything wrong or unusual: :func:`_read_streams` then names it).
+    The streams' stripe sizes and CRCs are views of two arrays."""
+    from lutzip.codec import fastdec
+    lib = fastdec.lib()
+    if lib is None or not fill or max(fill) >= 1 << 62:
+        return None
+    buf = r.buf
+    cap = r.remaining() // MIN_STRIPE_BYTES
+    numel = np.array(fill, np.int64)
+    rec = np.empty(4 * len(fill), np.int64)
+    words = np.empty(cap, np.uint32)
+    crcs = np.empty(cap, np.uint32)
+    ptr = fastdec._ptr
+    n = lib.lz_parse_streams(buf, len(buf), r.pos, len(fill), ptr(numel), n_tables, default_s, payload_len,
+                             ptr(rec), ptr(words) if cap else None, ptr(crcs) if cap else None, cap)
+    if n < 0:
+        return None
+    r.pos = len(buf)
+    rec = rec.reshape(-1, 4).tolist()
+    ends = [x[3] for x in rec[1:]] + [n]
+    return [Stream(k, t, S, off, fill[k], words[a:e], crcs[a:e])
+            for k, ((t, S, off, a), e) in enumerate(zip(rec, ends))]
+
+
 def _parse_meta_v3(meta: bytes, payload_len: int):
     """Tables, tensor entries and streams of a version-3 metadata block whose CRC was checked."""
     r, n_tables, n_tensors = _read_counts(meta)
@@ -1042,31 +1100,9 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
     n_streams = len(fill)
     if n_streams * MIN_STREAM_BYTES > r.remaining():
         raise FormatError(f"{n_streams} stream records cannot fit in {r.remaining()} bytes of metadata")
-    streams = []
-    offset, prev_table = 0, 0
-    for k in range(n_streams):
-        (sflags,) = r.unpack("B", f"flags of stream {k}")
-        if sflags & ~(S_STRIPE_LEN | S_TABLE):
-            raise FormatError(f"stream {k}: unknown flags {sflags:#04x}")
-        table = r.varint(f"table index of stream {k}", U64) if sflags & S_TABLE else prev_table
-        if table >= n_tables:
-            raise FormatError(f"stream {k} names table set {table}, there are {n_tables}")
-        S = r.varint(f"stripe length of stream {k}", U64) if sflags & S_STRIPE_LEN else default_s
-        if not 1 <= S <= 65536:
-            raise FormatError(f"stream {k}: stripe length {S} outside 1..65536")
-        prev_table = table
-        numel = fill[k]
-        words, crcs = _read_stripes(r, -(-numel // S), S, f"stream {k}")
-        nbytes = 4 * int(words.sum())
-        if offset + nbytes > payload_len:
-            raise FormatError(f"stream {k}: stripes at {offset}..{offset + nbytes} outside the "
-                              f"{payload_len}-byte payload")
-        streams.append(Stream(k, table, S, offset, numel, words.astype(np.uint32), crcs))
-        offset += nbytes
-    if r.remaining():
-        raise FormatError(f"{r.remaining()} unexpected bytes after the stream records")
-    if offset != payload_len:
-        raise FormatError(f"payload bytes {offset}..{payload_len} belong to no tensor")
+    streams = _read_streams_c(r, fill, n_tables, default_s, payload_len)
+    if streams is None:
+        streams = _read_streams(r, fill, n_tables, default_s, payload_len)
     tensors = []
     for i, (name, code, shape, numel, attrs, s, off) in enumerate(recs):
         if s is None:

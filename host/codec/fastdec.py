@@ -65,6 +65,8 @@ def _configure(lib):
     lib.lz_crc_mode.argtypes = [i32]
     lib.lz_crc_mode.restype = i32
     lib.lz_lanes.restype = i32
+    lib.lz_parse_streams.argtypes = [vp, i64, i64, i64, vp, i64, i64, i64, vp, vp, vp, i64]
+    lib.lz_parse_streams.restype = i64
     lib.lz_exact_count.argtypes = [i32]
     lib.lz_exact_count.restype = i64
     lib.lz_spin.argtypes = [i64]
