@@ -659,10 +659,21 @@ class _Reader:
 
     def varint(self, what: str, limit: int) -> int:
         """An unsigned LEB128 value ``<= limit``: at most 10 bytes, no overlong (zero-padded) form."""
-        pos = self.pos
-        if pos < len(self.buf):
-            b = self.buf[pos]
-            if b < 0x80 and b <= limit:         # fast path: one byte (the common case), nothing to check
+        pos, buf = self.pos, self.buf
+        if pos + 1 < len(buf):
+            b = buf[pos]
+            if b < 0x80:
+                if b <= limit:                  # fast path: one byte (the common case), nothing to check
+                    self.pos = pos + 1
+                    return b
+            elif 0 < buf[pos + 1] < 0x80:       # two bytes, not overlong
+                v = (b & 0x7F) | buf[pos + 1] << 7
+                if v <= limit:
+                    self.pos = pos + 2
+                    return v
+        elif pos < len(buf):
+            b = buf[pos]
+            if b < 0x80 and b <= limit:
                 self.pos = pos + 1
                 return b
         v = shift = 0
@@ -757,6 +768,11 @@ def _parse(mv: memoryview) -> Container:
     return c
 
 
+#: ClassSpec objects by their bytes (code length | kind << 4, k, param): a ClassSpec is immutable, so table sets
+#: may share one, and building one (a frozen dataclass) costs more than the dictionary look-up
+_classes: dict = {}
+
+
 def _read_tables(r: _Reader) -> list:
     """``n_tables`` table sets (the count already read and checked), each validated."""
     tables = []
@@ -768,24 +784,34 @@ def _read_tables(r: _Reader) -> list:
         if w not in (8, 16):
             raise TableError(f"table set {i}: word width {w} is not 8 or 16")
         classes = []
-        buf = r.buf
+        buf, p = r.buf, r.pos
+        last = len(buf) - 5
+        get = _classes.get
         for j in range(ncls):
             # fast path: a param of one to three varint bytes (no overlong form); anything else, or too few bytes
             # left, is read field by field with the checks and messages of _Reader
-            p = r.pos
-            if p + 5 <= len(buf) and buf[p + 2] < 0x80:
-                ck, k, param = buf[p], buf[p + 1], buf[p + 2]
-                r.pos = p + 3
-            elif p + 5 <= len(buf) and 0 < buf[p + 3] < 0x80:
-                ck, k, param = buf[p], buf[p + 1], (buf[p + 2] & 0x7F) | buf[p + 3] << 7
-                r.pos = p + 4
-            elif p + 5 <= len(buf) and buf[p + 3] >= 0x80 and 0 < buf[p + 4] < 0x80:
-                ck, k, param = buf[p], buf[p + 1], (buf[p + 2] & 0x7F) | (buf[p + 3] & 0x7F) << 7 | buf[p + 4] << 14
-                r.pos = p + 5
+            if p <= last and buf[p + 2] < 0x80:
+                key = buf[p], buf[p + 1], buf[p + 2]
+                p += 3
+            elif p <= last and 0 < buf[p + 3] < 0x80:
+                key = buf[p], buf[p + 1], (buf[p + 2] & 0x7F) | buf[p + 3] << 7
+                p += 4
+            elif p <= last and buf[p + 3] >= 0x80 and 0 < buf[p + 4] < 0x80:
+                key = buf[p], buf[p + 1], (buf[p + 2] & 0x7F) | (buf[p + 3] & 0x7F) << 7 | buf[p + 4] << 14
+                p += 5
             else:
+                r.pos = p
                 ck, k = r.unpack("BB", f"class {j} of table set {i}")
-                param = r.varint(f"param of class {j} of table set {i}", 0xFFFFFFFF)
-            classes.append(ClassSpec(ck & 15, ck >> 4, k, param))
+                key = ck, k, r.varint(f"param of class {j} of table set {i}", 0xFFFFFFFF)
+                p = r.pos
+            cl = get(key)
+            if cl is None:
+                if len(_classes) >= 4096:
+                    _classes.clear()
+                ck, k, param = key
+                cl = _classes[key] = ClassSpec(ck & 15, ck >> 4, k, param)
+            classes.append(cl)
+        r.pos = p
         lut3 = np.frombuffer(r.take(n3 * w // 8, f"LUT3 of table set {i}"),
                              "<u2" if w == 16 else "u1").astype(np.uint16)
         ts = TableSet(w, classes, lut3)
@@ -799,12 +825,30 @@ def _read_tables(r: _Reader) -> list:
 
 def _read_shape(r: _Reader, name: str):
     """``(dtype code, shape, numel)`` of a tensor record, each checked."""
-    code, ndim = r.unpack("BB", f"dtype of tensor {name!r}")
+    p = r.pos
+    if p + 2 <= len(r.buf):
+        code, ndim = r.buf[p], r.buf[p + 1]
+        r.pos = p + 2
+    else:
+        code, ndim = r.unpack("BB", f"dtype of tensor {name!r}")
     if code not in DTYPES:
         raise FormatError(f"tensor {name!r}: unknown dtype code {code}")
     if ndim > MAX_NDIM:
         raise FormatError(f"tensor {name!r}: {ndim} dimensions (max {MAX_NDIM})")
-    shape = tuple(r.varint(f"dimension {d} of tensor {name!r}", MAX_DIM) for d in range(ndim))
+    buf, p, dims = r.buf, r.pos, []
+    for d in range(ndim):              # dimensions of one or two varint bytes read here, others by r.varint
+        if p + 1 < len(buf) and buf[p] < 0x80:
+            dims.append(buf[p])
+            p += 1
+        elif p + 2 < len(buf) and 0 < buf[p + 1] < 0x80:
+            dims.append((buf[p] & 0x7F) | buf[p + 1] << 7)
+            p += 2
+        else:
+            r.pos = p
+            dims.append(r.varint(f"dimension {d} of tensor {name!r}", MAX_DIM))
+            p = r.pos
+    r.pos = p
+    shape = tuple(dims)
     if array_bytes(shape, DTYPES[code][1] // 8) > MAX_ARRAY_BYTES:
         raise FormatError(f"tensor {name!r}: shape {shape} is too big for an array ({DTYPES[code][1] // 8}"
                           f" bytes x the non-zero dimensions must stay below 2^63)")
@@ -1034,6 +1078,9 @@ def _read_streams_c(r: _Reader, fill: list, n_tables: int, default_s: int, paylo
             for k, ((t, S, off, a), e) in enumerate(zip(rec, ends))]
 
 
+_F32 = struct.Struct("<f")
+
+
 def _parse_meta_v3(meta: bytes, payload_len: int):
     """Tables, tensor entries and streams of a version-3 metadata block whose CRC was checked."""
     r, n_tables, n_tensors = _read_counts(meta)
@@ -1048,10 +1095,18 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
     fill = []                 # words placed in each stream so far
     names = {}
     prev, cur = b"", None
+    buf = r.buf
     for i in range(n_tensors):
-        pl = r.varint(f"name prefix length of tensor {i}", len(prev))
-        sl = r.varint(f"name suffix length of tensor {i}", MAX_NAME - pl)
-        raw = prev[:pl] + r.take(sl, f"name of tensor {i}")
+        p = r.pos
+        if p + 2 < len(buf) and buf[p] < 0x80 and buf[p] <= len(prev) and buf[p + 1] < 0x80 \
+                and p + 2 + buf[p + 1] <= len(buf):
+            pl, sl = buf[p], buf[p + 1]                 # fast path: one-byte lengths (MAX_NAME >= 255)
+            raw = prev[:pl] + buf[p + 2:p + 2 + sl]
+            r.pos = p + 2 + sl
+        else:
+            pl = r.varint(f"name prefix length of tensor {i}", len(prev))
+            sl = r.varint(f"name suffix length of tensor {i}", MAX_NAME - pl)
+            raw = prev[:pl] + r.take(sl, f"name of tensor {i}")
         try:
             name = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -1062,12 +1117,21 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
         names[name] = i
         prev = raw
         code, shape, numel = _read_shape(r, name)
-        (tflags,) = r.unpack("B", f"flags of tensor {name!r}")
+        p = r.pos
+        if p + 5 <= len(buf):                           # fast path: the flags and a scale are there
+            tflags = buf[p]
+            r.pos = p + 1
+        else:
+            (tflags,) = r.unpack("B", f"flags of tensor {name!r}")
         if tflags & ~0x0F:
             raise FormatError(f"tensor {name!r}: unknown flags {tflags:#04x}")
         attrs = {}
         if tflags & T_SCALE:
-            (f,) = r.unpack("f", f"scale of tensor {name!r}")
+            if p + 5 <= len(buf):
+                (f,) = _F32.unpack_from(buf, p + 1)
+                r.pos = p + 5
+            else:
+                (f,) = r.unpack("f", f"scale of tensor {name!r}")
             attrs["scale"] = _scale_from_f32(f)
         if tflags & T_ATTRS:
             al = r.varint(f"attribute length of tensor {name!r}", MAX_ATTRS)
