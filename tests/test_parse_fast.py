@@ -227,3 +227,29 @@ def test_stripe_sizes_out_of_range_with_the_same_total_are_refused(first, monkey
     with pytest.raises(FormatError, match="fewer than 2 words"):
         ct.from_bytes(case)
     assert declined == [True]
+
+
+def test_index_fields_of_every_varint_length_read_back():
+    """Names whose shared prefixes and suffixes need one and two varint bytes, dimensions of 1..4 varint
+    bytes (empty tensors), scales and JSON attributes: the index reads back as written (the reader's fast
+    paths and its field-by-field path)."""
+    from lutzip.codec import arrays as codec
+    rng = np.random.default_rng(11)
+    arrays, attrs = {}, {}
+    stem = "layer." * 30                                 # 180 bytes: prefix lengths beyond 127
+    for j, (shape, dt) in enumerate([((3, 5), np.int16), ((0, 127), np.int8), ((128, 0), np.int16),
+                                     ((0, 16383, 16384), np.uint8), ((2 ** 21, 0), np.int16), ((0, 2 ** 28), np.int8),
+                                     ((130,), np.int8), ((1, 1, 129), np.uint16), ((), np.int16)]):
+        name = stem + f"t{j}" + "s" * (j * 40)          # prefix 180 bytes shared, suffixes up to 320 bytes
+        arrays[name] = rng.integers(0, 100, shape).astype(dt) if 0 not in shape else np.zeros(shape, dt)
+        if j % 3 == 0:
+            attrs[name] = {"scale": 0.5 ** j}
+        elif j % 3 == 1:
+            attrs[name] = {"scale": 0.25, "note": "x" * (50 * j)}
+    c = codec.compress(arrays, attrs=attrs, stripe_len=64, group_below=100)
+    back = ct.from_bytes(ct.to_bytes(c))
+    assert [t.name for t in back.tensors] == list(arrays)
+    for t, (k, a) in zip(back.tensors, arrays.items()):
+        assert t.shape == a.shape and t.dtype == codec.dtype_name(a) and t.attrs == attrs.get(k, {}), k
+    out = codec.decompress(back)
+    assert all(np.array_equal(out[k], a) for k, a in arrays.items())
