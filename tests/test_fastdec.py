@@ -475,3 +475,58 @@ def test_portable_build_agrees(tmp_path, monkeypatch):
             payload, sw = _damage(rng, payload, sw, str(rng.choice(["flip", "cut", "garbage", "padding"])))
         ref, got = both(payload, sw, len(words), S, ts, crcs=_crcs(payload, sw) if seed % 3 == 0 else None)
         assert same(ref, got), seed
+
+
+def _combined_reference(ts, mode, as_lut, fast_range, L):
+    """The combined table entry by entry (the loop fastdec.combined_table had before it packed the entries)."""
+    T = np.zeros(1 << L, fastdec.ENTRY_DTYPE)
+    T["tot"], T["flags"], T["sh"] = 1, fastdec.F_INVALID | fastdec.F_SLOW, 63
+    for j, (cl, code) in enumerate(zip(ts.classes, ts.codes())):
+        lo, hi = code << (L - cl.c), (code + 1) << (L - cl.c)
+        T["tot"][lo:hi] = cl.total
+        lut_fast = j in as_lut and mode != fastdec.MODE_RANGE
+        range_fast = j in fast_range and mode != fastdec.MODE_LUT
+        if lut_fast or range_fast:
+            T["adv"][lo:hi] = cl.total
+            T["flags"][lo:hi] = (j << 4) | (fastdec.F_LUT if lut_fast and mode == fastdec.MODE_MIX else 0)
+            T["sh"][lo:hi] = 64 - cl.total
+            base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
+            T["param"][lo:hi] = (base - (code << cl.k)) % (1 << 32)
+        else:
+            T["flags"][lo:hi] = (j << 4) | fastdec.F_SLOW
+    return T
+
+
+def test_combined_table_equals_the_entry_by_entry_reference():
+    """Random table sets of every kind mix and width, L 1..12: the packed table equals the reference entry for
+    entry (the kernel's LUT3 copy decides which classes are LUT-fast: read back from the table's param)."""
+    seen = set()
+    for seed in range(330):
+        rng = np.random.default_rng(5000 + seed)
+        kinds = [(LUT,), (RANGE,), (ZRUN, RANGE), (LUT, RANGE), (LUT, RANGE, ZRUN)][seed % 5]
+        ts = random_tableset(rng, kinds=kinds, W=8 if seed % 7 == 0 else 16, L=1 + seed % 12)
+        if seed >= 300:          # a comb code 1, 2, .., m, m (m = 7..12): the longest table index widths
+            m = 7 + seed % 6
+            ts = TableSet(16, [ClassSpec(c, RANGE if c % 2 else ZRUN, 4 * (c % 2), 0)
+                               for c in list(range(1, m + 1)) + [m]]).validate()
+        buf, mode, lut3k, _cls, L, _p = fastdec.combined_table(ts)
+        T = buf[:8 << L].view(fastdec.ENTRY_DTYPE)
+        n3 = len(ts.lut3)
+        # which classes the builder copied into the kernel's LUT3 (their offsets follow the table set's LUT3)
+        as_lut = {j: cl.param for j, cl in enumerate(ts.classes) if cl.kind == LUT}
+        free = n3
+        if as_lut:
+            for j in sorted(range(len(ts.classes)), key=lambda j: (ts.classes[j].c, j)):
+                cl = ts.classes[j]
+                if cl.kind == RANGE or (cl.kind == ZRUN and cl.k == 0):
+                    size = 1 << cl.k if cl.kind == RANGE else 1
+                    if free + size <= fastdec.KERNEL_LUT3:
+                        as_lut[j] = free
+                        free += size
+        fast_range = [j for j, cl in enumerate(ts.classes)
+                      if j not in as_lut and (cl.kind == RANGE or (cl.kind == ZRUN and cl.k == 0))]
+        ref = _combined_reference(ts, mode, as_lut, fast_range, L)
+        assert T.tobytes() == ref.tobytes(), seed
+        seen.add((mode, L))
+    assert {m for m, _ in seen} == {fastdec.MODE_LUT, fastdec.MODE_RANGE, fastdec.MODE_MIX}
+    assert {L for _, L in seen} >= set(range(8, 13))

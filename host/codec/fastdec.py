@@ -161,25 +161,29 @@ def combined_table(tables: TableSet):
     else:
         mode = MODE_MIX
     buf = np.zeros(T_ENTRIES * ENTRY_DTYPE.itemsize + 2 * KERNEL_LUT3, np.uint8)
-    T = buf[:T_ENTRIES * ENTRY_DTYPE.itemsize].view(ENTRY_DTYPE)[:1 << L]
-    T["tot"], T["flags"], T["sh"] = 1, F_INVALID | F_SLOW, 63
-    for j, (cl, code) in enumerate(zip(classes, tables.codes())):
-        lo, hi = code << (L - cl.c), (code + 1) << (L - cl.c)
-        T["tot"][lo:hi] = cl.total
+    # canonical codes: in (c, j) order each class's prefixes are the next 2^(L - c) entries, then the invalid ones;
+    # each entry packed into 64 bits (tot, flags, sh, adv, then param) and repeated over its class's prefixes
+    codes = tables.codes()
+    order = sorted(range(len(classes)), key=lambda j: (classes[j].c, j))
+    packed, counts = [], []
+    for j in order:
+        cl = classes[j]
         lut_fast = j in as_lut and mode != MODE_RANGE
         range_fast = j in fast_range and mode != MODE_LUT
         if lut_fast or range_fast:
-            T["adv"][lo:hi] = cl.total
-            T["flags"][lo:hi] = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0)
             # x >> (64 - total) = code << k | index (a zero run of k = 0: code), so base + index is that plus
             # base - (code << k), modulo 2^32
-            T["sh"][lo:hi] = 64 - cl.total
             base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
-            T["param"][lo:hi] = (base - (code << cl.k)) % (1 << 32)
-        else:
-            T["flags"][lo:hi] = (j << 4) | F_SLOW
-            T["sh"][lo:hi] = 63       # the loop reads lut3k[0 or 1] before it leaves for the slow branch
-            T["param"][lo:hi] = 0
+            flags = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0)
+            e = cl.total | flags << 8 | (64 - cl.total) << 16 | cl.total << 24 | \
+                ((base - (codes[j] << cl.k)) % (1 << 32)) << 32
+        else:       # sh 63: the loop reads lut3k[0 or 1] before it leaves for the slow branch
+            e = cl.total | ((j << 4) | F_SLOW) << 8 | 63 << 16
+        packed.append(e)
+        counts.append(1 << (L - cl.c))
+    packed.append(1 | (F_INVALID | F_SLOW) << 8 | 63 << 16)
+    counts.append((1 << L) - sum(counts))
+    buf[:8 << L].view("<u8")[:] = np.repeat(np.array(packed, np.uint64), counts)
     buf[T_ENTRIES * ENTRY_DTYPE.itemsize:].view(np.uint16)[:] = lut3k
     cls = np.zeros((4, 16), np.int32)
     for j, cl in enumerate(classes):
