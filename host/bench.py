@@ -399,8 +399,8 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     Every run's output is compared with the arrays bit for bit. Rows: ``numba kernel``, ``C kernel``,
     ``C kernel + CRC``, ``C kernel + CRC, 2 threads`` (when ``cpus`` holds 2 CPUs), ``lutzip.decompress``
     (parse, CRC checks and decode into the final arrays, as the API does it), ``parse + C kernel + CRC``
-    (container parse, then each stream decoded with its CRCs checked in the kernel into a new array: the
-    end-to-end path with the container calling the kernel's CRC), ``zstd -3 decompress`` (of the
+    (container parse, then each stream decoded with its CRCs checked in the kernel into a new array from the
+    output memory ``decompress`` uses: the end-to-end path without the API's per-tensor work), ``zstd -3 decompress`` (of the
     concatenated raw tensors) and ``memcpy of the output`` (``numpy.copyto`` into arrays of the same size).
     The caller pins the process (:func:`pin_to_one_cpu`); ``cpus`` are the CPUs the 2-thread row may use.
     ``cpu_time``: time with this thread's CPU time (``time.thread_time``) instead of the wall clock, for a
@@ -485,9 +485,10 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
             c2 = ct.from_bytes(data)
             runs = getattr(c2, "streams", None) or [t for t in c2.tensors if t.numel]
             res = []
+            alloc = codec._Slabs().empty            # the output memory of decompress (huge-page slabs)
             for s in runs:
                 ts = c2.tables[s.table]
-                w = np.empty(s.numel, np.uint8 if ts.word_bits == 8 else np.uint16)
+                w = alloc(s.numel, np.uint8 if ts.word_bits == 8 else np.uint16)
                 res.append(decode_stripes(c2.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts, s.name,
                                           out=w, crcs=s.stripe_crcs))
             return res

@@ -530,3 +530,18 @@ def test_combined_table_equals_the_entry_by_entry_reference():
         seen.add((mode, L))
     assert {m for m, _ in seen} == {fastdec.MODE_LUT, fastdec.MODE_RANGE, fastdec.MODE_MIX}
     assert {L for _, L in seen} >= set(range(8, 13))
+
+
+def test_kernel_tables_follow_a_table_set_changed_in_place():
+    """combined_table remembers a table set object; changing its LUT3 or classes in place gives new tables."""
+    ts = TableSet(16, [ClassSpec(1, LUT, 2, 0), ClassSpec(2, RANGE, 3, 8), ClassSpec(2, ZRUN, 4, 0)],
+                  np.array([5, 6, 7, 8], np.uint16)).validate()
+    lut3_of = lambda: fastdec.combined_table(ts)[0][fastdec.T_ENTRIES * 8:].view(np.uint16)   # noqa: E731
+    assert lut3_of()[:4].tolist() == [5, 6, 7, 8]
+    ts.lut3[1] = 60
+    assert lut3_of()[:4].tolist() == [5, 60, 7, 8]
+    first = fastdec.combined_table(ts)[0].copy()
+    ts.classes[1] = ClassSpec(2, RANGE, 3, 16)
+    assert not np.array_equal(fastdec.combined_table(ts)[0], first)
+    assert fastdec.combined_table(ts)[0].tobytes() == fastdec.combined_table(
+        TableSet(16, list(ts.classes), ts.lut3.copy()))[0].tobytes()

@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +108,9 @@ def why_not():
 
 # ----------------------------------------------------------------------------------------------- tables
 _table_cache: dict = {}
+#: id(TableSet) -> (weak reference, word width, classes, LUT3 bytes, kernel tables): a table set seen again is
+#: checked by identity and equality (no hashing); a changed or new object goes through the content cache
+_by_object: dict = {}
 
 
 def combined_table(tables: TableSet):
@@ -126,10 +130,22 @@ def combined_table(tables: TableSet):
     more than one word and invalid prefixes take the slow branch), else :data:`MODE_MIX`. ``cls`` holds the
     kind, ``k``, param and ``c`` of each class (4 x 16 int32) for the slow branch and the exact decoder.
     """
-    key = (tables.word_bits, tuple(tables.classes), tables.lut3.tobytes())
+    classes, lut3b = tuple(tables.classes), tables.lut3.tobytes()
+    m = _by_object.get(id(tables))
+    if m is not None and m[0]() is tables and m[1] == tables.word_bits and m[2] == classes and m[3] == lut3b:
+        return m[4][:6]         # the same object, unchanged: no hashing of its classes
+    key = (tables.word_bits, classes, lut3b)
     hit = _table_cache.get(key)
-    if hit is not None:
-        return hit[:6]
+    if hit is None:
+        hit = _build_combined(tables, key)
+    if len(_by_object) > 256:
+        _by_object.clear()
+    _by_object[id(tables)] = (weakref.ref(tables), key[0], classes, lut3b, hit)   # hit keeps the LUT3 copy alive
+    return hit[:6]
+
+
+def _build_combined(tables: TableSet, key):
+    """The kernel's tables of a table set not seen before (:func:`combined_table`), cached under ``key``."""
     tables.validate()
     L = max(tables.max_code_len, MIN_L)
     classes = tables.classes
@@ -193,7 +209,6 @@ def combined_table(tables: TableSet):
     lut3 = np.array(tables.lut3, np.uint16)       # a copy the cache owns: its pointer stays valid
     _table_cache[key] = hit = (buf, mode, lut3k, cls, L, (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls)),
                                lut3)
-    return hit[:6]
     return hit
 
 
