@@ -541,6 +541,7 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
                     os.sched_setaffinity(0, pinned)
             if check:
                 check(r)
+            r = None            # the next row must not run while this row's output is still held
             if rnd:
                 times[name].append(dt)
     for name, nbytes, *_ in rows:
