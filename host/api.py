@@ -197,7 +197,9 @@ def decompress(data, max_output="auto", threads=1) -> dict:
     -------
     dict of str -> numpy.ndarray
         The tensors in file order, bit-identical to what was coded; bfloat16 tensors come back as their
-        ``uint16`` bit patterns (``a.view(ml_dtypes.bfloat16)`` gives the bfloat16 array).
+        ``uint16`` bit patterns (``a.view(ml_dtypes.bfloat16)`` gives the bfloat16 array). Arrays of 64 KiB
+        to 4 MiB are views of shared 8 MiB huge-page slabs (freed when all their arrays are dropped; up to
+        64 MiB of freed slabs are kept for the next call), larger ones own a mapping each.
 
     Raises
     ------
