@@ -39,9 +39,11 @@ OPTIONS = {
     "group_below": "tensors of fewer words share group streams (one table set, shared stripes; default 1024; "
                    "0: every tensor owns its stripes)",
     "threads": "code the stripes on N threads, 1..256 (default 1; the bytes are the same for every N)",
+    "reorder": "let a tensor be coded in another axis order where its zero runs are cheaper so (format version 4; "
+               "the arrays come back the same; default True, False: every stream in its tensor's own order)",
 }
 
-_BOOL_OPTIONS = ("share", "greedy", "bf16")
+_BOOL_OPTIONS = ("share", "greedy", "bf16", "reorder")
 
 
 class OptionError(UnsupportedError, TypeError):
@@ -94,14 +96,18 @@ def _encode(arrays, options) -> ct.Container:
     user_attrs = opts.get("attrs") or {}
     attrs = {name: {**dict(user_attrs.get(name, {})), **lossy_attrs.get(name, {})}
              for name in prepared if name in user_attrs or name in lossy_attrs}
+    return codec.compress(prepared, attrs=attrs, threads=int(opts.get("threads", 1)), **_encoder_kw(opts))
+
+
+def _encoder_kw(opts: dict) -> dict:
+    """The encoder's keywords of checked options (the one mapping of :func:`compress` and :func:`save`)."""
     kw = {k: int(opts[k]) for k in ("stripe_len", "L", "group_below") if k in opts}
-    if "share" in opts:
-        kw["share"] = bool(opts["share"])
+    kw.update({k: bool(opts[k]) for k in ("share", "reorder") if k in opts})
     if opts.get("greedy"):
         from lutzip.codec.encoder import greedy_tableset
         L = kw.get("L", 8)
         kw["tableset_fn"] = lambda w, b: greedy_tableset(w, b, L=L)
-    return codec.compress(prepared, attrs=attrs, threads=int(opts.get("threads", 1)), **kw)
+    return kw
 
 
 def compress(arrays, **options) -> bytes:
@@ -116,7 +122,8 @@ def compress(arrays, **options) -> bytes:
         Encoder options (:data:`OPTIONS`): ``stripe_len`` (int, 4096), ``L`` (int, 8), ``share`` (bool, True),
         ``greedy`` (bool, False), ``group_below`` (int, 1024: smaller tensors share group streams),
         ``attrs`` (dict of dicts), ``threads`` (int, 1: threads that code the stripes; the same bytes for any
-        number), and the explicit lossy steps ``quantize`` (``"int16"``/``"int8"``), ``bf16`` (bool), ``prune``
+        number), ``reorder`` (bool, True: a tensor may be coded in another axis order, format version 4; the
+        array comes back the same), and the explicit lossy steps ``quantize`` (``"int16"``/``"int8"``), ``bf16`` (bool), ``prune``
         (fraction).
 
     Returns
@@ -156,13 +163,7 @@ def save(path, arrays, **options) -> int:
     _check_arrays(arrays)
     opts = _check_options(dict(options))
     from lutzip.codec import writer
-    kw = {k: int(opts[k]) for k in ("stripe_len", "L", "group_below") if k in opts}
-    if "share" in opts:
-        kw["share"] = bool(opts["share"])
-    if opts.get("greedy"):
-        from lutzip.codec.encoder import greedy_tableset
-        L = kw.get("L", 8)
-        kw["tableset_fn"] = lambda w, b: greedy_tableset(w, b, L=L)
+    kw = _encoder_kw(opts)
     step = writer.lossy_step(opts.get("quantize"), bool(opts.get("bf16", False)), float(opts.get("prune", 0.0)))
     # tensor by tensor (lutzip.codec.writer): the same bytes as compress(), one prepared tensor in memory at a time
     return writer.write_streamed(os.fspath(path), writer.arrays_source(arrays), prepare=step,

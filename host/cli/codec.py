@@ -98,7 +98,7 @@ def _compress(args):
                                     args.skip_unsupported, args.format, warn=_warn, tableset_fn=fn,
                                     stripe_len=args.stripe, L=args.L, share=not args.no_share, progress=tick,
                                     plan_progress=tick, group_below=args.group_below, items=items,
-                                    threads=args.threads)
+                                    threads=args.threads, reorder=not args.keep_order)
     finally:
         bar.close()
     raw = sum(t.raw_bytes for t in c.tensors)
@@ -179,7 +179,7 @@ def info_dict(c: ct.Container, file_bytes: int | None = None) -> dict:
                         "raw_bytes": t.raw_bytes, "bits_per_weight": 8 * n / t.numel if t.numel else 0.0,
                         "ratio": n / t.raw_bytes if t.raw_bytes else 0.0, "attrs": t.attrs,
                         "stream": t.stream if t.numel else None, "word_offset": t.word_offset,
-                        "grouped": t.grouped})
+                        "grouped": t.grouped, "axes": list(t.axes) if t.axes is not None else None})
     streams = []
     for s in c.streams:
         streams.append({"stream": s.index, "table": s.table, "stripe_len": s.stripe_len, "stripes": s.n_stripes,
@@ -196,7 +196,7 @@ def info_dict(c: ct.Container, file_bytes: int | None = None) -> dict:
     weights = sum(t.numel for t in c.tensors)
     return {"bytes": total, "raw_bytes": raw, "ratio": total / raw if raw else 0.0,
             "bits_per_weight": 8 * total / weights if weights else 0.0,
-            "version": getattr(c, "version", None) or ct.VERSION, "tables": tables, "streams": streams,
+            "version": getattr(c, "version", None) or ct.version_for(c), "tables": tables, "streams": streams,
             "tensors": tensors}
 
 
@@ -238,7 +238,8 @@ def _info(args):
         tb = "-" if t["table"] is None else str(t["table"])
         sm = "-" if t["stream"] is None else str(t["stream"]) + ("g" if t["grouped"] else "")
         out.append(f"{name(t['name']):{w}s} {t['dtype']:8s} {'x'.join(map(str, t['shape'])) or '()':>16s} "
-                   f"{tb:>5s} {sm:>6s} {t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}")
+                   f"{tb:>5s} {sm:>6s} {t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}"
+                   + (f"  coded in axis order {tuple(t['axes'])}" if t["axes"] is not None else ""))
     if groups:
         out.append("(stream Ng: a group stream; its tensors' bytes are their share of the stream, pro rata of words)")
     emit(out)
@@ -277,6 +278,10 @@ def register(sub):
                    help="longest class code = the decoder's LUT1 address bits (default 8, up to 12)")
     p.add_argument("--greedy", action="store_true", help="use the published greedy table sets (baseline)")
     p.add_argument("--no-share", action="store_true", help="one table set per tensor")
+    p.add_argument("--keep-order", action="store_true",
+                   help="code every tensor in its own axis order (the stream a hardware decoder emits is the tensor "
+                        "in C order; version 3); by default a pruned tensor may be coded transposed where its zero "
+                        "runs are cheaper so (version 4, the axis order in the index)")
     p.add_argument("--group-below", type=int_in(0, 1 << 20, "group threshold"), default=codec.DEFAULT_GROUP_BELOW,
                    metavar="N", help="tensors of fewer than N words share group streams (default "
                                      f"{codec.DEFAULT_GROUP_BELOW}; 0: every tensor owns its stripes)")

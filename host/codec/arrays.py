@@ -8,6 +8,7 @@ import numpy as np
 
 from lutzip.codec import container as ct
 from lutzip.codec.decode import decode_stripes   # decoding never imports numba (the encoder does)
+from lutzip.codec.layout import choose_axes, restore, stored
 from lutzip.errors import UnsupportedError
 
 DEFAULT_STRIPE = 4096
@@ -102,7 +103,7 @@ def stream_stripe_len(numel: int, word_bits: int, stripe_len: int, min_stripes: 
 def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
              progress=None, L: int = 8, share: bool = True, plan_progress=None,
              group_below: int = DEFAULT_GROUP_BELOW, threads: int = 1, min_stripes: int = MIN_STRIPES,
-             stripe_bits: int | None = None) -> ct.Container:
+             stripe_bits: int | None = None, reorder: bool = True) -> ct.Container:
     """Code named arrays into a container.
 
     Parameters
@@ -137,16 +138,23 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         of a 16-bit stripe; ``stripe_bits`` changes that bound). Its table set is designed for ``stripe_len``,
         which stays the stripe length of group streams. ``min_stripes=0``: every stream has stripes of
         ``stripe_len`` words.
+    reorder : bool
+        Let a tensor be coded in another axis order where its zero runs are cheaper so
+        (:func:`lutzip.codec.layout.choose_axes`; format version 4). The decoded array is the same; the
+        stream (what a hardware decoder emits) holds ``numpy.transpose(tensor, axes)``. ``False``: every
+        stream holds its tensor in its own order (version 3).
     """
     from lutzip.codec import bitstream           # the encoder (numba): imported when something is compressed
     from lutzip.codec.decode import MAX_STRIPE_WORDS
     from lutzip.errors import TableError
     if not 1 <= int(stripe_len) <= MAX_STRIPE_WORDS:
         raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")
-    names, shapes, word_list, dtypes = [], [], [], []
+    names, shapes, word_list, dtypes, axes_list = [], [], [], [], []
     for name, arr in arrays.items():
         arr = np.asarray(arr) if not hasattr(arr, "dtype") else arr
-        words, dtype = to_words(arr)
+        axes = choose_axes(arr) if reorder and arr.dtype.itemsize <= 2 else None
+        words, dtype = to_words(stored(arr, axes))
+        axes_list.append(axes)
         names.append(name)
         shapes.append(tuple(arr.shape))
         word_list.append(words)
@@ -180,7 +188,8 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         pos = 0
         for i in members:
             entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], assignment[k], S, offset, sw, crcs,
-                                        dict((attrs or {}).get(names[i], {})), k, pos, int(s_words[k].size))
+                                        dict((attrs or {}).get(names[i], {})), k, pos, int(s_words[k].size),
+                                        axes_list[i])
             pos += int(word_list[i].size)
             if progress:
                 progress(names[i])
@@ -424,6 +433,13 @@ def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None, thre
                           first_stripe=a, crc_where=f"tensor {s.name!r}" if isinstance(s, ct.TensorEntry) else s.name)
 
 
+def _shaped(words: np.ndarray, t: ct.TensorEntry) -> np.ndarray:
+    """A tensor's decoded words as its array: its dtype, its stored shape, transposed back to its own axis order
+    when it has one (version 4, :func:`lutzip.codec.layout.restore`: a copy then)."""
+    a = words.view(_np_dtype(t)).reshape(t.stored_shape)
+    return a if t.axes is None else restore(a, t.axes)
+
+
 def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True, threads: int = 1,
                       alloc=None) -> np.ndarray:
     """Decode one tensor of a container back to its array (bit-identical to what was coded).
@@ -445,11 +461,11 @@ def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True
             from lutzip.errors import DecodeError
             raise DecodeError(f"group stream holds {len(words)} words at stripes {a}..{b - 1}, the tensor needs "
                               f"{t.numel} from word {lo}", t.name)
-        return out.copy().view(_np_dtype(t)).reshape(t.shape)
+        return _shaped(out if t.axes is not None else out.copy(), t)
     out = (alloc or np.empty)(t.numel, np.uint8 if bits == 8 else np.uint16)
     decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name, out=out,
                    crcs=np.asarray(t.stripe_crcs, np.uint32) if check_crc else None, threads=threads)
-    return out.view(_np_dtype(t)).reshape(t.shape)
+    return _shaped(out, t)
 
 
 def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO, threads: int = 1) -> dict:
@@ -481,7 +497,8 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO, threads
             if t.word_offset + t.numel > len(words):
                 out[t.name] = decompress_tensor(c, t, check_crc, threads)     # raises the decoder's error
                 continue
-            out[t.name] = words[t.word_offset:t.word_offset + t.numel].copy().view(_np_dtype(t)).reshape(t.shape)
+            w = words[t.word_offset:t.word_offset + t.numel]
+            out[t.name] = _shaped(w if t.axes is not None else w.copy(), t)
         else:
             out[t.name] = decompress_tensor(c, t, check_crc, threads, alloc)
     return out

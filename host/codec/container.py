@@ -16,8 +16,8 @@ from lutzip.errors import CorruptError, FormatError, LutzError, OutputLimitError
 from lutzip.codec.tables import ClassSpec, TableSet, MAX_CLASSES, MAX_LUT3
 
 MAGIC = b"LUTZ"
-VERSION = 3              # written by default
-READ_VERSIONS = (2, 3)   # read (and written on request)
+VERSION = 3              # written by default when no tensor has an axis order (4 when one has)
+READ_VERSIONS = (2, 3, 4)   # read (and written on request)
 HEADER = struct.Struct("<4sHHIIQII")  # magic, version, flags, meta_len, meta_crc, payload_len, reserved, hdr_crc
 HEADER_SIZE = HEADER.size  # 32
 MAX_NDIM = 8
@@ -174,6 +174,15 @@ class TensorEntry:
     stream: int | None = None
     word_offset: int = 0
     stream_numel: int | None = None
+    axes: tuple | None = None
+
+    @property
+    def stored_shape(self) -> tuple:
+        """The shape of the array whose C-order words the stream holds: ``shape`` permuted by ``axes``
+        (version 4: ``numpy.transpose(tensor, axes)``); ``shape`` itself when ``axes`` is ``None``."""
+        if self.axes is None:
+            return tuple(self.shape)
+        return tuple(self.shape[a] for a in self.axes)
 
     @property
     def numel(self) -> int:
@@ -358,6 +367,7 @@ MIN_STREAM_BYTES = 1     # v3: the stream flags byte
 # v3 tensor flags: bit 0 an f32 scale follows, bit 1 JSON attributes follow, bits 2-3 the placement
 T_SCALE = 0x01
 T_ATTRS = 0x02
+T_AXES = 0x10            # version 4: ndim x u8 axis order follows (docs/FORMAT.md, section 4.1)
 PLACE_NEW, PLACE_SAME, PLACE_INDEX, PLACE_NONE = 0, 1, 2, 3
 # v3 stream flags: bit 0 the stripe length follows (else the block's default), bit 1 the table index follows
 # (else the previous stream's; 0 for the first)
@@ -442,6 +452,22 @@ def _tensor_fields(t: TensorEntry, seen: set):
     return name, head, scale, attrs
 
 
+def check_axes(axes, ndim: int, name) -> tuple | None:
+    """``axes`` as a tuple, ``None`` for the identity or ``None``; :class:`FormatError` unless it is a
+    permutation of ``0 .. ndim-1``."""
+    if axes is None:
+        return None
+    axes = tuple(int(a) for a in axes)
+    if sorted(axes) != list(range(ndim)):
+        raise FormatError(f"tensor {name!r}: axis order {axes} is not a permutation of its {ndim} axes")
+    return None if axes == tuple(range(ndim)) else axes
+
+
+def version_for(c: Container) -> int:
+    """The lowest version that holds ``c``: 4 when a tensor has an axis order, else :data:`VERSION` (3)."""
+    return 4 if any(check_axes(t.axes, len(t.shape), t.name) for t in c.tensors) else VERSION
+
+
 def _pack_meta_v2(c: Container) -> bytes:
     """The version-2 metadata block: every tensor owns its stripes (no group streams)."""
     if not 1 <= len(c.tables) <= 0xFFFF:
@@ -452,6 +478,8 @@ def _pack_meta_v2(c: Container) -> bytes:
     for t in c.tensors:
         if t.grouped:
             raise FormatError(f"tensor {t.name!r} shares a group stream: version 2 cannot store it (write version 3)")
+        if check_axes(t.axes, len(t.shape), t.name) is not None:
+            raise FormatError(f"tensor {t.name!r} has an axis order: version 2 cannot store it (write version 4)")
         name, head, scale, attrs = _tensor_fields(t, seen)
         out += _varint(len(name)) + name + head
         out += struct.pack("<B", ATTR_SCALE if scale is not None else 0)
@@ -507,8 +535,8 @@ def _check_layout(c: Container, streams) -> None:
         raise FormatError(f"payload bytes {end}..{size} belong to no tensor")
 
 
-def _pack_meta_v3(c: Container) -> bytes:
-    """The version-3 metadata block (docs/FORMAT.md, section 4)."""
+def _pack_meta_v3(c: Container, version: int = 3) -> bytes:
+    """The version-3 (or 4: axis orders) metadata block (docs/FORMAT.md, section 4)."""
     if not 1 <= len(c.tables) <= 0xFFFF:
         raise FormatError(f"{len(c.tables)} table sets: a container holds 1 to 65535")
     streams = derive_streams(c.tensors)
@@ -543,12 +571,20 @@ def _pack_meta_v3(c: Container) -> bytes:
             extra = _varint(s)
         if s is not None:
             cur = s
+        axes = check_axes(t.axes, len(t.shape), t.name)
+        if axes is not None:
+            if version < 4:
+                raise FormatError(f"tensor {t.name!r} has an axis order: version {version} cannot store it "
+                                  f"(write version 4)")
+            flags |= T_AXES
         out += struct.pack("<B", flags)
         if scale is not None:
             out += struct.pack("<f", scale)
         if attrs:
             out += _varint(len(attrs)) + attrs
         out += extra
+        if axes is not None:
+            out += bytes(axes)
     for rec in _stream_records(streams, default_s):
         out += rec
     return bytes(out)
@@ -594,31 +630,35 @@ def coded_bytes(c: Container) -> dict:
     return out
 
 
-def to_bytes(c: Container, version: int = VERSION) -> bytes:
+def to_bytes(c: Container, version: int | None = None) -> bytes:
     """Serialise a container.
 
     Parameters
     ----------
     c : Container
         The tables, tensors and payload.
-    version : {3, 2}
-        The layout of the metadata block: 3 (default) or the older 2, which cannot hold group streams.
+    version : {None, 4, 3, 2}
+        The layout of the metadata block. ``None`` (default): the lowest that holds ``c``
+        (:func:`version_for`: 4 when a tensor has an axis order, else 3). 3 cannot hold axis orders, the older
+        2 neither group streams.
 
     Raises
     ------
     FormatError
         A field out of range, a layout the version cannot express (e.g. streams not in the order of their
-        first tensor), or ``version`` not 2 or 3.
+        first tensor), or ``version`` not 2, 3 or 4.
     """
+    if version is None:
+        version = version_for(c)
     if version not in READ_VERSIONS:
         raise FormatError(f"cannot write .lutz version {version} (this writer knows {', '.join(map(str, READ_VERSIONS))})")
-    meta = _pack_meta_v3(c) if version == 3 else _pack_meta_v2(c)
+    meta = _pack_meta_v3(c, version) if version >= 3 else _pack_meta_v2(c)
     payload = np.asarray(c.payload, "<u4").tobytes()
     head = struct.pack("<4sHHIIQI", MAGIC, version, 0, len(meta), zlib.crc32(meta), len(payload), 0)
     return head + struct.pack("<I", zlib.crc32(head)) + meta + payload
 
 
-def write(path, c: Container, version: int = VERSION) -> int:
+def write(path, c: Container, version: int | None = None) -> int:
     """Write a container to ``path`` atomically (:func:`atomic_output`); returns the number of bytes written.
 
     ``version``: as for :func:`to_bytes`.
@@ -757,7 +797,7 @@ def _parse(mv: memoryview) -> Container:
         tables, tensors = _parse_meta_v2(meta, payload_len)
         streams = None
     else:
-        tables, tensors, streams = _parse_meta_v3(meta, payload_len)
+        tables, tensors, streams = _parse_meta_v3(meta, payload_len, version)
     payload = np.frombuffer(mv, np.dtype("<u4"), count=payload_len // 4, offset=HEADER_SIZE + meta_len)
     if not payload.dtype.isnative:
         payload = payload.astype(np.uint32)
@@ -1081,8 +1121,8 @@ def _read_streams_c(r: _Reader, fill: list, n_tables: int, default_s: int, paylo
 _F32 = struct.Struct("<f")
 
 
-def _parse_meta_v3(meta: bytes, payload_len: int):
-    """Tables, tensor entries and streams of a version-3 metadata block whose CRC was checked."""
+def _parse_meta_v3(meta: bytes, payload_len: int, version: int = 3):
+    """Tables, tensor entries and streams of a version-3 (or 4) metadata block whose CRC was checked."""
     r, n_tables, n_tensors = _read_counts(meta)
     default_s = r.varint("default stripe length", U64)
     if not 1 <= default_s <= 65536:
@@ -1091,7 +1131,7 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
     tables = _read_tables(r)
     if n_tensors * MIN_TENSOR_BYTES_V3 > r.remaining():
         raise FormatError(f"tensor count {n_tensors} cannot fit in {r.remaining()} bytes of metadata")
-    recs = []                 # (name, dtype code, shape, numel, attrs, stream, word offset)
+    recs = []                 # (name, dtype code, shape, numel, attrs, stream, word offset, axis order)
     fill = []                 # words placed in each stream so far
     names = {}
     prev, cur = b"", None
@@ -1123,7 +1163,7 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
             r.pos = p + 1
         else:
             (tflags,) = r.unpack("B", f"flags of tensor {name!r}")
-        if tflags & ~0x0F:
+        if tflags & ~(0x1F if version >= 4 else 0x0F):
             raise FormatError(f"tensor {name!r}: unknown flags {tflags:#04x}")
         attrs = {}
         if tflags & T_SCALE:
@@ -1138,7 +1178,7 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
             if al == 0:
                 raise FormatError(f"tensor {name!r}: attribute length 0 with the attributes flag set")
             _read_attrs(r, name, attrs, al)
-        place = tflags >> 2
+        place = (tflags >> 2) & 3
         if (place == PLACE_NONE) != (numel == 0):
             raise FormatError(f"tensor {name!r}: placement {place} for {numel} words (an empty tensor and only an "
                               f"empty tensor has no stream)")
@@ -1155,12 +1195,17 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
             s = r.varint(f"stream index of tensor {name!r}", len(fill) - 1)
         else:
             s = None
+        axes = None
+        if tflags & T_AXES:
+            axes = tuple(r.take(len(shape), f"axis order of tensor {name!r}"))
+            if check_axes(axes, len(shape), name) is None:
+                raise FormatError(f"tensor {name!r}: axis order {axes} is the identity (stored only when it is not)")
         off = 0
         if s is not None:
             off = fill[s]
             fill[s] += numel
             cur = s
-        recs.append((name, code, shape, numel, attrs, s, off))
+        recs.append((name, code, shape, numel, attrs, s, off, axes))
     n_streams = len(fill)
     if n_streams * MIN_STREAM_BYTES > r.remaining():
         raise FormatError(f"{n_streams} stream records cannot fit in {r.remaining()} bytes of metadata")
@@ -1168,10 +1213,10 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
     if streams is None:
         streams = _read_streams(r, fill, n_tables, default_s, payload_len)
     tensors = []
-    for i, (name, code, shape, numel, attrs, s, off) in enumerate(recs):
+    for i, (name, code, shape, numel, attrs, s, off, axes) in enumerate(recs):
         if s is None:
             tensors.append(TensorEntry(name, DTYPES[code][0], shape, None, default_s, 0, np.zeros(0, np.uint32),
-                                       np.zeros(0, np.uint32), attrs))
+                                       np.zeros(0, np.uint32), attrs, axes=axes))
             continue
         st = streams[s]
         if tables[st.table].word_bits != DTYPES[code][1]:
@@ -1179,7 +1224,7 @@ def _parse_meta_v3(meta: bytes, payload_len: int):
                               f"{tables[st.table].word_bits}-bit table set {st.table} of stream {s}")
         st.members.append(i)
         tensors.append(TensorEntry(name, DTYPES[code][0], shape, st.table, st.stripe_len, st.offset,
-                                   st.stripe_words, st.stripe_crcs, attrs, s, off, st.numel))
+                                   st.stripe_words, st.stripe_crcs, attrs, s, off, st.numel, axes))
     return tables, tensors, streams
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from lutzip.codec import container as ct
 from lutzip.codec.arrays import (DEFAULT_GROUP_BELOW, DEFAULT_STRIPE, GROUP_STRIPES, MIN_STRIPES, plan_streams,
                                  stream_stripe_len, to_words)
+from lutzip.codec.layout import choose_axes, stored
 from lutzip.errors import FormatError, UnsupportedError
 
 #: words coded per call of the stripe encoder (rounded down to whole stripes; at least one stripe)
@@ -216,8 +217,9 @@ def _in_order(tasks, threads: int):
 def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, L: int = 8, share: bool = True,
                    tableset_fn=None, group_below: int = DEFAULT_GROUP_BELOW, attrs: dict | None = None,
                    progress=None, plan_progress=None, keep_bytes: int = KEEP_BYTES, threads: int = 1,
-                   min_stripes: int = MIN_STRIPES, stripe_bits: int | None = None):
-    """Code tensors one at a time into the ``.lutz`` file ``path`` (version 3), two passes over the tensors.
+                   min_stripes: int = MIN_STRIPES, stripe_bits: int | None = None, reorder: bool = True):
+    """Code tensors one at a time into the ``.lutz`` file ``path`` (version 3, or 4 when a tensor is coded in
+    another axis order), two passes over the tensors.
 
     Parameters
     ----------
@@ -229,7 +231,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
     prepare : callable(name, array) -> (array, dict) or None, optional
         The lossy step of one tensor: the array to code and its attributes, or ``None`` to leave the tensor
         out. Default: the array as it is.
-    stripe_len, L, share, tableset_fn, group_below, min_stripes, stripe_bits :
+    stripe_len, L, share, tableset_fn, group_below, min_stripes, stripe_bits, reorder :
         As for :func:`lutzip.codec.arrays.compress`.
     attrs : dict of str -> dict, optional
         Attributes per tensor name (the lossy step's attributes are added to them).
@@ -266,7 +268,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
     user_attrs = attrs or {}
     tmpdir = _temp_dir(path)
     spill = None
-    names, shapes, dtypes, sizes, tattrs, srcs, own = [], [], [], [], [], [], {}
+    names, shapes, dtypes, sizes, tattrs, srcs, own, axes_list = [], [], [], [], [], [], {}, []
     kept = 0
     try:
         # ---- pass 1: read, prepare, count (and let go) every tensor
@@ -281,7 +283,9 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
                     continue
                 p, a = r
                 del r
-            words, dtype = to_words(p)
+            axes = choose_axes(p) if reorder else None
+            words, dtype = to_words(stored(p, axes))
+            axes_list.append(axes)
             n = int(words.size)
             bits = ct.dtype_bits(dtype)
             names.append(name)
@@ -298,7 +302,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
             elif n < group_below:
                 srcs.append(("mem", np.array(words)))      # small: a copy, detached from any mapping
             elif p is arr:
-                srcs.append(("get", get))                  # unchanged: read it again
+                srcs.append(("get", (get, axes)))          # unchanged: read it again
             elif kept + words.nbytes <= keep_bytes:
                 srcs.append(("mem", np.array(words)))
                 kept += words.nbytes
@@ -321,7 +325,8 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
             if kind == "mem":
                 return v
             if kind == "get":
-                w, _ = to_words(np.asarray(v()))
+                get, axes = v
+                w, _ = to_words(stored(np.asarray(get()), axes))
                 return w
             off, n, dt = v
             return np.asarray(np.memmap(spill, dt, "r", offset=off, shape=(n,)))
@@ -390,7 +395,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
                 pos = 0
                 for i in members:
                     entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], ts_i, stripe_of[k], offset, sw, crcs,
-                                                tattrs[i], k, pos, total)
+                                                tattrs[i], k, pos, total, axes_list[i])
                     pos += sizes[i]
                     if progress:
                         progress(names[i])
@@ -408,16 +413,17 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
             n_words = offset // 4
             payload = np.memmap(pf, np.dtype("<u4"), "r", shape=(n_words,)) if n_words else np.zeros(0, "<u4")
             c = ct.Container(tables, entries, payload)
-            meta = ct._pack_meta_v3(c)
+            version = ct.version_for(c)
+            meta = ct._pack_meta_v3(c, version)
             c.payload = None
             del payload
-            head = struct.pack("<4sHHIIQI", ct.MAGIC, ct.VERSION, 0, len(meta), zlib.crc32(meta), offset, 0)
+            head = struct.pack("<4sHHIIQI", ct.MAGIC, version, 0, len(meta), zlib.crc32(meta), offset, 0)
             head += struct.pack("<I", zlib.crc32(head))
             with ct.atomic_output(path) as f:
                 f.write(head)
                 f.write(meta)
                 _copy(pf, f, offset)
-        c.version = ct.VERSION
+        c.version = version
         return len(head) + len(meta) + offset, c
     finally:
         if spill is not None:

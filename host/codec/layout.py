@@ -1,0 +1,87 @@
+"""The order in which a tensor's words are coded (format version 4's axis order, docs/FORMAT.md section 4.1).
+
+An order-0 code of literals and zero runs (the classes of section 1) costs the same for every order of a tensor's
+non-zero words, but not for its zeros: a pruned convolution's zero runs follow its kernels in one axis order and
+are cut short in another. :func:`choose_axes` estimates, for each order of a tensor's axes, the order-0 entropy of
+its symbol sequence (each non-zero word a literal, each maximal zero run one symbol by its length) and keeps the
+order that beats the tensor's own by a clear margin. The hardware decodes the stream as it is; the host (or an
+accelerator told the order) transposes back.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+#: tensors of fewer words keep their order (the estimate is noise there, and the index byte per axis costs)
+MIN_WORDS = 4096
+#: tensors with fewer zero words than this fraction keep their order (an order only moves the zeros)
+MIN_ZERO_FRACTION = 0.125
+#: a new order must save at least this fraction of the estimated bits of the tensor's own order
+MIN_GAIN = 0.02
+#: orders of at most this many axes are all tried (4 axes: 24 orders); larger tensors keep theirs
+MAX_NDIM = 4
+#: zero runs are counted as symbols up to this length (longer ones count as several, as a ZRUN class codes them)
+RUN_CAP = 4096
+
+
+def run_counts(nonzero: np.ndarray) -> np.ndarray:
+    """Counts of the zero-run symbols of a flat mask of non-zero words: one per maximal run of zeros, by its
+    length up to :data:`RUN_CAP` (a longer run counts as several, as a ZRUN class codes it)."""
+    edges = np.diff(np.concatenate(([True], nonzero, [True])).view(np.int8))
+    runs = np.flatnonzero(edges == 1) - np.flatnonzero(edges == -1)
+    full, rest = np.divmod(runs, RUN_CAP)
+    counts = np.bincount(rest)[1:]
+    n_full = int(full.sum())
+    return np.append(counts[counts > 0], n_full) if n_full else counts[counts > 0]
+
+
+def symbol_bits(literal_counts: np.ndarray, nonzero: np.ndarray) -> float:
+    """Order-0 entropy in bits of a word sequence read as literals (the non-zero words, counted by value in
+    ``literal_counts``: the same in every order) and zero runs (:func:`run_counts` of the flat mask)."""
+    c = np.concatenate((literal_counts, run_counts(nonzero))).astype(np.float64)
+    c = c[c > 0]
+    if c.size <= 1:
+        return 0.0
+    return float(-(c * np.log2(c / c.sum())).sum())
+
+
+def choose_axes(arr: np.ndarray) -> tuple | None:
+    """The axis order to code ``arr`` in (``numpy.transpose(arr, axes)``), or ``None`` to keep its own.
+
+    Only for tensors of 2 .. :data:`MAX_NDIM` axes, at least :data:`MIN_WORDS` words and
+    :data:`MIN_ZERO_FRACTION` zeros; an order is taken when its estimate (:func:`symbol_bits`) is at least
+    :data:`MIN_GAIN` below the tensor's own.
+    """
+    arr = np.asarray(arr)
+    if not 2 <= arr.ndim <= MAX_NDIM or arr.size < MIN_WORDS or arr.dtype.itemsize > 2:
+        return None
+    words = np.ascontiguousarray(arr).reshape(-1).view(np.uint8 if arr.itemsize == 1 else np.uint16)
+    nonzero = words != 0
+    n_zero = words.size - int(np.count_nonzero(nonzero))
+    if n_zero < MIN_ZERO_FRACTION * words.size:
+        return None
+    lits = np.bincount(words[nonzero], minlength=1)
+    lits = lits[lits > 0]
+    best, best_bits = None, symbol_bits(lits, nonzero) * (1.0 - MIN_GAIN)
+    mask = nonzero.reshape(arr.shape)
+    for axes in itertools.permutations(range(arr.ndim)):
+        moved = [a for a in axes if arr.shape[a] != 1]
+        if moved == sorted(moved):           # the same order of words as the tensor's own
+            continue
+        bits = symbol_bits(lits, np.ascontiguousarray(mask.transpose(axes)).reshape(-1))
+        if bits < best_bits:
+            best, best_bits = axes, bits
+    return best
+
+
+def stored(arr: np.ndarray, axes) -> np.ndarray:
+    """``arr`` in the order its words are coded in: transposed by ``axes`` (C-contiguous), or as it is."""
+    return arr if axes is None else np.ascontiguousarray(np.transpose(arr, axes))
+
+
+def restore(stored_arr: np.ndarray, axes) -> np.ndarray:
+    """Inverse of :func:`stored`: the tensor in its own axis order (C-contiguous)."""
+    if axes is None:
+        return stored_arr
+    return np.ascontiguousarray(np.transpose(stored_arr, np.argsort(axes)))
