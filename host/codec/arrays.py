@@ -336,7 +336,7 @@ def _new_slab(size: int):
         # private: the default (shared) is shmem, which gets no huge pages here; the slack lets the slab start
         # on a 2 MiB boundary (its pages are never touched)
         mm = mmap.mmap(-1, size + _HUGE, flags=mmap.MAP_PRIVATE)
-    except (OSError, ValueError, OverflowError):
+    except (OSError, ValueError, OverflowError, TypeError, AttributeError):     # also: no MAP_PRIVATE (Windows)
         return None
     import ctypes
     holder = ctypes.c_char.from_buffer(mm)
