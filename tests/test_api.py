@@ -297,3 +297,53 @@ def test_decompress_outputs_come_from_huge_page_slabs(monkeypatch):
     out = lutzip.decompress(data)
     del out
     assert pool == []                                    # unmapped, not pooled
+
+
+def test_decompress_in_one_c_call_equals_the_per_tensor_path(monkeypatch):
+    """decompress decodes every stream in one call of the C library (lz_decode_many): the same arrays (names,
+    order, dtypes, shapes, bits) as tensor by tensor; a damaged stripe, a CRC mismatch or a hand-made container
+    with odd stream fields falls back to the per-tensor path, which raises the same error as before."""
+    from lutzip.codec import fastdec
+    if not fastdec.available():
+        pytest.skip(fastdec.why_not())
+    w = dict(_weights(), **{f"small{j}": np.arange(j * 10, dtype=np.int16) for j in range(1, 6)})
+    data = lutzip.compress(w, group_below=256)
+    c = ct.from_bytes(data)
+    assert any(s.grouped for s in c.streams)
+    used = []
+    real = codec_arrays._decompress_c
+    monkeypatch.setattr(codec_arrays, "_decompress_c", lambda *a: used.append(real(*a)) or used[-1])
+    fast = codec_arrays.decompress(c)
+    assert used and used[-1] is not None                     # the one-call path decoded it
+    monkeypatch.setattr(codec_arrays, "_decompress_c", lambda *a: None)
+    slow = codec_arrays.decompress(c)
+    assert list(fast) == list(slow) == list(w)
+    for k in w:
+        assert fast[k].dtype == slow[k].dtype and fast[k].shape == slow[k].shape and np.array_equal(fast[k], slow[k])
+    assert all(np.array_equal(codec_arrays.decompress(c, check_crc=False)[k], slow[k]) for k in w)
+    # a flipped payload bit: the CRC error of the per-tensor path, with and without the one-call path
+    bad = bytearray(data)
+    bad[-5] ^= 0x10
+    errors = []
+    for patched in (real, lambda *a: None):
+        monkeypatch.setattr(codec_arrays, "_decompress_c", patched)
+        with pytest.raises(CorruptError) as e:
+            lutzip.decompress(bytes(bad))
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    # without CRCs the decoder itself judges the damage: again the same outcome either way
+    outcomes = []
+    for patched in (real, lambda *a: None):
+        monkeypatch.setattr(codec_arrays, "_decompress_c", patched)
+        try:
+            got = codec_arrays.decompress(ct.from_bytes(bytes(bad)), check_crc=False)
+            outcomes.append(("ok", [np.asarray(a).tobytes() for a in got.values()]))
+        except LutzError as e:
+            outcomes.append(("error", str(e)))
+    assert outcomes[0] == outcomes[1]
+    # a stream's stripe words as int64 (a hand-made container): the per-tensor path takes it
+    monkeypatch.setattr(codec_arrays, "_decompress_c", lambda *a: used.append(real(*a)) or used[-1])
+    c2 = ct.from_bytes(data)
+    c2.streams[0].stripe_words = c2.streams[0].stripe_words.astype(np.int64)
+    got = codec_arrays.decompress(c2)
+    assert used[-1] is None and all(np.array_equal(got[k], slow[k]) for k in w)

@@ -760,6 +760,37 @@ EXPORT int64_t lz_parse_streams(const uint8_t *b, int64_t len, int64_t pos, int6
     return n_all;
 }
 
+/* one run of stripes of lz_decode_many: the arguments of lz_decode, every field 8 bytes (fastdec.STREAM_DTYPE) */
+typedef struct {
+    const uint32_t *words;
+    int64_t total;
+    const uint32_t *nw;
+    int64_t n_stripes, S, numel;
+    const lz_entry *T;
+    int64_t L, mode;
+    const uint16_t *lut3;
+    int64_t n_lut3;
+    const int32_t *cls;
+    void *out;
+    int64_t out8;
+    const uint32_t *crcs;
+} lz_stream;
+
+/* lz_decode for each of n streams in turn (one call for a whole container); stops at the first that fails:
+ * its return code, err[0] / err[1] as lz_decode's and err[2] the stream's index. */
+EXPORT int lz_decode_many(const lz_stream *st, int64_t n, int threads, int64_t *err) {
+    for (int64_t i = 0; i < n; i++) {
+        const lz_stream *j = &st[i];
+        int rc = lz_decode(j->words, j->total, j->nw, j->n_stripes, j->S, j->numel, j->T, (int)j->L, (int)j->mode,
+                           j->lut3, j->n_lut3, j->cls, j->out, (int)j->out8, j->crcs, threads, err);
+        if (rc != ERR_OK) {
+            err[2] = i;
+            return rc;
+        }
+    }
+    return ERR_OK;
+}
+
 EXPORT int lz_lanes(void) { return LZ_LANES; }
 
 /* n dependent additions (one cycle each): timed by the benchmark to turn seconds into core cycles on a

@@ -345,7 +345,7 @@ def _new_slab(size: int):
         # private: the default (shared) is shmem, which gets no huge pages here; the slack lets the slab start
         # on a 2 MiB boundary (its pages are never touched)
         mm = mmap.mmap(-1, size + _HUGE, flags=mmap.MAP_PRIVATE)
-    except (OSError, ValueError, OverflowError):
+    except (OSError, ValueError, OverflowError, TypeError, AttributeError):     # also: no MAP_PRIVATE (Windows)
         return None
     import ctypes
     holder = ctypes.c_char.from_buffer(mm)
@@ -487,6 +487,9 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO, threads
         Threads of the compiled decoder per stream (1: single-threaded).
     """
     check_output_size(c.tensors, max_output)
+    fast = _decompress_c(c, check_crc, threads)
+    if fast is not None:
+        return fast
     out, cache, alloc = {}, {}, _Slabs().empty
     for t in c.tensors:
         if t.numel and t.grouped:
@@ -501,6 +504,67 @@ def decompress(c: ct.Container, check_crc: bool = True, max_output=AUTO, threads
             out[t.name] = _shaped(w if t.axes is not None else w.copy(), t)
         else:
             out[t.name] = decompress_tensor(c, t, check_crc, threads, alloc)
+    return out
+
+
+def _decompress_c(c: ct.Container, check_crc: bool, threads: int):
+    """:func:`decompress` with every stream decoded in one call of the C library (``lz_decode_many``), or
+    ``None``: no C library, a container whose fields the per-tensor path must judge (stream fields of the wrong
+    dtype or length, a stream that does not tile), or any decode or CRC error (the per-tensor path then decodes
+    again and raises the error it names)."""
+    from lutzip.codec import fastdec
+    if not fastdec.available():
+        return None
+    try:
+        streams = c.streams
+    except ct.FormatError:
+        return None
+    tensors, payload = c.tensors, c.payload
+    if payload.dtype != np.uint32 or not payload.flags.c_contiguous:
+        return None
+    alloc = _Slabs().empty
+    rows, outs = [], []
+    for s in streams:
+        ts = c.tables[s.table] if 0 <= s.table < len(c.tables) else None
+        sw, crcs = s.stripe_words, s.stripe_crcs
+        S, numel = int(s.stripe_len), int(s.numel)
+        if ts is None or not isinstance(sw, np.ndarray) or sw.dtype != np.uint32 or not sw.flags.c_contiguous \
+                or not 1 <= S <= 65536 or len(sw) != -(-numel // S) or s.offset % 4:
+            return None
+        if check_crc:
+            if not isinstance(crcs, np.ndarray) or crcs.dtype != np.uint32 or not crcs.flags.c_contiguous \
+                    or len(crcs) != len(sw):
+                return None
+        else:
+            crcs = None
+        bits = {ct.dtype_bits(tensors[i].dtype) for i in s.members}
+        if len(bits) != 1 or (ts.word_bits == 16 and bits == {8}):
+            return None
+        # a group stream's words are copied out per tensor: its buffer is temporary (not in a slab)
+        out = (alloc if len(s.members) == 1 else np.empty)(numel, np.uint8 if bits == {8} else np.uint16)
+        lo = s.offset // 4
+        rows.append((payload[lo:lo + int(sw.sum(dtype=np.int64))], sw, numel, S, ts, out, crcs))
+        outs.append(out)
+    rc = fastdec.decode_many(rows, max(1, int(threads)))[0]
+    if rc:
+        return None
+    result = {}
+    for s, words in zip(streams, outs):
+        if len(s.members) == 1:
+            t = tensors[s.members[0]]
+            result[t.name] = words.view(_np_dtype(t)).reshape(t.shape)
+            continue
+        for i in s.members:             # a group stream: each tensor gets a copy of its words
+            t = tensors[i]
+            result[t.name] = words[t.word_offset:t.word_offset + t.numel].copy().view(_np_dtype(t)).reshape(t.shape)
+    out = {}
+    for t in tensors:
+        a = result.get(t.name)
+        if a is None:
+            if t.numel:
+                return None             # a tensor no stream holds: the per-tensor path judges it
+            a = np.empty(0, np.uint8 if ct.dtype_bits(t.dtype) == 8 else np.uint16).view(_np_dtype(t)).reshape(t.shape)
+        out[t.name] = a
     return out
 
 

@@ -30,6 +30,10 @@ SOURCE = Path(__file__).with_name("_fastdec.c")
 #: One entry of the combined table (``lz_entry`` of ``_fastdec.c``).
 ENTRY_DTYPE = np.dtype([("tot", "u1"), ("flags", "u1"), ("sh", "u1"), ("adv", "u1"), ("param", "<u4")])
 F_LUT, F_INVALID, F_SLOW = 1, 4, 8
+#: One run of stripes of ``lz_decode_many`` (``lz_stream`` of ``_fastdec.c``): the arguments of ``lz_decode``.
+STREAM_DTYPE = np.dtype([(f, "<u8" if f in ("words", "nw", "T", "lut3", "cls", "out", "crcs") else "<i8")
+                         for f in ("words", "total", "nw", "n_stripes", "S", "numel", "T", "L", "mode", "lut3",
+                                   "n_lut3", "cls", "out", "out8", "crcs")])
 #: Fast-path modes of the kernel: every fast symbol is a LUT3 look-up, a RANGE value, or either.
 MODE_LUT, MODE_RANGE, MODE_MIX = 0, 1, 2
 KERNEL_LUT3 = 8192
@@ -68,6 +72,8 @@ def _configure(lib):
     lib.lz_lanes.restype = i32
     lib.lz_parse_streams.argtypes = [vp, i64, i64, i64, vp, i64, i64, i64, vp, vp, vp, i64]
     lib.lz_parse_streams.restype = i64
+    lib.lz_decode_many.argtypes = [vp, i64, i32, vp]
+    lib.lz_decode_many.restype = i32
     lib.lz_exact_count.argtypes = [i32]
     lib.lz_exact_count.restype = i64
     lib.lz_spin.argtypes = [i64]
@@ -261,6 +267,42 @@ def decode(payload_words: np.ndarray, stripe_words: np.ndarray, numel: int, stri
     if rc:
         return rc, int(e.err[0]), int(e.err[1])
     return 0, 0, 0
+
+
+def decode_many(rows: list, threads: int = 1):
+    """Decode several runs of stripes in one call of the C library (``lz_decode_many``).
+
+    Parameters
+    ----------
+    rows : list of tuple
+        Per run: ``(payload_words, stripe_words, numel, stripe_len, tables, out, crcs)`` as for :func:`decode`
+        (every array C-contiguous of its dtype: uint32 payload, stripe words and CRCs (or ``None``), uint16 or
+        uint8 ``out``; the caller checks).
+    threads : int
+        Threads for each run's stripes.
+
+    Returns
+    -------
+    (rc, run, stripe, word) : tuple of int
+        ``rc`` 0 or the first failing run's code (as :func:`decode`), that run's index, stripe and word.
+    """
+    lb = lib()
+    st = np.zeros(len(rows), STREAM_DTYPE)
+    keep = []
+    recs = []
+    for pw, sw, numel, S, tables, out, crcs in rows:
+        hit = combined_table(tables)
+        keep.append(hit)
+        ptrs = hit[5]
+        recs.append((_ptr(pw) if len(pw) else 0, len(pw), _ptr(sw) if len(sw) else 0, len(sw), S, numel, ptrs[0],
+                     hit[4], hit[1], ptrs[1] or 0, len(tables.lut3), ptrs[2], _ptr(out) if out.size else 0,
+                     out.dtype.itemsize == 1, 0 if crcs is None or not len(crcs) else _ptr(crcs)))
+    if recs:
+        st[:] = recs
+    err = np.zeros(3, np.int64)
+    rc = lb.lz_decode_many(_ptr(st), len(rows), threads, _ptr(err))
+    del keep
+    return (rc, int(err[2]), int(err[0]), int(err[1])) if rc else (0, 0, 0, 0)
 
 
 def cycles_per_second(clock=None, n: int = 20_000_000) -> float:
