@@ -552,11 +552,12 @@ def _decompress_c(c: ct.Container, check_crc: bool, threads: int):
     for s, words in zip(streams, outs):
         if len(s.members) == 1:
             t = tensors[s.members[0]]
-            result[t.name] = words.view(_np_dtype(t)).reshape(t.shape)
+            result[t.name] = _shaped(words, t)
             continue
         for i in s.members:             # a group stream: each tensor gets a copy of its words
             t = tensors[i]
-            result[t.name] = words[t.word_offset:t.word_offset + t.numel].copy().view(_np_dtype(t)).reshape(t.shape)
+            w = words[t.word_offset:t.word_offset + t.numel]
+            result[t.name] = _shaped(w if t.axes is not None else w.copy(), t)
     out = {}
     for t in tensors:
         a = result.get(t.name)
