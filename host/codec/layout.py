@@ -21,6 +21,9 @@ MIN_ZERO_FRACTION = 0.125
 MIN_GAIN = 0.02
 #: orders of at most this many axes are all tried (4 axes: 24 orders); larger tensors keep theirs
 MAX_NDIM = 4
+#: the orders are compared on at most this many words: a block of the tensor (its largest axis halved until the
+#: block fits), whose zero runs follow the same kernels
+SAMPLE_WORDS = 1 << 16
 #: zero runs are counted as symbols up to this length (longer ones count as several, as a ZRUN class codes them)
 RUN_CAP = 4096
 
@@ -28,8 +31,12 @@ RUN_CAP = 4096
 def run_counts(nonzero: np.ndarray) -> np.ndarray:
     """Counts of the zero-run symbols of a flat mask of non-zero words: one per maximal run of zeros, by its
     length up to :data:`RUN_CAP` (a longer run counts as several, as a ZRUN class codes it)."""
-    edges = np.diff(np.concatenate(([True], nonzero, [True])).view(np.int8))
-    runs = np.flatnonzero(edges == 1) - np.flatnonzero(edges == -1)
+    pos = np.flatnonzero(nonzero)
+    if not pos.size:
+        runs = np.array([nonzero.size])
+    else:
+        runs = np.diff(pos, prepend=-1, append=nonzero.size) - 1
+        runs = runs[runs > 0]
     full, rest = np.divmod(runs, RUN_CAP)
     counts = np.bincount(rest)[1:]
     n_full = int(full.sum())
@@ -51,11 +58,13 @@ def choose_axes(arr: np.ndarray) -> tuple | None:
 
     Only for tensors of 2 .. :data:`MAX_NDIM` axes, at least :data:`MIN_WORDS` words and
     :data:`MIN_ZERO_FRACTION` zeros; an order is taken when its estimate (:func:`symbol_bits`) is at least
-    :data:`MIN_GAIN` below the tensor's own.
+    :data:`MIN_GAIN` below the tensor's own. The orders are compared on a block of at most
+    :data:`SAMPLE_WORDS` words (:func:`sample_block`).
     """
     arr = np.asarray(arr)
     if not 2 <= arr.ndim <= MAX_NDIM or arr.size < MIN_WORDS or arr.dtype.itemsize > 2:
         return None
+    arr = sample_block(arr)
     words = np.ascontiguousarray(arr).reshape(-1).view(np.uint8 if arr.itemsize == 1 else np.uint16)
     nonzero = words != 0
     n_zero = words.size - int(np.count_nonzero(nonzero))
@@ -73,6 +82,16 @@ def choose_axes(arr: np.ndarray) -> tuple | None:
         if bits < best_bits:
             best, best_bits = axes, bits
     return best
+
+
+def sample_block(arr: np.ndarray) -> np.ndarray:
+    """A leading block of ``arr`` of at most :data:`SAMPLE_WORDS` words: its largest axis cut to its first half
+    until the block fits (every axis keeps its neighbours, so the zero runs of every order look alike)."""
+    shape = list(arr.shape)
+    while int(np.prod(shape)) > SAMPLE_WORDS:
+        j = int(np.argmax(shape))
+        shape[j] = (shape[j] + 1) // 2
+    return arr[tuple(slice(0, n) for n in shape)]
 
 
 def stored(arr: np.ndarray, axes) -> np.ndarray:
