@@ -51,6 +51,25 @@ def test_symbol_bits_sees_the_zero_runs():
     assert layout.choose_axes(_kernel_pruned()[:, :, 1:2]) is None
 
 
+def test_run_counts_and_sample_block():
+    rng = np.random.default_rng(2)
+    for _ in range(100):
+        mask = rng.random(int(rng.integers(1, 400))) < rng.random()
+        runs, r = [], 0
+        for v in list(mask) + [True]:
+            if v:
+                runs += [r] if r else []
+                r = 0
+            else:
+                r += 1
+        want = np.bincount(np.array(runs, int))[1:] if runs else np.zeros(0, int)
+        assert sorted(layout.run_counts(mask).tolist()) == sorted(want[want > 0].tolist())
+    assert layout.run_counts(np.zeros(3 * layout.RUN_CAP + 5, bool)).tolist() == [1, 3]   # 5 once, 4096 three times
+    big = np.zeros((512, 256, 5, 1), np.int8)
+    blk = layout.sample_block(big)
+    assert blk.size <= layout.SAMPLE_WORDS and blk.shape == (64, 128, 5, 1) and np.shares_memory(blk, big)
+
+
 def test_round_trip_every_reader(tmp_path):
     arrays = _arrays()
     data = lutzip.compress(arrays)
