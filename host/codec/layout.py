@@ -23,7 +23,7 @@ MIN_GAIN = 0.02
 MAX_NDIM = 4
 #: the orders are compared on at most this many words: a block of the tensor (its largest axis halved until the
 #: block fits), whose zero runs follow the same kernels
-SAMPLE_WORDS = 1 << 16
+SAMPLE_WORDS = 1 << 15
 #: zero runs are counted as symbols up to this length (longer ones count as several, as a ZRUN class codes them)
 RUN_CAP = 4096
 
@@ -74,10 +74,12 @@ def choose_axes(arr: np.ndarray) -> tuple | None:
     lits = lits[lits > 0]
     best, best_bits = None, symbol_bits(lits, nonzero) * (1.0 - MIN_GAIN)
     mask = nonzero.reshape(arr.shape)
+    seen = {tuple(a for a in range(arr.ndim) if arr.shape[a] != 1)}   # word orders tried (the own one first)
     for axes in itertools.permutations(range(arr.ndim)):
-        moved = [a for a in axes if arr.shape[a] != 1]
-        if moved == sorted(moved):           # the same order of words as the tensor's own
+        moved = tuple(a for a in axes if arr.shape[a] != 1)
+        if moved in seen:                    # the same order of words as one tried (axes of size 1 moved)
             continue
+        seen.add(moved)
         bits = symbol_bits(lits, np.ascontiguousarray(mask.transpose(axes)).reshape(-1))
         if bits < best_bits:
             best, best_bits = axes, bits
