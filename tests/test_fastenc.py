@@ -39,6 +39,32 @@ def numba_kernels(monkeypatch):
     monkeypatch.setattr(bitstream, "kernels", lambda: nb)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_zero_runs_by_masks_agree_with_numba(dtype):
+    """The C kernel counts zero runs 64 words at a time (a mask of the zero words): runs that cross the
+    64-word blocks, fill whole blocks, end at a stripe end or at the last word, stripes of any length (not a
+    multiple of 64, shorter than a block, one word), all-zero and zero-free inputs: the numba scan's counts."""
+    rng = np.random.default_rng(7)
+    cases = [np.zeros(1000, dtype), np.ones(1000, dtype), np.zeros(1, dtype), np.r_[np.zeros(130), 1, np.zeros(64)]]
+    for n, p0 in [(5000, 0.3), (5000, 0.75), (5000, 0.97), (20000, 0.999), (777, 0.5)]:
+        cases.append(np.where(rng.random(n) < p0, 0, rng.integers(1, 200, n)))
+    long = np.ones(9000, dtype)
+    long[100:4200] = 0                              # a run across a stripe end and many blocks
+    long[5000:] = 0                                 # a run to the last word
+    cases.append(long)
+    checked = 0
+    for w in cases:
+        w = np.ascontiguousarray(w, dtype)
+        for S in (1, 3, 63, 64, 65, 100, 4096, 5000, 65536):
+            rc = np.zeros(min(S, w.size) + 1, np.int64)
+            rn = rc.copy()
+            fastenc.stats(w, S, None, rc)
+            nb._run_histogram(w, S, rn)
+            assert np.array_equal(rc, rn), (w.size, S)
+            checked += int(rc.sum())
+    assert checked > 10_000
+
+
 @pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
 def test_statistics_and_costs_agree(kind):
     rng = np.random.default_rng(1)

@@ -14,6 +14,58 @@
 #define INF 1e300
 
 /* ------------------------------------------------------------------------------------------ statistics */
+/* bit j set where words[j] == 0, for j < nb (nb <= 64) */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline uint64_t zero_mask16(const uint16_t *w, int nb)
+{
+    if (nb == 64) {
+        uint64_t z = 0;
+        __m128i zero = _mm_setzero_si128();
+        for (int j = 0; j < 4; j++) {
+            __m128i a = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(w + 16 * j)), zero);
+            __m128i b = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(w + 16 * j + 8)), zero);
+            z |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_packs_epi16(a, b)) << (16 * j);
+        }
+        return z;
+    }
+    uint64_t z = 0;
+    for (int j = 0; j < nb; j++)
+        z |= (uint64_t)(w[j] == 0) << j;
+    return z;
+}
+static inline uint64_t zero_mask8(const uint8_t *w, int nb)
+{
+    if (nb == 64) {
+        uint64_t z = 0;
+        __m128i zero = _mm_setzero_si128();
+        for (int j = 0; j < 4; j++)
+            z |= (uint64_t)(uint32_t)_mm_movemask_epi8(
+                     _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(w + 16 * j)), zero)) << (16 * j);
+        return z;
+    }
+    uint64_t z = 0;
+    for (int j = 0; j < nb; j++)
+        z |= (uint64_t)(w[j] == 0) << j;
+    return z;
+}
+#else
+static inline uint64_t zero_mask16(const uint16_t *w, int nb)
+{
+    uint64_t z = 0;
+    for (int j = 0; j < nb; j++)
+        z |= (uint64_t)(w[j] == 0) << j;
+    return z;
+}
+static inline uint64_t zero_mask8(const uint8_t *w, int nb)
+{
+    uint64_t z = 0;
+    for (int j = 0; j < nb; j++)
+        z |= (uint64_t)(w[j] == 0) << j;
+    return z;
+}
+#endif
+
 /* hist[v] += 1 for every word; runs[r] += 1 for every maximal zero run of r words (cut at stripe ends). */
 EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t *hist, int64_t *runs, int do_runs)
 {
@@ -54,32 +106,49 @@ EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t
     }
     if (!do_runs)
         return;
-    int64_t i = 0;
-    while (i < n) {
-        if (wide)                       /* skip to the next zero word */
-            while (i < n && w16[i])
-                i++;
-        else
-            while (i < n && w8[i])
-                i++;
-        if (i >= n)
-            break;
-        int64_t end = (i / S + 1) * S;
-        if (end > n)
-            end = n;
-        int64_t r = 1;
-        if (wide)
-            while (i + r < end && w16[i + r] == 0)
-                r++;
-        else
-            while (i + r < end && w8[i + r] == 0)
-                r++;
-        runs[r]++;
-        i += r;
+    /* the zero runs, 64 words at a time: a mask of the zero words, the runs' ends found with ctz (no branch per
+     * word); a run is cut where its stripe ends */
+    for (int64_t s = 0; s < n; s += S) {
+        int64_t e = n - s > S ? s + S : n;
+        int64_t cur = 0;                /* length of the run that reaches the current block (0: none) */
+        for (int64_t i = s; i < e; i += 64) {
+            int nb = e - i >= 64 ? 64 : (int)(e - i);
+            uint64_t z = wide ? zero_mask16(w16 + i, nb) : zero_mask8(w8 + i, nb);
+            int p = 0;
+            while (p < nb) {
+                if (cur) {              /* extend the open run by the zero words from p */
+                    uint64_t x = ~(z >> p);     /* p < 64: a set bit at each non-zero word (or beyond nb) */
+                    int len = x ? __builtin_ctzll(x) : 64 - p;
+                    if (p + len >= nb) {
+                        cur += nb - p;
+                        break;
+                    }
+                    runs[cur + len]++;
+                    cur = 0;
+                    p += len;
+                }
+                uint64_t y = z >> p;    /* the next zero word */
+                if (!y)
+                    break;
+                int q = __builtin_ctzll(y);
+                p += q;
+                cur = 0;
+                /* open a run at p: count its zero words from p */
+                uint64_t x = ~(z >> p);
+                int len = x ? __builtin_ctzll(x) : 64 - p;
+                if (p + len >= nb) {
+                    cur = nb - p;
+                    break;
+                }
+                runs[len]++;
+                p += len;
+            }
+        }
+        if (cur)
+            runs[cur]++;
     }
 }
 
-/* ------------------------------------------------------------------------------------------ costs */
 EXPORT void lze_lengths(int64_t size, int64_t nc, const int64_t *kinds, const int64_t *ks, const int64_t *params,
                         const int64_t *totals, const int64_t *lut3, int64_t *best)
 {
