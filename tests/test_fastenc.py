@@ -65,6 +65,44 @@ def test_zero_runs_by_masks_agree_with_numba(dtype):
     assert checked > 10_000
 
 
+def test_zrun_approx_agrees_with_python(monkeypatch):
+    """The zero-run candidates' estimates of every single and pair (one C call) are the floats the Python
+    estimate gives (run symbol counts by the numba kernel), and _zrun_candidates chooses the same sets."""
+    import itertools
+    import math
+    rng = np.random.default_rng(3)
+    checked = 0
+    for trial in range(40):
+        p0 = rng.choice([0.3, 0.75, 0.95, 0.999])
+        n = int(rng.integers(2000, 60000))
+        w = np.where(rng.random(n) < p0, 0, rng.integers(1, 300, n)).astype(np.uint16)
+        if trial % 5 == 0:
+            w[:int(rng.integers(0, n))] = 0
+        st = Stats.of(w, 16, int(rng.choice([64, 4096])))
+        if not st.hist[0] or not st.runs.any():
+            continue
+        nnz = int(st.n_words - st.hist[0])
+        maxk = min(16, max(0, int(np.nonzero(st.runs)[0][-1]).bit_length()))
+        for floor in (0.0, 1.0):
+            one, two = fastenc.zrun_approx(st.runs, maxk, nnz, floor)
+            for ks in [(k,) for k in range(maxk + 1)] + list(itertools.combinations(range(maxk + 1), 2)):
+                desc = sorted(ks, reverse=True)
+                cnt = nb._zrun_symbols_kernel(st.runs, np.array(desc, np.int64))
+                N = nnz + int(cnt.sum())
+                nz = nnz * math.log2(N / nnz) if nnz else 0.0
+                ref = nz + sum(int(c) * (k + max(floor, math.log2(N / int(c)))) + CLASS_BITS
+                               for k, c in zip(desc, cnt) if c)
+                got = float(one[ks[0]]) if len(ks) == 1 else float(two[ks])
+                assert got == ref, (ks, got, ref)
+                checked += 1
+        c_sets = encoder._zrun_candidates(st, nnz)
+        monkeypatch.setattr(encoder, "_k", lambda: nb)
+        st2 = Stats.of(w, 16, st.stripe_len)
+        assert encoder._zrun_candidates(st2, nnz) == c_sets
+        monkeypatch.undo()
+    assert checked > 500
+
+
 @pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
 def test_statistics_and_costs_agree(kind):
     rng = np.random.default_rng(1)

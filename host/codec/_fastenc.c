@@ -253,12 +253,33 @@ __attribute__((noinline, optimize("O3"))) static void relax(int64_t M, const dou
     }
 }
 
+/* log2(N / F), remembered for integral F < LOG_MEMO (the DPs' frequencies are counts: small ones repeat);
+ * memo[] starts as NaN (all bits set); the same value as computing it each time */
+#define LOG_MEMO 4096
+static inline double l2ratio(double N, double F, double *memo)
+{
+    if (F >= 1.0 && F < (double)LOG_MEMO) {
+        int64_t fi = (int64_t)F;
+        if ((double)fi == F) {
+            double v = memo[fi];
+            if (v != v) {
+                v = log2(N / F);
+                memo[fi] = v;
+            }
+            return v;
+        }
+    }
+    return log2(N / F);
+}
+
 EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64_t kmax, double class_bits,
                        double lut3_bits, double *best, int64_t *choice)
 {
     double *pre = malloc((R + 1) * sizeof(double));
     if (!pre)
         return;
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
     pre[0] = 0.0;
     for (int64_t i = 0; i < R; i++)
         pre[i + 1] = pre[i] + freq[i];
@@ -278,7 +299,7 @@ EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64
             if (F <= 0)
                 cost = class_bits + lut3_bits * g;
             else
-                cost = F * (k + log2(N / F)) + class_bits + lut3_bits * g;
+                cost = F * (k + l2ratio(N, F, memo)) + class_bits + lut3_bits * g;
             relax(M, best + (i - g) * W1, cost, best + i * W1 + 1, choice + i * W1 + 1, k, NULL, 0);
         }
     }
@@ -294,10 +315,12 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
      * computed */
     int64_t W1 = M + 1;
     int64_t *sat = malloc((n > 0 ? n : 1) * sizeof(int64_t));
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
     for (int64_t i = n - 1; i >= 0; i--) {
         double f = F[i];
         double k = K[i];
-        double own = f * (k + log2(N / f)) + class_bits;
+        double own = f * (k + l2ratio(N, f, memo)) + class_bits;
         double rescost = f * (W + c_res);
         int64_t lc = left[i], rc = right[i];
         int split = lc >= 0 || rc >= 0;
@@ -406,6 +429,66 @@ EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const i
     }
 }
 
+/* The zero-run candidates' estimate (encoder._zrun_candidates' approx) of every set of one and of two ZRUN
+ * index lengths from 0..maxk: single[k] for the set {k}, pair[a * (maxk + 1) + b] for {a, b} (a < b). Each set's
+ * run symbol counts as lze_zrun_symbols (largest chunks first, the last class rounds up), then, as Python
+ * evaluates it: N = nnz + the symbols; nnz log2(N / nnz) (0 without non-zero words) + the sum, over the
+ * classes largest first with a symbol, of c (k + max(floor, log2(N / c))) + class_bits. */
+static double zrun_approx_of(int64_t nnz, int64_t n, const int64_t *ks, const int64_t *cnt, double floor_,
+                             double class_bits)
+{
+    int64_t N = nnz;
+    for (int64_t j = 0; j < n; j++)
+        N += cnt[j];
+    double nz = nnz ? (double)nnz * log2((double)N / (double)nnz) : 0.0;
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        if (!cnt[j])
+            continue;
+        double l = log2((double)N / (double)cnt[j]);
+        double m = l > floor_ ? l : floor_;
+        sum = sum + ((double)cnt[j] * ((double)ks[j] + m) + class_bits);
+    }
+    return nz + sum;
+}
+
+EXPORT void lze_zrun_approx(int64_t nr, const int64_t *runs, int64_t maxk, int64_t nnz, double floor_,
+                            double class_bits, double *single, double *pair)
+{
+    int64_t K = maxk + 1;
+    int64_t *c1 = calloc(K, sizeof(int64_t));          /* c1[k]: symbols of {k} */
+    int64_t *c2 = calloc(2 * K * K, sizeof(int64_t));  /* c2[2 (a K + b)]: symbols of b, then of a (a < b) */
+    if (!c1 || !c2) {
+        free(c1);
+        free(c2);
+        for (int64_t k = 0; k < K; k++)
+            single[k] = NAN;
+        return;
+    }
+    for (int64_t r = 1; r < nr; r++) {
+        int64_t c = runs[r];
+        if (c == 0)
+            continue;
+        for (int64_t b = 0; b < K; b++) {
+            c1[b] += c * ((r + ((int64_t)1 << b) - 1) >> b);
+            int64_t q = r >> b, rem = r - (q << b);
+            for (int64_t a = 0; a < b; a++) {
+                c2[2 * (a * K + b)] += c * q;
+                c2[2 * (a * K + b) + 1] += c * ((rem + ((int64_t)1 << a) - 1) >> a);
+            }
+        }
+    }
+    for (int64_t k = 0; k < K; k++)
+        single[k] = zrun_approx_of(nnz, 1, &k, c1 + k, floor_, class_bits);
+    for (int64_t a = 0; a < K; a++)
+        for (int64_t b = a + 1; b < K; b++) {
+            int64_t ks[2] = {b, a};
+            pair[a * K + b] = zrun_approx_of(nnz, 2, ks, c2 + 2 * (a * K + b), floor_, class_bits);
+        }
+    free(c1);
+    free(c2);
+}
+
 /* package-merge over n weights (2 <= n <= 2^L) as the numba _package_merge: a stable sort of the leaves, packages
  * of adjacent pairs, leaves first on equal weights; lengths[i] = how often leaf i is in the first 2n - 2 items. */
 EXPORT int lze_package_merge(int64_t n, const double *w, int64_t L, int64_t *lengths)
@@ -498,6 +581,8 @@ EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax,
     double *pre = malloc((R + 1) * sizeof(double));
     if (!pre)
         return;
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
     pre[0] = 0.0;
     for (int64_t i = 0; i < R; i++)
         pre[i + 1] = pre[i] + freq[i];

@@ -448,9 +448,15 @@ def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
 
     # two estimates: ideal code lengths, and code lengths of at least 1 bit (which makes single-zero symbols
     # dear); neither is right everywhere, the exact costing of the candidates decides
+    kern = _k()
     for floor in (0.0, 1.0):
-        singles = sorted((approx((k,), floor), (k,)) for k in range(maxk + 1))
-        pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
+        if hasattr(kern, "zrun_approx"):        # every single and pair in one C call (the same floats)
+            one, two = kern.zrun_approx(st.runs, maxk, n_nonzero, floor)
+            singles = sorted((float(one[k]), (k,)) for k in range(maxk + 1))
+            pairs = sorted((float(two[ks]), ks) for ks in itertools.combinations(range(maxk + 1), 2))
+        else:
+            singles = sorted((approx((k,), floor), (k,)) for k in range(maxk + 1))
+            pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
         # triples: the best pairs with one more run length
         triples = {tuple(sorted(set(ks) | {k})) for _, ks in pairs[:3] for k in range(maxk + 1) if k not in ks}
         triples = sorted((approx(ks, floor), ks) for ks in triples)
@@ -468,8 +474,49 @@ def _code_lengths(freqs, L):
     return limited_code_lengths(freqs, L)
 
 
-def _build(W, L, lut_groups, ranges, fres, zruns):
-    """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
+class _Built:
+    """A designed table set before its :class:`TableSet` is made: the class tuples ``(kind, k, param)``, their
+    code lengths and LUT3. Enough to cost it exactly (:meth:`bits`, one C call); :meth:`tableset` makes the
+    TableSet (once: the design search makes and discards thousands, and keeps a few)."""
+
+    __slots__ = ("W", "classes", "lens", "lut3", "_ts")
+
+    def __init__(self, W, classes, lens, lut3):
+        self.W, self.classes, self.lens, self.lut3, self._ts = W, classes, lens, lut3, None
+
+    @property
+    def word_bits(self) -> int:
+        return self.W
+
+    def tableset(self) -> TableSet:
+        if self._ts is None:
+            self._ts = TableSet(self.W, [ClassSpec(self.lens[j], kind, k, p)
+                                         for j, (kind, k, p) in enumerate(self.classes)], self.lut3)
+        return self._ts
+
+    def bits(self, st: Stats) -> float:
+        """``total_bits(self.tableset(), st)``: the same sums, without making the TableSet (C kernels)."""
+        kern = _k()
+        n = len(self.classes)
+        if hasattr(kern, "exact_bits") and n <= MAX_CLASSES:
+            cls = np.empty((n, 4), np.int64)
+            cls[:, :3] = self.classes
+            cls[:, 3] = cls[:, 1]
+            cls[:, 3] += self.lens
+            lut3 = self.lut3
+            return kern.exact_bits(cls, lut3, _stats_args(st)) + (
+                TABLE_HEAD_BITS + CLASS_BITS * n + min(LUT3_BITS, self.W) * len(lut3))
+        return total_bits(self.tableset(), st)
+
+
+def _tableset(ts) -> TableSet:
+    """The TableSet of a design search's result (a :class:`_Built` or a TableSet)."""
+    return ts.tableset() if isinstance(ts, _Built) else ts
+
+
+def _design(W, L, lut_groups, ranges, fres, zruns) -> _Built:
+    """A design's classes and their code lengths by package-merge over the class frequencies (the TableSet of
+    :func:`_build`, not yet made)."""
     classes, freqs, lut3, n3 = [], [], [], 0
     for k, F, members in lut_groups:
         classes.append((LUT, k, n3))
@@ -489,8 +536,12 @@ def _build(W, L, lut_groups, ranges, fres, zruns):
         classes.append((RANGE, W, 0))
         freqs.append(1)
     lens = _code_lengths([max(int(round(f)), 1) for f in freqs], L)
-    return TableSet(W, [ClassSpec(lens[j], kind, k, p) for j, (kind, k, p) in enumerate(classes)],
-                    np.concatenate(lut3).astype(np.uint16) if lut3 else np.zeros(0, np.uint16))
+    return _Built(W, classes, lens, np.concatenate(lut3).astype(np.uint16) if lut3 else np.zeros(0, np.uint16))
+
+
+def _build(W, L, lut_groups, ranges, fres, zruns):
+    """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
+    return _design(W, L, lut_groups, ranges, fres, zruns).tableset()
 
 
 class _ZDesign:
@@ -564,8 +615,8 @@ class _ZDesign:
         """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``."""
         hist, Mv = self.hist, self.Mv
         if self.hsum == 0:
-            ts = _build(W, L, [], [], 0, self.zruns)
-            yield ts, total_bits(ts, st)
+            ts = _design(W, L, [], [], 0, self.zruns)
+            yield ts, ts.bits(st)
             return
         vals = self._vals
         if t:
@@ -625,10 +676,10 @@ class _ZDesign:
                     i -= 1 << k
                     mm -= 1
                 groups.reverse()
-                ts = _build(W, L, groups, ranges, fres, self.zruns)
-                yield ts, total_bits(ts, st)
+                ts = _design(W, L, groups, ranges, fres, self.zruns)
+                yield ts, ts.bits(st)
                 if fres > 0 and new_c_res is None:
-                    new_c_res = float(ts.classes[len(groups) + len(ranges)].c)
+                    new_c_res = float(ts.lens[len(groups) + len(ranges)])
             if new_c_res is None or abs(new_c_res - c_res) < 0.5:
                 return
             c_res = new_c_res
@@ -808,8 +859,8 @@ class _Grouped:
             cnt = _zrun_symbols(self.runs, zks) if zks else {}
             zF = np.array([max(cnt[k], 1) for k in zks], np.float64)
         if self.R == 0:
-            ts = _build(W, L, [], [], 0, list(zip(zks, zF)))
-            yield ts, total_bits(ts, st)
+            ts = _design(W, L, [], [], 0, list(zip(zks, zF)))
+            yield ts, ts.bits(st)
             return
         parts = self.partitions(Mv)
         seen = set()
@@ -828,17 +879,17 @@ class _Grouped:
                     if len(members) < (1 << k):
                         members = np.r_[members, np.full((1 << k) - len(members), members[-1])]
                     groups.append((k, F, members))
-                ts = _build(W, L, groups, [], res_F, list(zip(zks, zF)))
+                ts = _design(W, L, groups, [], res_F, list(zip(zks, zF)))
                 if len(ts.lut3) > self.lut3_max:
                     continue
-                bits = total_bits(ts, st)
+                bits = ts.bits(st)
                 if bits < best_bits:
                     best_ts, best_bits = ts, bits
                 yield ts, bits
             if not zks or best_ts is None:
                 return
             # re-estimate the run symbol counts from the optimal parse with the best set's real costs
-            tc = TableCost(best_ts, 1, at=st)
+            tc = TableCost(_tableset(best_ts), 1, at=st)
             zF = np.maximum(_k()._zrun_parse_counts(self.runs, tc._len0, tc.ks[tc.zmask],
                                                tc.totals[tc.zmask])[:-1].astype(np.float64), 1.0)
 
@@ -910,7 +961,9 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     if with_z:
         ref = zds[with_z[0]]
         rest = ref.hist
-        solve = _trie_dp(rest, W, ref.N, M - 1, 12.0) if rest.any() else None
+        # the values of rest.hist are ref's present values (zero left out)
+        solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, _trie_tree(rest, W, vals=ref._vals), nonempty=True) \
+            if len(ref._vals) else None
         for n in with_z:
             zd = zds[n]
             found = math.inf
@@ -923,8 +976,8 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
                 else:
                     c, ranges, fres = solve(mm, residual)
                 if c < INF:
-                    ts = _build(W, L, [], ranges, fres, zd.zruns)
-                    found = min(found, consider([(ts, total_bits(ts, st))]))
+                    ts = _design(W, L, [], ranges, fres, zd.zruns)
+                    found = min(found, consider([(ts, ts.bits(st))]))
             scores[n] = found
     max_t = 4 if effort == 1 else 1000
     for n in sorted(scores, key=scores.get)[:1 if effort <= 1 else len(scores)]:
@@ -941,7 +994,7 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
             if lb >= best[1]:
                 continue
             consider(zd.designs(t, W, L, st))
-    best[0].validate()
+    best[0] = _tableset(best[0]).validate()
     return tuple(best)
 
 
@@ -955,7 +1008,7 @@ def best_tableset(words: np.ndarray, word_bits: int, L: int = 8, lut3_max: int =
 # ------------------------------------------------------------------------------------------------ sharing
 def _ideal_bits(st: Stats) -> float:
     """Order-0 entropy of the words (a rough floor: zero-run classes can go below it on sparse tensors)."""
-    h = st.hist[st.hist > 0].astype(np.float64)
+    h = st.present()[1].astype(np.float64)        # the non-zero counts in value order, as hist[hist > 0]
     n = h.sum()
     return float(-(h * np.log2(h / n)).sum()) if n else 0.0
 

@@ -72,6 +72,7 @@ def _configure(lib):
         "lze_encode": ([vp, i64, i32, i64, vp, i32, vp, vp, vp, vp, vp, vp], i64),
         "lze_trie_tree_sub": ([i64, vp, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_exact_bits": ([i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], f64),
+        "lze_zrun_approx": ([i64, vp, i64, i64, f64, f64, vp, vp], None),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -191,6 +192,21 @@ def _zrun_symbols_kernel(runs, ks):
     out = np.empty(len(ks), np.int64)
     lib().lze_zrun_symbols(len(runs), _p(runs), len(ks), _p(ks), _p(out))
     return out
+
+
+def zrun_approx(runs, maxk, n_nonzero, floor):
+    """The zero-run candidates' estimate of every set of one and of two ZRUN index lengths from ``0..maxk``
+    (``encoder._zrun_candidates``' ``approx``, the same floats): ``(single[k], pair[a, b])`` for ``a < b``."""
+    from lutzip.codec.encoder import CLASS_BITS
+    runs = _i64(runs)
+    K = int(maxk) + 1
+    single = np.empty(K)
+    pair = np.full((K, K), np.nan)
+    lib().lze_zrun_approx(len(runs), _p(runs), int(maxk), int(n_nonzero), float(floor), float(CLASS_BITS),
+                          _ptr(single), _ptr(pair))
+    if K and np.isnan(single[0]):
+        raise MemoryError("zrun_approx: no memory")
+    return single, pair
 
 
 def _package_merge(w, L):
