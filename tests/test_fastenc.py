@@ -13,6 +13,7 @@ from lutzip.codec import bitstream, encoder, fastenc
 from lutzip.codec import container as ct
 from lutzip.codec.bitstream import StripeEncoder, decode_stripes
 from lutzip.codec.encoder import CLASS_BITS, LUT3_BITS, Stats, best_tableset
+from lutzip.errors import TableError
 from lutzip.codec.tables import RANGE, ZRUN, ClassSpec, TableSet
 
 pytestmark = pytest.mark.skipif(not fastenc.available(), reason=f"no C encoder: {fastenc.why_not()}")
@@ -212,6 +213,62 @@ def test_stripe_coder_agrees_and_decodes(kind, stripe_len):
     for kernel in ("c", "numba"):
         back = decode_stripes(pay, sw, w.size, stripe_len, ts, kernel=kernel)
         assert np.array_equal(back.astype(w.dtype), w)
+
+
+def _numba_stripes(enc, w, S):
+    flat = w.astype(np.uint16)
+    n_st = -(-w.size // S)
+    out = np.zeros(w.size + 2 * n_st + 1, np.uint32)
+    sw = np.zeros(n_st, np.uint32)
+    p = nb._encode_kernel(flat, S, enc.sym_bits, enc.sym_len, enc.has_zrun, enc.zr_choice, enc.zr_bits, enc.zr_len,
+                          enc.zr_k, out, sw)
+    return p, out[:max(p, 0)], sw
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_zero_run_token_loop_agrees_with_numba(dtype):
+    """The C coder's token loop (stripes of at least a quarter zeros: a non-zero word or a whole zero run a
+    step, run codes from a table) and its ways out -- runs of 32 words and more, runs reaching a stripe end or
+    the last word, runs whose code is longer than 32 bits, stripes of few zeros (the word loop), stripe
+    lengths that are not multiples of 64 -- write the numba coder's words; an uncovered word is reported at
+    the same index."""
+    rng = np.random.default_rng(11)
+    W = 8 * np.dtype(dtype).itemsize
+    pieces = []
+    for p0 in (0.3, 0.75, 0.95, 0.05):
+        n = 6000
+        x = np.rint(rng.laplace(0, 20, n)).astype(np.int64) % (1 << W)
+        x[rng.random(n) < p0] = 0
+        pieces.append(x)
+    x = np.concatenate(pieces + [np.zeros(3000, np.int64), np.ones(100, np.int64), np.zeros(5000, np.int64)])
+    w = x.astype(dtype)
+    ts_short = TableSet(W, [ClassSpec(2, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(2, ZRUN, 2, 0),
+                            ClassSpec(2, ZRUN, 5, 0)])
+    ts_long = TableSet(W, [ClassSpec(1, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(3, ZRUN, 1, 0),
+                           ClassSpec(3, ZRUN, 12, 0)])          # long runs' codes exceed 32 bits
+    checked = 0
+    for ts in (ts_short, ts_long, best_tableset(w, W)):
+        for S in (64, 100, 1000, 4096):
+            enc = StripeEncoder(ts, S)
+            if not enc.has_zrun:
+                continue
+            pay, sw = enc.encode(w)
+            p, ref, sw_n = _numba_stripes(enc, w, S)
+            assert np.array_equal(pay, ref) and np.array_equal(sw, sw_n), (S, ts.classes)
+            back = decode_stripes(pay, sw, w.size, S, ts, kernel="c")
+            assert np.array_equal(back.astype(w.dtype), w)
+            checked += 1
+    assert checked >= 8
+    # an uncovered non-zero word inside a zero-rich stripe: the same index as the numba coder
+    ts_hole = TableSet(W, [ClassSpec(1, RANGE, W - 1, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(2, ZRUN, 3, 0)])
+    w2 = np.zeros(3000, dtype)
+    w2[::7] = 3
+    w2[2345] = 1 << (W - 1)                                     # beyond RANGE(0, W - 1)
+    enc = StripeEncoder(ts_hole, 1000)
+    p, _, _ = _numba_stripes(enc, w2, 1000)
+    assert p == -1 - 2345
+    with pytest.raises(TableError, match="word 2345"):
+        enc.encode(w2)
 
 
 def test_uncovered_word_is_a_table_error():

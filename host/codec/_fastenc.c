@@ -745,9 +745,59 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
 /* Code n words (uint16, or uint8 when !wide) into stripes of S words: out gets each stripe's header word and
  * its bits MSB-first in 32-bit words, stripe_words[s] its word count. sym[v] = bits << 8 | length (0 = value
  * not covered). Returns the words written, or -1 - i for the first word i that cannot be coded. */
-EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
-                          const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len,
-                          const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words)
+/* A zero run's whole code (its chunks' bits, first chunk first) as one symbol, bits << 8 | length, for runs of
+ * r < RUN_CODES words whose code is at most 32 bits; 0 where the run takes the chunk loop (longer codes, an
+ * uncovered remainder) */
+#define RUN_CODES 1024
+/* a stripe takes the token loop when at least 1 / ZRUN_TOKEN_SHARE of its words are zero */
+#ifndef ZRUN_TOKEN_SHARE
+#define ZRUN_TOKEN_SHARE 4
+#endif
+static void run_codes(int64_t rmax, const uint64_t *sym, const int64_t *zr_choice, const uint64_t *zr_bits,
+                      const int64_t *zr_len, const int64_t *zr_k, uint64_t *code)
+{
+    code[0] = 0;
+    for (int64_t r0 = 1; r0 < rmax; r0++) {
+        uint64_t bits = 0;
+        unsigned len = 0;
+        int64_t r = r0;
+        int ok = 1;
+        while (r > 0 && ok) {
+            int64_t ch = zr_choice[r];
+            uint64_t b;
+            unsigned ln;
+            if (ch == -2) {
+                ok = 0;
+                break;
+            }
+            if (ch == -1) {
+                b = sym[0] >> 8;
+                ln = (unsigned)(sym[0] & 0xFF);
+                r -= 1;
+            } else {
+                int64_t m = (int64_t)1 << zr_k[ch];
+                if (m > r)
+                    m = r;
+                b = zr_bits[ch] | (uint64_t)(m - 1);
+                ln = (unsigned)zr_len[ch];
+                r -= m;
+            }
+            if (ln == 0 || len + ln > 32)
+                ok = 0;
+            else {
+                bits = (bits << ln) | b;
+                len += ln;
+            }
+        }
+        code[r0] = ok ? (bits << 8) | len : 0;
+    }
+}
+
+/* the word-by-word coder (without zero runs, or without memory for the token loop's tables) */
+__attribute__((noinline)) static int64_t encode_words(const void *words, int64_t n, int wide, int64_t S,
+                                                      const uint64_t *sym, int has_zrun, const int64_t *zr_choice,
+                                                      const uint64_t *zr_bits, const int64_t *zr_len,
+                                                      const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words)
 {
     const uint16_t *w16 = (const uint16_t *)words;
     const uint8_t *w8 = (const uint8_t *)words;
@@ -824,6 +874,209 @@ EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, con
             out[p++] = (uint32_t)(acc << (32 - nacc));
         stripe_words[s] = (uint32_t)(p - start);
     }
+    return p;
+}
+
+__attribute__((noinline)) static int64_t encode_stripes(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
+                              const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len,
+                              const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words, const uint64_t *rcode,
+                              int64_t rmax, uint64_t *bm)
+{
+    const uint16_t *w16 = (const uint16_t *)words;
+    const uint8_t *w8 = (const uint8_t *)words;
+    int64_t n_stripes = (n + S - 1) / S;
+    int64_t p = 0;
+    for (int64_t s = 0; s < n_stripes; s++) {
+        int64_t lo = s * S, hi = lo + S < n ? lo + S : n;
+        int64_t start = p;
+        out[p++] = 0x4C5A0000u | (uint32_t)(hi - lo - 1);
+        uint64_t acc = 0;
+        unsigned nacc = 0;
+        int64_t i = lo;
+#define PUT(b, ln)                                                                                                 \
+    do {                                                                                                           \
+        acc = (acc << (ln)) | (b);                                                                                 \
+        nacc += (ln);                                                                                              \
+        if (nacc >= 32) {                                                                                          \
+            nacc -= 32;                                                                                            \
+            out[p++] = (uint32_t)(acc >> nacc);                                                                    \
+        }                                                                                                          \
+    } while (0)
+/* the same without a branch: the pending word is stored at out[p] either way, p moves on when it is full */
+#define PUT_NB(b, ln)                                                                                              \
+    do {                                                                                                           \
+        acc = (acc << (ln)) | (b);                                                                                 \
+        nacc += (ln);                                                                                              \
+        unsigned full_ = nacc >= 32;                                                                               \
+        nacc -= full_ << 5;                                                                                        \
+        out[p] = (uint32_t)(acc >> nacc);                                                                          \
+        p += full_;                                                                                                \
+    } while (0)
+        if (!has_zrun && wide) {
+            for (; i < hi; i++) {
+                uint64_t e = sym[w16[i]];
+                unsigned ln = (unsigned)(e & 0xFF);
+                if (!ln)
+                    return -1 - i;
+                PUT(e >> 8, ln);
+            }
+        } else if (bm) {
+            /* zero runs: a bitmap of the stripe's zero words; each step codes one token -- a non-zero word or a
+             * whole zero run (its length from the bitmap by ctz, its code from rcode) -- without a branch on
+             * which; runs without a code in rcode (long, or long codes) take the chunk loop */
+            int64_t nw = (hi - lo + 63) / 64;
+            for (int64_t q = 0; q < nw; q++) {
+                int64_t b0 = lo + 64 * q;
+                int nb = hi - b0 >= 64 ? 64 : (int)(hi - b0);
+                bm[q] = wide ? zero_mask16(w16 + b0, nb) : zero_mask8(w8 + b0, nb);
+            }
+            bm[nw] = 0;
+            bm[nw + 1] = 0;
+            int64_t zeros = 0;
+            for (int64_t q = 0; q < nw; q++)
+                zeros += __builtin_popcountll(bm[q]);
+            /* the token loop pays where zero runs are frequent (its steps are a dependent chain); a stripe of
+             * fewer zeros takes the word-by-word loop below */
+            if (zeros * ZRUN_TOKEN_SHARE < hi - lo)
+                goto words;
+            uint64_t win = 0;           /* the bitmap from word i on; valid: how many of its bits are */
+            int valid = 0;
+            while (i < hi) {
+                if (valid < 32) {
+                    int64_t j = i - lo;
+                    int sh = (int)(j & 63);
+                    win = (bm[j >> 6] >> sh) | ((bm[(j >> 6) + 1] << 1) << (63 - sh));
+                    valid = 64;
+                }
+                uint64_t nz = ~win;     /* bits beyond valid are 0 in win: a run stops there */
+                if (nz) {
+                    int r = __builtin_ctzll(nz);                /* 0 for a non-zero word */
+                    if (r < valid) {
+                        unsigned v = wide ? w16[i] : w8[i];
+                        uint64_t rc = rcode[r < rmax ? r : 0];
+                        uint64_t e = r ? rc : sym[v];
+                        unsigned ln = (unsigned)(e & 0xFF);
+                        if (ln) {
+                            PUT_NB(e >> 8, ln);
+                            int step = r ? r : 1;
+                            i += step;
+                            win >>= step;
+                            valid -= step;
+                            continue;
+                        }
+                        if (!r)
+                            return -1 - i;                      /* an uncovered word */
+                    }
+                }
+                valid = 0;
+                /* a run the table does not code: its length, then the chunk loop */
+                int64_t r = 1;
+                if (wide)
+                    while (i + r < hi && w16[i + r] == 0)
+                        r++;
+                else
+                    while (i + r < hi && w8[i + r] == 0)
+                        r++;
+                i += r;
+                while (r > 0) {
+                    int64_t ch = zr_choice[r];
+                    uint64_t b;
+                    unsigned ln;
+                    if (ch == -2)
+                        return -1 - (i - r);
+                    if (ch == -1) {
+                        b = sym[0] >> 8;
+                        ln = (unsigned)(sym[0] & 0xFF);
+                        r -= 1;
+                    } else {
+                        int64_t m = (int64_t)1 << zr_k[ch];
+                        if (m > r)
+                            m = r;
+                        b = zr_bits[ch] | (uint64_t)(m - 1);
+                        ln = (unsigned)zr_len[ch];
+                        r -= m;
+                    }
+                    PUT(b, ln);
+                }
+            }
+        } else {
+        words:
+            while (i < hi) {
+                unsigned v = wide ? w16[i] : w8[i];
+                if (has_zrun && v == 0) {
+                    int64_t r = 1;
+                    if (wide)
+                        while (i + r < hi && w16[i + r] == 0)
+                            r++;
+                    else
+                        while (i + r < hi && w8[i + r] == 0)
+                            r++;
+                    i += r;
+                    while (r > 0) {
+                        int64_t ch = zr_choice[r];
+                        uint64_t b;
+                        unsigned ln;
+                        if (ch == -2)
+                            return -1 - (i - r);
+                        if (ch == -1) {
+                            b = sym[0] >> 8;
+                            ln = (unsigned)(sym[0] & 0xFF);
+                            r -= 1;
+                        } else {
+                            int64_t m = (int64_t)1 << zr_k[ch];
+                            if (m > r)
+                                m = r;
+                            b = zr_bits[ch] | (uint64_t)(m - 1);
+                            ln = (unsigned)zr_len[ch];
+                            r -= m;
+                        }
+                        PUT(b, ln);
+                    }
+                    continue;
+                }
+                uint64_t e = sym[v];
+                unsigned ln = (unsigned)(e & 0xFF);
+                if (!ln)
+                    return -1 - i;
+                PUT(e >> 8, ln);
+                i++;
+            }
+        }
+#undef PUT
+#undef PUT_NB
+        if (nacc > 0)
+            out[p++] = (uint32_t)(acc << (32 - nacc));
+        stripe_words[s] = (uint32_t)(p - start);
+    }
+    return p;
+}
+
+/* out: room for one word more than the stripes take (the bit writer stores its pending word at out[p] before it
+ * knows whether that word is full: the caller's n + 2 stripes + 1 words). Returns the words written or -1 - i
+ * for an uncovered word i (as the numba _encode_kernel). */
+EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
+                          const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len,
+                          const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words)
+{
+    uint64_t *rcode = NULL, *bm = NULL;
+    int64_t rmax = 0;
+    if (has_zrun) {
+        rmax = S + 1 < RUN_CODES ? S + 1 : RUN_CODES;
+        rcode = malloc(rmax * sizeof(uint64_t));
+        bm = malloc(((S + 63) / 64 + 2) * sizeof(uint64_t));
+        if (!rcode || !bm) {            /* the word-by-word loop */
+            free(rcode);
+            free(bm);
+            rcode = bm = NULL;
+        } else
+            run_codes(rmax, sym, zr_choice, zr_bits, zr_len, zr_k, rcode);
+    }
+    if (!rcode)
+        return encode_words(words, n, wide, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words);
+    int64_t p = encode_stripes(words, n, wide, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out,
+                               stripe_words, rcode, rmax, bm);
+    free(rcode);
+    free(bm);
     return p;
 }
 
