@@ -215,7 +215,7 @@ EXPORT void lze_zero_run_dp(int64_t max_run, int64_t single, int64_t nz, const i
 /* ------------------------------------------------------------------------------------------ DPs */
 /* to[m] = from[m] + cost, ch[m] = c where that is smaller (m < n), without branches (vectorised; additions and
  * comparisons only: the same values at any vector width); rows from and to never overlap */
-__attribute__((noinline, optimize("O3"))) static void relax_nc(int64_t n, const double *restrict from, double cost,
+__attribute__((always_inline, optimize("O3"))) static inline void relax_nc(int64_t n, const double *restrict from, double cost,
                                                                 double *restrict to, int64_t *restrict ch,
                                                                 int64_t c)
 {
@@ -231,7 +231,7 @@ __attribute__((noinline, optimize("O3"))) static void relax_nc(int64_t n, const 
  * from[m] + cost and ch[m] (and st[m], when given) the choice: the same stores as the branchy loop, written
  * without branches (rows from and to never overlap) so that the compiler vectorises it; additions and
  * comparisons only, so the results are bit-identical whatever the vector width. */
-__attribute__((noinline, optimize("O3"))) static void relax(int64_t M, const double *restrict from, double cost,
+__attribute__((always_inline, optimize("O3"))) static inline void relax(int64_t M, const double *restrict from, double cost,
                                                              double *restrict to, int64_t *restrict ch, int64_t c,
                                                              int64_t *restrict st, int64_t sv)
 {
@@ -272,7 +272,7 @@ static inline double l2ratio(double N, double F, double *memo)
     return log2(N / F);
 }
 
-EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64_t kmax, double class_bits,
+__attribute__((optimize("O3"))) EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64_t kmax, double class_bits,
                        double lut3_bits, double *best, int64_t *choice)
 {
     double *pre = malloc((R + 1) * sizeof(double));
@@ -306,7 +306,7 @@ EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64
     free(pre);
 }
 
-EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
+__attribute__((optimize("O3"))) EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
                            double N, double W, double c_res, int64_t M, double class_bits, double *nores,
                            double *res, int64_t *ch_nores, int64_t *ch_res, int keep_n)
 {
@@ -404,8 +404,12 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
         }
         if (sat) {                      /* the first m from which both rows stay constant */
             int64_t s0 = M;
-            while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] && res[i * W1 + s0 - 1] == res[i * W1 + M])
-                s0--;
+            if (!split)                 /* a leaf's rows are constant from m = 1 on */
+                s0 = nores[i * W1] == nores[i * W1 + M] && res[i * W1] == res[i * W1 + M] ? 0 : (M > 0);
+            else
+                while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] &&
+                       res[i * W1 + s0 - 1] == res[i * W1 + M])
+                    s0--;
             sat[i] = s0;
         }
     }
@@ -575,7 +579,7 @@ static inline double best_c(double F, double mu, int64_t L, int64_t *cbest)
     return best;
 }
 
-EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax, double mu, int64_t L, int64_t W,
+__attribute__((optimize("O3"))) EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax, double mu, int64_t L, int64_t W,
                          double class_bits, double lut3_bits, double *best, int64_t *ch, int64_t *start)
 {
     double *pre = malloc((R + 1) * sizeof(double));
