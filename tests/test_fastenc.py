@@ -215,6 +215,25 @@ def test_stripe_coder_agrees_and_decodes(kind, stripe_len):
         assert np.array_equal(back.astype(w.dtype), w)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_grouped_scores_in_one_call_agree(seed):
+    """The grouped design's partition scores of one C call (fastenc.score_parts) are the floats of
+    _Grouped._score, partition by partition, with and without zero-run classes."""
+    rng = np.random.default_rng(seed)
+    w = np.rint(rng.laplace(0, 4 + 6 * seed, 80_000)).clip(-128, 127).astype(np.int8).view(np.uint8)
+    w[rng.random(w.size) < 0.3] = 0
+    st = Stats.of(w, 8, 4096)
+    checked = 0
+    for zeros in (True, False):
+        g = encoder._Grouped(st, 8, 16, zeros)
+        for zks, zF in [((), np.zeros(0)), ((0, 3), np.array([1234.0, 56.7])), ((1, 4, 6), np.array([9.5, 3.0, 1.0]))]:
+            parts = g.partitions(g.M - len(zks))
+            ref = [g._score(b, r, zks, zF) for b, r in parts]
+            assert g._scores(parts, zks, zF) == ref
+            checked += len(parts)
+    assert checked >= 10
+
+
 def _numba_stripes(enc, w, S):
     flat = w.astype(np.uint16)
     n_st = -(-w.size // S)

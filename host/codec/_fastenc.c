@@ -433,6 +433,50 @@ EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const i
     }
 }
 
+/* The grouped design's scores (encoder._Grouped._score) of np_ partitions at once: part p has the classes
+ * off[p] .. off[p + 1] - 1 with frequencies F and index lengths ks, and lut3[p] LUT3 entries; its score is
+ * sum w (c + k) + class_bits n + lut3_bits lut3 with w = max(rint(F), 1) and c the package-merge code lengths
+ * of w (1 for a single class), INF for a part without classes. The sum is of integers (exact in any order), the
+ * rest as Python adds it. Returns 0, or -1 when package-merge had no memory. */
+EXPORT int lze_score_parts(int64_t np_, const int64_t *off, const double *F, const int64_t *ks,
+                           const int64_t *lut3, int64_t L, double class_bits, double lut3_bits, double *out)
+{
+    int64_t most = 1;
+    for (int64_t p = 0; p < np_; p++)
+        if (off[p + 1] - off[p] > most)
+            most = off[p + 1] - off[p];
+    double *w = malloc(most * sizeof(double));
+    int64_t *c = malloc(most * sizeof(int64_t));
+    int rc = 0;
+    if (!w || !c)
+        rc = -1;
+    for (int64_t p = 0; p < np_ && !rc; p++) {
+        int64_t n = off[p + 1] - off[p];
+        if (n == 0) {
+            out[p] = INF;
+            continue;
+        }
+        for (int64_t j = 0; j < n; j++) {
+            double r = rint(F[off[p] + j]);
+            w[j] = r > 1.0 ? r : 1.0;
+        }
+        if (n >= 2) {
+            if (lze_package_merge(n, w, L, c)) {
+                rc = -1;
+                break;
+            }
+        } else
+            c[0] = 1;
+        double dot = 0.0;
+        for (int64_t j = 0; j < n; j++)
+            dot += w[j] * (double)(c[j] + ks[off[p] + j]);
+        out[p] = dot + (double)((int64_t)class_bits * n) + lut3_bits * (double)lut3[p];
+    }
+    free(w);
+    free(c);
+    return rc;
+}
+
 /* The zero-run candidates' estimate (encoder._zrun_candidates' approx) of every set of one and of two ZRUN
  * index lengths from 0..maxk: single[k] for the set {k}, pair[a * (maxk + 1) + b] for {a, b} (a < b). Each set's
  * run symbol counts as lze_zrun_symbols (largest chunks first, the last class rounds up), then, as Python

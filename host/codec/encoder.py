@@ -848,6 +848,20 @@ class _Grouped:
         lut3 = sum(1 << b[0] for b in blocks)
         return float(np.dot(w, c + np.array(ks))) + CLASS_BITS * len(F) + self.lut3_bits * lut3
 
+    def _scores(self, parts, zks, zF):
+        """:meth:`_score` of every partition of ``parts`` (one C call with the C kernels: the same floats)."""
+        kern = _k()
+        if not hasattr(kern, "score_parts") or len(zks) + 1 + max((len(b) for b, _ in parts), default=0) > (1 << self.L):
+            return [self._score(b, r, zks, zF) for b, r in parts]
+        off, F, ks, lut3 = [0], [], [], []
+        zF, zks = list(zF), list(zks)
+        for blocks, res_F in parts:
+            F += [b[1] for b in blocks] + ([res_F] if res_F > 0 else []) + zF
+            ks += [b[0] for b in blocks] + ([self.W] if res_F > 0 else []) + zks
+            off.append(len(F))
+            lut3.append(sum(1 << b[0] for b in blocks))
+        return kern.score_parts(off, F, ks, lut3, self.L, self.lut3_bits).tolist()
+
     def designs(self, zks=(), zF=None, iters: int = 2, top: int = 2):
         """Exact-costed table sets of the ZRUN set ``zks``: ``(tableset, bits)``."""
         st, W, L = self.st, self.W, self.L
@@ -860,12 +874,12 @@ class _Grouped:
             zF = np.array([max(cnt[k], 1) for k in zks], np.float64)
         if self.R == 0:
             ts = _design(W, L, [], [], 0, list(zip(zks, zF)))
-            yield ts, ts.bits(st)
+            yield ts.tableset(), ts.bits(st)
             return
         parts = self.partitions(Mv)
         seen = set()
         for _it in range(iters):
-            scored = sorted(((self._score(b, r, zks, zF), n) for n, (b, r) in enumerate(parts)))
+            scored = sorted(zip(self._scores(parts, zks, zF), range(len(parts))))
             best_ts, best_bits = None, math.inf
             for _sc, n in scored[:top]:
                 blocks, res_F = parts[n]
@@ -883,6 +897,7 @@ class _Grouped:
                 if len(ts.lut3) > self.lut3_max:
                     continue
                 bits = ts.bits(st)
+                ts = ts.tableset()              # few per tensor: callers get TableSets
                 if bits < best_bits:
                     best_ts, best_bits = ts, bits
                 yield ts, bits

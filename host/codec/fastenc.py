@@ -73,6 +73,7 @@ def _configure(lib):
         "lze_trie_tree_sub": ([i64, vp, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_exact_bits": ([i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], f64),
         "lze_zrun_approx": ([i64, vp, i64, i64, f64, f64, vp, vp], None),
+        "lze_score_parts": ([i64, vp, vp, vp, vp, i64, f64, f64, vp], i32),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -207,6 +208,18 @@ def zrun_approx(runs, maxk, n_nonzero, floor):
     if K and np.isnan(single[0]):
         raise MemoryError("zrun_approx: no memory")
     return single, pair
+
+
+def score_parts(off, F, ks, lut3, L, lut3_bits):
+    """The grouped design's partition scores (``encoder._Grouped._score``, the same floats) in one call: part
+    ``p`` has the classes ``off[p]:off[p + 1]`` of ``F`` / ``ks`` and ``lut3[p]`` LUT3 entries."""
+    from lutzip.codec.encoder import CLASS_BITS
+    off, ks, lut3, F = _i64(off), _i64(ks), _i64(lut3), _f64(F)
+    out = np.empty(len(off) - 1)
+    if lib().lze_score_parts(len(out), _ptr(off), _p(F), _p(ks), _p(lut3), int(L), float(CLASS_BITS),
+                             float(lut3_bits), _p(out)):
+        raise MemoryError("score_parts: no memory")
+    return out
 
 
 def _package_merge(w, L):
