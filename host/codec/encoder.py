@@ -611,8 +611,13 @@ class _ZDesign:
             ts |= set(range(0, self.R + 1, max(1, self.R // 32)))
         return sorted(ts - {0})
 
-    def designs(self, t, W, L, st):
-        """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``."""
+    def designs(self, t, W, L, st, screen=None):
+        """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``.
+
+        ``screen``: ``(tree, M, solve)`` of a trie DP of this design's values, ``N`` and ``c_res`` 12 with a class
+        budget ``M >= Mv`` (design_tableset's screening), used for ``t = 0``: its tables at ``m <= Mv`` are those
+        of a DP with budget ``Mv`` (a column depends on the columns up to it only; the saturated scans choose
+        alike), so its first round is not computed again."""
         hist, Mv = self.hist, self.Mv
         if self.hsum == 0:
             ts = _design(W, L, [], [], 0, self.zruns)
@@ -623,7 +628,11 @@ class _ZDesign:
             self._lut_part()
         n_rest = len(vals) - t                  # the top t values are present ones
         kern = _k()
-        if hasattr(kern, "trie_tree_sub"):      # the C kernel: the tree of the values left, without a histogram
+        Mdp, solve0 = Mv, None
+        if t == 0 and screen is not None and n_rest:
+            tree, Mdp, solve0 = screen
+            rest = None if hasattr(kern, "trie_tree_sub") else hist
+        elif hasattr(kern, "trie_tree_sub"):    # the C kernel: the tree of the values left, without a histogram
             rest = None
             if n_rest:
                 if self._hh is None:
@@ -646,7 +655,8 @@ class _ZDesign:
         c_res = 12.0
         solve = None
         for _it in range(2):
-            solve = _trie_dp(rest, W, self.N, Mv, c_res, tree, getattr(solve, "keep", None), n_rest > 0)
+            solve = solve0 if _it == 0 and solve0 is not None else \
+                _trie_dp(rest, W, self.N, Mdp, c_res, tree, getattr(solve, "keep", None), n_rest > 0)
             # every split of the class budget is costed from the DP tables; only the winners' classes are
             # walked (a stable sort: the same order, so the same winners, as walking every candidate)
             cands = []
@@ -977,8 +987,13 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
         ref = zds[with_z[0]]
         rest = ref.hist
         # the values of rest.hist are ref's present values (zero left out)
-        solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, _trie_tree(rest, W, vals=ref._vals), nonempty=True) \
-            if len(ref._vals) else None
+        screen = None
+        if len(ref._vals):
+            tree = _trie_tree(rest, W, vals=ref._vals)
+            solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, tree, nonempty=True)
+            screen = (tree, M - 1, solve)           # ref's first round of designs(0)
+        else:
+            solve = None
         for n in with_z:
             zd = zds[n]
             found = math.inf
@@ -998,7 +1013,7 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     for n in sorted(scores, key=scores.get)[:1 if effort <= 1 else len(scores)]:
         zd = zds[n]
         if n not in full:
-            consider(zd.designs(0, W, L, st))
+            consider(zd.designs(0, W, L, st, screen if with_z and zd is zds[with_z[0]] else None))
         cands = sorted((zd.lower_bound(t), t) for t in zd.t_candidates(effort))
         # the bound is loose, so besides the most promising sizes always try "every value in LUT3" (or the
         # largest LUT3) and the median size
