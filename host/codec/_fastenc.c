@@ -629,8 +629,6 @@ __attribute__((optimize("O3"))) EXPORT void lze_group_dp(int64_t R, const double
     double *pre = malloc((R + 1) * sizeof(double));
     if (!pre)
         return;
-    double memo[LOG_MEMO];
-    memset(memo, 0xff, sizeof(memo));
     pre[0] = 0.0;
     for (int64_t i = 0; i < R; i++)
         pre[i + 1] = pre[i] + freq[i];
