@@ -234,6 +234,18 @@ def test_grouped_scores_in_one_call_agree(seed):
     assert checked >= 10
 
 
+def test_order_by_count_is_the_stable_argsort():
+    """The LUT order by 16-bit radix passes is numpy's stable argsort of -counts (ties in value order) at every
+    count range: one pass below 2^16, two below 2^32, the int64 sort above."""
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 7, 300, 5000, 40_000):
+        for top in (0, 1, 3, 1000, 65535, 65536, 10 ** 7, 2 ** 32 - 1, 2 ** 32, 2 ** 40):
+            c = rng.integers(0, top + 1, n).astype(np.int64)
+            if n:
+                c[rng.integers(0, n)] = top
+            assert np.array_equal(encoder._order_by_count(c), np.argsort(-c, kind="stable")), (n, top)
+
+
 def _numba_stripes(enc, w, S):
     flat = w.astype(np.uint16)
     n_st = -(-w.size // S)
