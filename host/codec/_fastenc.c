@@ -438,6 +438,8 @@ EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const i
  * sum w (c + k) + class_bits n + lut3_bits lut3 with w = max(rint(F), 1) and c the package-merge code lengths
  * of w (1 for a single class), INF for a part without classes. The sum is of integers (exact in any order), the
  * rest as Python adds it. Returns 0, or -1 when package-merge had no memory. */
+EXPORT int lze_package_merge(int64_t n, const double *w, int64_t L, int64_t *lengths);
+
 EXPORT int lze_score_parts(int64_t np_, const int64_t *off, const double *F, const int64_t *ks,
                            const int64_t *lut3, int64_t L, double class_bits, double lut3_bits, double *out)
 {
