@@ -13,6 +13,7 @@ from lutzip.codec import bitstream, encoder, fastenc
 from lutzip.codec import container as ct
 from lutzip.codec.bitstream import StripeEncoder, decode_stripes
 from lutzip.codec.encoder import CLASS_BITS, LUT3_BITS, Stats, best_tableset
+from lutzip.errors import TableError
 from lutzip.codec.tables import RANGE, ZRUN, ClassSpec, TableSet
 
 pytestmark = pytest.mark.skipif(not fastenc.available(), reason=f"no C encoder: {fastenc.why_not()}")
@@ -37,6 +38,70 @@ def numba_kernels(monkeypatch):
     """Run the encoder on the numba kernels (as without a C compiler)."""
     monkeypatch.setattr(encoder, "_k", lambda: nb)
     monkeypatch.setattr(bitstream, "kernels", lambda: nb)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_zero_runs_by_masks_agree_with_numba(dtype):
+    """The C kernel counts zero runs 64 words at a time (a mask of the zero words): runs that cross the
+    64-word blocks, fill whole blocks, end at a stripe end or at the last word, stripes of any length (not a
+    multiple of 64, shorter than a block, one word), all-zero and zero-free inputs: the numba scan's counts."""
+    rng = np.random.default_rng(7)
+    cases = [np.zeros(1000, dtype), np.ones(1000, dtype), np.zeros(1, dtype), np.r_[np.zeros(130), 1, np.zeros(64)]]
+    for n, p0 in [(5000, 0.3), (5000, 0.75), (5000, 0.97), (20000, 0.999), (777, 0.5)]:
+        cases.append(np.where(rng.random(n) < p0, 0, rng.integers(1, 200, n)))
+    long = np.ones(9000, dtype)
+    long[100:4200] = 0                              # a run across a stripe end and many blocks
+    long[5000:] = 0                                 # a run to the last word
+    cases.append(long)
+    checked = 0
+    for w in cases:
+        w = np.ascontiguousarray(w, dtype)
+        for S in (1, 3, 63, 64, 65, 100, 4096, 5000, 65536):
+            rc = np.zeros(min(S, w.size) + 1, np.int64)
+            rn = rc.copy()
+            fastenc.stats(w, S, None, rc)
+            nb._run_histogram(w, S, rn)
+            assert np.array_equal(rc, rn), (w.size, S)
+            checked += int(rc.sum())
+    assert checked > 10_000
+
+
+def test_zrun_approx_agrees_with_python(monkeypatch):
+    """The zero-run candidates' estimates of every single and pair (one C call) are the floats the Python
+    estimate gives (run symbol counts by the numba kernel), and _zrun_candidates chooses the same sets."""
+    import itertools
+    import math
+    rng = np.random.default_rng(3)
+    checked = 0
+    for trial in range(40):
+        p0 = rng.choice([0.3, 0.75, 0.95, 0.999])
+        n = int(rng.integers(2000, 60000))
+        w = np.where(rng.random(n) < p0, 0, rng.integers(1, 300, n)).astype(np.uint16)
+        if trial % 5 == 0:
+            w[:int(rng.integers(0, n))] = 0
+        st = Stats.of(w, 16, int(rng.choice([64, 4096])))
+        if not st.hist[0] or not st.runs.any():
+            continue
+        nnz = int(st.n_words - st.hist[0])
+        maxk = min(16, max(0, int(np.nonzero(st.runs)[0][-1]).bit_length()))
+        for floor in (0.0, 1.0):
+            one, two = fastenc.zrun_approx(st.runs, maxk, nnz, floor)
+            for ks in [(k,) for k in range(maxk + 1)] + list(itertools.combinations(range(maxk + 1), 2)):
+                desc = sorted(ks, reverse=True)
+                cnt = nb._zrun_symbols_kernel(st.runs, np.array(desc, np.int64))
+                N = nnz + int(cnt.sum())
+                nz = nnz * math.log2(N / nnz) if nnz else 0.0
+                ref = nz + sum(int(c) * (k + max(floor, math.log2(N / int(c)))) + CLASS_BITS
+                               for k, c in zip(desc, cnt) if c)
+                got = float(one[ks[0]]) if len(ks) == 1 else float(two[ks])
+                assert got == ref, (ks, got, ref)
+                checked += 1
+        c_sets = encoder._zrun_candidates(st, nnz)
+        monkeypatch.setattr(encoder, "_k", lambda: nb)
+        st2 = Stats.of(w, 16, st.stripe_len)
+        assert encoder._zrun_candidates(st2, nnz) == c_sets
+        monkeypatch.undo()
+    assert checked > 500
 
 
 @pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
@@ -148,6 +213,93 @@ def test_stripe_coder_agrees_and_decodes(kind, stripe_len):
     for kernel in ("c", "numba"):
         back = decode_stripes(pay, sw, w.size, stripe_len, ts, kernel=kernel)
         assert np.array_equal(back.astype(w.dtype), w)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_grouped_scores_in_one_call_agree(seed):
+    """The grouped design's partition scores of one C call (fastenc.score_parts) are the floats of
+    _Grouped._score, partition by partition, with and without zero-run classes."""
+    rng = np.random.default_rng(seed)
+    w = np.rint(rng.laplace(0, 4 + 6 * seed, 80_000)).clip(-128, 127).astype(np.int8).view(np.uint8)
+    w[rng.random(w.size) < 0.3] = 0
+    st = Stats.of(w, 8, 4096)
+    checked = 0
+    for zeros in (True, False):
+        g = encoder._Grouped(st, 8, 16, zeros)
+        for zks, zF in [((), np.zeros(0)), ((0, 3), np.array([1234.0, 56.7])), ((1, 4, 6), np.array([9.5, 3.0, 1.0]))]:
+            parts = g.partitions(g.M - len(zks))
+            ref = [g._score(b, r, zks, zF) for b, r in parts]
+            assert g._scores(parts, zks, zF) == ref
+            checked += len(parts)
+    assert checked >= 10
+
+
+def test_order_by_count_is_the_stable_argsort():
+    """The LUT order by 16-bit radix passes is numpy's stable argsort of -counts (ties in value order) at every
+    count range: one pass below 2^16, two below 2^32, the int64 sort above."""
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 7, 300, 5000, 40_000):
+        for top in (0, 1, 3, 1000, 65535, 65536, 10 ** 7, 2 ** 32 - 1, 2 ** 32, 2 ** 40):
+            c = rng.integers(0, top + 1, n).astype(np.int64)
+            if n:
+                c[rng.integers(0, n)] = top
+            assert np.array_equal(encoder._order_by_count(c), np.argsort(-c, kind="stable")), (n, top)
+
+
+def _numba_stripes(enc, w, S):
+    flat = w.astype(np.uint16)
+    n_st = -(-w.size // S)
+    out = np.zeros(w.size + 2 * n_st + 1, np.uint32)
+    sw = np.zeros(n_st, np.uint32)
+    p = nb._encode_kernel(flat, S, enc.sym_bits, enc.sym_len, enc.has_zrun, enc.zr_choice, enc.zr_bits, enc.zr_len,
+                          enc.zr_k, out, sw)
+    return p, out[:max(p, 0)], sw
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_zero_run_token_loop_agrees_with_numba(dtype):
+    """The C coder's token loop (stripes of at least a quarter zeros: a non-zero word or a whole zero run a
+    step, run codes from a table) and its ways out -- runs of 32 words and more, runs reaching a stripe end or
+    the last word, runs whose code is longer than 32 bits, stripes of few zeros (the word loop), stripe
+    lengths that are not multiples of 64 -- write the numba coder's words; an uncovered word is reported at
+    the same index."""
+    rng = np.random.default_rng(11)
+    W = 8 * np.dtype(dtype).itemsize
+    pieces = []
+    for p0 in (0.3, 0.75, 0.95, 0.05):
+        n = 6000
+        x = np.rint(rng.laplace(0, 20, n)).astype(np.int64) % (1 << W)
+        x[rng.random(n) < p0] = 0
+        pieces.append(x)
+    x = np.concatenate(pieces + [np.zeros(3000, np.int64), np.ones(100, np.int64), np.zeros(5000, np.int64)])
+    w = x.astype(dtype)
+    ts_short = TableSet(W, [ClassSpec(2, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(2, ZRUN, 2, 0),
+                            ClassSpec(2, ZRUN, 5, 0)])
+    ts_long = TableSet(W, [ClassSpec(1, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(3, ZRUN, 1, 0),
+                           ClassSpec(3, ZRUN, 12, 0)])          # long runs' codes exceed 32 bits
+    checked = 0
+    for ts in (ts_short, ts_long, best_tableset(w, W)):
+        for S in (64, 100, 1000, 4096):
+            enc = StripeEncoder(ts, S)
+            if not enc.has_zrun:
+                continue
+            pay, sw = enc.encode(w)
+            p, ref, sw_n = _numba_stripes(enc, w, S)
+            assert np.array_equal(pay, ref) and np.array_equal(sw, sw_n), (S, ts.classes)
+            back = decode_stripes(pay, sw, w.size, S, ts, kernel="c")
+            assert np.array_equal(back.astype(w.dtype), w)
+            checked += 1
+    assert checked >= 8
+    # an uncovered non-zero word inside a zero-rich stripe: the same index as the numba coder
+    ts_hole = TableSet(W, [ClassSpec(1, RANGE, W - 1, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(2, ZRUN, 3, 0)])
+    w2 = np.zeros(3000, dtype)
+    w2[::7] = 3
+    w2[2345] = 1 << (W - 1)                                     # beyond RANGE(0, W - 1)
+    enc = StripeEncoder(ts_hole, 1000)
+    p, _, _ = _numba_stripes(enc, w2, 1000)
+    assert p == -1 - 2345
+    with pytest.raises(TableError, match="word 2345"):
+        enc.encode(w2)
 
 
 def test_uncovered_word_is_a_table_error():

@@ -14,6 +14,58 @@
 #define INF 1e300
 
 /* ------------------------------------------------------------------------------------------ statistics */
+/* bit j set where words[j] == 0, for j < nb (nb <= 64) */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline uint64_t zero_mask16(const uint16_t *w, int nb)
+{
+    if (nb == 64) {
+        uint64_t z = 0;
+        __m128i zero = _mm_setzero_si128();
+        for (int j = 0; j < 4; j++) {
+            __m128i a = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(w + 16 * j)), zero);
+            __m128i b = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(w + 16 * j + 8)), zero);
+            z |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_packs_epi16(a, b)) << (16 * j);
+        }
+        return z;
+    }
+    uint64_t z = 0;
+    for (int j = 0; j < nb; j++)
+        z |= (uint64_t)(w[j] == 0) << j;
+    return z;
+}
+static inline uint64_t zero_mask8(const uint8_t *w, int nb)
+{
+    if (nb == 64) {
+        uint64_t z = 0;
+        __m128i zero = _mm_setzero_si128();
+        for (int j = 0; j < 4; j++)
+            z |= (uint64_t)(uint32_t)_mm_movemask_epi8(
+                     _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(w + 16 * j)), zero)) << (16 * j);
+        return z;
+    }
+    uint64_t z = 0;
+    for (int j = 0; j < nb; j++)
+        z |= (uint64_t)(w[j] == 0) << j;
+    return z;
+}
+#else
+static inline uint64_t zero_mask16(const uint16_t *w, int nb)
+{
+    uint64_t z = 0;
+    for (int j = 0; j < nb; j++)
+        z |= (uint64_t)(w[j] == 0) << j;
+    return z;
+}
+static inline uint64_t zero_mask8(const uint8_t *w, int nb)
+{
+    uint64_t z = 0;
+    for (int j = 0; j < nb; j++)
+        z |= (uint64_t)(w[j] == 0) << j;
+    return z;
+}
+#endif
+
 /* hist[v] += 1 for every word; runs[r] += 1 for every maximal zero run of r words (cut at stripe ends). */
 EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t *hist, int64_t *runs, int do_runs)
 {
@@ -54,32 +106,49 @@ EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t
     }
     if (!do_runs)
         return;
-    int64_t i = 0;
-    while (i < n) {
-        if (wide)                       /* skip to the next zero word */
-            while (i < n && w16[i])
-                i++;
-        else
-            while (i < n && w8[i])
-                i++;
-        if (i >= n)
-            break;
-        int64_t end = (i / S + 1) * S;
-        if (end > n)
-            end = n;
-        int64_t r = 1;
-        if (wide)
-            while (i + r < end && w16[i + r] == 0)
-                r++;
-        else
-            while (i + r < end && w8[i + r] == 0)
-                r++;
-        runs[r]++;
-        i += r;
+    /* the zero runs, 64 words at a time: a mask of the zero words, the runs' ends found with ctz (no branch per
+     * word); a run is cut where its stripe ends */
+    for (int64_t s = 0; s < n; s += S) {
+        int64_t e = n - s > S ? s + S : n;
+        int64_t cur = 0;                /* length of the run that reaches the current block (0: none) */
+        for (int64_t i = s; i < e; i += 64) {
+            int nb = e - i >= 64 ? 64 : (int)(e - i);
+            uint64_t z = wide ? zero_mask16(w16 + i, nb) : zero_mask8(w8 + i, nb);
+            int p = 0;
+            while (p < nb) {
+                if (cur) {              /* extend the open run by the zero words from p */
+                    uint64_t x = ~(z >> p);     /* p < 64: a set bit at each non-zero word (or beyond nb) */
+                    int len = x ? __builtin_ctzll(x) : 64 - p;
+                    if (p + len >= nb) {
+                        cur += nb - p;
+                        break;
+                    }
+                    runs[cur + len]++;
+                    cur = 0;
+                    p += len;
+                }
+                uint64_t y = z >> p;    /* the next zero word */
+                if (!y)
+                    break;
+                int q = __builtin_ctzll(y);
+                p += q;
+                cur = 0;
+                /* open a run at p: count its zero words from p */
+                uint64_t x = ~(z >> p);
+                int len = x ? __builtin_ctzll(x) : 64 - p;
+                if (p + len >= nb) {
+                    cur = nb - p;
+                    break;
+                }
+                runs[len]++;
+                p += len;
+            }
+        }
+        if (cur)
+            runs[cur]++;
     }
 }
 
-/* ------------------------------------------------------------------------------------------ costs */
 EXPORT void lze_lengths(int64_t size, int64_t nc, const int64_t *kinds, const int64_t *ks, const int64_t *params,
                         const int64_t *totals, const int64_t *lut3, int64_t *best)
 {
@@ -146,7 +215,7 @@ EXPORT void lze_zero_run_dp(int64_t max_run, int64_t single, int64_t nz, const i
 /* ------------------------------------------------------------------------------------------ DPs */
 /* to[m] = from[m] + cost, ch[m] = c where that is smaller (m < n), without branches (vectorised; additions and
  * comparisons only: the same values at any vector width); rows from and to never overlap */
-__attribute__((noinline, optimize("O3"))) static void relax_nc(int64_t n, const double *restrict from, double cost,
+__attribute__((always_inline, optimize("O3"))) static inline void relax_nc(int64_t n, const double *restrict from, double cost,
                                                                 double *restrict to, int64_t *restrict ch,
                                                                 int64_t c)
 {
@@ -162,7 +231,7 @@ __attribute__((noinline, optimize("O3"))) static void relax_nc(int64_t n, const 
  * from[m] + cost and ch[m] (and st[m], when given) the choice: the same stores as the branchy loop, written
  * without branches (rows from and to never overlap) so that the compiler vectorises it; additions and
  * comparisons only, so the results are bit-identical whatever the vector width. */
-__attribute__((noinline, optimize("O3"))) static void relax(int64_t M, const double *restrict from, double cost,
+__attribute__((always_inline, optimize("O3"))) static inline void relax(int64_t M, const double *restrict from, double cost,
                                                              double *restrict to, int64_t *restrict ch, int64_t c,
                                                              int64_t *restrict st, int64_t sv)
 {
@@ -184,12 +253,33 @@ __attribute__((noinline, optimize("O3"))) static void relax(int64_t M, const dou
     }
 }
 
-EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64_t kmax, double class_bits,
+/* log2(N / F), remembered for integral F < LOG_MEMO (the DPs' frequencies are counts: small ones repeat);
+ * memo[] starts as NaN (all bits set); the same value as computing it each time */
+#define LOG_MEMO 4096
+static inline double l2ratio(double N, double F, double *memo)
+{
+    if (F >= 1.0 && F < (double)LOG_MEMO) {
+        int64_t fi = (int64_t)F;
+        if ((double)fi == F) {
+            double v = memo[fi];
+            if (v != v) {
+                v = log2(N / F);
+                memo[fi] = v;
+            }
+            return v;
+        }
+    }
+    return log2(N / F);
+}
+
+__attribute__((optimize("O3"))) EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64_t kmax, double class_bits,
                        double lut3_bits, double *best, int64_t *choice)
 {
     double *pre = malloc((R + 1) * sizeof(double));
     if (!pre)
         return;
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
     pre[0] = 0.0;
     for (int64_t i = 0; i < R; i++)
         pre[i + 1] = pre[i] + freq[i];
@@ -209,14 +299,14 @@ EXPORT void lze_lut_dp(int64_t R, const double *freq, double N, int64_t M, int64
             if (F <= 0)
                 cost = class_bits + lut3_bits * g;
             else
-                cost = F * (k + log2(N / F)) + class_bits + lut3_bits * g;
+                cost = F * (k + l2ratio(N, F, memo)) + class_bits + lut3_bits * g;
             relax(M, best + (i - g) * W1, cost, best + i * W1 + 1, choice + i * W1 + 1, k, NULL, 0);
         }
     }
     free(pre);
 }
 
-EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
+__attribute__((optimize("O3"))) EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
                            double N, double W, double c_res, int64_t M, double class_bits, double *nores,
                            double *res, int64_t *ch_nores, int64_t *ch_res, int keep_n)
 {
@@ -225,10 +315,12 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
      * computed */
     int64_t W1 = M + 1;
     int64_t *sat = malloc((n > 0 ? n : 1) * sizeof(int64_t));
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
     for (int64_t i = n - 1; i >= 0; i--) {
         double f = F[i];
         double k = K[i];
-        double own = f * (k + log2(N / f)) + class_bits;
+        double own = f * (k + l2ratio(N, f, memo)) + class_bits;
         double rescost = f * (W + c_res);
         int64_t lc = left[i], rc = right[i];
         int split = lc >= 0 || rc >= 0;
@@ -312,8 +404,12 @@ EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const in
         }
         if (sat) {                      /* the first m from which both rows stay constant */
             int64_t s0 = M;
-            while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] && res[i * W1 + s0 - 1] == res[i * W1 + M])
-                s0--;
+            if (!split)                 /* a leaf's rows are constant from m = 1 on */
+                s0 = nores[i * W1] == nores[i * W1 + M] && res[i * W1] == res[i * W1 + M] ? 0 : (M > 0);
+            else
+                while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] &&
+                       res[i * W1 + s0 - 1] == res[i * W1 + M])
+                    s0--;
             sat[i] = s0;
         }
     }
@@ -335,6 +431,112 @@ EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const i
         }
         out[n - 1] += c * ((rem + ((int64_t)1 << ks[n - 1]) - 1) >> ks[n - 1]);
     }
+}
+
+/* The grouped design's scores (encoder._Grouped._score) of np_ partitions at once: part p has the classes
+ * off[p] .. off[p + 1] - 1 with frequencies F and index lengths ks, and lut3[p] LUT3 entries; its score is
+ * sum w (c + k) + class_bits n + lut3_bits lut3 with w = max(rint(F), 1) and c the package-merge code lengths
+ * of w (1 for a single class), INF for a part without classes. The sum is of integers (exact in any order), the
+ * rest as Python adds it. Returns 0, or -1 when package-merge had no memory. */
+EXPORT int lze_package_merge(int64_t n, const double *w, int64_t L, int64_t *lengths);
+
+EXPORT int lze_score_parts(int64_t np_, const int64_t *off, const double *F, const int64_t *ks,
+                           const int64_t *lut3, int64_t L, double class_bits, double lut3_bits, double *out)
+{
+    int64_t most = 1;
+    for (int64_t p = 0; p < np_; p++)
+        if (off[p + 1] - off[p] > most)
+            most = off[p + 1] - off[p];
+    double *w = malloc(most * sizeof(double));
+    int64_t *c = malloc(most * sizeof(int64_t));
+    int rc = 0;
+    if (!w || !c)
+        rc = -1;
+    for (int64_t p = 0; p < np_ && !rc; p++) {
+        int64_t n = off[p + 1] - off[p];
+        if (n == 0) {
+            out[p] = INF;
+            continue;
+        }
+        for (int64_t j = 0; j < n; j++) {
+            double r = rint(F[off[p] + j]);
+            w[j] = r > 1.0 ? r : 1.0;
+        }
+        if (n >= 2) {
+            if (lze_package_merge(n, w, L, c)) {
+                rc = -1;
+                break;
+            }
+        } else
+            c[0] = 1;
+        double dot = 0.0;
+        for (int64_t j = 0; j < n; j++)
+            dot += w[j] * (double)(c[j] + ks[off[p] + j]);
+        out[p] = dot + (double)((int64_t)class_bits * n) + lut3_bits * (double)lut3[p];
+    }
+    free(w);
+    free(c);
+    return rc;
+}
+
+/* The zero-run candidates' estimate (encoder._zrun_candidates' approx) of every set of one and of two ZRUN
+ * index lengths from 0..maxk: single[k] for the set {k}, pair[a * (maxk + 1) + b] for {a, b} (a < b). Each set's
+ * run symbol counts as lze_zrun_symbols (largest chunks first, the last class rounds up), then, as Python
+ * evaluates it: N = nnz + the symbols; nnz log2(N / nnz) (0 without non-zero words) + the sum, over the
+ * classes largest first with a symbol, of c (k + max(floor, log2(N / c))) + class_bits. */
+static double zrun_approx_of(int64_t nnz, int64_t n, const int64_t *ks, const int64_t *cnt, double floor_,
+                             double class_bits)
+{
+    int64_t N = nnz;
+    for (int64_t j = 0; j < n; j++)
+        N += cnt[j];
+    double nz = nnz ? (double)nnz * log2((double)N / (double)nnz) : 0.0;
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        if (!cnt[j])
+            continue;
+        double l = log2((double)N / (double)cnt[j]);
+        double m = l > floor_ ? l : floor_;
+        sum = sum + ((double)cnt[j] * ((double)ks[j] + m) + class_bits);
+    }
+    return nz + sum;
+}
+
+EXPORT void lze_zrun_approx(int64_t nr, const int64_t *runs, int64_t maxk, int64_t nnz, double floor_,
+                            double class_bits, double *single, double *pair)
+{
+    int64_t K = maxk + 1;
+    int64_t *c1 = calloc(K, sizeof(int64_t));          /* c1[k]: symbols of {k} */
+    int64_t *c2 = calloc(2 * K * K, sizeof(int64_t));  /* c2[2 (a K + b)]: symbols of b, then of a (a < b) */
+    if (!c1 || !c2) {
+        free(c1);
+        free(c2);
+        for (int64_t k = 0; k < K; k++)
+            single[k] = NAN;
+        return;
+    }
+    for (int64_t r = 1; r < nr; r++) {
+        int64_t c = runs[r];
+        if (c == 0)
+            continue;
+        for (int64_t b = 0; b < K; b++) {
+            c1[b] += c * ((r + ((int64_t)1 << b) - 1) >> b);
+            int64_t q = r >> b, rem = r - (q << b);
+            for (int64_t a = 0; a < b; a++) {
+                c2[2 * (a * K + b)] += c * q;
+                c2[2 * (a * K + b) + 1] += c * ((rem + ((int64_t)1 << a) - 1) >> a);
+            }
+        }
+    }
+    for (int64_t k = 0; k < K; k++)
+        single[k] = zrun_approx_of(nnz, 1, &k, c1 + k, floor_, class_bits);
+    for (int64_t a = 0; a < K; a++)
+        for (int64_t b = a + 1; b < K; b++) {
+            int64_t ks[2] = {b, a};
+            pair[a * K + b] = zrun_approx_of(nnz, 2, ks, c2 + 2 * (a * K + b), floor_, class_bits);
+        }
+    free(c1);
+    free(c2);
 }
 
 /* package-merge over n weights (2 <= n <= 2^L) as the numba _package_merge: a stable sort of the leaves, packages
@@ -423,7 +625,7 @@ static inline double best_c(double F, double mu, int64_t L, int64_t *cbest)
     return best;
 }
 
-EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax, double mu, int64_t L, int64_t W,
+__attribute__((optimize("O3"))) EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax, double mu, int64_t L, int64_t W,
                          double class_bits, double lut3_bits, double *best, int64_t *ch, int64_t *start)
 {
     double *pre = malloc((R + 1) * sizeof(double));
@@ -591,9 +793,59 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
 /* Code n words (uint16, or uint8 when !wide) into stripes of S words: out gets each stripe's header word and
  * its bits MSB-first in 32-bit words, stripe_words[s] its word count. sym[v] = bits << 8 | length (0 = value
  * not covered). Returns the words written, or -1 - i for the first word i that cannot be coded. */
-EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
-                          const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len,
-                          const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words)
+/* A zero run's whole code (its chunks' bits, first chunk first) as one symbol, bits << 8 | length, for runs of
+ * r < RUN_CODES words whose code is at most 32 bits; 0 where the run takes the chunk loop (longer codes, an
+ * uncovered remainder) */
+#define RUN_CODES 1024
+/* a stripe takes the token loop when at least 1 / ZRUN_TOKEN_SHARE of its words are zero */
+#ifndef ZRUN_TOKEN_SHARE
+#define ZRUN_TOKEN_SHARE 4
+#endif
+static void run_codes(int64_t rmax, const uint64_t *sym, const int64_t *zr_choice, const uint64_t *zr_bits,
+                      const int64_t *zr_len, const int64_t *zr_k, uint64_t *code)
+{
+    code[0] = 0;
+    for (int64_t r0 = 1; r0 < rmax; r0++) {
+        uint64_t bits = 0;
+        unsigned len = 0;
+        int64_t r = r0;
+        int ok = 1;
+        while (r > 0 && ok) {
+            int64_t ch = zr_choice[r];
+            uint64_t b;
+            unsigned ln;
+            if (ch == -2) {
+                ok = 0;
+                break;
+            }
+            if (ch == -1) {
+                b = sym[0] >> 8;
+                ln = (unsigned)(sym[0] & 0xFF);
+                r -= 1;
+            } else {
+                int64_t m = (int64_t)1 << zr_k[ch];
+                if (m > r)
+                    m = r;
+                b = zr_bits[ch] | (uint64_t)(m - 1);
+                ln = (unsigned)zr_len[ch];
+                r -= m;
+            }
+            if (ln == 0 || len + ln > 32)
+                ok = 0;
+            else {
+                bits = (bits << ln) | b;
+                len += ln;
+            }
+        }
+        code[r0] = ok ? (bits << 8) | len : 0;
+    }
+}
+
+/* the word-by-word coder (without zero runs, or without memory for the token loop's tables) */
+__attribute__((noinline)) static int64_t encode_words(const void *words, int64_t n, int wide, int64_t S,
+                                                      const uint64_t *sym, int has_zrun, const int64_t *zr_choice,
+                                                      const uint64_t *zr_bits, const int64_t *zr_len,
+                                                      const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words)
 {
     const uint16_t *w16 = (const uint16_t *)words;
     const uint8_t *w8 = (const uint8_t *)words;
@@ -670,6 +922,209 @@ EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, con
             out[p++] = (uint32_t)(acc << (32 - nacc));
         stripe_words[s] = (uint32_t)(p - start);
     }
+    return p;
+}
+
+__attribute__((noinline)) static int64_t encode_stripes(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
+                              const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len,
+                              const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words, const uint64_t *rcode,
+                              int64_t rmax, uint64_t *bm)
+{
+    const uint16_t *w16 = (const uint16_t *)words;
+    const uint8_t *w8 = (const uint8_t *)words;
+    int64_t n_stripes = (n + S - 1) / S;
+    int64_t p = 0;
+    for (int64_t s = 0; s < n_stripes; s++) {
+        int64_t lo = s * S, hi = lo + S < n ? lo + S : n;
+        int64_t start = p;
+        out[p++] = 0x4C5A0000u | (uint32_t)(hi - lo - 1);
+        uint64_t acc = 0;
+        unsigned nacc = 0;
+        int64_t i = lo;
+#define PUT(b, ln)                                                                                                 \
+    do {                                                                                                           \
+        acc = (acc << (ln)) | (b);                                                                                 \
+        nacc += (ln);                                                                                              \
+        if (nacc >= 32) {                                                                                          \
+            nacc -= 32;                                                                                            \
+            out[p++] = (uint32_t)(acc >> nacc);                                                                    \
+        }                                                                                                          \
+    } while (0)
+/* the same without a branch: the pending word is stored at out[p] either way, p moves on when it is full */
+#define PUT_NB(b, ln)                                                                                              \
+    do {                                                                                                           \
+        acc = (acc << (ln)) | (b);                                                                                 \
+        nacc += (ln);                                                                                              \
+        unsigned full_ = nacc >= 32;                                                                               \
+        nacc -= full_ << 5;                                                                                        \
+        out[p] = (uint32_t)(acc >> nacc);                                                                          \
+        p += full_;                                                                                                \
+    } while (0)
+        if (!has_zrun && wide) {
+            for (; i < hi; i++) {
+                uint64_t e = sym[w16[i]];
+                unsigned ln = (unsigned)(e & 0xFF);
+                if (!ln)
+                    return -1 - i;
+                PUT(e >> 8, ln);
+            }
+        } else if (bm) {
+            /* zero runs: a bitmap of the stripe's zero words; each step codes one token -- a non-zero word or a
+             * whole zero run (its length from the bitmap by ctz, its code from rcode) -- without a branch on
+             * which; runs without a code in rcode (long, or long codes) take the chunk loop */
+            int64_t nw = (hi - lo + 63) / 64;
+            for (int64_t q = 0; q < nw; q++) {
+                int64_t b0 = lo + 64 * q;
+                int nb = hi - b0 >= 64 ? 64 : (int)(hi - b0);
+                bm[q] = wide ? zero_mask16(w16 + b0, nb) : zero_mask8(w8 + b0, nb);
+            }
+            bm[nw] = 0;
+            bm[nw + 1] = 0;
+            int64_t zeros = 0;
+            for (int64_t q = 0; q < nw; q++)
+                zeros += __builtin_popcountll(bm[q]);
+            /* the token loop pays where zero runs are frequent (its steps are a dependent chain); a stripe of
+             * fewer zeros takes the word-by-word loop below */
+            if (zeros * ZRUN_TOKEN_SHARE < hi - lo)
+                goto words;
+            uint64_t win = 0;           /* the bitmap from word i on; valid: how many of its bits are */
+            int valid = 0;
+            while (i < hi) {
+                if (valid < 32) {
+                    int64_t j = i - lo;
+                    int sh = (int)(j & 63);
+                    win = (bm[j >> 6] >> sh) | ((bm[(j >> 6) + 1] << 1) << (63 - sh));
+                    valid = 64;
+                }
+                uint64_t nz = ~win;     /* bits beyond valid are 0 in win: a run stops there */
+                if (nz) {
+                    int r = __builtin_ctzll(nz);                /* 0 for a non-zero word */
+                    if (r < valid) {
+                        unsigned v = wide ? w16[i] : w8[i];
+                        uint64_t rc = rcode[r < rmax ? r : 0];
+                        uint64_t e = r ? rc : sym[v];
+                        unsigned ln = (unsigned)(e & 0xFF);
+                        if (ln) {
+                            PUT_NB(e >> 8, ln);
+                            int step = r ? r : 1;
+                            i += step;
+                            win >>= step;
+                            valid -= step;
+                            continue;
+                        }
+                        if (!r)
+                            return -1 - i;                      /* an uncovered word */
+                    }
+                }
+                valid = 0;
+                /* a run the table does not code: its length, then the chunk loop */
+                int64_t r = 1;
+                if (wide)
+                    while (i + r < hi && w16[i + r] == 0)
+                        r++;
+                else
+                    while (i + r < hi && w8[i + r] == 0)
+                        r++;
+                i += r;
+                while (r > 0) {
+                    int64_t ch = zr_choice[r];
+                    uint64_t b;
+                    unsigned ln;
+                    if (ch == -2)
+                        return -1 - (i - r);
+                    if (ch == -1) {
+                        b = sym[0] >> 8;
+                        ln = (unsigned)(sym[0] & 0xFF);
+                        r -= 1;
+                    } else {
+                        int64_t m = (int64_t)1 << zr_k[ch];
+                        if (m > r)
+                            m = r;
+                        b = zr_bits[ch] | (uint64_t)(m - 1);
+                        ln = (unsigned)zr_len[ch];
+                        r -= m;
+                    }
+                    PUT(b, ln);
+                }
+            }
+        } else {
+        words:
+            while (i < hi) {
+                unsigned v = wide ? w16[i] : w8[i];
+                if (has_zrun && v == 0) {
+                    int64_t r = 1;
+                    if (wide)
+                        while (i + r < hi && w16[i + r] == 0)
+                            r++;
+                    else
+                        while (i + r < hi && w8[i + r] == 0)
+                            r++;
+                    i += r;
+                    while (r > 0) {
+                        int64_t ch = zr_choice[r];
+                        uint64_t b;
+                        unsigned ln;
+                        if (ch == -2)
+                            return -1 - (i - r);
+                        if (ch == -1) {
+                            b = sym[0] >> 8;
+                            ln = (unsigned)(sym[0] & 0xFF);
+                            r -= 1;
+                        } else {
+                            int64_t m = (int64_t)1 << zr_k[ch];
+                            if (m > r)
+                                m = r;
+                            b = zr_bits[ch] | (uint64_t)(m - 1);
+                            ln = (unsigned)zr_len[ch];
+                            r -= m;
+                        }
+                        PUT(b, ln);
+                    }
+                    continue;
+                }
+                uint64_t e = sym[v];
+                unsigned ln = (unsigned)(e & 0xFF);
+                if (!ln)
+                    return -1 - i;
+                PUT(e >> 8, ln);
+                i++;
+            }
+        }
+#undef PUT
+#undef PUT_NB
+        if (nacc > 0)
+            out[p++] = (uint32_t)(acc << (32 - nacc));
+        stripe_words[s] = (uint32_t)(p - start);
+    }
+    return p;
+}
+
+/* out: room for one word more than the stripes take (the bit writer stores its pending word at out[p] before it
+ * knows whether that word is full: the caller's n + 2 stripes + 1 words). Returns the words written or -1 - i
+ * for an uncovered word i (as the numba _encode_kernel). */
+EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
+                          const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len,
+                          const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words)
+{
+    uint64_t *rcode = NULL, *bm = NULL;
+    int64_t rmax = 0;
+    if (has_zrun) {
+        rmax = S + 1 < RUN_CODES ? S + 1 : RUN_CODES;
+        rcode = malloc(rmax * sizeof(uint64_t));
+        bm = malloc(((S + 63) / 64 + 2) * sizeof(uint64_t));
+        if (!rcode || !bm) {            /* the word-by-word loop */
+            free(rcode);
+            free(bm);
+            rcode = bm = NULL;
+        } else
+            run_codes(rmax, sym, zr_choice, zr_bits, zr_len, zr_k, rcode);
+    }
+    if (!rcode)
+        return encode_words(words, n, wide, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words);
+    int64_t p = encode_stripes(words, n, wide, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out,
+                               stripe_words, rcode, rmax, bm);
+    free(rcode);
+    free(bm);
     return p;
 }
 

@@ -182,9 +182,9 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         S = stream_stripe_len(s_words[k].size, s_bits[k], stripe_len, min_stripes, stripe_bits) \
             if len(members) == 1 and s_words[k].size >= group_below else int(stripe_len)
         payload, sw = bitstream.encode_stripes(s_words[k], ts, S, threads=threads)
-        starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
-        crcs = np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes())
-                         for j in range(len(sw))], np.uint32)
+        starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))]).tolist()
+        mv = memoryview(payload.astype("<u4", copy=False)).cast("B")     # the stripes' bytes, no copy
+        crcs = np.array([zlib.crc32(mv[4 * starts[j]:4 * starts[j + 1]]) for j in range(len(sw))], np.uint32)
         pos = 0
         for i in members:
             entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], assignment[k], S, offset, sw, crcs,

@@ -448,9 +448,15 @@ def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
 
     # two estimates: ideal code lengths, and code lengths of at least 1 bit (which makes single-zero symbols
     # dear); neither is right everywhere, the exact costing of the candidates decides
+    kern = _k()
     for floor in (0.0, 1.0):
-        singles = sorted((approx((k,), floor), (k,)) for k in range(maxk + 1))
-        pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
+        if hasattr(kern, "zrun_approx"):        # every single and pair in one C call (the same floats)
+            one, two = kern.zrun_approx(st.runs, maxk, n_nonzero, floor)
+            singles = sorted((float(one[k]), (k,)) for k in range(maxk + 1))
+            pairs = sorted((float(two[ks]), ks) for ks in itertools.combinations(range(maxk + 1), 2))
+        else:
+            singles = sorted((approx((k,), floor), (k,)) for k in range(maxk + 1))
+            pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
         # triples: the best pairs with one more run length
         triples = {tuple(sorted(set(ks) | {k})) for _, ks in pairs[:3] for k in range(maxk + 1) if k not in ks}
         triples = sorted((approx(ks, floor), ks) for ks in triples)
@@ -468,8 +474,49 @@ def _code_lengths(freqs, L):
     return limited_code_lengths(freqs, L)
 
 
-def _build(W, L, lut_groups, ranges, fres, zruns):
-    """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
+class _Built:
+    """A designed table set before its :class:`TableSet` is made: the class tuples ``(kind, k, param)``, their
+    code lengths and LUT3. Enough to cost it exactly (:meth:`bits`, one C call); :meth:`tableset` makes the
+    TableSet (once: the design search makes and discards thousands, and keeps a few)."""
+
+    __slots__ = ("W", "classes", "lens", "lut3", "_ts")
+
+    def __init__(self, W, classes, lens, lut3):
+        self.W, self.classes, self.lens, self.lut3, self._ts = W, classes, lens, lut3, None
+
+    @property
+    def word_bits(self) -> int:
+        return self.W
+
+    def tableset(self) -> TableSet:
+        if self._ts is None:
+            self._ts = TableSet(self.W, [ClassSpec(self.lens[j], kind, k, p)
+                                         for j, (kind, k, p) in enumerate(self.classes)], self.lut3)
+        return self._ts
+
+    def bits(self, st: Stats) -> float:
+        """``total_bits(self.tableset(), st)``: the same sums, without making the TableSet (C kernels)."""
+        kern = _k()
+        n = len(self.classes)
+        if hasattr(kern, "exact_bits") and n <= MAX_CLASSES:
+            cls = np.empty((n, 4), np.int64)
+            cls[:, :3] = self.classes
+            cls[:, 3] = cls[:, 1]
+            cls[:, 3] += self.lens
+            lut3 = self.lut3
+            return kern.exact_bits(cls, lut3, _stats_args(st)) + (
+                TABLE_HEAD_BITS + CLASS_BITS * n + min(LUT3_BITS, self.W) * len(lut3))
+        return total_bits(self.tableset(), st)
+
+
+def _tableset(ts) -> TableSet:
+    """The TableSet of a design search's result (a :class:`_Built` or a TableSet)."""
+    return ts.tableset() if isinstance(ts, _Built) else ts
+
+
+def _design(W, L, lut_groups, ranges, fres, zruns) -> _Built:
+    """A design's classes and their code lengths by package-merge over the class frequencies (the TableSet of
+    :func:`_build`, not yet made)."""
     classes, freqs, lut3, n3 = [], [], [], 0
     for k, F, members in lut_groups:
         classes.append((LUT, k, n3))
@@ -489,8 +536,30 @@ def _build(W, L, lut_groups, ranges, fres, zruns):
         classes.append((RANGE, W, 0))
         freqs.append(1)
     lens = _code_lengths([max(int(round(f)), 1) for f in freqs], L)
-    return TableSet(W, [ClassSpec(lens[j], kind, k, p) for j, (kind, k, p) in enumerate(classes)],
-                    np.concatenate(lut3).astype(np.uint16) if lut3 else np.zeros(0, np.uint16))
+    return _Built(W, classes, lens, np.concatenate(lut3).astype(np.uint16) if lut3 else np.zeros(0, np.uint16))
+
+
+def _build(W, L, lut_groups, ranges, fres, zruns):
+    """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
+    return _design(W, L, lut_groups, ranges, fres, zruns).tableset()
+
+
+def _order_by_count(counts: np.ndarray) -> np.ndarray:
+    """``numpy.argsort(-counts, kind="stable")`` of non-negative counts (the same permutation): the stable sort of
+    ``max - counts`` as 16-bit keys, in one or two passes (numpy sorts 16-bit keys stably by radix, several
+    times faster than int64 keys), the int64 sort above 2^32."""
+    counts = np.asarray(counts, np.int64)
+    if len(counts) == 0:
+        return np.zeros(0, np.intp)
+    top = int(counts.max())
+    key = top - counts
+    if top < 1 << 16:
+        return np.argsort(key.astype(np.uint16), kind="stable")
+    if top < 1 << 32:                       # low 16 bits, then high 16 bits: a stable sort by the whole key
+        p1 = np.argsort((key & 0xFFFF).astype(np.uint16), kind="stable")
+        p2 = np.argsort((key >> 16).astype(np.uint16)[p1], kind="stable")
+        return p1[p2]
+    return np.argsort(-counts, kind="stable")
 
 
 class _ZDesign:
@@ -534,7 +603,7 @@ class _ZDesign:
             hist, N = self.hist, self.N
             # the present values by falling count, ties by value: the stable argsort of -hist without its
             # zero-count tail (which nothing reads)
-            self._pos = np.argsort(-hist[self._vals], kind="stable")
+            self._pos = _order_by_count(hist[self._vals])
             order = self._vals[self._pos]
             self.order = order[:self.R]
             if self.R:
@@ -560,19 +629,28 @@ class _ZDesign:
             ts |= set(range(0, self.R + 1, max(1, self.R // 32)))
         return sorted(ts - {0})
 
-    def designs(self, t, W, L, st):
-        """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``."""
+    def designs(self, t, W, L, st, screen=None):
+        """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``.
+
+        ``screen``: ``(tree, M, solve)`` of a trie DP of this design's values, ``N`` and ``c_res`` 12 with a class
+        budget ``M >= Mv`` (design_tableset's screening), used for ``t = 0``: its tables at ``m <= Mv`` are those
+        of a DP with budget ``Mv`` (a column depends on the columns up to it only; the saturated scans choose
+        alike), so its first round is not computed again."""
         hist, Mv = self.hist, self.Mv
         if self.hsum == 0:
-            ts = _build(W, L, [], [], 0, self.zruns)
-            yield ts, total_bits(ts, st)
+            ts = _design(W, L, [], [], 0, self.zruns)
+            yield ts, ts.bits(st)
             return
         vals = self._vals
         if t:
             self._lut_part()
         n_rest = len(vals) - t                  # the top t values are present ones
         kern = _k()
-        if hasattr(kern, "trie_tree_sub"):      # the C kernel: the tree of the values left, without a histogram
+        Mdp, solve0 = Mv, None
+        if t == 0 and screen is not None and n_rest:
+            tree, Mdp, solve0 = screen
+            rest = None if hasattr(kern, "trie_tree_sub") else hist
+        elif hasattr(kern, "trie_tree_sub"):    # the C kernel: the tree of the values left, without a histogram
             rest = None
             if n_rest:
                 if self._hh is None:
@@ -595,7 +673,8 @@ class _ZDesign:
         c_res = 12.0
         solve = None
         for _it in range(2):
-            solve = _trie_dp(rest, W, self.N, Mv, c_res, tree, getattr(solve, "keep", None), n_rest > 0)
+            solve = solve0 if _it == 0 and solve0 is not None else \
+                _trie_dp(rest, W, self.N, Mdp, c_res, tree, getattr(solve, "keep", None), n_rest > 0)
             # every split of the class budget is costed from the DP tables; only the winners' classes are
             # walked (a stable sort: the same order, so the same winners, as walking every candidate)
             cands = []
@@ -625,10 +704,10 @@ class _ZDesign:
                     i -= 1 << k
                     mm -= 1
                 groups.reverse()
-                ts = _build(W, L, groups, ranges, fres, self.zruns)
-                yield ts, total_bits(ts, st)
+                ts = _design(W, L, groups, ranges, fres, self.zruns)
+                yield ts, ts.bits(st)
                 if fres > 0 and new_c_res is None:
-                    new_c_res = float(ts.classes[len(groups) + len(ranges)].c)
+                    new_c_res = float(ts.lens[len(groups) + len(ranges)])
             if new_c_res is None or abs(new_c_res - c_res) < 0.5:
                 return
             c_res = new_c_res
@@ -797,6 +876,20 @@ class _Grouped:
         lut3 = sum(1 << b[0] for b in blocks)
         return float(np.dot(w, c + np.array(ks))) + CLASS_BITS * len(F) + self.lut3_bits * lut3
 
+    def _scores(self, parts, zks, zF):
+        """:meth:`_score` of every partition of ``parts`` (one C call with the C kernels: the same floats)."""
+        kern = _k()
+        if not hasattr(kern, "score_parts") or len(zks) + 1 + max((len(b) for b, _ in parts), default=0) > (1 << self.L):
+            return [self._score(b, r, zks, zF) for b, r in parts]
+        off, F, ks, lut3 = [0], [], [], []
+        zF, zks = list(zF), list(zks)
+        for blocks, res_F in parts:
+            F += [b[1] for b in blocks] + ([res_F] if res_F > 0 else []) + zF
+            ks += [b[0] for b in blocks] + ([self.W] if res_F > 0 else []) + zks
+            off.append(len(F))
+            lut3.append(sum(1 << b[0] for b in blocks))
+        return kern.score_parts(off, F, ks, lut3, self.L, self.lut3_bits).tolist()
+
     def designs(self, zks=(), zF=None, iters: int = 2, top: int = 2):
         """Exact-costed table sets of the ZRUN set ``zks``: ``(tableset, bits)``."""
         st, W, L = self.st, self.W, self.L
@@ -808,13 +901,13 @@ class _Grouped:
             cnt = _zrun_symbols(self.runs, zks) if zks else {}
             zF = np.array([max(cnt[k], 1) for k in zks], np.float64)
         if self.R == 0:
-            ts = _build(W, L, [], [], 0, list(zip(zks, zF)))
-            yield ts, total_bits(ts, st)
+            ts = _design(W, L, [], [], 0, list(zip(zks, zF)))
+            yield ts.tableset(), ts.bits(st)
             return
         parts = self.partitions(Mv)
         seen = set()
         for _it in range(iters):
-            scored = sorted(((self._score(b, r, zks, zF), n) for n, (b, r) in enumerate(parts)))
+            scored = sorted(zip(self._scores(parts, zks, zF), range(len(parts))))
             best_ts, best_bits = None, math.inf
             for _sc, n in scored[:top]:
                 blocks, res_F = parts[n]
@@ -828,17 +921,18 @@ class _Grouped:
                     if len(members) < (1 << k):
                         members = np.r_[members, np.full((1 << k) - len(members), members[-1])]
                     groups.append((k, F, members))
-                ts = _build(W, L, groups, [], res_F, list(zip(zks, zF)))
+                ts = _design(W, L, groups, [], res_F, list(zip(zks, zF)))
                 if len(ts.lut3) > self.lut3_max:
                     continue
-                bits = total_bits(ts, st)
+                bits = ts.bits(st)
+                ts = ts.tableset()              # few per tensor: callers get TableSets
                 if bits < best_bits:
                     best_ts, best_bits = ts, bits
                 yield ts, bits
             if not zks or best_ts is None:
                 return
             # re-estimate the run symbol counts from the optimal parse with the best set's real costs
-            tc = TableCost(best_ts, 1, at=st)
+            tc = TableCost(_tableset(best_ts), 1, at=st)
             zF = np.maximum(_k()._zrun_parse_counts(self.runs, tc._len0, tc.ks[tc.zmask],
                                                tc.totals[tc.zmask])[:-1].astype(np.float64), 1.0)
 
@@ -910,7 +1004,14 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     if with_z:
         ref = zds[with_z[0]]
         rest = ref.hist
-        solve = _trie_dp(rest, W, ref.N, M - 1, 12.0) if rest.any() else None
+        # the values of rest.hist are ref's present values (zero left out)
+        screen = None
+        if len(ref._vals):
+            tree = _trie_tree(rest, W, vals=ref._vals)
+            solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, tree, nonempty=True)
+            screen = (tree, M - 1, solve)           # ref's first round of designs(0)
+        else:
+            solve = None
         for n in with_z:
             zd = zds[n]
             found = math.inf
@@ -923,14 +1024,14 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
                 else:
                     c, ranges, fres = solve(mm, residual)
                 if c < INF:
-                    ts = _build(W, L, [], ranges, fres, zd.zruns)
-                    found = min(found, consider([(ts, total_bits(ts, st))]))
+                    ts = _design(W, L, [], ranges, fres, zd.zruns)
+                    found = min(found, consider([(ts, ts.bits(st))]))
             scores[n] = found
     max_t = 4 if effort == 1 else 1000
     for n in sorted(scores, key=scores.get)[:1 if effort <= 1 else len(scores)]:
         zd = zds[n]
         if n not in full:
-            consider(zd.designs(0, W, L, st))
+            consider(zd.designs(0, W, L, st, screen if with_z and zd is zds[with_z[0]] else None))
         cands = sorted((zd.lower_bound(t), t) for t in zd.t_candidates(effort))
         # the bound is loose, so besides the most promising sizes always try "every value in LUT3" (or the
         # largest LUT3) and the median size
@@ -941,7 +1042,7 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
             if lb >= best[1]:
                 continue
             consider(zd.designs(t, W, L, st))
-    best[0].validate()
+    best[0] = _tableset(best[0]).validate()
     return tuple(best)
 
 
@@ -955,7 +1056,7 @@ def best_tableset(words: np.ndarray, word_bits: int, L: int = 8, lut3_max: int =
 # ------------------------------------------------------------------------------------------------ sharing
 def _ideal_bits(st: Stats) -> float:
     """Order-0 entropy of the words (a rough floor: zero-run classes can go below it on sparse tensors)."""
-    h = st.hist[st.hist > 0].astype(np.float64)
+    h = st.present()[1].astype(np.float64)        # the non-zero counts in value order, as hist[hist > 0]
     n = h.sum()
     return float(-(h * np.log2(h / n)).sum()) if n else 0.0
 

@@ -72,6 +72,8 @@ def _configure(lib):
         "lze_encode": ([vp, i64, i32, i64, vp, i32, vp, vp, vp, vp, vp, vp], i64),
         "lze_trie_tree_sub": ([i64, vp, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_exact_bits": ([i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], f64),
+        "lze_zrun_approx": ([i64, vp, i64, i64, f64, f64, vp, vp], None),
+        "lze_score_parts": ([i64, vp, vp, vp, vp, i64, f64, f64, vp], i32),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -190,6 +192,33 @@ def _zrun_symbols_kernel(runs, ks):
     runs, ks = _i64(runs), _i64(ks)
     out = np.empty(len(ks), np.int64)
     lib().lze_zrun_symbols(len(runs), _p(runs), len(ks), _p(ks), _p(out))
+    return out
+
+
+def zrun_approx(runs, maxk, n_nonzero, floor):
+    """The zero-run candidates' estimate of every set of one and of two ZRUN index lengths from ``0..maxk``
+    (``encoder._zrun_candidates``' ``approx``, the same floats): ``(single[k], pair[a, b])`` for ``a < b``."""
+    from lutzip.codec.encoder import CLASS_BITS
+    runs = _i64(runs)
+    K = int(maxk) + 1
+    single = np.empty(K)
+    pair = np.full((K, K), np.nan)
+    lib().lze_zrun_approx(len(runs), _p(runs), int(maxk), int(n_nonzero), float(floor), float(CLASS_BITS),
+                          _ptr(single), _ptr(pair))
+    if K and np.isnan(single[0]):
+        raise MemoryError("zrun_approx: no memory")
+    return single, pair
+
+
+def score_parts(off, F, ks, lut3, L, lut3_bits):
+    """The grouped design's partition scores (``encoder._Grouped._score``, the same floats) in one call: part
+    ``p`` has the classes ``off[p]:off[p + 1]`` of ``F`` / ``ks`` and ``lut3[p]`` LUT3 entries."""
+    from lutzip.codec.encoder import CLASS_BITS
+    off, ks, lut3, F = _i64(off), _i64(ks), _i64(lut3), _f64(F)
+    out = np.empty(len(off) - 1)
+    if lib().lze_score_parts(len(out), _ptr(off), _p(F), _p(ks), _p(lut3), int(L), float(CLASS_BITS),
+                             float(lut3_bits), _p(out)):
+        raise MemoryError("score_parts: no memory")
     return out
 
 
