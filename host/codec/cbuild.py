@@ -69,6 +69,25 @@ def load_cached(cc: str, source: Path, flags, name: str, build_into, configure):
     return configure(ctypes.CDLL(str(folder / (source.stem + ".so"))))
 
 
+def load_kernel(name: str, what: str, source: Path, flags, build, configure, cc, refuse=None):
+    """``(lib, None)``, or ``(None, why)`` when the kernel ``name`` cannot be used: ``$LUTZIP_<NAME>=0``, a
+    reason ``refuse`` of the caller's (e.g. the byte order), no compiler (``cc`` is ``None``), or a failed
+    build of ``what``. ``build(cc, folder)`` compiles into the cache folder, ``configure(lib)`` declares the
+    ctypes signatures (:func:`load_cached`)."""
+    env = f"LUTZIP_{name.upper()}"
+    if os.environ.get(env, "1") == "0":
+        return None, f"{env}=0"
+    if refuse:
+        return None, refuse
+    if cc is None:
+        return None, "no C compiler (cc, gcc, clang or $CC)"
+    try:
+        lib = load_cached(cc, source, flags, name, lambda tmp: build(cc, tmp), configure)
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, f"could not build {what}: {e}"
+    return lib, None
+
+
 def load_once(state: dict, lock, load):
     """``state["lib"]``, loading it with ``load() -> (lib or None, why)`` on the first call (thread-safe)."""
     if not state["tried"]:

@@ -14,8 +14,6 @@ environment, :func:`lib` is ``None`` and :func:`lutzip.codec.bitstream.decode_st
 from __future__ import annotations
 
 import ctypes
-import os
-import subprocess
 import sys
 import threading
 import weakref
@@ -82,18 +80,9 @@ def _configure(lib):
 
 
 def _load():
-    if os.environ.get("LUTZIP_FASTDEC", "1") == "0":
-        return None, "LUTZIP_FASTDEC=0"
-    if sys.byteorder != "little":
-        return None, "a big-endian host (the kernel reads little-endian words)"
-    cc = _compiler()
-    if cc is None:
-        return None, "no C compiler (cc, gcc, clang or $CC)"
-    try:
-        lib = cbuild.load_cached(cc, SOURCE, FLAGS, "fastdec", lambda tmp: _build(cc, tmp), _configure)
-    except (OSError, subprocess.SubprocessError) as e:
-        return None, f"could not build the C decoder: {e}"
-    return lib, None
+    return cbuild.load_kernel("fastdec", "the C decoder", SOURCE, FLAGS, _build, _configure, _compiler(),
+                              None if sys.byteorder == "little" else
+                              "a big-endian host (the kernel reads little-endian words)")
 
 
 def lib():

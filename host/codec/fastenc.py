@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import math
-import os
-import subprocess
 import threading
 from pathlib import Path
 
@@ -82,16 +80,7 @@ def _configure(lib):
 
 
 def _load():
-    if os.environ.get("LUTZIP_FASTENC", "1") == "0":
-        return None, "LUTZIP_FASTENC=0"
-    cc = _compiler()
-    if cc is None:
-        return None, "no C compiler (cc, gcc, clang or $CC)"
-    try:
-        lib = cbuild.load_cached(cc, SOURCE, FLAGS, "fastenc", lambda tmp: _build(cc, tmp), _configure)
-    except (OSError, subprocess.SubprocessError) as e:
-        return None, f"could not build the C encoder kernels: {e}"
-    return lib, None
+    return cbuild.load_kernel("fastenc", "the C encoder kernels", SOURCE, FLAGS, _build, _configure, _compiler())
 
 
 def lib():
