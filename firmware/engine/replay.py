@@ -110,7 +110,9 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     # packets of a pass: counted on the input in pass 1, then known
     in_pkts = Signal(intbv(0)[AW + 1:])
     pk = Signal(bool(0))
-    out_pkts = Signal(intbv(0)[AW + 2:])    # output packets of the current pass so far
+    # the current pass's output packets so far minus in_pkts, AW + 3 bits two's complement (output count
+    # < 2**(AW + 2), in_pkts < 2**(AW + 1)): its sign bit is ``output count < in_pkts``, no compare needed
+    pkt_d = Signal(modbv(0)[AW + 3:])
     pend = Signal(bool(0))                  # the current pass's output is complete
     # results
     crc = Signal(intbv(0xFFFFFFFF)[32:])
@@ -168,7 +170,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     def c_hs():
         in_hs.next = active and ov and m_axis_core_tready
         out_hs.next = active and s_axis_core_tvalid
-        pend.next = pk and out_pkts >= in_pkts
+        pend.next = pk and not pkt_d[AW + 2]
 
     @always_comb
     def c_crc_in():
@@ -238,7 +240,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             active.next = 1
             in_pkts.next = 0
             pk.next = 0
-            out_pkts.next = 0
+            pkt_d.next = 0
             crc.next = 0xFFFFFFFF
             k_cycles.next = 0
             k_busy.next = 0
@@ -259,15 +261,13 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
                 if m_axis_core_tready and not ov:
                     k_sin.next = k_sin + 1
             # packets per pass, from pass 1's input
-            if in_hs and not pk and m_axis_core_tlast:
+            inc = bool(in_hs and not pk and m_axis_core_tlast)
+            if inc:
                 in_pkts.next = in_pkts + 1
                 if ol:
                     pk.next = 1
             # output: CRC per pass, counters
-            o = intbv(0)[AW + 2:]
-            o[:] = out_pkts
             if pend:
-                o[:] = out_pkts - in_pkts
                 c = intbv(0)[32:]
                 c[:] = crc ^ 0xFFFFFFFF
                 if k_passes == 0:
@@ -287,8 +287,19 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
                     crc.next = crc_n
                 if s_axis_core_tlast:
                     k_stripes.next = k_stripes + 1
-                    o[:] = o + 1
-            out_pkts.next = o
+            # packet accounting: + 1 for an output packet, - 1 for an input packet of pass 1, - in_pkts at a pass
+            # end (pend needs pk: no input packet is counted then). The sums come from flip-flops only; pend (one
+            # LUT) and the handshakes select.
+            t = bool(out_hs and s_axis_core_tlast)
+            if pend:
+                if t:
+                    pkt_d.next = pkt_d - in_pkts + 1
+                else:
+                    pkt_d.next = pkt_d - in_pkts
+            elif t and not inc:
+                pkt_d.next = pkt_d + 1
+            elif inc and not t:
+                pkt_d.next = pkt_d - 1
             # end: every pass's output complete (or the core went quiet with all input consumed)
             if out_hs or core_busy or reading or flight:
                 quiet.next = 0
