@@ -122,10 +122,12 @@ def test_ulx3s_standin_flow_with_pll(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the core domain places at 84.5 MHz (seed 1, 2026-12-03 evening: REPLAY_PIPE, "
-                   "TABLE_REG, RESULT_REG; 85.9 at seed 2); the replay buffer's read is off the critical path, which "
-                   "is now the frame parser's length compare -> ring write data reset (seed 1) or the replay "
-                   "unit's pass accounting out_pkts >= in_pkts -> out_pkts (seed 2); docs/log/2026-12-lanes.md")
+@pytest.mark.xfail(strict=True, reason="the core domain places at 89.6 MHz (seed 1, 2026-12-04: pass accounting from a "
+                   "register, the frame parser's range checks split, RESULT_REG's core and byte output slices, the "
+                   "board flow's DP16KD output registers; 92.0 at seed 2); critical paths, 7-9.5 ns of their ~11 ns "
+                   "routing: the core-domain reset -> replay unit start / pkt_d logic -> crc_first (seed 1), the frame "
+                   "parser's replay range check (two carry chains from flen) -> ring_we (seed 2); "
+                   "docs/log/2026-12-lanes.md")
 def test_ulx3s_real_design_core_at_100mhz(tmp_path):
     """The real ULX3S design (decoder core, 32 K-word replay buffer) with the core at 100 MHz (the goal)."""
     if not all(sy.find_tool(t, required=False) for t in ("yosys", "nextpnr-ecp5")):

@@ -83,3 +83,23 @@ def test_malformed_frames_on_the_replay_build(sim):
     fr = faults.frames(sim, link.encode_frame(link.BARRIER, 1))
     assert [f.type for f in fr] == [link.ACK, link.COUNTERS]
     assert link.parse_counters(fr[1])["busy"] == 0
+
+
+def test_replay_range_checks_at_their_bounds(sim):
+    """The range checks of REPLAY_LOAD (offset + words <= REPLAY_WORDS) and REPLAY_RUN (1 .. REPLAY_WORDS words)
+    at their bounds and with the high bits of the offset / word count set (frame_rx splits each check at a bit:
+    an OR of the bits above, a short sum / compare of the bits below)."""
+    def load(offset, words):
+        return link.encode_frame(link.REPLAY_LOAD, 1, np.array([offset] + [7] * words, "<u4").tobytes())
+
+    for offset, words, ok in ((509, 3, True), (511, 1, True), (0, 31, True), (510, 3, False), (512, 1, False),
+                              (1023, 1, False), (1024, 1, False), (1 << 16, 1, False), (1 << 31, 2, False),
+                              (0xFFFFFFFF, 1, False), (0xFFFFFE00, 1, False)):
+        faults.reset(sim)
+        fr = faults.answer(sim, load(offset, words), link.ACK if ok else link.NACK)
+        assert link.parse_ack(fr)[:2] == ((2, 0) if ok else (1, 4)), (offset, words)
+    for n in (1025, 1024 + 512, 1 << 16, (1 << 31) + 1, 0xFFFFFFFF):
+        faults.reset(sim)
+        fr = faults.answer(sim, link.encode_frame(link.REPLAY_RUN, 1, link.RUN_STRUCT.pack(n, 1)), link.NACK)
+        assert link.parse_ack(fr)[:2] == (1, 4), n
+    faults.reset(sim)

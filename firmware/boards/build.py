@@ -77,6 +77,12 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
         # result says so; on the UP5K that may not fit)
         res["yosys_opts_dropped"] = f"{' '.join(b.yosys_opts)}: {str(e).splitlines()[0]}"
         netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
+    if b.family == "ecp5":
+        # flip-flops right after a block RAM read become its output register (as `lutzip hdl synth` does: the
+        # decoder core's TL tables read into such a register; hdl/flows/bram_outreg.py, same cycle for cycle)
+        from lutzip.hdl.flows.bram_outreg import absorb_bram_outregs
+        res["bram_outregs"], moved = absorb_bram_outregs(netlist, b.top_name)
+        ys["cells"]["TRELLIS_FF"] = ys["cells"].get("TRELLIS_FF", 0) - moved
     res["memories"] = ys["memories"]
     res["ff_by_block"] = sy.ff_by_block(netlist, b.top_name, prefix="uart_top_cdc0_proto_engine_cdc0_proto_engine0_"
                                         if top_params.get("CORE_CLK_HZ") else "uart_top0_proto_engine0_")

@@ -97,6 +97,12 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
     """
     RP = REPLAY_WORDS > 0
     RP_BIT = len(ring_wdata) - 1    # bit 34 in the replay build (in range, and dead, without replay)
+    # The replay frames' range checks split at bit LS / RS of the word (the bits above: an OR; below: a short sum
+    # / compare of flip-flops, the word's top byte, the one arriving, is above both). LS: 2**LS > REPLAY_WORDS + 1,
+    # so a word with a bit at LS or above makes offset + words > REPLAY_WORDS + 1; RS: 2**RS > REPLAY_WORDS.
+    LS = (REPLAY_WORDS + 1).bit_length()
+    RS = max(1, REPLAY_WORDS.bit_length())
+    LE = max(LS, 14) + 1            # offset[LS:0] + flen / 4 (< 2**14) without overflow
     assert len(ring_wdata) == (35 if RP else 34), "ring_wdata: 34 bits, 35 with REPLAY_WORDS"
     state = Signal(ST.R_HUNT)
     idx = Signal(intbv(0)[3:])
@@ -266,38 +272,43 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                 if RP:
                     rp = ftype == REPLAY_LOAD or ftype == REPLAY_RUN
                     if bi == 3 and rp:
-                        # a replay frame's words: the load must fit the buffer, a run has 1..REPLAY_WORDS words
-                        # and at least one pass
-                        e = intbv(0)[34:]
-                        e[:] = w + flen[16:2]
+                        # a replay frame's words: the load must fit the buffer (offset + flen / 4 <=
+                        # REPLAY_WORDS + 1), a run has 1..REPLAY_WORDS words and at least one pass
+                        e = intbv(0)[LE:]
+                        e[:] = w[LS:0] + flen[16:2]
                         if ftype == REPLAY_LOAD:
-                            if first and e > REPLAY_WORDS + 1:
+                            if first and (w[32:LS] != 0 or e > REPLAY_WORDS + 1):
                                 bad = True
                         elif w == 0:
                             bad = True
-                        elif first and w > REPLAY_WORDS:
+                        elif first and (w[32:RS] != 0 or w[RS:0] > REPLAY_WORDS):
                             bad = True
                 if bad:
                     accept.next = 0
                     reason.next = 4
                 if bi == 3:
                     first.next = 0
-                    if accept and not bad:
-                        ring_we.next = 1
-                        t = intbv(0)[2:]
-                        if ftype == TABLE:
-                            if first:
-                                t[:] = 2
-                            else:
-                                t[:] = 3
-                        elif RP and ftype == REPLAY_RUN:
-                            t[:] = 3
-                        elif RP and ftype == REPLAY_LOAD and first:
+                    t = intbv(0)[2:]
+                    if ftype == TABLE:
+                        if first:
                             t[:] = 2
-                        elif left == 1 and fflags[0]:
-                            t[:] = 1
-                        if RP:
-                            ring_wdata.next[RP_BIT] = rp
+                        else:
+                            t[:] = 3
+                    elif RP and ftype == REPLAY_RUN:
+                        t[:] = 3
+                    elif RP and ftype == REPLAY_LOAD and first:
+                        t[:] = 2
+                    elif left == 1 and fflags[0]:
+                        t[:] = 1
+                    if RP:
+                        # ring_wdata takes every word; ring_we alone says whether it is written (cmd_ring reads
+                        # wdata only with we): ``bad`` reaches one flip-flop, not the entry's 35 (2026-12-04)
+                        ring_we.next = accept and not bad
+                        ring_wdata.next[RP_BIT] = rp
+                        ring_wdata.next[34:32] = t
+                        ring_wdata.next[32:0] = w
+                    elif accept and not bad:
+                        ring_we.next = 1
                         ring_wdata.next[34:32] = t
                         ring_wdata.next[32:0] = w
                 if left == 1:

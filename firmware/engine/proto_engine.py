@@ -34,7 +34,12 @@ HDL of before.
 Result data register: the keyword ``RESULT_REG`` (default False) puts the register slice between the decoded-word
 FIFO (block RAM, read data straight out) and the response framer, whose byte multiplexer and frame CRC then
 start from flip-flops (one cycle more latency, full throughput; the two-domain ULX3S build and the virtual
-board's fast mode); False converts to the HDL of before.
+board's fast mode); False converts to the HDL of before. Since 2026-12-04 it also puts one at the decoder
+core's output (:func:`lutzip.firmware.engine.core_out_reg.core_out_reg`: the core's output FIFO is LUT RAM read
+straight out, and the result path's and the replay unit's CRCs then start from flip-flops; the perf counters,
+the result path and the replay unit all see the slice's side, ``busy`` stays the core's: a stripe's words in
+the slice are not yet in ``stripes_done``, so the idle tests still wait for them), and
+:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc` one on the engine's byte output.
 
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
@@ -261,21 +266,29 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         u_ld = table_loader(clk, rst_all, ring_tdata, ring_tvalid, ring_tready,
                             core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
                             *ld_port, busy, stripes_done, res_idle, barrier_req)
+    if RESULT_REG:    # the core's side of the core output register
+        from lutzip.firmware.engine.core_out_reg import core_out_reg
+        ko_tdata = Signal(intbv(0)[W:])
+        ko_tvalid, ko_tready, ko_tlast, ko_tuser = [Signal(bool(0)) for _ in range(4)]
+        ko_port = (ko_tdata, ko_tvalid, ko_tready, ko_tlast, ko_tuser)
+    else:
+        ko_port = (core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser)
     if CORE_IN_REG:
         from lutzip.firmware.engine.core_in_reg import core_in_reg
         k_tdata = Signal(intbv(0)[32:])
         k_tvalid, k_tready, k_tlast = [Signal(bool(0)) for _ in range(3)]
         u_core = [core_in_reg(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
                               k_tdata, k_tvalid, k_tready, k_tlast),
-                  core(clk, rst_all, k_tdata, k_tvalid, k_tready, k_tlast,
-                       core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
+                  core(clk, rst_all, k_tdata, k_tvalid, k_tready, k_tlast, *ko_port,
                        tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
                        L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)]
     else:
-        u_core = core(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
-                      core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
+        u_core = core(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast, *ko_port,
                       tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
                       L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+    if RESULT_REG:
+        u_core = [u_core, core_out_reg(clk, rst_all, *ko_port, core_m_tdata, core_m_tvalid, core_m_tready,
+                                       core_m_tlast, core_m_tuser)]
     if TABLE_REG:
         u_core = [u_core, table_reg(clk, rst_all, *ld_port, tbl_we, tbl_sel, tbl_addr, tbl_wdata)]
     u_res = result_path(clk, rst_all, mode_words,

@@ -7,6 +7,9 @@ The cut is at the engine's two byte streams: an 8-bit dual-clock FIFO each way
 synchroniser. The engine (:func:`lutzip.firmware.engine.proto_engine.proto_engine`: frame parser, ring, table
 loader, replay unit, decoder core, result path, counters, response framer) is unchanged and runs at the core
 clock; its ``CLK_HZ`` is the core clock (IDENT, the cycle counters and the inter-byte timeout count core cycles).
+With the engine's ``RESULT_REG`` a register slice (:func:`lutzip.firmware.axi.axis_skid.axis_skid`) sits between
+the engine's byte output and the byte FIFO, so that the FIFO's ``tready`` (its full flag and the core reset) does
+not meet the response framer's logic in the same cycle; the engine's idle flag then waits for the slice too.
 """
 from myhdl import Signal, always, always_comb, block, intbv
 
@@ -76,14 +79,26 @@ def proto_engine_cdc(clk, rst, core_clk, s_axis_tdata, s_axis_tvalid, s_axis_tre
     u_crst = cdc_reset(core_clk, arst, core_rst)
     u_rx = cdc_fifo(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                     core_clk, core_rst, c_sd, c_sv, c_sr, rx_fill, DEPTH=BYTE_FIFO_DEPTH)
-    u_eng = proto_engine(core_clk, core_rst, c_sd, c_sv, c_sr, c_md, c_mv, c_mr, c_idle,
-                         CLK_HZ=CORE_CLK_HZ, LINK_CLK_HZ=link_hz, **params)
+    if params.get("RESULT_REG"):
+        from lutzip.firmware.axi.axis_skid import axis_skid
+        e_md = Signal(intbv(0)[8:])
+        e_mv, e_mr = Signal(bool(0)), Signal(bool(0))
+        u_eng = [proto_engine(core_clk, core_rst, c_sd, c_sv, c_sr, e_md, e_mv, e_mr, c_idle,
+                              CLK_HZ=CORE_CLK_HZ, LINK_CLK_HZ=link_hz, **params),
+                 axis_skid(core_clk, core_rst, e_md, e_mv, e_mr, c_md, c_mv, c_mr)]
+
+        @always(core_clk.posedge)
+        def c_idle_reg():
+            e_idle_r.next = c_idle and not core_rst and not c_mv
+    else:
+        u_eng = proto_engine(core_clk, core_rst, c_sd, c_sv, c_sr, c_md, c_mv, c_mr, c_idle,
+                             CLK_HZ=CORE_CLK_HZ, LINK_CLK_HZ=link_hz, **params)
+
+        @always(core_clk.posedge)
+        def c_idle_reg():
+            e_idle_r.next = c_idle and not core_rst
     u_tx = cdc_fifo(core_clk, core_rst, c_md, c_mv, c_mr,
                     clk, rst, m_axis_tdata, m_axis_tvalid, m_axis_tready, tx_fill, DEPTH=BYTE_FIFO_DEPTH)
-
-    @always(core_clk.posedge)
-    def c_idle_reg():
-        e_idle_r.next = c_idle and not core_rst
 
     u_idle = cdc_flag(clk, e_idle_r, e_idle_l)
 

@@ -104,10 +104,15 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     ov = Signal(bool(0))
     od = Signal(intbv(0)[33:])
     ol = Signal(bool(0))                    # the word in od ends its pass
+    flight = Signal(bool(0))                # a word read from the buffer, not yet taken by the core
+    drained = Signal(bool(0))               # not flight (its own signal: each feed's original term, so the
+                                            # netlists stay those of the two processes this one replaced)
     # packets of a pass: counted on the input in pass 1, then known
     in_pkts = Signal(intbv(0)[AW + 1:])
     pk = Signal(bool(0))
-    out_pkts = Signal(intbv(0)[AW + 2:])    # output packets of the current pass so far
+    # the current pass's output packets so far minus in_pkts, AW + 3 bits two's complement (output count
+    # < 2**(AW + 2), in_pkts < 2**(AW + 1)): its sign bit is ``output count < in_pkts``, no compare needed
+    pkt_d = Signal(modbv(0)[AW + 3:])
     pend = Signal(bool(0))                  # the current pass's output is complete
     # results
     crc = Signal(intbv(0xFFFFFFFF)[32:])
@@ -165,7 +170,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     def c_hs():
         in_hs.next = active and ov and m_axis_core_tready
         out_hs.next = active and s_axis_core_tvalid
-        pend.next = pk and out_pkts >= in_pkts
+        pend.next = pk and not pkt_d[AW + 2]
 
     @always_comb
     def c_crc_in():
@@ -225,20 +230,17 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
 
     @always(clk.posedge)
     def c_run():
+        """The run: counters, packets per pass, CRC per pass, the run's end (the feed is c_feed_plain, or
+        c_feed / c_pipe with PIPE; ``flight``: a word read from the buffer and not yet taken by the core,
+        ``drained``: none)."""
         done_req.next = 0
         if rst:
             active.next = 0
-            reading.next = 0
-            ov.next = 0
         elif start:
             active.next = 1
-            reading.next = 1
-            ra.next = 0
-            p_read.next = 0
-            ov.next = 0
             in_pkts.next = 0
             pk.next = 0
-            out_pkts.next = 0
+            pkt_d.next = 0
             crc.next = 0xFFFFFFFF
             k_cycles.next = 0
             k_busy.next = 0
@@ -253,37 +255,19 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             first_err.next = 0
             quiet.next = 0
         if not rst and active:
-            # ``start`` needs ``not active``: this branch (the buffer's read enable) does not depend on it,
-            # so the ring's read data (``start``'s source) stays off the read-enable path
             k_cycles.next = k_cycles + 1
             if core_busy:
                 k_busy.next = k_busy + 1
                 if m_axis_core_tready and not ov:
                     k_sin.next = k_sin + 1
-            # feed: first word fall through from the RAM's registered read
-            if reading and (not ov or m_axis_core_tready):
-                od.next = mem[ra]
-                ov.next = 1
-                ol.next = ra == n_m1
-                if ra == n_m1:
-                    ra.next = 0
-                    p_read.next = p_read + 1
-                    if p_read + 1 == k_pass:
-                        reading.next = 0
-                else:
-                    ra.next = ra + 1
-            elif m_axis_core_tready:
-                ov.next = 0
             # packets per pass, from pass 1's input
-            if in_hs and not pk and m_axis_core_tlast:
+            inc = bool(in_hs and not pk and m_axis_core_tlast)
+            if inc:
                 in_pkts.next = in_pkts + 1
                 if ol:
                     pk.next = 1
             # output: CRC per pass, counters
-            o = intbv(0)[AW + 2:]
-            o[:] = out_pkts
             if pend:
-                o[:] = out_pkts - in_pkts
                 c = intbv(0)[32:]
                 c[:] = crc ^ 0xFFFFFFFF
                 if k_passes == 0:
@@ -303,17 +287,28 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
                     crc.next = crc_n
                 if s_axis_core_tlast:
                     k_stripes.next = k_stripes + 1
-                    o[:] = o + 1
-            out_pkts.next = o
+            # packet accounting: + 1 for an output packet, - 1 for an input packet of pass 1, - in_pkts at a pass
+            # end (pend needs pk: no input packet is counted then). The sums come from flip-flops only; pend (one
+            # LUT) and the handshakes select.
+            t = bool(out_hs and s_axis_core_tlast)
+            if pend:
+                if t:
+                    pkt_d.next = pkt_d - in_pkts + 1
+                else:
+                    pkt_d.next = pkt_d - in_pkts
+            elif t and not inc:
+                pkt_d.next = pkt_d + 1
+            elif inc and not t:
+                pkt_d.next = pkt_d - 1
             # end: every pass's output complete (or the core went quiet with all input consumed)
-            if out_hs or core_busy or reading or ov:
+            if out_hs or core_busy or reading or flight:
                 quiet.next = 0
             elif quiet != DRAIN_LIMIT:
                 quiet.next = quiet + 1
-            if not reading and not ov and not pend and pk and k_passes == k_pass:
+            if not reading and drained and not pend and pk and k_passes == k_pass:
                 active.next = 0
                 done_req.next = 1
-            elif not reading and not ov and quiet == DRAIN_LIMIT:
+            elif not reading and drained and quiet == DRAIN_LIMIT:
                 active.next = 0
                 done_req.next = 1
                 k_bad.next = k_bad + (k_pass - k_passes)
@@ -357,8 +352,41 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             nxt.next = v10
 
     if not PIPE:
-        return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_write, c_load, c_run, c_vals, c_read,
-                *gens)
+        @always(clk.posedge)
+        def c_feed_plain():
+            """The feed without PIPE: first word fall through from the RAM's registered read."""
+            if rst:
+                reading.next = 0
+                ov.next = 0
+            elif start:
+                reading.next = 1
+                ra.next = 0
+                p_read.next = 0
+                ov.next = 0
+            # ``start`` needs ``not active``: this branch (the buffer's read enable) does not depend on it, so the
+            # ring's read data (``start``'s source) stays off the read-enable path
+            if not rst and active:
+                if reading and (not ov or m_axis_core_tready):
+                    od.next = mem[ra]
+                    ov.next = 1
+                    ol.next = ra == n_m1
+                    if ra == n_m1:
+                        ra.next = 0
+                        p_read.next = p_read + 1
+                        if p_read + 1 == k_pass:
+                            reading.next = 0
+                    else:
+                        ra.next = ra + 1
+                elif m_axis_core_tready:
+                    ov.next = 0
+
+        @always_comb
+        def c_flight():
+            flight.next = ov
+            drained.next = not ov
+
+        return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_write, c_load, c_feed_plain, c_flight,
+                c_run, c_vals, c_read, *gens)
 
     # ---- PIPE: the pipelined feed (banks, registered multiplexer, counted prefetch, output FIFO) ----
     BD = min(512, REPLAY_WORDS // 8)        # bank words: >= 8 banks, one DP16KD (512 x 36) each at most
@@ -455,79 +483,10 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             y[:] = y | g3[j]
         m4.next = y
 
-    @always(clk.posedge)
-    def c_run_p():
-        """c_run without the feed (c_feed, c_pipe): counters, packets per pass, CRC per pass, the run's end."""
-        done_req.next = 0
-        if rst:
-            active.next = 0
-        elif start:
-            active.next = 1
-            in_pkts.next = 0
-            pk.next = 0
-            out_pkts.next = 0
-            crc.next = 0xFFFFFFFF
-            k_cycles.next = 0
-            k_busy.next = 0
-            k_sin.next = 0
-            k_words.next = 0
-            k_stripes.next = 0
-            k_derr.next = 0
-            k_passes.next = 0
-            k_bad.next = 0
-            crc_first.next = 0
-            crc_last.next = 0
-            first_err.next = 0
-            quiet.next = 0
-        if not rst and active:
-            k_cycles.next = k_cycles + 1
-            if core_busy:
-                k_busy.next = k_busy + 1
-                if m_axis_core_tready and not ov:
-                    k_sin.next = k_sin + 1
-            # packets per pass, from pass 1's input
-            if in_hs and not pk and m_axis_core_tlast:
-                in_pkts.next = in_pkts + 1
-                if ol:
-                    pk.next = 1
-            # output: CRC per pass, counters
-            o = intbv(0)[AW + 2:]
-            o[:] = out_pkts
-            if pend:
-                o[:] = out_pkts - in_pkts
-                c = intbv(0)[32:]
-                c[:] = crc ^ 0xFFFFFFFF
-                if k_passes == 0:
-                    crc_first.next = c
-                elif c != crc_first:
-                    k_bad.next = k_bad + 1
-                crc_last.next = c
-                k_passes.next = k_passes + 1
-                crc.next = 0xFFFFFFFF
-            if out_hs:
-                if s_axis_core_tuser:
-                    k_derr.next = k_derr + 1
-                    if first_err == 0:
-                        first_err.next = s_axis_core_tdata[4:0]
-                else:
-                    k_words.next = k_words + 1
-                    crc.next = crc_n
-                if s_axis_core_tlast:
-                    k_stripes.next = k_stripes + 1
-                    o[:] = o + 1
-            out_pkts.next = o
-            # end: every pass's output complete (or the core went quiet with all input consumed)
-            if out_hs or core_busy or reading or cnt != 0:
-                quiet.next = 0
-            elif quiet != DRAIN_LIMIT:
-                quiet.next = quiet + 1
-            if not reading and cnt == 0 and not pend and pk and k_passes == k_pass:
-                active.next = 0
-                done_req.next = 1
-            elif not reading and cnt == 0 and quiet == DRAIN_LIMIT:
-                active.next = 0
-                done_req.next = 1
-                k_bad.next = k_bad + (k_pass - k_passes)
+    @always_comb
+    def c_flight():
+        flight.next = cnt != 0
+        drained.next = cnt == 0
 
     return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_load, c_vals, c_read, *gens,
-            u_banks, c_fifo_out, c_od, c_feed, c_pipe, c_mux2, c_run_p)
+            u_banks, c_fifo_out, c_od, c_feed, c_pipe, c_mux2, c_flight, c_run)
