@@ -137,3 +137,16 @@ def test_sched_least_loaded_beyond_the_load_width(lanes, lag):
     expect = assign_lanes([[0x4C5A0000 | (w - 1)] for w in weights], lanes, "load")[0]
     assert sum(weights) > 8 * (1 << 18)
     assert run_sched(weights, lanes, lag, seed=lanes) == expect
+
+
+def test_synth_marks_only_the_lane_buffer_rams():
+    from lutzip.hdl.flows.synth import mark_lane_buffers
+    text = ("reg [15:0] decoder_lanes0_decoder_lane0_decoder_core0_lut3_ram0_mem [0:4096-1];\n"
+            "reg [35:0] decoder_lanes0_decoder_lane0_lane_buffer0_mem [0:2048-1];\n"
+            "reg [68:0] decoder_lane3_lane_buffer3_mem [0:2048-1];\n"
+            "        decoder_lane0_lane_buffer0_mem[wp] <= wdata;\n")
+    out = mark_lane_buffers(text).splitlines()
+    assert out[0].startswith("reg [15:0]")
+    assert out[1] == "(* no_rw_check *)" and out[2].startswith("reg [35:0] decoder_lanes0_decoder_lane0_lane_buffer0")
+    assert out[3] == "(* no_rw_check *)" and out[4].startswith("reg [68:0] decoder_lane3_lane_buffer3_mem")
+    assert out[5].strip().startswith("decoder_lane0_lane_buffer0_mem[wp]") and len(out) == 6
