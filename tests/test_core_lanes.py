@@ -75,7 +75,7 @@ def test_assign_least_loaded():
 
 def test_lane_packets_round_robin():
     st = [np.array([i], np.uint32) for i in range(7)]
-    pk = LM.lane_packets(st, 4, first=1)
+    pk = LM.lane_packets(st, 4, first=1, assign="rr")
     assert [[int(p[0]) for p in q] for q in pk] == [[3], [0, 4], [1, 5], [2, 6]]
     with pytest.raises(UnsupportedError):
         LM.lane_packets(st, 3)
@@ -127,6 +127,24 @@ def test_myhdl_full_rate(tmp_path):
     rate = (vec.n_words - int(out.beats[-1, 1])) / (oc[-1] - oc[0])
     print(f"2 lanes, 16 stripes of 64 words: {rate:.3f} words/cycle")
     assert rate > 1.5   # one lane would give at most 1.0
+
+
+@pytest.mark.parametrize("assign", ["load", pytest.param("rr", marks=pytest.mark.slow)])
+def test_myhdl_no_idle_cycle_between_stripes(assign, tmp_path):
+    """Stripes already buffered leave back to back: one beat per cycle across stripe ends (with ASSIGN="load" the
+    lanes of the next stripes are known before the output needs them)."""
+    rng = np.random.default_rng(5)
+    ts = random_tableset(rng, W=16, L=8, zrun_kmax=3)
+    stripes = tensors_stripes(ts, rng, (192,), 32)                     # 6 stripes of 32 words, 16 beats each
+    vec = LS.LaneVectors.make(stripes, table_ops(ts, 8), 2, 64, assign, W=16)
+    stim = LS.make_lane_stimulus(vec)
+    hold = len(stim.prefix) + 400                                      # the sink waits while the lanes fill up
+    stim.ready = [0] * hold + [1] * (4096 - hold)
+    out = LS.run("myhdl", stim, tmp_path, 2, vec.params, 64, assign=assign)
+    assert LS.first_difference(out, vec) is None
+    oc = out.out_cycles
+    assert oc[0] >= hold and len(oc) == 6 * 16
+    assert np.all(np.diff(oc) == 1), f"idle cycles after beats {np.nonzero(np.diff(oc) != 1)[0]}"
 
 
 @pytest.mark.parametrize("sim", ["ghdl", pytest.param("icarus", marks=pytest.mark.slow), "verilator"])

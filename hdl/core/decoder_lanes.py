@@ -9,16 +9,19 @@ Structure (each box a file of :mod:`lutzip.hdl`)::
 * ``ASSIGN="rr"``: stripe ``i`` of the stream is decoded by lane ``i mod LANES`` (the host hands each lane its
   stripes); the output takes lane ``cur``'s rows until the row with ``tlast`` (the stripe's last word or its error
   marker), then moves on to lane ``cur + 1 mod LANES``: the words come out in the order a single core gives them.
-* ``ASSIGN="load"``: stripe ``i`` goes to the lane with the least load, the sum of the weights
+* ``ASSIGN="load"`` (the default): stripe ``i`` goes to the lane with the least load, the sum of the weights
   (:func:`lutzip.hdl.lanes.decoder_lane.stripe_weight`, from the header word) of the stripes given to it so far,
-  the lowest such lane on a tie. The host computes the rule from the header words it sends; the output computes
-  it again from the weights the lanes recorded as they took the headers (``lane_min`` tree), one cycle after each
-  stripe's last beat. Uneven stripes (a tensor's short last stripe, one-stripe tensors) spread over the lanes.
+  the lowest such lane on a tie. The host computes the rule from the header words it sends; the decoder computes
+  it again from the weights the lanes recorded as they took the headers (:mod:`lutzip.hdl.lanes.lane_sched`, ahead
+  of the output: no idle cycle between stripes). Uneven stripes (a tensor's short last stripe, one-stripe tensors)
+  spread over the lanes.
 * A beat carries up to ``LANES`` consecutive words of one stripe, word 0 in the low bits; ``m_axis_tkeep`` counts
   them (1 .. LANES). Only a stripe's last beat can be short.
-* Each lane buffers ``ROWS`` beats (block RAM); while the output drains one lane at ``LANES`` words per cycle
+* Each lane buffers ``ROWS`` beats (block RAM; :mod:`lutzip.hdl.lanes.lane_buffer`, the RAM's output register and
+  a head register, with two or more lanes); while the output drains one lane at ``LANES`` words per cycle
   the other lanes decode into their buffers, so in steady state every lane decodes one word per cycle when
-  ``ROWS`` holds about ``(LANES - 1) / LANES`` of a stripe's beats.
+  ``ROWS`` holds about ``(LANES - 1) / LANES`` of a stripe's beats plus the lag the output builds up at the start
+  of a stream (:func:`default_rows`).
 * Tables: each lane's core has its own LUT1, LUT2, LUT3 and config (each reads its tables every cycle); the
   table-write port reaches every lane in the same cycle.
 * Errors: a lane that meets an error outputs its marker (tuser = 1 on the stripe's last beat) and resynchronises
@@ -29,17 +32,21 @@ Structure (each box a file of :mod:`lutzip.hdl`)::
 from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv, modbv
 
 from lutzip.errors import UnsupportedError
-from lutzip.hdl.lanes.decoder_lane import LOAD_BITS, STRIPE_BITS, decoder_lane, keep_bits, row_bits
-from lutzip.hdl.stages.lane_min import lane_min
+from lutzip.hdl.lanes.decoder_lane import STRIPE_BITS, decoder_lane, keep_bits, row_bits
+from lutzip.hdl.lanes.lane_sched import lane_sched
 from lutzip.hdl.stages.lane_tap import lane_tap
 
 LANE_CHOICES = (1, 2, 4, 8)
 ASSIGN_CHOICES = ("rr", "load")
 
 
+DEFAULT_ASSIGN = "load"
+_DEFAULT_ROWS = {1: 16, 2: 2048, 4: 2048, 8: 1024}
+
+
 def default_rows(lanes: int) -> int:
-    """The default buffer rows per lane: 16 for one lane, else ``4096 // lanes`` (4096-word stripes)."""
-    return 16 if lanes == 1 else 4096 // lanes
+    """The default buffer rows per lane: 16 for one lane, 2048 for 2 and 4 lanes, 1024 for 8 (docs/CORE.md 6.1)."""
+    return _DEFAULT_ROWS[lanes]
 
 
 @block
@@ -48,7 +55,7 @@ def decoder_lanes(clk, rst,
                   m_axis_tdata, m_axis_tkeep, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                   tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                   err_valid, err_code, err_stripe, busy,
-                  LANES=2, ROWS=0, ASSIGN="rr", L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
+                  LANES=2, ROWS=0, ASSIGN=DEFAULT_ASSIGN, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
                   STEP="adder"):
     if isinstance(LANES, bool) or LANES not in LANE_CHOICES:
         raise UnsupportedError(f"LANES = {LANES!r}: choose from {', '.join(map(str, LANE_CHOICES))}")
@@ -70,7 +77,9 @@ def decoder_lanes(clk, rst,
     pops = [Signal(bool(0)) for _ in range(N)]
     heads = [Signal(intbv(0)[E:]) for _ in range(N)]
     hvalids = [Signal(bool(0)) for _ in range(N)]
-    loads = [Signal(modbv(0)[LOAD_BITS:]) if load_mode else None for _ in range(N)]
+    w_valids = [Signal(bool(0)) if load_mode else None for _ in range(N)]
+    w_datas = [Signal(intbv(0)[17:]) if load_mode else None for _ in range(N)]
+    w_pops = [Signal(bool(0)) if load_mode else None for _ in range(N)]
     busys = [Signal(bool(0)) for _ in range(N)]
     accs = [Signal(intbv(0)[E:]) for _ in range(N + 1)]
     vaccs = [Signal(bool(0)) for _ in range(N + 1)]
@@ -78,7 +87,8 @@ def decoder_lanes(clk, rst,
     for j in range(N):
         # the bundled input ports go to every lane, which takes its own bits (decoder_lane)
         lanes.append(decoder_lane(clk, rst, s_axis_tdata, s_axis_tvalid, readys[j], s_axis_tlast, tbl_we, tbl_sel,
-                                  tbl_addr, tbl_wdata, pops[j], heads[j], hvalids[j], loads[j], busys[j],
+                                  tbl_addr, tbl_wdata, pops[j], heads[j], hvalids[j], w_valids[j], w_datas[j],
+                                  w_pops[j], busys[j],
                                   LANE=j, LANES=N, ROWS=rows, ASSIGN="load" if load_mode else "rr", **core_kw))
         taps.append(lane_tap(cur, heads[j], hvalids[j], accs[j] if j else None, vaccs[j] if j else None,
                              accs[j + 1], vaccs[j + 1], take, pops[j], LANE=j))
@@ -96,38 +106,24 @@ def decoder_lanes(clk, rst,
 
     # ------------------------------------------------------------------ which lane is next
     if load_mode:
-        # the least-loaded lane: a tree of lane_min nodes over the lanes' loads (lowest lane on a tie)
-        cur_ok = Signal(bool(1))
-        amin = []
-        level = [(loads[j], None, j) for j in range(N)]
-        while len(level) > 1:
-            nxt = []
-            for a, b in zip(level[0::2], level[1::2]):
-                v = Signal(modbv(0)[LOAD_BITS:])
-                i = Signal(intbv(0, min=0, max=N))
-                amin.append(lane_min(a[0], a[1], b[0], b[1], v, i, IA=a[2], IB=b[2]))
-                nxt.append((v, i, None))
-            level = nxt
-        next_lane = level[0][1]
+        # the least-loaded lane of each stripe, in stream order, ahead of the output (lane_sched drives cur)
+        cur_ok = Signal(bool(0))
+        cur_pop = Signal(bool(0))
+        sched = [lane_sched(clk, rst, w_valids, w_datas, w_pops, cur, cur_ok, cur_pop, LANES=N)]
 
         @always_comb
         def out_take():
             take.next = sel_valid and cur_ok and (not ov or m_axis_tready)
+            cur_pop.next = sel_valid and cur_ok and (not ov or m_axis_tready) and sel[last_bit]
 
         @always_seq(clk.posedge, reset=rst)
         def out_reg():
             if take:
                 ov.next = 1
-                if sel[last_bit]:
-                    cur_ok.next = 0
             elif m_axis_tready:
                 ov.next = 0
-            if not cur_ok:
-                # the loads include the stripe that just ended (decoder_lane adds it as its last beat pops)
-                cur.next = next_lane
-                cur_ok.next = 1
     else:
-        amin = []
+        sched = []
 
         @always_comb
         def out_take():
@@ -203,9 +199,9 @@ def decoder_lanes(clk, rst,
         def err_reg():
             for j in range(N):
                 e_valid.next[j] = take and sel[user_bit] and cur == j
-            if take and sel[user_bit]:
-                e_code.next = m_code
-                e_stripe.next = o_stripe
+            # the code and the index count only with err_valid: loaded in every cycle (no enable from take)
+            e_code.next = m_code
+            e_stripe.next = o_stripe
             if take and sel[last_bit]:
                 o_stripe.next = o_stripe + 1
 
@@ -237,4 +233,4 @@ def decoder_lanes(clk, rst,
         err_stripe.next = es_cat
         busy.next = busy_cat != 0 or ov
 
-    return lanes, taps, amin, out_take, out_reg, out_data, out_side, out_keep, err_insts, lane_ports
+    return lanes, taps, sched, out_take, out_reg, out_data, out_side, out_keep, err_insts, lane_ports

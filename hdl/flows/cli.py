@@ -49,8 +49,8 @@ def add_lanes_param(p, bench=False):
 
 def add_assign_param(p):
     """``--assign rr|load``: the N-lane decoder's stripe-to-lane rule (docs/CORE.md section 6.3)."""
-    p.add_argument("--assign", choices=("rr", "load"), default="rr",
-                   help="with --lanes: stripe i on lane i mod N (rr, default) or on the least-loaded lane (load)")
+    p.add_argument("--assign", choices=("rr", "load"), default="load",
+                   help="with --lanes: stripe i on the least-loaded lane (load, default) or on lane i mod N (rr)")
 
 
 def core_params(args):

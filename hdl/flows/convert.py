@@ -122,7 +122,7 @@ def convert_core(out_dir, hdl="verilog", *, core=None, name="decoder_core", **pa
         return convert_block(inst, out_dir, name, h)
 
 
-def elaborate_lanes(lanes: int, params=None, rows: int = 0, assign: str = "rr", **more):
+def elaborate_lanes(lanes: int, params=None, rows: int = 0, assign: str = "load", **more):
     """The N-lane decoder (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`) elaborated on fresh port signals.
 
     Parameters
@@ -142,7 +142,7 @@ def elaborate_lanes(lanes: int, params=None, rows: int = 0, assign: str = "rr", 
     return decoder_lanes(**lanes_signals(lanes, p.W), LANES=lanes, ROWS=rows, ASSIGN=assign, **p.as_dict())
 
 
-def convert_lanes(out_dir, hdl="verilog", *, lanes: int = 2, rows: int = 0, assign: str = "rr", name="decoder_lanes",
+def convert_lanes(out_dir, hdl="verilog", *, lanes: int = 2, rows: int = 0, assign: str = "load", name="decoder_lanes",
                   **params):
     """Convert the N-lane decoder into ``out_dir`` (as :func:`convert_core`; ``lanes`` and ``rows`` as
     :func:`elaborate_lanes`). Returns ``out_dir/<name>.v`` or ``out_dir/<name>.vhd``."""

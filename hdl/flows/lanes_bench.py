@@ -67,7 +67,7 @@ def real_streams(n: int = 1_000_000, model: str = DEFAULT_MODEL, stripe_len: int
 
 
 def run(lanes: int, n: int = 1_000_000, stripe_len: int = 4096, sim: str = "verilator", names=None, model=DEFAULT_MODEL,
-        workdir=None, rows: int = 0, assign: str = "rr", **params) -> dict:
+        workdir=None, rows: int = 0, assign: str = "load", **params) -> dict:
     """Bench each stream of :func:`real_streams` on the ``lanes``-lane decoder.
 
     ``assign``: the decoder's ``ASSIGN`` (``"rr"`` or ``"load"``). Returns ``{name: {"weights", "tensors", "stripes", "cycles", "weights_per_cycle", "per_lane", "sim_seconds",

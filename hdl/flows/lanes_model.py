@@ -25,7 +25,7 @@ def check_lanes(lanes) -> int:
     return int(lanes)
 
 
-def assign_lanes(stripes, lanes: int, assign: str = "rr", first: int = 0, loads=None):
+def assign_lanes(stripes, lanes: int, assign: str = "load", first: int = 0, loads=None):
     """The lane of each stripe: ``(lane list, loads after them)``.
 
     ``assign="rr"``: stripe ``i`` goes to lane ``(first + i) mod lanes``. ``assign="load"``: each stripe goes to the
@@ -48,7 +48,7 @@ def assign_lanes(stripes, lanes: int, assign: str = "rr", first: int = 0, loads=
     return out, w
 
 
-def lane_packets(stripes, lanes: int, first: int = 0, assign: str = "rr", loads=None) -> list:
+def lane_packets(stripes, lanes: int, first: int = 0, assign: str = "load", loads=None) -> list:
     """The packets of each lane: stripe ``i`` of ``stripes`` goes to lane ``(first + i) mod lanes``
     (``assign="rr"``) or as :func:`assign_lanes` says (``assign="load"``, from ``loads``).
 
@@ -73,13 +73,13 @@ def lane_packets(stripes, lanes: int, first: int = 0, assign: str = "rr", loads=
     return out
 
 
-def container_lanes(container, entry, lanes: int, first: int = 0, assign: str = "rr", loads=None) -> list:
+def container_lanes(container, entry, lanes: int, first: int = 0, assign: str = "load", loads=None) -> list:
     """The lanes' packets for a container's tensor or stream ``entry`` (:meth:`Container.stripes` split by
     :func:`lane_packets`)."""
     return lane_packets(list(container.stripes(entry)), lanes, first, assign, loads)
 
 
-def expected_beats(stripes, ops, lanes: int, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16, assign: str = "rr"):
+def expected_beats(stripes, ops, lanes: int, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16, assign: str = "load"):
     """What the N-lane decoder outputs for ``stripes`` (the stream, in order) after the table writes ``ops``.
 
     Returns

@@ -50,17 +50,17 @@ class LaneVectors:
     errors: np.ndarray
     params: dict = field(default_factory=lambda: CoreParams().as_dict())
     rows: int = 0
-    assign: str = "rr"
+    assign: str = "load"
 
     @classmethod
-    def make(cls, stripes, ops, lanes, rows=0, assign="rr", **params) -> "LaneVectors":
+    def make(cls, stripes, ops, lanes, rows=0, assign="load", **params) -> "LaneVectors":
         p = CoreParams.make(params)
         stripes = [np.asarray(s, np.uint32) for s in stripes]
         beats, errors = expected_beats(stripes, ops, lanes, p.L, p.LUT3_DEPTH, p.W, assign)
         return cls(list(ops), stripes, check_lanes(lanes), beats, errors, p.as_dict(), rows, assign)
 
     @classmethod
-    def from_vectors(cls, vec, lanes, rows=0, assign="rr") -> "LaneVectors":
+    def from_vectors(cls, vec, lanes, rows=0, assign="load") -> "LaneVectors":
         """From single-core :class:`lutzip.hdl.flows.vectors.Vectors`."""
         return cls.make(vec.stripes, vec.table_ops, lanes, rows, assign, **vec.params)
 
@@ -291,7 +291,7 @@ def _key(what, lanes, rows, p: CoreParams, *extra) -> str:
     return cache.sources_hash("lanes", what, lanes, rows, p.tag(), *extra)
 
 
-def convert(hdl: str, lanes: int, rows: int, params=None, build_dir=None, assign="rr") -> Path:
+def convert(hdl: str, lanes: int, rows: int, params=None, build_dir=None, assign="load") -> Path:
     """The N-lane decoder converted to ``hdl``, cached; returns the directory holding ``decoder_lanes.v/.vhd``."""
     from lutzip.hdl.flows.convert import convert_lanes
     p = CoreParams.make(params)
@@ -367,7 +367,7 @@ class LanesBench:
     cache_prefix = "lanes-"
     outputs = LaneOutputs
 
-    def __init__(self, lanes: int, rows: int, params: CoreParams, assign: str = "rr"):
+    def __init__(self, lanes: int, rows: int, params: CoreParams, assign: str = "load"):
         self.lanes, self.rows, self.params, self.assign = check_lanes(lanes), rows, params, assign
 
     def convert(self, hdl: str, root: Path) -> Path:
@@ -403,7 +403,7 @@ class LanesBench:
 
 
 def run(sim: str, stimulus, workdir, lanes: int, params=None, rows: int = 0, build_dir=None,
-        timeout: float = 3600, assign: str = "rr") -> LaneOutputs:
+        timeout: float = 3600, assign: str = "load") -> LaneOutputs:
     """Run ``stimulus`` (:class:`LaneStimulus` or its file) through the N-lane decoder in ``sim`` (one of
     :data:`SIMULATORS`; :func:`lutzip.hdl.flows.simulate.run` with :class:`LanesBench`); returns the outputs."""
     if sim not in SIMULATORS:

@@ -210,7 +210,7 @@ print(v)
 '''
 
 
-def convert_reproducible(build_dir, params: CoreParams, lanes: int = 1, assign: str = "rr", top="decoder_core",
+def convert_reproducible(build_dir, params: CoreParams, lanes: int = 1, assign: str = "load", top="decoder_core",
                          timeout=1800):
     """Convert the core (``lanes`` 1) or the N-lane top to ``build_dir/<top>.v`` in a fresh Python process
     under ``PYTHONHASHSEED=0``, so that the text, and the netlist yosys makes from it, do not depend on this
@@ -430,8 +430,22 @@ def _critical_path(rep, fmax):
 
 
 # -------------------------------------------------------------------------------------------------- flow
+_LANE_BUFFER_RE = re.compile(r"^(reg \[\d+:0\] \w*lane_buffer\d+_mem \[)", re.M)
+
+
+def mark_lane_buffers(verilog: str) -> str:
+    """The N-lane decoder's lane buffer RAMs (:mod:`lutzip.hdl.lanes.lane_buffer`) marked ``(* no_rw_check *)``.
+
+    The buffer never reads a row in the cycle it is written (it fetches rows written in earlier cycles, and the
+    lane's credit keeps the RAM from filling, so the read and write addresses differ whenever both happen); without
+    the mark yosys keeps MyHDL's read-before-write meaning for equal addresses with a bypass multiplexer after the
+    RAM's data out, which stands between the RAM and the flip-flop that should become its output register.
+    """
+    return _LANE_BUFFER_RE.sub(r"(* no_rw_check *)\n\1", verilog)
+
+
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
-          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1, assign="rr"):
+          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1, assign="load"):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -459,6 +473,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
             from lutzip.hdl.flows.lanes_model import check_lanes
             top = "decoder_lanes_pnr"   # err_stripe through a lane select: the pins fit the package
             v = convert_reproducible(build_dir, params, lanes=check_lanes(lanes), assign=assign, top=top)
+            v.write_text(mark_lane_buffers(v.read_text()))
         elif core is None:
             v = convert_reproducible(build_dir, params)
         else:   # a stand-in (tests): converted here

@@ -11,8 +11,9 @@ tbl_we, tbl_sel, tbl_addr, tbl_wdata    the table-write port, shared by every la
 pop, head, hvalid                   the head row of the lane's output buffer: ``head`` =
                                     ``{user, last, keep, word[LANES-1] .. word[0]}`` (word 0 in the low bits),
                                     ``pop`` takes it
-load                                ``ASSIGN="load"``: the sum of the weights (:func:`stripe_weight`) of the
-                                    lane's stripes output so far (48 bits; ``None`` with ``"rr"``)
+w_valid, w_data, w_pop              ``ASSIGN="load"`` (``None`` with ``"rr"``): the oldest recorded header weight
+                                    (:func:`stripe_weight`, 17 bits), its valid flag, and the pop that takes it
+                                    (:mod:`lutzip.hdl.lanes.lane_sched`)
 busy                                the core is busy or the buffer holds rows
 LANE, LANES, ROWS                   this lane's number, the number of lanes, the buffer's rows (power of two)
 ASSIGN                              ``"rr"`` (stripe i on lane i mod LANES) or ``"load"`` (least-loaded lane)
@@ -21,21 +22,26 @@ ASSIGN                              ``"rr"`` (stripe i on lane i mod LANES) or `
 Packing: the core's words are gathered into rows of ``LANES`` words (:mod:`lutzip.hdl.stages.lane_slot`); a row
 is closed by its ``LANES``-th word or by a word with ``tlast`` (a stripe's last word or its error marker), so a
 row never holds words of two stripes and ``keep`` (1 .. LANES) counts its words; the words above them are 0.
-The core's ``m_axis_tready`` is the buffer's credit: at most ``ROWS - 1`` rows held (registered level).
+The core's ``m_axis_tready`` is the buffer's credit: at most ``ROWS - 1`` rows held (registered level; with two or
+more lanes a flip-flop from the level of the cycle before, at most ``ROWS - 2`` rows then).
 
 ``ASSIGN="load"``: the weight of every header word the lane takes goes into a 16-entry FIFO (a header waits while
-it is full); when the lane's stripe has left (its beat with ``tlast`` popped), its weight is added to ``load``.
+it held 14 or more in the cycle before); the scheduler takes them in stream order.
+
+The buffer: with one lane :mod:`lutzip.hdl.stages.row_fifo` (the RAM's read register is the head), with more
+:mod:`lutzip.hdl.lanes.lane_buffer` (the RAM's output register, then a head register: the head is a fabric
+register and the output select does not start at the RAM's clock-to-out).
 """
 from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
 
 from lutzip.hdl.core.decoder_core import decoder_core
+from lutzip.hdl.lanes.lane_buffer import lane_buffer
 from lutzip.hdl.stages.lane_slot import lane_slot
 from lutzip.hdl.stages.row_fifo import row_fifo
 from lutzip.hdl.stages.sync_fifo import sync_fifo
 
 STRIPE_BITS = 32   #: width of the reported stripe index
-LOAD_BITS = 48     #: width of a lane's load (ASSIGN="load")
-HF_DEPTH = 16      #: header weights a lane holds (ASSIGN="load"): stripes taken but not yet out
+HF_DEPTH = 16      #: header weights a lane records (ASSIGN="load"): stripes taken, not yet counted by lane_sched
 MARKER = 0x4C5A
 
 
@@ -58,7 +64,7 @@ def row_bits(lanes: int, W: int) -> int:
 
 @block
 def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel, tbl_addr, tbl_wdata,
-                 pop, head, hvalid, load, busy,
+                 pop, head, hvalid, w_valid, w_data, w_pop, busy,
                  LANE=0, LANES=1, ROWS=16, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
                  STEP="adder", ASSIGN="rr"):
     kb = keep_bits(LANES)
@@ -82,16 +88,13 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
         at_hdr = Signal(bool(1))
         hf_full = Signal(bool(0))
         k_valid, k_ready = Signal(bool(0)), Signal(bool(0))
-        hf_wr, hf_rd = Signal(bool(0)), Signal(bool(0))
+        hf_wr = Signal(bool(0))
         hf_w = Signal(intbv(0)[17:])
-        hf_q = Signal(intbv(0)[17:])
         hf_count = Signal(intbv(0, min=0, max=HF_DEPTH + 1))
-        hf_insts.append(sync_fifo(clk, rst, hf_wr, hf_w, hf_rd, hf_q, hf_count, DEPTH=HF_DEPTH))
-        pop_last = len(head) - 2   # the row's last bit (lutzip.hdl.core.decoder_lanes: {user, last, keep, words})
+        hf_insts.append(sync_fifo(clk, rst, hf_wr, hf_w, w_pop, w_data, hf_count, DEPTH=HF_DEPTH))
 
         @always_comb
         def hf_gate():
-            hf_full.next = hf_count >= HF_DEPTH - 1
             k_valid.next = l_valid and not (at_hdr and hf_full)
             s_tready.next = k_ready and not (at_hdr and hf_full)
             hf_wr.next = l_valid and k_ready and at_hdr and not hf_full
@@ -99,14 +102,15 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
                 hf_w.next = l_data[16:0] + 1
             else:
                 hf_w.next = 1
-            hf_rd.next = pop and head[pop_last]
+            w_valid.next = hf_count != 0
 
         @always_seq(clk.posedge, reset=rst)
         def hf_track():
             if l_valid and k_ready and not (at_hdr and hf_full):
                 at_hdr.next = l_last
-            if hf_rd:
-                load.next = load + hf_q
+            # registered, so the core's input valid is one gate after flip-flops: the count of the cycle before
+            # (at most 13 then: at most 14 now, 15 after a write)
+            hf_full.next = hf_count >= HF_DEPTH - 2
 
         hf_insts += [hf_gate, hf_track]
         core_valid, core_ready = k_valid, k_ready
@@ -133,12 +137,29 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
     level = Signal(intbv(0, min=0, max=ROWS + 2))
     kmax = LANES - 1
 
-    @always_comb
-    def pack_ctl():
-        c_ready.next = level < ROWS - 1
-        xfer.next = c_valid and level < ROWS - 1
-        push.next = c_valid and level < ROWS - 1 and (c_last or cnt == kmax)
-        keep.next = cnt + 1
+    if LANES == 1:
+        @always_comb
+        def pack_ctl():
+            c_ready.next = level < ROWS - 1
+            xfer.next = c_valid and level < ROWS - 1
+            push.next = c_valid and level < ROWS - 1 and (c_last or cnt == kmax)
+            keep.next = cnt + 1
+
+        pack_room = None
+    else:
+        # the credit as a flip-flop: the level of the cycle before, one row lower (at most ROWS - 2 now)
+        room = Signal(bool(1))
+
+        @always_comb
+        def pack_ctl():
+            c_ready.next = room
+            xfer.next = c_valid and room
+            push.next = c_valid and room and (c_last or cnt == kmax)
+            keep.next = cnt + 1
+
+        @always_seq(clk.posedge, reset=rst)
+        def pack_room():
+            room.next = level < ROWS - 2
 
     @always_seq(clk.posedge, reset=rst)
     def pack_cnt():
@@ -148,10 +169,14 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
             else:
                 cnt.next = cnt + 1
 
-    buf = row_fifo(clk, rst, push, row, pop, head, hvalid, level, DEPTH=ROWS)
+    if LANES == 1:
+        buf = row_fifo(clk, rst, push, row, pop, head, hvalid, level, DEPTH=ROWS)
+    else:
+        buf = lane_buffer(clk, rst, push, row, pop, head, hvalid, level, DEPTH=ROWS)
 
     @always_comb
     def lane_busy():
         busy.next = c_busy or level != 0 or cnt != 0
 
-    return [x for x in (lane_in,) if x is not None], hf_insts, core, slots, pack_ctl, pack_cnt, buf, lane_busy
+    return ([x for x in (lane_in, pack_room) if x is not None], hf_insts, core, slots, pack_ctl, pack_cnt, buf,
+            lane_busy)
