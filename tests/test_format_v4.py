@@ -49,6 +49,7 @@ def test_symbol_bits_sees_the_zero_runs():
     assert layout.choose_axes(_kernel_pruned(4, 4)) is None
     assert layout.choose_axes(np.zeros(8192, np.int8)) is None
     assert layout.choose_axes(_kernel_pruned()[:, :, 1:2]) is None
+    assert layout.choose_axes(_kernel_pruned().transpose(2, 0, 1).reshape(3, -1).T) is None   # matrices keep theirs
 
 
 def test_run_counts_and_sample_block():
