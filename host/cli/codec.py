@@ -247,6 +247,9 @@ def _info(args):
 
 
 def _bench(args):
+    if args.startup:
+        from lutzip import bench_startup
+        return bench_startup.main(args)
     from lutzip import bench
     return bench.main(args)
 
@@ -320,6 +323,9 @@ def register(sub):
     p.add_argument("--encode", action="store_true",
                    help="encode speed instead: bf16 and int16 75%% pruned, one core, MB/s of input, C and numba "
                         "kernels, zstd -3 compression, 2 threads (default input: all-MiniLM-L6-v2 when installed)")
+    p.add_argument("--startup", action="store_true",
+                   help="start-up instead: lutzip compress / decompress of a 600-weight file in fresh processes "
+                        "against `import numpy`, one CPU, wall and CPU seconds")
     p.add_argument("--repeat", type=int_in(5, 1000, "repeat count"), default=7, metavar="N",
                    help="--speed: runs per measurement, the median is printed (default 7, at least 5)")
     p.add_argument("--cpu", type=int_in(0, 4095, "CPU number"), default=None, metavar="N",
