@@ -22,3 +22,14 @@ def sim_reg(request):
 def test_registered_ring_and_core_input_keep_replay_and_stream_bit_exact(sim_reg):
     rp.test_replay_run_is_bit_exact_with_consistent_counters(sim_reg)
     eng.test_sequencing_nack_dup_and_malformed(sim_reg)
+
+
+def test_registered_build_streams_words_chunks_and_decode_errors(sim_reg):
+    """Words mode (300-word stripes: two 128-word chunk descriptors and the end descriptor each) and a stripe
+    with a decode error, on the registered builds (the pipelined one with ``RESULT_REG``: the end descriptor a
+    cycle after its word, ``result_path``'s ``DESC_REG``)."""
+    import test_firmware_faults as faults
+    faults.reset(sim_reg)
+    eng.test_stream_through_engine_matches_reference(sim_reg, True)
+    faults.reset(sim_reg)
+    eng.test_bad_stripe_reports_error_and_next_stripe_decodes(sim_reg)

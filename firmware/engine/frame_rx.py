@@ -103,6 +103,7 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
     LS = (REPLAY_WORDS + 1).bit_length()
     RS = max(1, REPLAY_WORDS.bit_length())
     LE = max(LS, 14) + 1            # offset[LS:0] + flen / 4 (< 2**14) without overflow
+    assert LS <= 24, "the replay load's offset bits below LS are in the word's first 3 bytes"
     assert len(ring_wdata) == (35 if RP else 34), "ring_wdata: 34 bits, 35 with REPLAY_WORDS"
     state = Signal(ST.R_HUNT)
     idx = Signal(intbv(0)[3:])
@@ -127,6 +128,9 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
     expect = Signal(modbv(0)[8:])
     fin_commit = Signal(bool(0))
     fin_ack = Signal(bool(0))
+    # a REPLAY_LOAD's offset[LS:0] + flen / 4, registered with the word's third byte (2026-12-07): offset[LS:0]
+    # lies in the first three bytes (LS <= 24), so the sum is known a byte before the check needs it
+    esum = Signal(intbv(0)[LE:])
 
     c8_n = Signal(intbv(0)[8:])
     c32_n = Signal(intbv(0)[32:])
@@ -271,13 +275,14 @@ def frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                 rp = False
                 if RP:
                     rp = ftype == REPLAY_LOAD or ftype == REPLAY_RUN
+                    if bi == 2:
+                        # w holds bytes 0..2 in its bits 8..31: the final word's bits [LS:0] are w[LS + 8:8]
+                        esum.next = w[LS + 8:8] + flen[16:2]
                     if bi == 3 and rp:
                         # a replay frame's words: the load must fit the buffer (offset + flen / 4 <=
                         # REPLAY_WORDS + 1), a run has 1..REPLAY_WORDS words and at least one pass
-                        e = intbv(0)[LE:]
-                        e[:] = w[LS:0] + flen[16:2]
                         if ftype == REPLAY_LOAD:
-                            if first and (w[32:LS] != 0 or e > REPLAY_WORDS + 1):
+                            if first and (w[32:LS] != 0 or esum > REPLAY_WORDS + 1):
                                 bad = True
                         elif w == 0:
                             bad = True

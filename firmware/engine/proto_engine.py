@@ -39,7 +39,10 @@ core's output (:func:`lutzip.firmware.engine.core_out_reg.core_out_reg`: the cor
 straight out, and the result path's and the replay unit's CRCs then start from flip-flops; the perf counters,
 the result path and the replay unit all see the slice's side, ``busy`` stays the core's: a stripe's words in
 the slice are not yet in ``stripes_done``, so the idle tests still wait for them), and
-:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc` one on the engine's byte output.
+:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc` one on the engine's byte output. Since 2026-12-07
+it also has the result path write a stripe's end descriptor a cycle after its last word, its CRC from the CRC
+register (``result_path``'s ``DESC_REG``: one cycle more per stripe; the descriptor and ``stripes_done`` move
+together).
 
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
@@ -295,7 +298,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                         core_m_tdata, res_tvalid if REPLAY_WORDS else core_m_tvalid,
                         res_tready if REPLAY_WORDS else core_m_tready, core_m_tlast, core_m_tuser,
                         dfi_tdata, dfi_tvalid, dfi_tready, qfi_tdata, qfi_tvalid, qfi_tready,
-                        stripes_done, W=W, FAST_CRC=FAST_CRC)
+                        stripes_done, W=W, FAST_CRC=FAST_CRC, **({"DESC_REG": True} if RESULT_REG else {}))
     if RESULT_REG:    # the FIFO's side of the result data register (a tuple: no second name without it)
         from lutzip.firmware.axi.axis_skid import axis_skid
         dq_tdata = Signal(intbv(0)[W:])

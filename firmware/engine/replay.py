@@ -123,6 +123,13 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     k_cycles, k_busy, k_sin, k_words = [Signal(modbv(0)[BITS:]) for _ in range(4)]
     k_stripes, k_derr, k_passes, k_bad = [Signal(modbv(0)[32:]) for _ in range(4)]
     crc_first, crc_last = Signal(intbv(0)[32:]), Signal(intbv(0)[32:])
+    # a pass's end is booked a cycle after ``pend`` (2026-12-07): its CRC, whether it was pass 1, and the run's
+    # start (clears crc_first / crc_last / k_bad), so neither ``pend`` nor ``start`` reaches the 32-bit compare
+    # and those 96 flip-flops
+    pd = Signal(bool(0))
+    pcrc = Signal(intbv(0)[32:])
+    pfirst = Signal(bool(0))
+    sd = Signal(bool(0))
     first_err = Signal(intbv(0)[4:])
     quiet = Signal(intbv(0)[8:])
     in_hs, out_hs = Signal(bool(0)), Signal(bool(0))
@@ -234,6 +241,8 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         c_feed / c_pipe with PIPE; ``flight``: a word read from the buffer and not yet taken by the core,
         ``drained``: none)."""
         done_req.next = 0
+        pd.next = 0
+        sd.next = 0
         if rst:
             active.next = 0
         elif start:
@@ -249,9 +258,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             k_stripes.next = 0
             k_derr.next = 0
             k_passes.next = 0
-            k_bad.next = 0
-            crc_first.next = 0
-            crc_last.next = 0
+            sd.next = 1
             first_err.next = 0
             quiet.next = 0
         if not rst and active:
@@ -268,13 +275,9 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
                     pk.next = 1
             # output: CRC per pass, counters
             if pend:
-                c = intbv(0)[32:]
-                c[:] = crc ^ 0xFFFFFFFF
-                if k_passes == 0:
-                    crc_first.next = c
-                elif c != crc_first:
-                    k_bad.next = k_bad + 1
-                crc_last.next = c
+                pcrc.next = crc ^ 0xFFFFFFFF
+                pd.next = 1
+                pfirst.next = k_passes == 0
                 k_passes.next = k_passes + 1
                 crc.next = 0xFFFFFFFF
             if out_hs:
@@ -312,6 +315,20 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
                 active.next = 0
                 done_req.next = 1
                 k_bad.next = k_bad + (k_pass - k_passes)
+        # a cycle after ``start`` / ``pend``, whatever rst and active are then: the values of before one cycle
+        # later. Neither meets the branch above: ``pd`` follows a cycle with an output or input handshake, so
+        # ``quiet`` <= 1 now; ``sd`` follows ``start`` (an inactive cycle), ``pd`` an active one, and a run lasts
+        # longer than a cycle; done_req is seen from the cycle after this one, with the values written.
+        if sd:
+            crc_first.next = 0
+            crc_last.next = 0
+            k_bad.next = 0
+        elif pd:
+            if pfirst:
+                crc_first.next = pcrc
+            elif pcrc != crc_first:
+                k_bad.next = k_bad + 1
+            crc_last.next = pcrc
 
     @always_comb
     def c_vals():
