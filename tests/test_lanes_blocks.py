@@ -1,5 +1,6 @@
-"""Blocks of the N-lane decoder on their own (MyHDL): the lane buffer (:mod:`lutzip.hdl.lanes.lane_buffer`) and the
-least-loaded scheduler (:mod:`lutzip.hdl.lanes.lane_sched`) against plain Python references."""
+"""Blocks of the N-lane decoder on their own (MyHDL): the lane buffer (:mod:`lutzip.hdl.lanes.lane_buffer`), the
+skid register (:mod:`lutzip.hdl.lanes.lane_skid`) and the least-loaded scheduler (:mod:`lutzip.hdl.lanes.lane_sched`)
+against plain Python references."""
 import numpy as np
 import pytest
 from myhdl import Signal, block, delay, instance, intbv, ResetSignal
@@ -7,6 +8,7 @@ from myhdl import Signal, block, delay, instance, intbv, ResetSignal
 from lutzip.hdl.flows.lanes_model import assign_lanes
 from lutzip.hdl.lanes.lane_buffer import lane_buffer
 from lutzip.hdl.lanes.lane_sched import lane_sched
+from lutzip.hdl.lanes.lane_skid import lane_skid
 
 
 def run_buffer(p_wr, p_rd, n_rows, depth=8, seed=0):
@@ -71,6 +73,73 @@ def test_lane_buffer_full_rate():
     assert got == list(range(200))
     assert np.all(np.diff(cycles) == 1)
     assert cycles[0] == 4   # written in cycle 0, the head from cycle 4 (RAM, output register, head queue)
+
+
+def run_skid(p_in, p_out, n_rows, seed=0):
+    """Offer rows ``0 .. n_rows - 1`` in order (each cycle with probability ``p_in``) and take the head
+    (probability ``p_out``); returns (rows taken in order, their cycles, whether ``s_ready`` ever changed within a
+    cycle after ``m_ready`` did)."""
+    rng = np.random.default_rng(seed)
+    clk, rst = Signal(bool(0)), ResetSignal(1, active=1, isasync=False)
+    s_valid, s_ready, s_take = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+    m_valid, m_ready = Signal(bool(0)), Signal(bool(0))
+    s_data, m_data = Signal(intbv(0)[12:]), Signal(intbv(0)[12:])
+    got, cycles, moved = [], [], []
+
+    @block
+    def bench():
+        dut = lane_skid(clk, rst, s_data, s_valid, s_ready, s_take, m_data, m_valid, m_ready)
+
+        @instance
+        def drive():
+            nxt = 0
+            rst.next = 1
+            for _ in range(3):
+                clk.next = 1
+                yield delay(5)
+                clk.next = 0
+                yield delay(5)
+            rst.next = 0
+            k = 0
+            while len(got) < n_rows and k < 40 * n_rows + 100:
+                v = nxt < n_rows and rng.random() < p_in
+                s_valid.next = v
+                s_data.next = nxt if v else 0
+                yield delay(1)
+                r0 = bool(s_ready)
+                r = bool(m_valid) and rng.random() < p_out
+                m_ready.next = r
+                yield delay(1)
+                moved.append(bool(s_ready) != r0)
+                assert bool(s_take) == (v and r0)
+                if r:
+                    got.append(int(m_data))
+                    cycles.append(k)
+                if s_take:
+                    nxt += 1
+                clk.next = 1
+                yield delay(5)
+                clk.next = 0
+                yield delay(3)
+                k += 1
+
+        return dut, drive
+
+    bench().run_sim(quiet=True)
+    return got, cycles, any(moved)
+
+
+@pytest.mark.parametrize("p_in,p_out,seed", [(1.0, 1.0, 0), (0.5, 0.9, 1), (0.9, 0.3, 2), (0.7, 0.7, 3)])
+def test_skid_keeps_order_and_ready_is_registered(p_in, p_out, seed):
+    got, _, moved = run_skid(p_in, p_out, 300, seed=seed)
+    assert got == list(range(300))
+    assert not moved
+
+
+def test_skid_full_rate():
+    got, cycles, _ = run_skid(1.0, 1.0, 200)
+    assert got == list(range(200))
+    assert np.all(np.diff(cycles) == 1) and cycles[0] == 1
 
 
 def run_sched(weights, lanes, lag=0, seed=0):

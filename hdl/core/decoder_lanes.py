@@ -34,6 +34,7 @@ from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv, m
 from lutzip.errors import UnsupportedError
 from lutzip.hdl.lanes.decoder_lane import STRIPE_BITS, decoder_lane, keep_bits, row_bits
 from lutzip.hdl.lanes.lane_sched import lane_sched
+from lutzip.hdl.lanes.lane_skid import lane_skid
 from lutzip.hdl.stages.lane_tap import lane_tap
 
 LANE_CHOICES = (1, 2, 4, 8)
@@ -84,17 +85,32 @@ def decoder_lanes(clk, rst,
     accs = [Signal(intbv(0)[E:]) for _ in range(N + 1)]
     vaccs = [Signal(bool(0)) for _ in range(N + 1)]
     lanes, taps = [], []
+    if N > 1:
+        # each lane's head row passes a skid register (lane_skid) beside the output select: the lane buffer's pop
+        # is its head valid and the skid's ready (a flip-flop), the select and the take see only the skids
+        st_heads = [Signal(intbv(0)[E:]) for _ in range(N)]
+        st_valids = [Signal(bool(0)) for _ in range(N)]
+        st_readys = [Signal(bool(0)) for _ in range(N)]
+        st_pops = [Signal(bool(0)) for _ in range(N)]
+        skids = []
     for j in range(N):
         # the bundled input ports go to every lane, which takes its own bits (decoder_lane)
         lanes.append(decoder_lane(clk, rst, s_axis_tdata, s_axis_tvalid, readys[j], s_axis_tlast, tbl_we, tbl_sel,
                                   tbl_addr, tbl_wdata, pops[j], heads[j], hvalids[j], w_valids[j], w_datas[j],
                                   w_pops[j], busys[j],
                                   LANE=j, LANES=N, ROWS=rows, ASSIGN="load" if load_mode else "rr", **core_kw))
-        taps.append(lane_tap(cur, heads[j], hvalids[j], accs[j] if j else None, vaccs[j] if j else None,
-                             accs[j + 1], vaccs[j + 1], take, pops[j], LANE=j))
+        if N > 1:
+            skids.append(lane_skid(clk, rst, heads[j], hvalids[j], st_readys[j], pops[j], st_heads[j], st_valids[j],
+                                   st_pops[j]))
+            taps.append(lane_tap(cur, st_heads[j], st_valids[j], accs[j] if j else None, vaccs[j] if j else None,
+                                 accs[j + 1], vaccs[j + 1], take, st_pops[j], LANE=j))
+        else:
+            taps.append(lane_tap(cur, heads[j], hvalids[j], accs[j] if j else None, vaccs[j] if j else None,
+                                 accs[j + 1], vaccs[j + 1], take, pops[j], LANE=j))
     sel, sel_valid = accs[N], vaccs[N]
     if N > 1:
         ready_cat, busy_cat = ConcatSignal(*reversed(readys)), ConcatSignal(*reversed(busys))
+        stv_cat = ConcatSignal(*reversed(st_valids))
     else:
         ready_cat, busy_cat = readys[0], busys[0]
 
@@ -105,25 +121,41 @@ def decoder_lanes(clk, rst,
     user_bit = lw + kb + 1
 
     # ------------------------------------------------------------------ which lane is next
-    if load_mode:
-        # the least-loaded lane of each stripe, in stream order, ahead of the output (lane_sched drives cur)
-        cur_ok = Signal(bool(0))
-        cur_pop = Signal(bool(0))
-        sched = [lane_sched(clk, rst, w_valids, w_datas, w_pops, cur, cur_ok, cur_pop, LANES=N)]
+    if N > 1:
+        # the output register is a skid too (lane_skid): its ready is a flip-flop, m_axis_tready pops it alone
+        o_valid = Signal(bool(0))
+        o_ready = Signal(bool(0))
+        out_skid = lane_skid(clk, rst, sel, o_valid, o_ready, take, od, ov, m_axis_tready)
+        if load_mode:
+            # the least-loaded lane of each stripe, in stream order, ahead of the output (lane_sched drives cur)
+            cur_ok = Signal(bool(0))
+            cur_pop = Signal(bool(0))
+            sched = [lane_sched(clk, rst, w_valids, w_datas, w_pops, cur, cur_ok, cur_pop, LANES=N)]
 
-        @always_comb
-        def out_take():
-            take.next = sel_valid and cur_ok and (not ov or m_axis_tready)
-            cur_pop.next = sel_valid and cur_ok and (not ov or m_axis_tready) and sel[last_bit]
+            @always_comb
+            def out_take():
+                o_valid.next = sel_valid and cur_ok
+                cur_pop.next = take and sel[last_bit]
 
-        @always_seq(clk.posedge, reset=rst)
-        def out_reg():
-            if take:
-                ov.next = 1
-            elif m_axis_tready:
-                ov.next = 0
+            out_reg = None
+        else:
+            sched = []
+
+            @always_comb
+            def out_take():
+                o_valid.next = sel_valid
+
+            @always_seq(clk.posedge, reset=rst)
+            def out_reg():
+                if take and sel[last_bit]:
+                    if cur == last_lane:
+                        cur.next = 0
+                    else:
+                        cur.next = cur + 1
     else:
+        # one lane: the output register takes the lane's head when it is empty or m_axis_tready empties it
         sched = []
+        out_skid = None
 
         @always_comb
         def out_take():
@@ -141,10 +173,10 @@ def decoder_lanes(clk, rst,
             elif m_axis_tready:
                 ov.next = 0
 
-    @always_seq(clk.posedge, reset=None)
-    def out_data():
-        if take:
-            od.next = sel
+        @always_seq(clk.posedge, reset=None)
+        def out_data():
+            if take:
+                od.next = sel
 
     @always_comb
     def out_side():
@@ -225,12 +257,24 @@ def decoder_lanes(clk, rst,
         ec_cat, es_cat = e_code, e_stripe
         err_insts = [err_word, err_reg]
 
+    if N == 1:
+        @always_comb
+        def lane_ports():
+            s_axis_tready.next = ready_cat
+            err_valid.next = e_valid
+            err_code.next = ec_cat
+            err_stripe.next = es_cat
+            busy.next = busy_cat != 0 or ov
+
+        return lanes, taps, sched, out_take, out_reg, out_data, out_side, out_keep, err_insts, lane_ports
+
     @always_comb
     def lane_ports():
         s_axis_tready.next = ready_cat
         err_valid.next = e_valid
         err_code.next = ec_cat
         err_stripe.next = es_cat
-        busy.next = busy_cat != 0 or ov
+        busy.next = busy_cat != 0 or stv_cat != 0 or ov
 
-    return lanes, taps, sched, out_take, out_reg, out_data, out_side, out_keep, err_insts, lane_ports
+    return (lanes, skids, taps, sched, out_skid, out_take, [out_reg] if out_reg is not None else [], out_side,
+            out_keep, err_insts, lane_ports)
