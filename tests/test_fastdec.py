@@ -181,6 +181,165 @@ def test_every_table_width_runs_the_full_lane_loop(L):
         assert np.array_equal(out, words.astype(out.dtype)), (L, W, out8)
 
 
+# ------------------------------------------------------------------------------------------ zero-first loop
+def zero_first_tableset(rng, W=None, kinds=(LUT, RANGE, ZRUN)):
+    """A valid table set whose code 0 is one bit long and the zero run of one word (pruned weights): the kernel
+    decodes it with its zero-first loop. The other classes are a random table set one bit longer."""
+    W = W or int(rng.choice([8, 16]))
+    base = random_tableset(rng, W=W, kinds=kinds, L=int(rng.integers(1, 12)))
+    classes = [ClassSpec(cl.c + 1, cl.kind, cl.k, cl.param) for cl in base.classes][:15]
+    classes.insert(int(rng.integers(0, len(classes) + 1)), ClassSpec(1, ZRUN, 0, 0))
+    return TableSet(W, classes, base.lut3).validate()
+
+
+def _fills_lanes(rng, S):
+    """A word count of enough stripes of S words to fill every lane of the kernel several times."""
+    return S * int(rng.integers(3 * fastdec.lib().lz_lanes(), 6 * fastdec.lib().lz_lanes())) + int(rng.integers(S))
+
+
+@needs_c
+@pytest.mark.parametrize("seed", range(36))
+def test_zero_first_loop_agrees_with_numba(seed):
+    """Zero-first table sets of every kind mix, W 16 and 8 (uint16 and uint8 outputs), stripes of 1..4096
+    words, sparse and dense data, runs longer than a stripe: the zero-first loop runs (the kernel mode says so),
+    its words equal numba's and the original, and no stripe went to the exact decoder (a wrong fast path is
+    caught by the end checks and repaired by the exact decoder, so only this count shows it)."""
+    lb = fastdec.lib()
+    rng = np.random.default_rng(7000 + seed)
+    kinds = [(LUT, RANGE, ZRUN), (RANGE, ZRUN), (LUT, ZRUN), (ZRUN,)][seed % 4]
+    ts = zero_first_tableset(rng, W=8 if seed % 3 == 0 else 16, kinds=kinds)
+    assert fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO
+    S = int(rng.choice([1, 9, 10, 17, 64, 300, 4096]))
+    n = min(_fills_lanes(rng, S), 120_000)
+    words = random_words(rng, ts, n, zeros=float(rng.choice([0.3, 0.75, 0.95, 0.999])))
+    payload, sw = encode_stripes(words, ts, S)
+    for out8 in ([False, True] if ts.word_bits == 8 else [False]):
+        for threads in (1, 2):
+            lb.lz_exact_count(1)
+            ref, got = both(payload, sw, n, S, ts, out8=out8, threads=threads)
+            assert lb.lz_exact_count(1) == 0, (seed, out8, threads)
+            assert not isinstance(ref, str) and np.array_equal(ref, words)
+            assert same(ref, got), (seed, out8, threads)
+
+
+@needs_c
+def test_zero_first_loop_on_encoder_tables():
+    """Table sets the encoder designs for pruned int16 and int8 weights (60, 75, 90 %): the container's
+    streams decode alike in the C kernel (every loop it chooses) and numba, and equal the weights; the
+    zero-first loop ran for some of them."""
+    from lutzip.codec import arrays as codec
+    from lutzip.codec import container as ct
+    rng = np.random.default_rng(21)
+    loops = set()
+    for dtype, prune in ((np.int16, 0.6), (np.int16, 0.75), (np.int16, 0.9), (np.int8, 0.75)):
+        q = np.round(rng.standard_normal((300, 700)) * (40 if dtype == np.int8 else 900)).clip(
+            np.iinfo(dtype).min, np.iinfo(dtype).max).astype(dtype)
+        q[rng.random(q.shape) < prune] = 0
+        c = ct.from_bytes(ct.to_bytes(codec.compress({"w": q, "b": q[:3, :50].copy()})))
+        for s in getattr(c, "streams", None) or c.tensors:
+            ts = c.tables[s.table]
+            loops.add(fastdec.kernel_mode(ts) >> 2)
+            ref, got = both(np.ascontiguousarray(c.stripe_payload(s)), s.stripe_words, s.numel, s.stripe_len, ts,
+                            out8=ts.word_bits == 8, crcs=s.stripe_crcs)
+            assert not isinstance(ref, str) and same(ref, got)
+        back = codec.decompress(c)
+        assert np.array_equal(back["w"], q)
+    assert fastdec.LOOP_ZERO in loops
+
+
+@needs_c
+def test_zero_first_loop_on_minilm_int16_75():
+    """The real tables of all-MiniLM-L6-v2 int16 75 % pruned (when the model is installed): every stream decodes
+    to the weights in the C kernel and in numba, the zero-first loop decodes most of its words and no stripe
+    went to the exact decoder."""
+    from lutzip import bench
+    from lutzip.codec import arrays as codec
+    from lutzip.weights.quantize import prepare
+    if not bench.minilm_path():
+        pytest.skip("all-MiniLM-L6-v2 is not installed")
+    _label, arrays = bench.load_model("minilm")
+    prep, attrs = prepare(arrays, quantize="int16", bf16=False, prune_fraction=0.75, skip_unsupported=True)
+    c = codec.compress(prep, attrs=attrs)
+    lb = fastdec.lib()
+    zero_words = all_words = 0
+    for s in c.streams[::3]:
+        ts = c.tables[s.table]
+        want = np.concatenate([np.ascontiguousarray(prep[c.tensors[m].name]).reshape(-1).view(np.uint16)
+                               for m in s.members])
+        lb.lz_exact_count(1)
+        ref, got = both(np.ascontiguousarray(c.stripe_payload(s)), s.stripe_words, s.numel, s.stripe_len, ts,
+                        crcs=s.stripe_crcs)
+        assert lb.lz_exact_count(1) == 0
+        assert np.array_equal(got, want) and same(ref, got)
+        all_words += s.numel
+        zero_words += s.numel * (fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO)
+    assert zero_words > 0.9 * all_words
+
+
+@needs_c
+@pytest.mark.parametrize("kind", ["flip", "marker", "count", "cut", "extra", "padding", "garbage"])
+def test_zero_first_damage_is_reported_like_numba(kind):
+    """Damaged stripes of zero-first table sets (many stripes, so that the zero-first loop runs on them): the
+    same first error (kind, stripe, word) as numba, and with the CRCs every damaged stripe is reported."""
+    errors = set()
+    for seed in range(40):
+        rng = np.random.default_rng(hash(kind) % 1000 * 100 + 50_000 + seed)
+        ts = zero_first_tableset(rng)
+        S = int(rng.choice([9, 17, 64, 500]))
+        n = _fills_lanes(rng, S)
+        words = random_words(rng, ts, n, zeros=float(rng.choice([0.5, 0.9])))
+        payload, sw = encode_stripes(words, ts, S)
+        good = _crcs(payload, sw)
+        bad_p, bad_sw = _damage(rng, payload, sw, kind)
+        ref, got = both(bad_p, bad_sw, n, S, ts, threads=int(rng.integers(1, 3)))
+        assert same(ref, got), (seed, ref if isinstance(ref, str) else "words", got if isinstance(got, str) else "words")
+        if isinstance(ref, str):
+            errors.add(ref.split(": ", 2)[-1])
+        if len(bad_sw) == len(sw) and not np.array_equal(bad_p, payload):
+            ref, got = both(bad_p, bad_sw, n, S, ts, crcs=good)
+            assert same(ref, got) and isinstance(got, str) and "CRC mismatch" in got, seed
+    assert errors, kind
+
+
+@needs_c
+def test_zero_first_loop_reports_each_error():
+    """Stripes decoded by the zero-first loop (the middle one of 30) with a bad header, symbols past the end,
+    a word left over and a zero run past the stripe's end: the same error, stripe and word as numba."""
+    ts = TableSet(16, [ClassSpec(1, ZRUN, 0, 0), ClassSpec(2, RANGE, 8, 0), ClassSpec(3, ZRUN, 4, 0),
+                       ClassSpec(3, RANGE, 16, 0)]).validate()
+    assert fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO
+    rng = np.random.default_rng(3)
+    S = 200
+    words = rng.integers(0, 256, 30 * S).astype(np.uint16)
+    words[rng.random(words.size) < 0.7] = 0
+    words[15 * S + 150:15 * S + 200] = 0                     # stripe 15 ends in runs of zeros
+    payload, sw = encode_stripes(words, ts, S)
+    starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
+    a, b = int(starts[15]), int(starts[16])
+    cases = {}
+    p = payload.copy()
+    p[a] ^= np.uint32(1 << 20)
+    cases["marker"] = (p, sw)
+    p = np.delete(payload, [b - 1])
+    sw2 = sw.astype(np.int64).copy()
+    sw2[15] -= 1
+    cases["past the end"] = (p, sw2)
+    p = np.insert(payload, b, np.uint32(0x80000000))
+    sw2 = sw.astype(np.int64).copy()
+    sw2[15] += 1
+    cases["left over"] = (p, sw2)
+    p = payload.copy()                                        # header: 30 words fewer than the run needs
+    p[a] = np.uint32(0x4C5A0000 | (S - 30 - 1))
+    cases["zero run"] = (p, sw)
+    for text, (p, sw_) in cases.items():
+        n = len(words) - (30 if text == "zero run" else 0)
+        if text == "zero run":               # the stream ends short: stripe 15 is the last one
+            p, sw_ = p[:b], sw_[:16]
+            n = 15 * S + S - 30
+        ref, got = both(p, sw_, n, S, ts)
+        assert isinstance(ref, str) and text in ref and "stripe 15" in ref and ref == got, (text, ref, got)
+
+
 # ------------------------------------------------------------------------------------------ damaged streams
 def _damage(rng, payload, sw, kind):
     payload = payload.copy()
@@ -478,8 +637,15 @@ def test_portable_build_agrees(tmp_path, monkeypatch):
         assert same(ref, got), seed
 
 
+def _zero_first(ts):
+    """Whether the table set's code 0 is one bit long and the zero run of one word (the zero-first loop)."""
+    first = min(range(len(ts.classes)), key=lambda j: (ts.classes[j].c, j))
+    return (ts.classes[first].c, ts.classes[first].kind, ts.classes[first].k) == (1, ZRUN, 0)
+
+
 def _combined_reference(ts, mode, as_lut, fast_range, L):
     """The combined table entry by entry (the loop fastdec.combined_table had before it packed the entries)."""
+    zf = _zero_first(ts)
     T = np.zeros(1 << L, fastdec.ENTRY_DTYPE)
     T["tot"], T["flags"], T["sh"] = 1, fastdec.F_INVALID | fastdec.F_SLOW, 63
     for j, (cl, code) in enumerate(zip(ts.classes, ts.codes())):
@@ -489,12 +655,13 @@ def _combined_reference(ts, mode, as_lut, fast_range, L):
         range_fast = j in fast_range and mode != fastdec.MODE_LUT
         if lut_fast or range_fast:
             T["adv"][lo:hi] = cl.total
-            T["flags"][lo:hi] = (j << 4) | (fastdec.F_LUT if lut_fast and mode == fastdec.MODE_MIX else 0)
+            T["flags"][lo:hi] = (j << 4) | (fastdec.F_LUT if lut_fast and mode == fastdec.MODE_MIX else 0) | \
+                (fastdec.F_LONG if zf and cl.total > 33 - fastdec.ZMAX else 0)
             T["sh"][lo:hi] = 64 - cl.total
             base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
             T["param"][lo:hi] = (base - (code << cl.k)) % (1 << 32)
         else:
-            T["flags"][lo:hi] = (j << 4) | fastdec.F_SLOW
+            T["flags"][lo:hi] = (j << 4) | fastdec.F_SLOW | (fastdec.F_LUT if zf and cl.kind == ZRUN and cl.k else 0)
     return T
 
 

@@ -275,6 +275,7 @@ typedef struct {
     void *out;
     int out8;                 /* out is uint8 (else uint16) */
     const uint32_t *crcs;     /* NULL: no CRC check */
+    int loop;                 /* LOOP_SINGLE or LOOP_ZERO: the lane loop of the full lanes */
 } lz_job;
 
 typedef struct {
@@ -503,6 +504,108 @@ DEFINE_LL(8) DEFINE_LL(9) DEFINE_LL(10) DEFINE_LL(11) DEFINE_LL(12)
 static const batch_fn BATCH_L[5][2][3] = {BATCH_LROW(8), BATCH_LROW(9), BATCH_LROW(10), BATCH_LROW(11),
                                           BATCH_LROW(12)};
 
+/* ------------------------------------------------------------------------------------ zero-first loop
+ * A second lane loop (LOOP_ZERO; fastdec.py chooses it per table set) for table sets whose code 0 (one bit) is
+ * the zero run of one word (pruned weights: 70 % of the symbols).  Each step first counts the window's leading
+ * zero bits (at most ZMAX): that many zero words (ZMAX zeros are stored whatever the count, so the lane needs
+ * ZMAX + 1 words of room), then decodes one symbol from the shifted window, which still holds at least
+ * 33 - ZMAX valid bits (longer entries carry F_LONG and leave the batch).  A zero run of k > 0 (a slow entry
+ * with F_LUT besides F_SLOW) is written in the loop when it fits the stripe; any other slow symbol leaves the
+ * batch.  A lane with fewer than ZMAX + 1 words left leaves it too (run_range finishes it symbol by symbol).
+ * Four lanes: 1.07-1.13x faster than five or six here (MiniLM int16 75 %, Zen 1), reading the entry's fields from
+ * memory 1.04-1.08x faster than one 8-byte read taken apart in registers. */
+#define F_LONG 2
+#ifndef ZMAX
+#define ZMAX 8
+#endif
+#define LOOP_SINGLE 0
+#define LOOP_ZERO 2
+
+#define ZLANE_DECL(q) uint64_t bp##q = ln[q].bp; OUT_T *op##q = OUT + ln[q].o; lim[q] = OUT + ln[q].hi - (ZMAX + 1);
+#define ZLANE_N(q)                                                                                           \
+    {                                                                                                        \
+        int64_t sf_ = (LIM - (int64_t)ln[q].bp) / (ZMAX + 28);                                               \
+        if (ln[q].hi - ln[q].o < ZMAX + 1) n = 0;                                                            \
+        if (sf_ < n) n = sf_;                                                                                \
+    }
+/* the entry's fields read from memory (loads folded into the instructions that use them) */
+#define ZLANE_STEP(MODE, q)                                                                                  \
+    {                                                                                                        \
+        uint64_t x_ = PEEK(W, bp##q);                                                                        \
+        unsigned z_ = (unsigned)__builtin_clzll(x_ | (1ull << (63 - ZMAX)));                                 \
+        memset(op##q, 0, ZMAX * sizeof(OUT_T));                                                              \
+        op##q += z_;                                                                                         \
+        x_ <<= z_;                                                                                           \
+        const lz_entry *e_ = &T[x_ >> Lsh];                                                                  \
+        uint32_t a_ = (uint32_t)(x_ >> e_->sh) + e_->param;                                                  \
+        *op##q = VALUE_##MODE(e_, a_);                                                                       \
+        bp##q += z_ + e_->adv;                                                                               \
+        if (UNLIKELY(e_->flags & (F_SLOW | F_LONG))) {                                                       \
+            /* a zero run of k > 0 that fits the stripe: here; anything else: the slow branch */             \
+            int64_t m_ = zrun_len(j, x_, e_);                                                                \
+            if (m_ <= 0 || m_ > ln[q].hi - (op##q - OUT)) {                                                  \
+                bp##q -= e_->adv;                                                                            \
+                sq = q;                                                                                      \
+                goto slow_exit;                                                                              \
+            }                                                                                                \
+            memset(op##q, 0, (size_t)m_ * sizeof(OUT_T));                                                    \
+            op##q += m_;                                                                                     \
+            bp##q += e_->tot;                                                                                \
+        } else {                                                                                             \
+            op##q++;                                                                                         \
+        }                                                                                                    \
+        if (UNLIKELY(op##q > lim[q])) goto slow_exit;                                                        \
+    }
+#define ZLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT;
+
+/* the words of a zero run of k > 0 whose entry e starts window x (entries F_SLOW | F_LUT), else 0 */
+static inline int64_t zrun_len(const lz_job *j, uint64_t x, const lz_entry *e) {
+    if ((e->flags & (F_SLOW | F_LUT | F_INVALID | F_LONG)) != (F_SLOW | F_LUT)) return 0;
+    int cl = CLASS(e), c = j->cls[48 + cl], k = j->cls[16 + cl];
+    return (int64_t)((x << c) >> (64 - k)) + 1;
+}
+
+/* returns 0 when a lane has fewer than ZMAX + 1 words left or is too near the end of the payload */
+#define DEFINE_ZERO(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                    \
+    static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
+        typedef OUT_TYPE OUT_T;                                                                              \
+        OUT_T *OUT = (OUT_T *)j->out;                                                                        \
+        const lz_entry *T = j->T;                                                                            \
+        const uint32_t *W = j->words;                                                                        \
+        const int Lsh = LSH;                                                                                 \
+        const int64_t LIM = (j->total - 1) * 32;                                                             \
+        OUT_T *lim[NL];                                                                                      \
+        int64_t n = INT64_MAX, i;                                                                            \
+        int sq = NL;                                                                                         \
+        FOR_L##NL(ZLANE_N)                                                                                   \
+        if (n <= 0) return 0;                                                                                \
+        FOR_L##NL(ZLANE_DECL)                                                                                \
+        for (i = 0; i < n; i++) {                                                                            \
+            FOR_L##NL(ZLANE_STEP, MODE,)                                                                     \
+        }                                                                                                    \
+    slow_exit:                                                                                               \
+        FOR_L##NL(ZLANE_STORE)                                                                               \
+        if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
+        return 1;                                                                                            \
+    }
+
+#ifndef LZ_ZLANES
+#define LZ_ZLANES 4
+#endif
+#define DEFINE_ZERO_X(...) DEFINE_ZERO(__VA_ARGS__)
+#define DEFINE_PZ(MODE)                                                                                      \
+    DEFINE_ZERO_X(zero16_##MODE, uint16_t, MODE, LZ_ZLANES, slow16, 64 - j->L)                               \
+    DEFINE_ZERO_X(zero8_##MODE, uint8_t, MODE, LZ_ZLANES, slow8, 64 - j->L)                                  \
+    DEFINE_ZERO_X(zero16_L8_##MODE, uint16_t, MODE, LZ_ZLANES, slow16, 56)                                   \
+    DEFINE_ZERO_X(zero8_L8_##MODE, uint8_t, MODE, LZ_ZLANES, slow8, 56)
+DEFINE_PZ(0)
+DEFINE_PZ(1)
+DEFINE_PZ(2)
+/* [L == 8][out8][mode] */
+static const batch_fn BATCH_Z[2][2][3] = {
+    {{zero16_0, zero16_1, zero16_2}, {zero8_0, zero8_1, zero8_2}},
+    {{zero16_L8_0, zero16_L8_1, zero16_L8_2}, {zero8_L8_0, zero8_L8_1, zero8_L8_2}}};
+
 /* Finish lane ln one symbol at a time with bounds-checked reads (near the end of the payload). */
 static void finish(const lz_job *j, lz_lane *ln) {
     while (ln->o < ln->hi && !ln->bad) {
@@ -556,9 +659,28 @@ static int crc_ok(const lz_job *j, int64_t s) {
 
 /* Decode stripes [r->lo, r->hi).  With CRCs, the first CRC mismatch wins over any decode error, as when all
  * CRCs are checked before decoding. */
+/* the lane cannot take another step of the batched loop: fewer than need words left, or its 64-bit reads
+ * would pass the end of the payload within one step of at most bits bits */
+static int lane_blocked(const lz_job *j, const lz_lane *ln, int64_t need, int64_t bits) {
+    return ln->hi - ln->o < need || ((int64_t)(j->total - 1) * 32 - (int64_t)ln->bp) / bits <= 0;
+}
+
 static void run_range(lz_range *r) {
     const lz_job *j = r->job;
-    batch_fn batchN = j->L >= 8 && j->L <= 12 ? BATCH_L[j->L - 8][j->out8][j->mode] : BATCH[LZ_LANES][j->out8][j->mode];
+    batch_fn batchN;
+    int NLN;
+    int64_t need, bits;
+    if (j->loop == LOOP_ZERO) {
+        batchN = BATCH_Z[j->L == 8][j->out8][j->mode];
+        NLN = LZ_ZLANES;
+        need = ZMAX + 1;
+        bits = ZMAX + 28;
+    } else {
+        batchN = j->L >= 8 && j->L <= 12 ? BATCH_L[j->L - 8][j->out8][j->mode] : BATCH[LZ_LANES][j->out8][j->mode];
+        NLN = LZ_LANES;
+        need = 1;
+        bits = 32;
+    }
     lz_lane ln[LZ_LANES];
     int active[LZ_LANES];
     int64_t next = r->lo;
@@ -578,19 +700,17 @@ static void run_range(lz_range *r) {
         }                                                                                                    \
         got_;                                                                                                \
     })
-    for (int q = 0; q < LZ_LANES; q++) {
+    for (int q = 0; q < NLN; q++) {
         active[q] = TAKE(q);
         n_active += active[q];
     }
-    while (n_active == LZ_LANES) {
+    while (n_active == NLN) {
         if (!batchN(j, ln)) {
-            /* a lane is too near the end of the payload for unchecked reads: finish it safely */
-            for (int q = 0; q < LZ_LANES; q++) {
-                int64_t sf = ((int64_t)(j->total - 1) * 32 - (int64_t)ln[q].bp) / 32;
-                if (sf <= 0 && ln[q].o < ln[q].hi) finish(j, &ln[q]);
-            }
+            /* a lane is too near the end of its stripe or of the payload for the loop: finish it safely */
+            for (int q = 0; q < NLN; q++)
+                if (ln[q].o < ln[q].hi && lane_blocked(j, &ln[q], need, bits)) finish(j, &ln[q]);
         }
-        for (int q = 0; q < LZ_LANES; q++) {
+        for (int q = 0; q < NLN; q++) {
             if (ln[q].o >= ln[q].hi || ln[q].bad) {
                 lane_done(j, r, &ln[q]);
                 active[q] = TAKE(q);
@@ -602,7 +722,7 @@ static void run_range(lz_range *r) {
      * each leaving when its stripe is done */
     lz_lane tl[LZ_LANES];
     int nt = 0;
-    for (int q = 0; q < LZ_LANES; q++)
+    for (int q = 0; q < NLN; q++)
         if (active[q]) tl[nt++] = ln[q];
     while (nt > 0) {
         if (!BATCH[nt][j->out8][j->mode](j, tl)) {
@@ -658,8 +778,12 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, i
         free(starts);
         return ERR_INDEX;
     }
-    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs};
-    if (mode < 0 || mode > 2) mode = job.mode = MODE_MIX;
+    /* mode: the fast-path mode, plus the lane loop << 2 (fastdec.py) */
+    int loop = mode >= 0 ? mode >> 2 : LOOP_SINGLE;
+    mode = mode >= 0 ? mode & 3 : MODE_MIX;
+    if (mode > 2) mode = MODE_MIX;
+    if (loop != LOOP_ZERO) loop = LOOP_SINGLE;
+    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, loop};
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads > n_stripes / 2) threads = n_stripes / 2 > 0 ? (int)(n_stripes / 2) : 1;

@@ -14,6 +14,7 @@ environment, :func:`lib` is ``None`` and :func:`lutzip.codec.bitstream.decode_st
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import threading
 import weakref
@@ -27,7 +28,13 @@ from lutzip.codec.tables import LUT, RANGE, ZRUN, TableSet
 SOURCE = Path(__file__).with_name("_fastdec.c")
 #: One entry of the combined table (``lz_entry`` of ``_fastdec.c``).
 ENTRY_DTYPE = np.dtype([("tot", "u1"), ("flags", "u1"), ("sh", "u1"), ("adv", "u1"), ("param", "<u4")])
-F_LUT, F_INVALID, F_SLOW = 1, 4, 8
+F_LUT, F_LONG, F_INVALID, F_SLOW = 1, 2, 4, 8
+#: The kernel's lane loops (passed as ``mode | loop << 2``): one symbol a step, or for zero-first table sets
+#: (code 0 of one bit is the zero run of one word) up to :data:`ZMAX` zero words by counting leading zero bits,
+#: then one symbol from the same window (entries of more than ``33 - ZMAX`` bits carry ``F_LONG``; zero runs of
+#: k > 0 carry ``F_LUT`` besides ``F_SLOW``: the loop writes them itself).
+LOOP_SINGLE, LOOP_ZERO = 0, 2
+ZMAX = 8
 #: One run of stripes of ``lz_decode_many`` (``lz_stream`` of ``_fastdec.c``): the arguments of ``lz_decode``.
 STREAM_DTYPE = np.dtype([(f, "<u8" if f in ("words", "nw", "T", "lut3", "cls", "out", "crcs") else "<i8")
                          for f in ("words", "total", "nw", "n_stripes", "S", "numel", "T", "L", "mode", "lut3",
@@ -125,10 +132,15 @@ def combined_table(tables: TableSet):
     more than one word and invalid prefixes take the slow branch), else :data:`MODE_MIX`. ``cls`` holds the
     kind, ``k``, param and ``c`` of each class (4 x 16 int32) for the slow branch and the exact decoder.
     """
+    return _hit(tables)[:6]
+
+
+def _hit(tables: TableSet):
+    """:func:`combined_table`'s cache entry (its tuple, then the LUT3 copy and the kernel mode)."""
     classes, lut3b = tuple(tables.classes), tables.lut3.tobytes()
     m = _by_object.get(id(tables))
     if m is not None and m[0]() is tables and m[1] == tables.word_bits and m[2] == classes and m[3] == lut3b:
-        return m[4][:6]         # the same object, unchanged: no hashing of its classes
+        return m[4]             # the same object, unchanged: no hashing of its classes
     key = (tables.word_bits, classes, lut3b)
     hit = _table_cache.get(key)
     if hit is None:
@@ -136,7 +148,17 @@ def combined_table(tables: TableSet):
     if len(_by_object) > 256:
         _by_object.clear()
     _by_object[id(tables)] = (weakref.ref(tables), key[0], classes, lut3b, hit)   # hit keeps the LUT3 copy alive
-    return hit[:6]
+    return hit
+
+
+def kernel_mode(tables: TableSet) -> int:
+    """The ``mode`` argument of the kernel for a table set: its fast-path mode plus its lane loop << 2
+    (``$LUTZIP_FASTDEC_LOOP=single`` forces the loop of one symbol a step, for measurements)."""
+    return _mode_of(_hit(tables))
+
+
+def _mode_of(hit) -> int:
+    return hit[1] if os.environ.get("LUTZIP_FASTDEC_LOOP") == "single" else hit[7]
 
 
 def _build_combined(tables: TableSet, key):
@@ -171,6 +193,12 @@ def _build_combined(tables: TableSet, key):
         mode = MODE_LUT if w_lut > w_range else MODE_RANGE
     else:
         mode = MODE_MIX
+    # the lane loop: zero-first table sets (code 0 is one bit, the zero run of one word) count zero bits
+    c0 = classes[min(range(len(classes)), key=lambda j: (classes[j].c, j))]
+    if c0.c == 1 and c0.kind == ZRUN and c0.k == 0:
+        loop, long_bits = LOOP_ZERO, 33 - ZMAX
+    else:
+        loop, long_bits = LOOP_SINGLE, 64
     buf = np.zeros(T_ENTRIES * ENTRY_DTYPE.itemsize + 2 * KERNEL_LUT3, np.uint8)
     # canonical codes: in (c, j) order each class's prefixes are the next 2^(L - c) entries, then the invalid ones;
     # each entry packed into 64 bits (tot, flags, sh, adv, then param) and repeated over its class's prefixes
@@ -185,11 +213,13 @@ def _build_combined(tables: TableSet, key):
             # x >> (64 - total) = code << k | index (a zero run of k = 0: code), so base + index is that plus
             # base - (code << k), modulo 2^32
             base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
-            flags = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0)
+            flags = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0) | (F_LONG if cl.total > long_bits else 0)
             e = cl.total | flags << 8 | (64 - cl.total) << 16 | cl.total << 24 | \
                 ((base - (codes[j] << cl.k)) % (1 << 32)) << 32
-        else:       # sh 63: the loop reads lut3k[0 or 1] before it leaves for the slow branch
-            e = cl.total | ((j << 4) | F_SLOW) << 8 | 63 << 16
+        else:       # sh 63: the loop reads lut3k[0 or 1] before it leaves for the slow branch; F_LUT on a slow
+            # zero run of k > 0: the zero-first loop writes it itself
+            run = loop == LOOP_ZERO and cl.kind == ZRUN and cl.k > 0
+            e = cl.total | ((j << 4) | F_SLOW | (F_LUT if run else 0)) << 8 | 63 << 16
         packed.append(e)
         counts.append(1 << (L - cl.c))
     packed.append(1 | (F_INVALID | F_SLOW) << 8 | 63 << 16)
@@ -203,7 +233,7 @@ def _build_combined(tables: TableSet, key):
         _table_cache.clear()
     lut3 = np.array(tables.lut3, np.uint16)       # a copy the cache owns: its pointer stays valid
     _table_cache[key] = hit = (buf, mode, lut3k, cls, L, (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls)),
-                               lut3)
+                               lut3, mode | loop << 2)
     return hit
 
 
@@ -246,7 +276,8 @@ def decode(payload_words: np.ndarray, stripe_words: np.ndarray, numel: int, stri
         decoded word within it.
     """
     lb = lib()
-    _buf, mode, _l, _c, L, ptrs = combined_table(tables)
+    hit = _hit(tables)
+    L, ptrs, mode = hit[4], hit[5], _mode_of(hit)
     if crcs is not None and (crcs.dtype != np.uint32 or not crcs.flags.c_contiguous):
         crcs = np.ascontiguousarray(crcs, np.uint32)
     e = _err
@@ -280,11 +311,11 @@ def decode_many(rows: list, threads: int = 1):
     keep = []
     recs = []
     for pw, sw, numel, S, tables, out, crcs in rows:
-        hit = combined_table(tables)
+        hit = _hit(tables)
         keep.append(hit)
         ptrs = hit[5]
         recs.append((_ptr(pw) if len(pw) else 0, len(pw), _ptr(sw) if len(sw) else 0, len(sw), S, numel, ptrs[0],
-                     hit[4], hit[1], ptrs[1] or 0, len(tables.lut3), ptrs[2], _ptr(out) if out.size else 0,
+                     hit[4], _mode_of(hit), ptrs[1] or 0, len(tables.lut3), ptrs[2], _ptr(out) if out.size else 0,
                      out.dtype.itemsize == 1, 0 if crcs is None or not len(crcs) else _ptr(crcs)))
     if recs:
         st[:] = recs
