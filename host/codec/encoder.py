@@ -30,6 +30,7 @@ design space under an exact cost model:
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from dataclasses import dataclass
@@ -349,14 +350,16 @@ def _trie_tree(hist, W, min_gain=CLASS_BITS / 2, vals=None):
     return (node_keys, node_k, np.concatenate(Fs), np.concatenate(lefts), np.concatenate(rights))
 
 
-def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None):
+def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=None):
     """Cover every value with ``hist > 0`` by aligned dyadic RANGE intervals (or the residual).
 
     Returns a function ``solve(m, residual)`` -> ``(cost, [(base, k, F)...], F_residual)``, with
     ``solve.cost(m, residual)`` (the cost alone), ``solve.ranges(m, residual)`` (the classes alone) and
     ``solve.keep``. ``prev``: the ``keep`` of a solve of the same ``tree``, ``N`` and ``M`` (another ``c_res``):
     its no-residual tables do not depend on ``c_res`` and are reused (C kernels). ``nonempty``: whether
-    ``hist`` has a value, when the caller knows.
+    ``hist`` has a value, when the caller knows. ``slot``: the tables go into the thread's work arrays of that
+    slot (C kernels, ``fastenc.dp_tables``; the solve checks on every use that no later DP of the slot has taken
+    them; with ``prev``, ``prev``'s slot must be another one and stay untouched too).
     """
     if not (hist.any() if nonempty is None else nonempty):
         def empty(m, residual):
@@ -366,19 +369,32 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None):
         return empty
     keys, K, F, left, right = tree if tree is not None else _trie_tree(hist, W)
     n = len(F)
-    res = np.empty((n, M + 1))
-    chr_ = np.empty((n, M + 1), np.int64)
     kern = _k()
-    if prev is not None and hasattr(kern, "trie_walker"):
-        nores, chn = prev
+    use_prev = prev is not None and hasattr(kern, "trie_walker")
+    own = ()                                    # (slot, generation) of the work arrays these tables are in
+    if slot is not None and hasattr(kern, "dp_tables"):
+        g, nores, res, chn, chr_ = kern.dp_tables(slot, n, M, not use_prev)
+        own = ((slot, g),) if g is not None else ()
+    else:
+        nores, chn = np.empty((n, M + 1)), np.empty((n, M + 1), np.int64)
+        res, chr_ = np.empty((n, M + 1)), np.empty((n, M + 1), np.int64)
+    if use_prev:
+        nores, chn = prev[:2]
+        n_gens = tuple(prev[2:])
         kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_, True)
     else:
-        nores = np.empty((n, M + 1))
-        chn = np.empty((n, M + 1), np.int64)
+        n_gens = own
         kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
+    gens = own + (n_gens if use_prev else ())
+
+    def check():
+        for sl, g in gens:
+            if kern.dp_gen(sl) != g:
+                raise RuntimeError("trie DP tables used after their work arrays were taken by another DP")
     walk = kern.trie_walker(chn, chr_, keys, K, F, left, right) if hasattr(kern, "trie_walker") else None
 
     def solve(m, residual):
+        check()
         cost = float((res if residual else nores)[0, m])
         if cost >= INF:
             return INF, [], 0
@@ -386,6 +402,7 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None):
 
     def ranges_of(m, residual):
         """The classes of the solution ``solve(m, residual)`` (its cost known below INF)."""
+        check()
         chs = chr_ if residual else chn
         if walk is not None:                    # the C kernel: the same ranges in the same order
             return walk(residual, m)
@@ -405,9 +422,12 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None):
                 if right[i] >= 0:
                     stack.append((int(right[i]), mm - c))
         return ranges, fres
-    solve.cost = lambda m, residual: float((res if residual else nores)[0, m])
+    def cost_of(m, residual):
+        check()
+        return float((res if residual else nores)[0, m])
+    solve.cost = cost_of
     solve.ranges = ranges_of
-    solve.keep = (nores, chn)
+    solve.keep = (nores, chn) + n_gens
     return solve
 
 
@@ -674,7 +694,7 @@ class _ZDesign:
         solve = None
         for _it in range(2):
             solve = solve0 if _it == 0 and solve0 is not None else \
-                _trie_dp(rest, W, self.N, Mdp, c_res, tree, getattr(solve, "keep", None), n_rest > 0)
+                _trie_dp(rest, W, self.N, Mdp, c_res, tree, getattr(solve, "keep", None), n_rest > 0, slot=_it)
             # every split of the class budget is costed from the DP tables; only the winners' classes are
             # walked (a stable sort: the same order, so the same winners, as walking every candidate)
             cands = []
@@ -962,6 +982,17 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
     ``effort`` 0: no LUT classes, two zero-run choices; 1 (default): the two best zero-run choices are tried
     with LUT parts of up to 4 promising sizes; 2: wider search. Returns ``(tableset, total_bits)``.
     """
+    with _scope():
+        return _design_tableset(st, L, lut3_max, max_classes, effort)
+
+
+def _scope():
+    """The C kernels' ``scratch_scope`` (work arrays kept for reuse while it is open), else a no-op."""
+    kern = _k()
+    return kern.scratch_scope() if hasattr(kern, "scratch_scope") else contextlib.nullcontext()
+
+
+def _design_tableset(st, L, lut3_max, max_classes, effort):
     W = st.word_bits
     if not 1 <= L <= MAX_CODE_LEN:
         raise TableError(f"code length limit L={L} outside 1..{MAX_CODE_LEN}")
@@ -1008,7 +1039,7 @@ def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes
         screen = None
         if len(ref._vals):
             tree = _trie_tree(rest, W, vals=ref._vals)
-            solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, tree, nonempty=True)
+            solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, tree, nonempty=True, slot=0)    # round 1 of designs(0)
             screen = (tree, M - 1, solve)           # ref's first round of designs(0)
         else:
             solve = None
@@ -1078,6 +1109,11 @@ def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = T
     The table design depends on the statistics alone, so a file can be planned tensor by tensor, each
     tensor's words read, counted and let go (:mod:`lutzip.codec.writer`).
     """
+    with _scope():
+        return _plan_tables_stats(stats, stripe_len, L, share, progress)
+
+
+def _plan_tables_stats(stats, stripe_len, L, share, progress):
     order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
     tables, costs, members, assignment = [], [], [], [0] * len(stats)
     for i in order:

@@ -109,6 +109,65 @@ def kernels():
     return _encnumba
 
 
+# ----------------------------------------------------------------------------------------------- scratch
+#: a thread's reusable work arrays (the trie's capacity arrays, the trie DP's tables): fresh arrays of these sizes
+#: come from new pages of the system (tens of MB a table design, zeroed by the kernel at every first touch: a
+#: quarter of the CPU time of an int16 tensor with many values); kept while a ``scratch_scope`` is open
+_tls = threading.local()
+
+
+def _scratch(name: str, n: int, dtype) -> np.ndarray:
+    """The first ``n`` entries of this thread's work array ``name`` (grown as needed; contents undefined). A later
+    call with the same name may hand out the same memory."""
+    if not getattr(_tls, "depth", 0):
+        return np.empty(int(n), dtype)
+    bufs = getattr(_tls, "bufs", None)
+    if bufs is None:
+        bufs = _tls.bufs = {}
+    b = bufs.get(name)
+    if b is None or b.size < n or b.dtype != dtype:
+        b = bufs[name] = np.empty(max(int(n), 0 if b is None else b.size + b.size // 4), dtype)
+    return b[:n]
+
+
+class scratch_scope:
+    """Context manager: work arrays (:func:`_scratch`) are kept for reuse until the outermost scope of this
+    thread closes (the encoder opens one per file's table design)."""
+
+    def __enter__(self):
+        _tls.depth = getattr(_tls, "depth", 0) + 1
+        return self
+
+    def __exit__(self, *exc):
+        _tls.depth -= 1
+        if _tls.depth == 0:
+            _tls.bufs = {}                 # (the generations go on: a solve kept past the scope holds its arrays)
+
+
+def dp_tables(slot: int, n: int, M: int, with_n: bool = True):
+    """Tables of a trie DP of ``n`` nodes and budget ``M`` in this thread's work arrays of ``slot``: ``(gen,
+    nores, res, ch_nores, ch_res)`` (``nores``, ``ch_nores`` None unless ``with_n``); ``gen`` is the slot's
+    generation, :func:`dp_gen` tells whether the tables are still this DP's (a later call for the same slot
+    reuses them). Outside a :class:`scratch_scope` the tables are fresh arrays, ``gen`` None."""
+    shape, size = (n, M + 1), n * (M + 1)
+    gens = getattr(_tls, "gen", None)
+    if gens is None:
+        gens = _tls.gen = {}
+    g = None
+    if getattr(_tls, "depth", 0):
+        g = gens[slot] = gens.get(slot, 0) + 1
+
+    def mk(name, dt):
+        return _scratch(f"dp{slot}{name}", size, dt).reshape(shape)
+    return (g, mk("n", np.float64) if with_n else None, mk("r", np.float64), mk("cn", np.int64) if with_n else None,
+            mk("cr", np.int64))
+
+
+def dp_gen(slot: int) -> int:
+    """The present generation of the DP table ``slot`` of this thread (:func:`dp_tables`)."""
+    return getattr(_tls, "gen", {}).get(slot, 0)
+
+
 # ----------------------------------------------------------------------------------------------- kernels
 def _i64(a) -> np.ndarray:
     return np.ascontiguousarray(a, np.int64)
@@ -260,8 +319,8 @@ def trie_tree(vals, C, D, W, min_gain):
     (``C``) and of ``h log2 h`` (``D``): ``(keys, K, F, left, right)``."""
     vals, C, D = _i64(vals), _f64(C), _f64(D)
     cap = (int(W) + 1) * max(len(vals), 1) + 1
-    keys, lo, hi, left, right = (np.empty(cap, np.int64) for _ in range(5))
-    K, F = np.empty(cap), np.empty(cap)
+    keys, lo, hi, left, right = (_scratch(f"tree{j}", cap, np.int64) for j in range(5))
+    K, F = _scratch("treeK", cap, np.float64), _scratch("treeF", cap, np.float64)
     n = lib().lze_trie_tree(len(vals), _p(vals), _p(C), _p(D), int(W), float(min_gain), cap, _ptr(keys), _ptr(K),
                             _ptr(F), _ptr(left), _ptr(right), _ptr(lo), _ptr(hi))
     if n < 0:
@@ -276,8 +335,8 @@ def trie_tree_sub(vals, h, hl, keep, W, min_gain):
     vals, h, hl = _i64(vals), _f64(h), _f64(hl)
     nk = len(vals) if keep is None else int(len(vals) - np.count_nonzero(keep == 0))
     cap = (int(W) + 1) * max(nk, 1) + 1
-    keys, lo, hi, left, right = (np.empty(cap, np.int64) for _ in range(5))
-    K, F = np.empty(cap), np.empty(cap)
+    keys, lo, hi, left, right = (_scratch(f"tree{j}", cap, np.int64) for j in range(5))
+    K, F = _scratch("treeK", cap, np.float64), _scratch("treeF", cap, np.float64)
     n = lib().lze_trie_tree_sub(len(vals), _p(vals), _p(h), _p(hl), None if keep is None else _ptr(keep), int(W),
                                 float(min_gain), cap, _ptr(keys), _ptr(K), _ptr(F), _ptr(left), _ptr(right), _ptr(lo),
                                 _ptr(hi))
