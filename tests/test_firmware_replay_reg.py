@@ -10,11 +10,11 @@ from lutzip.firmware.engine.sim_engine import EngineSim
 @pytest.fixture(scope="module", params=[False, True], ids=["ring_core_in", "pipelined_feed"])
 def sim_reg(request):
     """The registered build of the two-domain ULX3S core (ring and core-input register slices), without and
-    with the pipelined replay feed, the registered table port and result data (``REPLAY_PIPE``, ``TABLE_REG``,
-    ``RESULT_REG``; 512 words: 8 banks of 64, one group). One at a time: pytest ends the module fixture of one
-    parameter before it builds the next."""
+    with the pipelined replay feed, the registered table port and result data and the registered block resets
+    (``REPLAY_PIPE``, ``TABLE_REG``, ``RESULT_REG``, ``RST_REG``; 512 words: 8 banks of 64, one group). One at a
+    time: pytest ends the module fixture of one parameter before it builds the next."""
     s = EngineSim(**rp.PARAMS, RING_REG=True, CORE_IN_REG=True, REPLAY_PIPE=request.param,
-                  TABLE_REG=request.param, RESULT_REG=request.param)
+                  TABLE_REG=request.param, RESULT_REG=request.param, RST_REG=request.param)
     yield s
     s.close()
 

@@ -52,10 +52,13 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     ports = b.module().ports()
     inst = b.top()(**ports, BAUD=baud, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, top=top, **top_params)
     verilog = convert_block(inst, out, b.top_name, "verilog")
+    res_keep = keep_reset_copies(verilog)
     shutil.copy(b.constraints_path, out / b.constraints)
     res = {"board": b.name, "title": b.title, "part": b.part, "clk_mhz": b.clk_hz / 1e6, "baud": baud,
            "baud_error": round(baud_err, 5), "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, **top_params},
            "out": str(out), "files": {"verilog": verilog.name, "constraints": b.constraints}}
+    if res_keep:
+        res["reset_copies"] = res_keep
 
     if b.family == "xilinx":
         shutil.copy(b.constraints_path.parent / b.vivado_tcl, out / b.vivado_tcl)
@@ -114,6 +117,22 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
         res["bitstream"] = bit
         res["bitstream_bytes"] = (out / bit).stat().st_size
     return res
+
+
+_KEEP_RE = re.compile(r"^(always @\(posedge [^)]*\) begin: \w+_reset_reg\d*_c_keep)$", re.M)
+
+
+def keep_reset_copies(verilog) -> int:
+    """Mark the processes of :func:`lutzip.firmware.engine.reset_reg.reset_reg` (``proto_engine``'s
+    ``RST_REG``) with ``(* keep *)`` in the converted Verilog, so that yosys keeps each block's reset flip-flop
+    instead of merging the identical copies into one; returns how many were marked (0: the file is unchanged).
+    """
+    verilog = Path(verilog)
+    text = verilog.read_text()
+    new, n = _KEEP_RE.subn(r"(* keep *)\n\1", text)
+    if n:
+        verilog.write_text(new)
+    return n
 
 
 def core_clk_hz(b, top_params) -> float:

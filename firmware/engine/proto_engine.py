@@ -44,6 +44,18 @@ it also has the result path write a stripe's end descriptor a cycle after its la
 register (``result_path``'s ``DESC_REG``: one cycle more per stripe; the descriptor and ``stripes_done`` move
 together).
 
+Registered block reset: the keyword ``RST_REG`` (default False) gives every block of the engine except the frame
+parser and the response framer its own flip-flop copy of ``rst or soft_rst``
+(:func:`lutzip.firmware.engine.reset_reg.reset_reg`, one cycle later), instead of that OR gate fanned out to all
+of them (the two-domain ULX3S build at 100 MHz and the virtual board's fast mode). Those blocks are reset one
+cycle later than without (2026-12-07): a hard reset lasts at least 3 cycles and the parser needs 7 bytes before
+it writes to the ring, so its release one cycle earlier changes nothing; after a RESET frame (``soft_rst`` in
+cycle T, the framer reset at the end of T, the ACK requested in T + 1) the blocks run one more cycle (T, while the
+framer is in reset and ignores them) and show their state of before the reset in T + 1, where the framer's
+barrier and replay-done requests and the descriptor FIFO's valid / ready are gated with a copy of the registered
+reset (the framer takes nothing from the blocks in T + 1, as without). The perf counters are cleared at the end
+of T + 1 instead of T (their cycle count after a RESET frame is one less). False converts to the HDL of before.
+
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
 link's clock; the IDENT frame then carries it as a trailing u32 (24 bytes instead of 20). 0 converts to the HDL
@@ -106,7 +118,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
                  CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False,
-                 RESULT_REG=False):
+                 RESULT_REG=False, RST_REG=False):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -153,6 +165,14 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     ack_req, nack_req, ident_req, soft_rst, mode_words, link_err, hunting = [Signal(bool(0)) for _ in range(7)]
     nack_reason = Signal(intbv(0)[3:])
     rst_all = ResetSignal(0, active=1, isasync=False)
+    rr_q = []       # RST_REG: the blocks' reset copies (their reset_reg instances are made below)
+
+    def blk_rst():
+        """A block's reset: ``rst_all``, or with RST_REG a registered copy of its own."""
+        if not RST_REG:
+            return rst_all
+        rr_q.append(ResetSignal(1, active=1, isasync=False))
+        return rr_q[-1]
     # core: input stream (from the table loader), output stream (to the result path), table port
     core_s_tdata = Signal(intbv(0)[32:])
     core_s_tvalid, core_s_tready, core_s_tlast = [Signal(bool(0)) for _ in range(3)]
@@ -243,30 +263,30 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         from lutzip.firmware.axi.axis_skid import axis_skid
         q_tdata = Signal(intbv(0)[len(ring_tdata):])
         q_tvalid, q_tready, q_empty = [Signal(bool(0)) for _ in range(3)]
-        u_ring = [cmd_ring(clk, rst_all, ring_we, ring_wdata, ring_commit, ring_rollback,
+        u_ring = [cmd_ring(clk, blk_rst(), ring_we, ring_wdata, ring_commit, ring_rollback,
                            q_tdata, q_tvalid, q_tready, ring_free, q_empty, DEPTH=RING_DEPTH),
-                  axis_skid(clk, rst_all, q_tdata, q_tvalid, q_tready, ring_tdata, ring_tvalid, ring_tready)]
+                  axis_skid(clk, blk_rst(), q_tdata, q_tvalid, q_tready, ring_tdata, ring_tvalid, ring_tready)]
 
         @always_comb
         def c_ring_empty():
             ring_empty.next = q_empty and not ring_tvalid and q_tready
         u_ring.append(c_ring_empty)
     else:
-        u_ring = cmd_ring(clk, rst_all, ring_we, ring_wdata, ring_commit, ring_rollback,
+        u_ring = cmd_ring(clk, blk_rst(), ring_we, ring_wdata, ring_commit, ring_rollback,
                           ring_tdata, ring_tvalid, ring_tready, ring_free, ring_empty, DEPTH=RING_DEPTH)
     if REPLAY_WORDS:
-        u_rp = replay_unit(clk, rst_all, ring_tdata, ring_tvalid, ring_tready, lt_tdata, lt_tvalid, lt_tready,
+        u_rp = replay_unit(clk, blk_rst(), ring_tdata, ring_tvalid, ring_tready, lt_tdata, lt_tvalid, lt_tready,
                            ld_tdata, ld_tvalid, ld_tready, ld_tlast,
                            core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
                            core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
                            res_tvalid, res_tready, busy, stripes_done, res_idle, rp_active, rp_done, rcounters,
                            REPLAY_WORDS=REPLAY_WORDS, W=W, BITS=COUNTER_BITS, FAST_CRC=FAST_CRC,
                            PIPE=REPLAY_PIPE)
-        u_ld = table_loader(clk, rst_all, lt_tdata, lt_tvalid, lt_tready,
+        u_ld = table_loader(clk, blk_rst(), lt_tdata, lt_tvalid, lt_tready,
                             ld_tdata, ld_tvalid, ld_tready, ld_tlast,
                             *ld_port, busy, stripes_done, res_idle, barrier_req)
     else:
-        u_ld = table_loader(clk, rst_all, ring_tdata, ring_tvalid, ring_tready,
+        u_ld = table_loader(clk, blk_rst(), ring_tdata, ring_tvalid, ring_tready,
                             core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
                             *ld_port, busy, stripes_done, res_idle, barrier_req)
     if RESULT_REG:    # the core's side of the core output register
@@ -280,21 +300,21 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         from lutzip.firmware.engine.core_in_reg import core_in_reg
         k_tdata = Signal(intbv(0)[32:])
         k_tvalid, k_tready, k_tlast = [Signal(bool(0)) for _ in range(3)]
-        u_core = [core_in_reg(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
+        u_core = [core_in_reg(clk, blk_rst(), core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
                               k_tdata, k_tvalid, k_tready, k_tlast),
-                  core(clk, rst_all, k_tdata, k_tvalid, k_tready, k_tlast, *ko_port,
+                  core(clk, blk_rst(), k_tdata, k_tvalid, k_tready, k_tlast, *ko_port,
                        tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
                        L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)]
     else:
-        u_core = core(clk, rst_all, core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast, *ko_port,
+        u_core = core(clk, blk_rst(), core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast, *ko_port,
                       tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
                       L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
     if RESULT_REG:
-        u_core = [u_core, core_out_reg(clk, rst_all, *ko_port, core_m_tdata, core_m_tvalid, core_m_tready,
+        u_core = [u_core, core_out_reg(clk, blk_rst(), *ko_port, core_m_tdata, core_m_tvalid, core_m_tready,
                                        core_m_tlast, core_m_tuser)]
     if TABLE_REG:
-        u_core = [u_core, table_reg(clk, rst_all, *ld_port, tbl_we, tbl_sel, tbl_addr, tbl_wdata)]
-    u_res = result_path(clk, rst_all, mode_words,
+        u_core = [u_core, table_reg(clk, blk_rst(), *ld_port, tbl_we, tbl_sel, tbl_addr, tbl_wdata)]
+    u_res = result_path(clk, blk_rst(), mode_words,
                         core_m_tdata, res_tvalid if REPLAY_WORDS else core_m_tvalid,
                         res_tready if REPLAY_WORDS else core_m_tready, core_m_tlast, core_m_tuser,
                         dfi_tdata, dfi_tvalid, dfi_tready, qfi_tdata, qfi_tvalid, qfi_tready,
@@ -306,22 +326,50 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         dq_port = (dq_tdata, dq_tvalid, dq_tready)
     else:
         dq_port = (dfo_tdata, dfo_tvalid, dfo_tready)
-    u_dfifo = fifo(clk, rst_all, dfi_tdata, dfi_tvalid, dfi_tready, *dq_port, DEPTH=DATA_DEPTH)
+    u_dfifo = fifo(clk, blk_rst(), dfi_tdata, dfi_tvalid, dfi_tready, *dq_port, DEPTH=DATA_DEPTH)
     if RESULT_REG:
-        u_dfifo = [u_dfifo, axis_skid(clk, rst_all, *dq_port, dfo_tdata, dfo_tvalid, dfo_tready)]
-    u_qfifo = fifo(clk, rst_all, qfi_tdata, qfi_tvalid, qfi_tready, qfo_tdata, qfo_tvalid, qfo_tready,
+        u_dfifo = [u_dfifo, axis_skid(clk, blk_rst(), *dq_port, dfo_tdata, dfo_tvalid, dfo_tready)]
+    u_qfifo = fifo(clk, blk_rst(), qfi_tdata, qfi_tvalid, qfi_tready, qfo_tdata, qfo_tvalid, qfo_tready,
                    DEPTH=DESC_DEPTH)
-    u_cnt = perf_counters(clk, rst_all, busy, core_s_tvalid, core_s_tready,
+    u_cnt = perf_counters(clk, blk_rst(), busy, core_s_tvalid, core_s_tready,
                           core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
                           link_err, rx_hs, tx_hs, counters, BITS=COUNTER_BITS)
     fr_params = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
                      CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ)
+    fr_in = (barrier_req, qfo_tvalid, qfo_tready)
+    if RST_REG:
+        from lutzip.firmware.engine.reset_reg import reset_reg
+        # the framer takes nothing from the blocks while their registered reset is high (the cycle after
+        # soft_rst, when they still show their state of before it; see the module docstring)
+        rh = blk_rst()
+        f_bar, f_qv, f_qr = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+        fr_in = (f_bar, f_qv, f_qr)
+        if REPLAY_WORDS:
+            f_rpd = Signal(bool(0))
+
+            @always_comb
+            def c_fr_gate():
+                f_bar.next = barrier_req and not rh
+                f_qv.next = qfo_tvalid and not rh
+                qfo_tready.next = f_qr and not rh
+                f_rpd.next = rp_done and not rh
+        else:
+            f_rpd = None
+
+            @always_comb
+            def c_fr_gate():
+                f_bar.next = barrier_req and not rh
+                f_qv.next = qfo_tvalid and not rh
+                qfo_tready.next = f_qr and not rh
+        u_rr = [reset_reg(clk, rst, soft_rst, q) for q in rr_q] + [c_fr_gate]
     if REPLAY_WORDS:
-        fr_params.update(replay_req=rp_done, rcounters=rcounters, REPLAY_WORDS=REPLAY_WORDS)
+        fr_params.update(replay_req=f_rpd if RST_REG else rp_done, rcounters=rcounters, REPLAY_WORDS=REPLAY_WORDS)
     u_fr = resp_framer(clk, rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
-                       ack_req, nack_req, nack_reason, ident_req, barrier_req, next_seq, credit,
-                       qfo_tdata, qfo_tvalid, qfo_tready, dfo_tdata, dfo_tvalid, dfo_tready,
+                       ack_req, nack_req, nack_reason, ident_req, fr_in[0], next_seq, credit,
+                       qfo_tdata, fr_in[1], fr_in[2], dfo_tdata, dfo_tvalid, dfo_tready,
                        counters, fr_idle, res_idle, **fr_params)
+    if RST_REG:
+        u_fr = [u_fr, u_rr]
     if REPLAY_WORDS:
         return glue, c_quiet, u_rx, u_ring, u_rp, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr
     return glue, c_quiet, u_rx, u_ring, u_ld, u_core, u_res, u_dfifo, u_qfifo, u_cnt, u_fr
