@@ -72,7 +72,7 @@ def test_lane_buffer_full_rate():
     got, cycles = run_buffer(1.0, 1.0, 200)
     assert got == list(range(200))
     assert np.all(np.diff(cycles) == 1)
-    assert cycles[0] == 4   # written in cycle 0, the head from cycle 4 (RAM, output register, head queue)
+    assert cycles[0] == 5   # written in cycle 0, the head from cycle 5 (write stage, RAM, output register, head queue)
 
 
 def run_skid(p_in, p_out, n_rows, seed=0):

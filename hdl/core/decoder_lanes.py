@@ -3,8 +3,15 @@ on one AXI-Stream, in the original word order.
 
 Structure (each box a file of :mod:`lutzip.hdl`)::
 
-    s_axis lane j (32 bits) -> decoder_lane j: decoder_core -> row packer (lane_slot x LANES) -> row_fifo
-    row_fifo heads -> lane_tap chain (AND-OR select of lane ``cur``) -> output register -> m_axis (LANES x W)
+    s_axis lane j (32 bits) -> decoder_lane j: decoder_core -> row packer (lane_slot x LANES) -> lane buffer
+    lane buffer heads -> lane_skid j -> lane_tap chain (AND-OR select of lane ``cur``) -> output lane_skid -> m_axis
+
+  (one lane: ``row_fifo`` -> ``lane_tap`` -> an output register, no skids.) With two or more lanes every lane's head
+  row passes a two-row skid register (:mod:`lutzip.hdl.lanes.lane_skid`) whose ready is a flip-flop, and the output
+  register is such a skid too: the take (select of lane ``cur``, its valid, the output's room) sees only
+  flip-flops beside the output, the lane buffers' pops see only the skids' ready flip-flops, and ``m_axis_tready``
+  pops the output skid alone, so no path runs from one lane's buffer through the select back to a lane or to the
+  scheduler (docs/log/2026-12-lanes.md, 2026-12-07).
 
 * ``ASSIGN="rr"``: stripe ``i`` of the stream is decoded by lane ``i mod LANES`` (the host hands each lane its
   stripes); the output takes lane ``cur``'s rows until the row with ``tlast`` (the stripe's last word or its error
@@ -17,11 +24,11 @@ Structure (each box a file of :mod:`lutzip.hdl`)::
   spread over the lanes.
 * A beat carries up to ``LANES`` consecutive words of one stripe, word 0 in the low bits; ``m_axis_tkeep`` counts
   them (1 .. LANES). Only a stripe's last beat can be short.
-* Each lane buffers ``ROWS`` beats (block RAM; :mod:`lutzip.hdl.lanes.lane_buffer`, the RAM's output register and
-  a head register, with two or more lanes); while the output drains one lane at ``LANES`` words per cycle
-  the other lanes decode into their buffers, so in steady state every lane decodes one word per cycle when
-  ``ROWS`` holds about ``(LANES - 1) / LANES`` of a stripe's beats plus the lag the output builds up at the start
-  of a stream (:func:`default_rows`).
+* Each lane buffers ``ROWS`` beats (block RAM; :mod:`lutzip.hdl.lanes.lane_buffer` with two or more lanes: a
+  write register, a registered read address, the RAM's output register and a head queue); while the output
+  drains one lane at ``LANES`` words per cycle the other lanes decode into their buffers, so in steady state
+  every lane decodes one word per cycle when ``ROWS`` holds about ``(LANES - 1) / LANES`` of a stripe's beats
+  plus the lag the output builds up at the start of a stream (:func:`default_rows`).
 * Tables: each lane's core has its own LUT1, LUT2, LUT3 and config (each reads its tables every cycle); the
   table-write port reaches every lane in the same cycle.
 * Errors: a lane that meets an error outputs its marker (tuser = 1 on the stripe's last beat) and resynchronises

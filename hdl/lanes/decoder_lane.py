@@ -29,8 +29,8 @@ more lanes a flip-flop from the level of the cycle before, at most ``ROWS - 2`` 
 it held 14 or more in the cycle before); the scheduler takes them in stream order.
 
 The buffer: with one lane :mod:`lutzip.hdl.stages.row_fifo` (the RAM's read register is the head), with more
-:mod:`lutzip.hdl.lanes.lane_buffer` (the RAM's output register, then a head register: the head is a fabric
-register and the output select does not start at the RAM's clock-to-out).
+:mod:`lutzip.hdl.lanes.lane_buffer` (the RAM's pins see flip-flops only; the head is a fabric register and the
+output select does not start at the RAM's clock-to-out).
 """
 from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
 
