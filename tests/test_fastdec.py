@@ -181,6 +181,46 @@ def test_every_table_width_runs_the_full_lane_loop(L):
         assert np.array_equal(out, words.astype(out.dtype)), (L, W, out8)
 
 
+# ------------------------------------------------------------------------------------------ pair loop
+@needs_c
+@pytest.mark.parametrize("seed", range(36))
+def test_pair_loop_agrees_with_numba(seed):
+    """Table sets of short symbols (the pair loop: two symbols from one 64-bit window), L 1..12 (the loop has a
+    copy for L = 8 and one for the others), W 16 and 8 (uint16 and uint8 outputs), every mode, with long and
+    slow symbols among the short ones (pairs longer than the window leave the batch): the words equal numba's
+    and the original, and no stripe went to the exact decoder."""
+    lb = fastdec.lib()
+    rng = np.random.default_rng(9000 + seed)
+    kinds = [(LUT, RANGE, ZRUN), (RANGE,), (LUT,), (LUT, RANGE), (RANGE, ZRUN)][seed % 5]
+    for _ in range(500):
+        ts = random_tableset(rng, W=8 if seed % 3 == 0 else 16, kinds=kinds, L=1 + seed % 12)
+        if fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_PAIR:
+            break
+    assert fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_PAIR
+    S = int(rng.choice([2, 3, 9, 64, 300, 4096]))
+    n = min(_fills_lanes(rng, S), 120_000)
+    words = random_words(rng, ts, n, zeros=float(rng.choice([0.0, 0.3, 0.9])))
+    payload, sw = encode_stripes(words, ts, S)
+    for out8 in ([False, True] if ts.word_bits == 8 else [False]):
+        for threads in (1, 2):
+            lb.lz_exact_count(1)
+            ref, got = both(payload, sw, n, S, ts, out8=out8, threads=threads)
+            assert lb.lz_exact_count(1) == 0, (seed, out8, threads)
+            assert not isinstance(ref, str) and np.array_equal(ref, words)
+            assert same(ref, got), (seed, out8, threads)
+
+
+def test_lane_loop_choice():
+    """Zero-first table sets take the zero-first loop, short symbols the pair loop, long ones the loop of one
+    symbol a step."""
+    zf = TableSet(16, [ClassSpec(2, RANGE, 8, 0), ClassSpec(1, ZRUN, 0, 0), ClassSpec(2, RANGE, 16, 0)])
+    short = TableSet(16, [ClassSpec(1, RANGE, 8, 0), ClassSpec(2, RANGE, 9, 512), ClassSpec(2, RANGE, 16, 0)])
+    long_ = TableSet(16, [ClassSpec(1, RANGE, 14, 0), ClassSpec(2, RANGE, 12, 0), ClassSpec(2, RANGE, 16, 0)])
+    two_bit_zero = TableSet(16, [ClassSpec(2, ZRUN, 0, 0), ClassSpec(1, RANGE, 8, 0), ClassSpec(2, RANGE, 16, 0)])
+    assert [fastdec.kernel_mode(t.validate()) >> 2 for t in (zf, short, long_, two_bit_zero)] == \
+        [fastdec.LOOP_ZERO, fastdec.LOOP_PAIR, fastdec.LOOP_SINGLE, fastdec.LOOP_PAIR]
+
+
 # ------------------------------------------------------------------------------------------ zero-first loop
 def zero_first_tableset(rng, W=None, kinds=(LUT, RANGE, ZRUN)):
     """A valid table set whose code 0 is one bit long and the zero run of one word (pruned weights): the kernel
@@ -647,7 +687,7 @@ def _combined_reference(ts, mode, as_lut, fast_range, L):
     """The combined table entry by entry (the loop fastdec.combined_table had before it packed the entries)."""
     zf = _zero_first(ts)
     T = np.zeros(1 << L, fastdec.ENTRY_DTYPE)
-    T["tot"], T["flags"], T["sh"] = 1, fastdec.F_INVALID | fastdec.F_SLOW, 63
+    T["tot"], T["flags"], T["sh"], T["adv"] = 1, fastdec.F_INVALID | fastdec.F_SLOW, 63, fastdec.ADV_SLOW
     for j, (cl, code) in enumerate(zip(ts.classes, ts.codes())):
         lo, hi = code << (L - cl.c), (code + 1) << (L - cl.c)
         T["tot"][lo:hi] = cl.total
@@ -662,6 +702,7 @@ def _combined_reference(ts, mode, as_lut, fast_range, L):
             T["param"][lo:hi] = (base - (code << cl.k)) % (1 << 32)
         else:
             T["flags"][lo:hi] = (j << 4) | fastdec.F_SLOW | (fastdec.F_LUT if zf and cl.kind == ZRUN and cl.k else 0)
+            T["adv"][lo:hi] = fastdec.ADV_SLOW
     return T
 
 
