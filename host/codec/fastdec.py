@@ -40,6 +40,9 @@ ADV_SLOW = 64
 LOOP_SINGLE, LOOP_PAIR, LOOP_ZERO = 0, 1, 2
 ZMAX = 8
 PAIR_MEAN_BITS = 14
+#: ... and whose fast symbols take at least this share of the code space (a slow symbol, e.g. a zero run of
+#: k > 0, leaves the batch; the 6-lane loop of one symbol a step leaves it more cheaply)
+PAIR_MIN_FAST = 7 / 8
 #: One run of stripes of ``lz_decode_many`` (``lz_stream`` of ``_fastdec.c``): the arguments of ``lz_decode``.
 STREAM_DTYPE = np.dtype([(f, "<u8" if f in ("words", "nw", "T", "lut3", "cls", "out", "crcs") else "<i8")
                          for f in ("words", "total", "nw", "n_stripes", "S", "numel", "T", "L", "mode", "lut3",
@@ -205,7 +208,7 @@ def _build_combined(tables: TableSet, key):
     w_fast = sum(2.0 ** -classes[j].c for j in fast)
     if c0.c == 1 and c0.kind == ZRUN and c0.k == 0:
         loop, long_bits = LOOP_ZERO, 33 - ZMAX
-    elif w_fast > 0 and sum(2.0 ** -classes[j].c * classes[j].total for j in fast) <= PAIR_MEAN_BITS * w_fast:
+    elif w_fast >= PAIR_MIN_FAST and sum(2.0 ** -classes[j].c * classes[j].total for j in fast) <= PAIR_MEAN_BITS * w_fast:
         loop, long_bits = LOOP_PAIR, 64
     else:
         loop, long_bits = LOOP_SINGLE, 64
