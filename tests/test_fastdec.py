@@ -159,8 +159,8 @@ def test_zero_and_one_word_tensors():
 @needs_c
 @pytest.mark.parametrize("L", range(1, 13))
 def test_every_table_width_runs_the_full_lane_loop(L):
-    """Valid streams of enough stripes to fill every lane, for each table index width L (the lane loop has a
-    copy per L) and W 8 / 16 (uint8 and uint16 outputs): the C kernel's words equal numba's, and no stripe
+    """Valid streams of enough stripes to fill every lane, for each table index width L (the lane loops have a
+    copy for L = 8 and one for any L) and W 8 / 16 (uint8 and uint16 outputs): the C kernel's words equal numba's, and no stripe
     was decoded again by the exact decoder (a fast path that decodes wrong words is caught by the end checks
     and repaired by the exact decoder, so only this count shows it)."""
     lb = fastdec.lib()

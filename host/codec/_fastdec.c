@@ -491,20 +491,20 @@ typedef int (*batch_fn)(const lz_job *, lz_lane *);
 static const batch_fn BATCH[7][2][3] = {{{0}}, BATCH_ROW(1), BATCH_ROW(2), BATCH_ROW(3), BATCH_ROW(4), BATCH_ROW(5),
                                         BATCH_ROW(6)};
 
-/* The LZ_LANES-lane loops once more for each table index width L = 8..12 as a constant (fastdec.py builds
- * the table of a shorter code over 8 bits): the shift of the table index is then an immediate, which frees a
- * register for the loop (the 16-bit loop of 6 lanes had spilled bit positions and output pointers into
- * vector registers; 1.19x on bf16).  Any other L runs the generic loop. */
+/* The LZ_LANES-lane loop once more for the table index width L = 8 as a constant (fastdec.py builds the table
+ * of a shorter code over 8 bits; every MiniLM table set has L = 8): the shift of the table index is then an
+ * immediate, which frees a register for the loop (the 16-bit loop of 6 lanes had spilled bit positions and
+ * output pointers into vector registers; 1.19x on bf16 when it ran this loop).  Any other L runs the generic
+ * loop (the copies for L = 9..12 were dropped on 2026-12-07 with the pair and zero-first loops: build time). */
 #define DEFINE_BATCH_X(...) DEFINE_BATCH(__VA_ARGS__)
 #define DEFINE_LK(L_, MODE)                                                                                  \
     DEFINE_BATCH_X(batch16_L##L_##_##MODE, uint16_t, MODE, LZ_LANES, slow16, 64 - L_)                        \
     DEFINE_BATCH_X(batch8_L##L_##_##MODE, uint8_t, MODE, LZ_LANES, slow8, 64 - L_)
 #define DEFINE_LL(L_) DEFINE_LK(L_, 0) DEFINE_LK(L_, 1) DEFINE_LK(L_, 2)
-DEFINE_LL(8) DEFINE_LL(9) DEFINE_LL(10) DEFINE_LL(11) DEFINE_LL(12)
+DEFINE_LL(8)
 #define BATCH_LROW(L_) {{batch16_L##L_##_0, batch16_L##L_##_1, batch16_L##L_##_2}, \
                         {batch8_L##L_##_0, batch8_L##L_##_1, batch8_L##L_##_2}}
-static const batch_fn BATCH_L[5][2][3] = {BATCH_LROW(8), BATCH_LROW(9), BATCH_LROW(10), BATCH_LROW(11),
-                                          BATCH_LROW(12)};
+static const batch_fn BATCH_L8[2][3] = BATCH_LROW(8);
 
 /* ------------------------------------------------------------------------------------ zero-first loop
  * A second lane loop (LOOP_ZERO; fastdec.py chooses it per table set) for table sets whose code 0 (one bit) is
@@ -560,6 +560,10 @@ static const batch_fn BATCH_L[5][2][3] = {BATCH_LROW(8), BATCH_LROW(9), BATCH_LR
         if (UNLIKELY(op##q > lim[q])) goto slow_exit;                                                        \
     }
 #define ZLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT;
+#define ZNEED (ZMAX + 1)
+#define ZBITS (ZMAX + 28)
+#define ZMARGIN 0
+
 
 /* the words of a zero run of k > 0 whose entry e starts window x (entries F_SLOW | F_LUT), else 0 */
 static inline int64_t zrun_len(const lz_job *j, uint64_t x, const lz_entry *e) {
@@ -738,22 +742,23 @@ static int crc_ok(const lz_job *j, int64_t s) {
  * CRCs are checked before decoding. */
 /* the lane cannot take another step of the batched loop: fewer than need words left, or its 64-bit reads
  * would pass the end of the payload within one step of at most bits bits */
-static int lane_blocked(const lz_job *j, const lz_lane *ln, int64_t need, int64_t bits) {
-    return ln->hi - ln->o < need || ((int64_t)(j->total - 1) * 32 - (int64_t)ln->bp) / bits <= 0;
+static int lane_blocked(const lz_job *j, const lz_lane *ln, int64_t need, int64_t bits, int64_t margin) {
+    return ln->hi - ln->o < need || ((int64_t)(j->total - 1) * 32 - margin - (int64_t)ln->bp) / bits <= 0;
 }
 
 static void run_range(lz_range *r) {
     const lz_job *j = r->job;
     batch_fn batchN;
     int NLN;
-    int64_t need, bits;
+    int64_t need, bits, margin = 0;
     if (j->loop == LOOP_ZERO) {
         batchN = BATCH_Z[j->L == 8][j->out8][j->mode];
         NLN = LZ_ZLANES;
-        need = ZMAX + 1;
-        bits = ZMAX + 28;
+        need = ZNEED;
+        bits = ZBITS;
+        margin = ZMARGIN;
     } else {
-        batchN = j->L >= 8 && j->L <= 12 ? BATCH_L[j->L - 8][j->out8][j->mode] : BATCH[LZ_LANES][j->out8][j->mode];
+        batchN = j->L == 8 ? BATCH_L8[j->out8][j->mode] : BATCH[LZ_LANES][j->out8][j->mode];
         NLN = LZ_LANES;
         need = 1;
         bits = 32;
@@ -791,7 +796,7 @@ static void run_range(lz_range *r) {
         if (!batchN(j, ln)) {
             /* a lane is too near the end of its stripe or of the payload for the loop: finish it safely */
             for (int q = 0; q < NLN; q++)
-                if (ln[q].o < ln[q].hi && lane_blocked(j, &ln[q], need, bits)) finish(j, &ln[q]);
+                if (ln[q].o < ln[q].hi && lane_blocked(j, &ln[q], need, bits, margin)) finish(j, &ln[q]);
         }
         for (int q = 0; q < NLN; q++) {
             if (ln[q].o >= ln[q].hi || ln[q].bad) {
