@@ -194,9 +194,9 @@ def test_pair_loop_agrees_with_numba(seed):
     kinds = [(LUT, RANGE, ZRUN), (RANGE,), (LUT,), (LUT, RANGE), (RANGE, ZRUN)][seed % 5]
     for _ in range(500):
         ts = random_tableset(rng, W=8 if seed % 3 == 0 else 16, kinds=kinds, L=1 + seed % 12)
-        if fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_PAIR:
+        if fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_PAIR:
             break
-    assert fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_PAIR
+    assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_PAIR
     S = int(rng.choice([2, 3, 9, 64, 300, 4096]))
     n = min(_fills_lanes(rng, S), 120_000)
     words = random_words(rng, ts, n, zeros=float(rng.choice([0.0, 0.3, 0.9])))
@@ -217,18 +217,23 @@ def test_lane_loop_choice():
     short = TableSet(16, [ClassSpec(1, RANGE, 8, 0), ClassSpec(2, RANGE, 9, 512), ClassSpec(2, RANGE, 16, 0)])
     long_ = TableSet(16, [ClassSpec(1, RANGE, 14, 0), ClassSpec(2, RANGE, 12, 0), ClassSpec(2, RANGE, 16, 0)])
     two_bit_zero = TableSet(16, [ClassSpec(2, ZRUN, 0, 0), ClassSpec(1, RANGE, 8, 0), ClassSpec(2, RANGE, 16, 0)])
-    assert [fastdec.kernel_mode(t.validate()) >> 2 for t in (zf, short, long_, two_bit_zero)] == \
-        [fastdec.LOOP_ZERO, fastdec.LOOP_PAIR, fastdec.LOOP_SINGLE, fastdec.LOOP_PAIR]
+    zrun4 = TableSet(16, [ClassSpec(2, RANGE, 8, 0), ClassSpec(1, ZRUN, 4, 0), ClassSpec(2, RANGE, 16, 0)])
+    zrun5 = TableSet(16, [ClassSpec(2, RANGE, 8, 0), ClassSpec(1, ZRUN, 5, 0), ClassSpec(2, RANGE, 16, 0)])
+    assert [fastdec.kernel_mode(t.validate()) >> 2 for t in (zf, short, long_, two_bit_zero, zrun4, zrun5)] == \
+        [fastdec.LOOP_ZERO, fastdec.LOOP_PAIR, fastdec.LOOP_SINGLE, fastdec.LOOP_PAIR, fastdec.LOOP_ZERO | 4 << 2,
+         fastdec.LOOP_SINGLE]      # the zero run's k in bits 4.. of the mode
 
 
 # ------------------------------------------------------------------------------------------ zero-first loop
-def zero_first_tableset(rng, W=None, kinds=(LUT, RANGE, ZRUN)):
-    """A valid table set whose code 0 is one bit long and the zero run of one word (pruned weights): the kernel
-    decodes it with its zero-first loop. The other classes are a random table set one bit longer."""
+def zero_first_tableset(rng, W=None, kinds=(LUT, RANGE, ZRUN), zk=None):
+    """A valid table set whose code 0 is one bit long and a zero run of zk <= 4 index bits (one word for zk = 0;
+    pruned weights): the kernel decodes it with its zero-first loop. The other classes are a random table set
+    one bit longer."""
     W = W or int(rng.choice([8, 16]))
+    zk = int(rng.choice([0, 0, 1, 2, 3, 4])) if zk is None else zk
     base = random_tableset(rng, W=W, kinds=kinds, L=int(rng.integers(1, 12)))
     classes = [ClassSpec(cl.c + 1, cl.kind, cl.k, cl.param) for cl in base.classes][:15]
-    classes.insert(int(rng.integers(0, len(classes) + 1)), ClassSpec(1, ZRUN, 0, 0))
+    classes.insert(int(rng.integers(0, len(classes) + 1)), ClassSpec(1, ZRUN, zk, 0))
     return TableSet(W, classes, base.lut3).validate()
 
 
@@ -248,7 +253,7 @@ def test_zero_first_loop_agrees_with_numba(seed):
     rng = np.random.default_rng(7000 + seed)
     kinds = [(LUT, RANGE, ZRUN), (RANGE, ZRUN), (LUT, ZRUN), (ZRUN,)][seed % 4]
     ts = zero_first_tableset(rng, W=8 if seed % 3 == 0 else 16, kinds=kinds)
-    assert fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO
+    assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_ZERO
     S = int(rng.choice([1, 9, 10, 17, 64, 300, 4096]))
     n = min(_fills_lanes(rng, S), 120_000)
     words = random_words(rng, ts, n, zeros=float(rng.choice([0.3, 0.75, 0.95, 0.999])))
@@ -266,7 +271,7 @@ def test_zero_first_loop_agrees_with_numba(seed):
 def test_zero_first_loop_on_encoder_tables():
     """Table sets the encoder designs for pruned int16 and int8 weights (60, 75, 90 %): the container's
     streams decode alike in the C kernel (every loop it chooses) and numba, and equal the weights; the
-    zero-first loop ran for some of them."""
+    zero-first loop ran for some of them, with code 0 a zero word and with code 0 a zero run of k > 0."""
     from lutzip.codec import arrays as codec
     from lutzip.codec import container as ct
     rng = np.random.default_rng(21)
@@ -284,7 +289,8 @@ def test_zero_first_loop_on_encoder_tables():
             assert not isinstance(ref, str) and same(ref, got)
         back = codec.decompress(c)
         assert np.array_equal(back["w"], q)
-    assert fastdec.LOOP_ZERO in loops
+    assert fastdec.LOOP_ZERO in loops                           # one-bit zero words (75 %) ...
+    assert any(m & 3 == fastdec.LOOP_ZERO and m >> 2 for m in loops)   # ... and a one-bit code of zero runs (90 %)
 
 
 @needs_c
@@ -312,7 +318,7 @@ def test_zero_first_loop_on_minilm_int16_75():
         assert lb.lz_exact_count(1) == 0
         assert np.array_equal(got, want) and same(ref, got)
         all_words += s.numel
-        zero_words += s.numel * (fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO)
+        zero_words += s.numel * (fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_ZERO)
     assert zero_words > 0.9 * all_words
 
 
@@ -342,12 +348,13 @@ def test_zero_first_damage_is_reported_like_numba(kind):
 
 
 @needs_c
-def test_zero_first_loop_reports_each_error():
+@pytest.mark.parametrize("zk", [0, 3])
+def test_zero_first_loop_reports_each_error(zk):
     """Stripes decoded by the zero-first loop (the middle one of 30) with a bad header, symbols past the end,
     a word left over and a zero run past the stripe's end: the same error, stripe and word as numba."""
-    ts = TableSet(16, [ClassSpec(1, ZRUN, 0, 0), ClassSpec(2, RANGE, 8, 0), ClassSpec(3, ZRUN, 4, 0),
+    ts = TableSet(16, [ClassSpec(1, ZRUN, zk, 0), ClassSpec(2, RANGE, 8, 0), ClassSpec(3, ZRUN, 4, 0),
                        ClassSpec(3, RANGE, 16, 0)]).validate()
-    assert fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO
+    assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_ZERO
     rng = np.random.default_rng(3)
     S = 200
     words = rng.integers(0, 256, 30 * S).astype(np.uint16)
@@ -678,14 +685,17 @@ def test_portable_build_agrees(tmp_path, monkeypatch):
 
 
 def _zero_first(ts):
-    """Whether the table set's code 0 is one bit long and the zero run of one word (the zero-first loop)."""
-    first = min(range(len(ts.classes)), key=lambda j: (ts.classes[j].c, j))
-    return (ts.classes[first].c, ts.classes[first].kind, ts.classes[first].k) == (1, ZRUN, 0)
+    """The k of the zero run of the table set's code 0 when that code is one bit long and k <= 4 (the zero-first
+    loop), else None."""
+    first = ts.classes[min(range(len(ts.classes)), key=lambda j: (ts.classes[j].c, j))]
+    return first.k if first.c == 1 and first.kind == ZRUN and first.k <= fastdec.ZERO_MAX_K else None
 
 
 def _combined_reference(ts, mode, as_lut, fast_range, L):
     """The combined table entry by entry (the loop fastdec.combined_table had before it packed the entries)."""
-    zf = _zero_first(ts)
+    zk = _zero_first(ts)
+    zf = zk is not None
+    long_bits = 64 if not zf else 33 - fastdec.ZMAX if zk == 0 else 32 - zk
     T = np.zeros(1 << L, fastdec.ENTRY_DTYPE)
     T["tot"], T["flags"], T["sh"], T["adv"] = 1, fastdec.F_INVALID | fastdec.F_SLOW, 63, fastdec.ADV_SLOW
     for j, (cl, code) in enumerate(zip(ts.classes, ts.codes())):
@@ -696,7 +706,7 @@ def _combined_reference(ts, mode, as_lut, fast_range, L):
         if lut_fast or range_fast:
             T["adv"][lo:hi] = cl.total
             T["flags"][lo:hi] = (j << 4) | (fastdec.F_LUT if lut_fast and mode == fastdec.MODE_MIX else 0) | \
-                (fastdec.F_LONG if zf and cl.total > 33 - fastdec.ZMAX else 0)
+                (fastdec.F_LONG if cl.total > long_bits else 0)
             T["sh"][lo:hi] = 64 - cl.total
             base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
             T["param"][lo:hi] = (base - (code << cl.k)) % (1 << 32)

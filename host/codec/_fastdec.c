@@ -278,6 +278,7 @@ typedef struct {
     int out8;                 /* out is uint8 (else uint16) */
     const uint32_t *crcs;     /* NULL: no CRC check */
     int loop;                 /* LOOP_SINGLE, LOOP_PAIR or LOOP_ZERO: the lane loop of the full lanes */
+    int zk;                   /* LOOP_ZERO: k of the zero run of code 0 (0..4) */
 } lz_job;
 
 typedef struct {
@@ -524,25 +525,38 @@ static const batch_fn BATCH_L8[2][3] = BATCH_LROW(8);
 #define LOOP_PAIR 1
 #define LOOP_ZERO 2
 
-#define ZLANE_DECL(q) uint64_t bp##q = ln[q].bp; OUT_T *op##q = OUT + ln[q].o; lim[q] = OUT + ln[q].hi - (ZMAX + 1);
+/* ZK 0: zero words of code 0 counted by leading zero bits (up to ZMAX); ZK K: code 0 + k0 index bits is a run of
+ * 1..2^k0 <= 16 zero words (k0 = j->zk), at most one run a step, taken branch-free */
+#define ZWORDS_0 ZMAX
+#define ZWORDS_K 16
+#define ZSKIPBITS_0 ZMAX
+#define ZSKIPBITS_K 5
+#define ZSKIP_0(q)                                                                                           \
+    unsigned zw_ = (unsigned)__builtin_clzll(x_ | (1ull << (63 - ZMAX)));                                    \
+    unsigned zb_ = zw_;
+#define ZSKIP_K(q)                                                                                           \
+    uint64_t zm_ = (uint64_t)0 - (~x_ >> 63);                                                                \
+    unsigned zw_ = (unsigned)((((x_ << 1) >> Zsh) + 1) & zm_);                                               \
+    unsigned zb_ = (unsigned)(Zbits & zm_);
+#define ZLANE_DECL(q) uint64_t bp##q = ln[q].bp; OUT_T *op##q = OUT + ln[q].o; lim[q] = OUT + ln[q].hi - (ZW + 1);
 #define ZLANE_N(q)                                                                                           \
     {                                                                                                        \
-        int64_t sf_ = (LIM - (int64_t)ln[q].bp) / (ZMAX + 28);                                               \
-        if (ln[q].hi - ln[q].o < ZMAX + 1) n = 0;                                                            \
+        int64_t sf_ = (LIM - (int64_t)ln[q].bp) / (ZB + 28);                                                 \
+        if (ln[q].hi - ln[q].o < ZW + 1) n = 0;                                                              \
         if (sf_ < n) n = sf_;                                                                                \
     }
 /* the entry's fields read from memory (loads folded into the instructions that use them) */
-#define ZLANE_STEP(MODE, q)                                                                                  \
+#define ZLANE_STEP(MODE, ZK, q)                                                                              \
     {                                                                                                        \
         uint64_t x_ = PEEK(W, bp##q);                                                                        \
-        unsigned z_ = (unsigned)__builtin_clzll(x_ | (1ull << (63 - ZMAX)));                                 \
-        memset(op##q, 0, ZMAX * sizeof(OUT_T));                                                              \
-        op##q += z_;                                                                                         \
-        x_ <<= z_;                                                                                           \
+        ZSKIP_##ZK(q)                                                                                        \
+        memset(op##q, 0, ZW * sizeof(OUT_T));                                                                \
+        op##q += zw_;                                                                                        \
+        x_ <<= zb_;                                                                                          \
         const lz_entry *e_ = &T[x_ >> Lsh];                                                                  \
         uint32_t a_ = (uint32_t)(x_ >> e_->sh) + e_->param;                                                  \
         *op##q = VALUE_##MODE(e_, a_);                                                                       \
-        bp##q += z_ + e_->adv;                                                                               \
+        bp##q += zb_ + e_->adv;                                                                              \
         if (UNLIKELY(e_->flags & (F_SLOW | F_LONG))) {                                                       \
             /* a zero run of k > 0 that fits the stripe: here; anything else: the slow branch */             \
             int64_t m_ = zrun_len(j, x_, e_);                                                                \
@@ -560,9 +574,6 @@ static const batch_fn BATCH_L8[2][3] = BATCH_LROW(8);
         if (UNLIKELY(op##q > lim[q])) goto slow_exit;                                                        \
     }
 #define ZLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT;
-#define ZNEED (ZMAX + 1)
-#define ZBITS (ZMAX + 28)
-#define ZMARGIN 0
 
 
 /* the words of a zero run of k > 0 whose entry e starts window x (entries F_SLOW | F_LUT), else 0 */
@@ -573,13 +584,17 @@ static inline int64_t zrun_len(const lz_job *j, uint64_t x, const lz_entry *e) {
 }
 
 /* returns 0 when a lane has fewer than ZMAX + 1 words left or is too near the end of the payload */
-#define DEFINE_ZERO(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                    \
+#define DEFINE_ZERO(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, ZK)                                                \
     static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
         const lz_entry *T = j->T;                                                                            \
         const uint32_t *W = j->words;                                                                        \
         const int Lsh = LSH;                                                                                 \
+        const int ZW = ZWORDS_##ZK, ZB = ZSKIPBITS_##ZK;                                                     \
+        const int Zsh = 64 - j->zk, Zbits = 1 + j->zk;                                                       \
+        (void)Zsh;                                                                                           \
+        (void)Zbits;                                                                                         \
         const int64_t LIM = (j->total - 1) * 32;                                                             \
         OUT_T *lim[NL];                                                                                      \
         int64_t n = INT64_MAX, i;                                                                            \
@@ -588,7 +603,7 @@ static inline int64_t zrun_len(const lz_job *j, uint64_t x, const lz_entry *e) {
         if (n <= 0) return 0;                                                                                \
         FOR_L##NL(ZLANE_DECL)                                                                                \
         for (i = 0; i < n; i++) {                                                                            \
-            FOR_L##NL(ZLANE_STEP, MODE,)                                                                     \
+            FOR_L##NL(ZLANE_STEP, MODE, ZK,)                                                                 \
         }                                                                                                    \
     slow_exit:                                                                                               \
         FOR_L##NL(ZLANE_STORE)                                                                               \
@@ -601,13 +616,16 @@ static inline int64_t zrun_len(const lz_job *j, uint64_t x, const lz_entry *e) {
 #endif
 #define DEFINE_ZERO_X(...) DEFINE_ZERO(__VA_ARGS__)
 #define DEFINE_PZ(MODE)                                                                                      \
-    DEFINE_ZERO_X(zero16_##MODE, uint16_t, MODE, LZ_ZLANES, slow16, 64 - j->L)                               \
-    DEFINE_ZERO_X(zero8_##MODE, uint8_t, MODE, LZ_ZLANES, slow8, 64 - j->L)                                  \
-    DEFINE_ZERO_X(zero16_L8_##MODE, uint16_t, MODE, LZ_ZLANES, slow16, 56)                                   \
-    DEFINE_ZERO_X(zero8_L8_##MODE, uint8_t, MODE, LZ_ZLANES, slow8, 56)
+    DEFINE_ZERO_X(zero16_##MODE, uint16_t, MODE, LZ_ZLANES, slow16, 64 - j->L, 0)                            \
+    DEFINE_ZERO_X(zero8_##MODE, uint8_t, MODE, LZ_ZLANES, slow8, 64 - j->L, 0)                               \
+    DEFINE_ZERO_X(zero16_L8_##MODE, uint16_t, MODE, LZ_ZLANES, slow16, 56, 0)                                \
+    DEFINE_ZERO_X(zero8_L8_##MODE, uint8_t, MODE, LZ_ZLANES, slow8, 56, 0)                                   \
+    DEFINE_ZERO_X(zerok16_##MODE, uint16_t, MODE, LZ_ZLANES, slow16, 64 - j->L, K)                           \
+    DEFINE_ZERO_X(zerok8_##MODE, uint8_t, MODE, LZ_ZLANES, slow8, 64 - j->L, K)
 DEFINE_PZ(0)
 DEFINE_PZ(1)
 DEFINE_PZ(2)
+static const batch_fn BATCH_ZK[2][3] = {{zerok16_0, zerok16_1, zerok16_2}, {zerok8_0, zerok8_1, zerok8_2}};
 /* [L == 8][out8][mode] */
 static const batch_fn BATCH_Z[2][2][3] = {
     {{zero16_0, zero16_1, zero16_2}, {zero8_0, zero8_1, zero8_2}},
@@ -742,21 +760,20 @@ static int crc_ok(const lz_job *j, int64_t s) {
  * CRCs are checked before decoding. */
 /* the lane cannot take another step of the batched loop: fewer than need words left, or its 64-bit reads
  * would pass the end of the payload within one step of at most bits bits */
-static int lane_blocked(const lz_job *j, const lz_lane *ln, int64_t need, int64_t bits, int64_t margin) {
-    return ln->hi - ln->o < need || ((int64_t)(j->total - 1) * 32 - margin - (int64_t)ln->bp) / bits <= 0;
+static int lane_blocked(const lz_job *j, const lz_lane *ln, int64_t need, int64_t bits) {
+    return ln->hi - ln->o < need || ((int64_t)(j->total - 1) * 32 - (int64_t)ln->bp) / bits <= 0;
 }
 
 static void run_range(lz_range *r) {
     const lz_job *j = r->job;
     batch_fn batchN;
     int NLN;
-    int64_t need, bits, margin = 0;
+    int64_t need, bits;
     if (j->loop == LOOP_ZERO) {
-        batchN = BATCH_Z[j->L == 8][j->out8][j->mode];
+        batchN = j->zk ? BATCH_ZK[j->out8][j->mode] : BATCH_Z[j->L == 8][j->out8][j->mode];
         NLN = LZ_ZLANES;
-        need = ZNEED;
-        bits = ZBITS;
-        margin = ZMARGIN;
+        need = (j->zk ? ZWORDS_K : ZWORDS_0) + 1;
+        bits = (j->zk ? ZSKIPBITS_K : ZSKIPBITS_0) + 28;
     } else {
         batchN = j->L == 8 ? BATCH_L8[j->out8][j->mode] : BATCH[LZ_LANES][j->out8][j->mode];
         NLN = LZ_LANES;
@@ -796,7 +813,7 @@ static void run_range(lz_range *r) {
         if (!batchN(j, ln)) {
             /* a lane is too near the end of its stripe or of the payload for the loop: finish it safely */
             for (int q = 0; q < NLN; q++)
-                if (ln[q].o < ln[q].hi && lane_blocked(j, &ln[q], need, bits, margin)) finish(j, &ln[q]);
+                if (ln[q].o < ln[q].hi && lane_blocked(j, &ln[q], need, bits)) finish(j, &ln[q]);
         }
         for (int q = 0; q < NLN; q++) {
             if (ln[q].o >= ln[q].hi || ln[q].bad) {
@@ -867,11 +884,12 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, i
         return ERR_INDEX;
     }
     /* mode: the fast-path mode, plus the lane loop << 2 (fastdec.py) */
-    int loop = mode >= 0 ? mode >> 2 : LOOP_SINGLE;
+    int loop = mode >= 0 ? (mode >> 2) & 3 : LOOP_SINGLE, zk = mode >= 0 ? (mode >> 4) & 7 : 0;
     mode = mode >= 0 ? mode & 3 : MODE_MIX;
     if (mode > 2) mode = MODE_MIX;
     if (loop > LOOP_ZERO) loop = LOOP_SINGLE;
-    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, loop};
+    if (loop != LOOP_ZERO || zk > 4) zk = 0;
+    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, loop, zk};
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads > n_stripes / 2) threads = n_stripes / 2 > 0 ? (int)(n_stripes / 2) : 1;

@@ -39,6 +39,9 @@ ADV_SLOW = 64
 #: k > 0 carry ``F_LUT`` besides ``F_SLOW``: the loop writes them itself).
 LOOP_SINGLE, LOOP_PAIR, LOOP_ZERO = 0, 1, 2
 ZMAX = 8
+#: The zero-first loop also takes a code 0 of one bit that is a zero run of k <= ZERO_MAX_K index bits (pruned
+#: to 90 %: runs of 1..16 words), one run a step, branch-free (``mode | loop << 2 | k << 4``).
+ZERO_MAX_K = 4
 PAIR_MEAN_BITS = 14
 #: ... and whose fast symbols take at least this share of the code space (a slow symbol, e.g. a zero run of
 #: k > 0, leaves the batch; the 6-lane loop of one symbol a step leaves it more cheaply)
@@ -206,8 +209,11 @@ def _build_combined(tables: TableSet, key):
     c0 = classes[min(range(len(classes)), key=lambda j: (classes[j].c, j))]
     fast = set(as_lut) if mode == MODE_LUT else set(fast_range) if mode == MODE_RANGE else set(as_lut) | set(fast_range)
     w_fast = sum(2.0 ** -classes[j].c for j in fast)
-    if c0.c == 1 and c0.kind == ZRUN and c0.k == 0:
-        loop, long_bits = LOOP_ZERO, 33 - ZMAX
+    zk = 0
+    if c0.c == 1 and c0.kind == ZRUN and c0.k <= ZERO_MAX_K:
+        # the window keeps 33 bits after the zero words: 33 - ZMAX after up to ZMAX one-bit zeros, 32 - k after a run
+        zk = c0.k
+        loop, long_bits = LOOP_ZERO, 33 - ZMAX if zk == 0 else 32 - zk
     elif w_fast >= PAIR_MIN_FAST and sum(2.0 ** -classes[j].c * classes[j].total for j in fast) <= PAIR_MEAN_BITS * w_fast:
         loop, long_bits = LOOP_PAIR, 64
     else:
@@ -246,7 +252,7 @@ def _build_combined(tables: TableSet, key):
         _table_cache.clear()
     lut3 = np.array(tables.lut3, np.uint16)       # a copy the cache owns: its pointer stays valid
     _table_cache[key] = hit = (buf, mode, lut3k, cls, L, (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls)),
-                               lut3, mode | loop << 2)
+                               lut3, mode | loop << 2 | zk << 4)
     return hit
 
 
