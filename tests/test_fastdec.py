@@ -348,13 +348,19 @@ def test_zero_first_damage_is_reported_like_numba(kind):
 
 
 @needs_c
-@pytest.mark.parametrize("zk", [0, 3])
-def test_zero_first_loop_reports_each_error(zk):
-    """Stripes decoded by the zero-first loop (the middle one of 30) with a bad header, symbols past the end,
-    a word left over and a zero run past the stripe's end: the same error, stripe and word as numba."""
-    ts = TableSet(16, [ClassSpec(1, ZRUN, zk, 0), ClassSpec(2, RANGE, 8, 0), ClassSpec(3, ZRUN, 4, 0),
-                       ClassSpec(3, RANGE, 16, 0)]).validate()
-    assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_ZERO
+@pytest.mark.parametrize("loop", ["zero k 0", "zero k 3", "pair"])
+def test_lane_loops_report_each_error(loop):
+    """Stripes decoded by the zero-first loop (code 0 a zero word, or a run of k = 3) and the pair loop (the
+    middle one of 30) with a bad header, symbols past the end, a word left over and a zero run past the stripe's
+    end: the same error, stripe and word as numba."""
+    if loop == "pair":
+        ts = TableSet(16, [ClassSpec(1, RANGE, 8, 0), ClassSpec(2, RANGE, 9, 0), ClassSpec(3, RANGE, 10, 0),
+                           ClassSpec(3, ZRUN, 4, 0)]).validate()
+        assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_PAIR
+    else:
+        ts = TableSet(16, [ClassSpec(1, ZRUN, int(loop[-1]), 0), ClassSpec(2, RANGE, 8, 0), ClassSpec(3, ZRUN, 4, 0),
+                           ClassSpec(3, RANGE, 16, 0)]).validate()
+        assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_ZERO
     rng = np.random.default_rng(3)
     S = 200
     words = rng.integers(0, 256, 30 * S).astype(np.uint16)
