@@ -222,6 +222,10 @@ def test_lane_loop_choice():
     assert [fastdec.kernel_mode(t.validate()) >> 2 for t in (zf, short, long_, two_bit_zero, zrun4, zrun5)] == \
         [fastdec.LOOP_ZERO, fastdec.LOOP_PAIR, fastdec.LOOP_SINGLE, fastdec.LOOP_PAIR, fastdec.LOOP_ZERO | 4 << 2,
          fastdec.LOOP_SINGLE]      # the zero run's k in bits 4.. of the mode
+    if fastdec.available():        # the benchmark's note: the loops and their shares of the words
+        lanes = fastdec.lib().lz_loop_lanes
+        assert fastdec.loop_summary([(zf, 300), (short, 100), (zrun4, 600)]) == \
+            f"zero-first loop, {lanes(fastdec.LOOP_ZERO)} lanes: 90 %; pair loop, {lanes(fastdec.LOOP_PAIR)} lanes: 10 %"
 
 
 # ------------------------------------------------------------------------------------------ zero-first loop
@@ -623,7 +627,7 @@ def test_bench_speed_rows_and_cli(tmp_path, capsys):
             "memcpy of the output"} <= set(r["GBps"])
     assert all(v > 0 for v in r["GBps"].values())
     text = bench.format_speed("x", {"int16": r}, cpu=0, repeat=5)
-    assert "/ memcpy" in text and "C kernel + CRC" in text
+    assert "/ memcpy" in text and "C kernel + CRC" in text and " loop, " in text and " lanes: " in text
     # the cycles-per-word column: the add chain's rate over the row's words per second
     assert r["GBps"][bench.SPIN_ROW] > 0 and "cyc/word" in text and bench.SPIN_ROW not in text
     row = next(line for line in text.splitlines() if line.startswith("C kernel + CRC "))

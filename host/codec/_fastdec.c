@@ -1023,6 +1023,9 @@ EXPORT int lz_decode_many(const lz_stream *st, int64_t n, int threads, int64_t *
 
 EXPORT int lz_lanes(void) { return LZ_LANES; }
 
+/* the lanes of a lane loop (LOOP_SINGLE, LOOP_PAIR, LOOP_ZERO) */
+EXPORT int lz_loop_lanes(int loop) { return loop == LOOP_PAIR ? LZ_PLANES : loop == LOOP_ZERO ? LZ_ZLANES : LZ_LANES; }
+
 /* n dependent additions (one cycle each): timed by the benchmark to turn seconds into core cycles on a
  * machine without hardware counters */
 EXPORT uint64_t lz_spin(int64_t n) {

@@ -86,6 +86,8 @@ def _configure(lib):
     lib.lz_crc_mode.argtypes = [i32]
     lib.lz_crc_mode.restype = i32
     lib.lz_lanes.restype = i32
+    lib.lz_loop_lanes.argtypes = [i32]
+    lib.lz_loop_lanes.restype = i32
     lib.lz_parse_streams.argtypes = [vp, i64, i64, i64, vp, i64, i64, i64, vp, vp, vp, i64]
     lib.lz_parse_streams.restype = i64
     lib.lz_decode_many.argtypes = [vp, i64, i32, vp]
@@ -170,6 +172,21 @@ def kernel_mode(tables: TableSet) -> int:
 
 def _mode_of(hit) -> int:
     return hit[1] if os.environ.get("LUTZIP_FASTDEC_LOOP") == "single" else hit[7]
+
+
+LOOP_NAMES = {LOOP_SINGLE: "one-symbol", LOOP_PAIR: "pair", LOOP_ZERO: "zero-first"}
+
+
+def loop_summary(runs) -> str:
+    """The lane loops the kernel takes for ``runs`` of ``(tables, words)``: e.g. ``"pair loop, 4 lanes: 100 %"``
+    (shares of the words, largest first)."""
+    lb, words = lib(), {}
+    for tables, n in runs:
+        loop = kernel_mode(tables) >> 2 & 3
+        words[loop] = words.get(loop, 0) + n
+    total = sum(words.values()) or 1
+    return "; ".join(f"{LOOP_NAMES[k]} loop, {lb.lz_loop_lanes(k)} lanes: {100 * v / total:.0f} %"
+                     for k, v in sorted(words.items(), key=lambda kv: -kv[1]))
 
 
 def _build_combined(tables: TableSet, key):
