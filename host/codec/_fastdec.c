@@ -670,7 +670,7 @@ static const batch_fn BATCH_Z[2][2][3] = {
     }
 #define PLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q + 2 * i + 2 * (q < sq) - OUT;
 #define DEFINE_PAIR(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                    \
-    static __attribute__((optimize("no-store-merging"))) int NAME(const lz_job *j, lz_lane *ln) {                                                          \
+    static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
         const lz_entry *T = j->T;                                                                            \
