@@ -410,7 +410,7 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     -------
     dict
         ``raw`` (bytes), ``lutzip`` (container bytes), ``zstd -3`` (bytes), ``GBps`` (row -> GB/s) and
-        ``C kernel`` notes (lanes, why it is missing).
+        ``C kernel`` notes (``lanes``: the lane loops and their shares of the words, or why it is missing).
     """
     from lutzip.codec import fastdec
     from lutzip.codec.bitstream import decode_stripes
@@ -458,7 +458,7 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
 
     kernel("numba kernel", kernel="numba")
     if fastdec.available():
-        out["lanes"] = int(fastdec.lib().lz_lanes())
+        out["lanes"] = fastdec.loop_summary([(c.tables[s.table], s.numel) for s in streams])
         kernel("C kernel")
         kernel("C kernel + CRC", crc=True)
         if cpus and len(cpus) >= 2 and not cpu_time:
@@ -559,7 +559,7 @@ def format_speed(label: str, results: dict, cpu=None, repeat: int = 7, cpu_time:
         mem, nb = g.get("memcpy of the output"), g.get("numba kernel")
         lines.append("")
         lines.append(f"{mode}: {r['raw'] / 1e6:.2f} MB raw; size / raw: lutzip {r['lutzip'] / r['raw']:.4f}, "
-                     f"zstd -3 {r['zstd -3'] / r['raw']:.4f}" + (f"; C kernel: {r['lanes']} lanes" if "lanes" in r
+                     f"zstd -3 {r['zstd -3'] / r['raw']:.4f}" + (f"; C kernel: {r['lanes']}" if "lanes" in r
                                                                    else f"; no C kernel: {r.get('C kernel')}"))
         zs = g.get("zstd -3 decompress")
         cps = g.get(SPIN_ROW)           # G cycles per second of this clock

@@ -159,8 +159,8 @@ def test_zero_and_one_word_tensors():
 @needs_c
 @pytest.mark.parametrize("L", range(1, 13))
 def test_every_table_width_runs_the_full_lane_loop(L):
-    """Valid streams of enough stripes to fill every lane, for each table index width L (the lane loop has a
-    copy per L) and W 8 / 16 (uint8 and uint16 outputs): the C kernel's words equal numba's, and no stripe
+    """Valid streams of enough stripes to fill every lane, for each table index width L (the lane loops have a
+    copy for L = 8 and one for any L) and W 8 / 16 (uint8 and uint16 outputs): the C kernel's words equal numba's, and no stripe
     was decoded again by the exact decoder (a fast path that decodes wrong words is caught by the end checks
     and repaired by the exact decoder, so only this count shows it)."""
     lb = fastdec.lib()
@@ -181,14 +181,63 @@ def test_every_table_width_runs_the_full_lane_loop(L):
         assert np.array_equal(out, words.astype(out.dtype)), (L, W, out8)
 
 
+# ------------------------------------------------------------------------------------------ pair loop
+@needs_c
+@pytest.mark.parametrize("seed", range(36))
+def test_pair_loop_agrees_with_numba(seed):
+    """Table sets of short symbols (the pair loop: two symbols from one 64-bit window), L 1..12 (the loop has a
+    copy for L = 8 and one for the others), W 16 and 8 (uint16 and uint8 outputs), every mode, with long and
+    slow symbols among the short ones (pairs longer than the window leave the batch): the words equal numba's
+    and the original, and no stripe went to the exact decoder."""
+    lb = fastdec.lib()
+    rng = np.random.default_rng(9000 + seed)
+    kinds = [(LUT, RANGE, ZRUN), (RANGE,), (LUT,), (LUT, RANGE), (RANGE, ZRUN)][seed % 5]
+    for _ in range(500):
+        ts = random_tableset(rng, W=8 if seed % 3 == 0 else 16, kinds=kinds, L=1 + seed % 12)
+        if fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_PAIR:
+            break
+    assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_PAIR
+    S = int(rng.choice([2, 3, 9, 64, 300, 4096]))
+    n = min(_fills_lanes(rng, S), 120_000)
+    words = random_words(rng, ts, n, zeros=float(rng.choice([0.0, 0.3, 0.9])))
+    payload, sw = encode_stripes(words, ts, S)
+    for out8 in ([False, True] if ts.word_bits == 8 else [False]):
+        for threads in (1, 2):
+            lb.lz_exact_count(1)
+            ref, got = both(payload, sw, n, S, ts, out8=out8, threads=threads)
+            assert lb.lz_exact_count(1) == 0, (seed, out8, threads)
+            assert not isinstance(ref, str) and np.array_equal(ref, words)
+            assert same(ref, got), (seed, out8, threads)
+
+
+def test_lane_loop_choice():
+    """Zero-first table sets take the zero-first loop, short symbols the pair loop, long ones the loop of one
+    symbol a step."""
+    zf = TableSet(16, [ClassSpec(2, RANGE, 8, 0), ClassSpec(1, ZRUN, 0, 0), ClassSpec(2, RANGE, 16, 0)])
+    short = TableSet(16, [ClassSpec(1, RANGE, 8, 0), ClassSpec(2, RANGE, 9, 512), ClassSpec(2, RANGE, 16, 0)])
+    long_ = TableSet(16, [ClassSpec(1, RANGE, 14, 0), ClassSpec(2, RANGE, 12, 0), ClassSpec(2, RANGE, 16, 0)])
+    two_bit_zero = TableSet(16, [ClassSpec(2, ZRUN, 0, 0), ClassSpec(1, RANGE, 8, 0), ClassSpec(2, RANGE, 16, 0)])
+    zrun4 = TableSet(16, [ClassSpec(2, RANGE, 8, 0), ClassSpec(1, ZRUN, 4, 0), ClassSpec(2, RANGE, 16, 0)])
+    zrun5 = TableSet(16, [ClassSpec(2, RANGE, 8, 0), ClassSpec(1, ZRUN, 5, 0), ClassSpec(2, RANGE, 16, 0)])
+    assert [fastdec.kernel_mode(t.validate()) >> 2 for t in (zf, short, long_, two_bit_zero, zrun4, zrun5)] == \
+        [fastdec.LOOP_ZERO, fastdec.LOOP_PAIR, fastdec.LOOP_SINGLE, fastdec.LOOP_PAIR, fastdec.LOOP_ZERO | 4 << 2,
+         fastdec.LOOP_SINGLE]      # the zero run's k in bits 4.. of the mode
+    if fastdec.available():        # the benchmark's note: the loops and their shares of the words
+        lanes = fastdec.lib().lz_loop_lanes
+        assert fastdec.loop_summary([(zf, 300), (short, 100), (zrun4, 600)]) == \
+            f"zero-first loop, {lanes(fastdec.LOOP_ZERO)} lanes: 90 %; pair loop, {lanes(fastdec.LOOP_PAIR)} lanes: 10 %"
+
+
 # ------------------------------------------------------------------------------------------ zero-first loop
-def zero_first_tableset(rng, W=None, kinds=(LUT, RANGE, ZRUN)):
-    """A valid table set whose code 0 is one bit long and the zero run of one word (pruned weights): the kernel
-    decodes it with its zero-first loop. The other classes are a random table set one bit longer."""
+def zero_first_tableset(rng, W=None, kinds=(LUT, RANGE, ZRUN), zk=None):
+    """A valid table set whose code 0 is one bit long and a zero run of zk <= 4 index bits (one word for zk = 0;
+    pruned weights): the kernel decodes it with its zero-first loop. The other classes are a random table set
+    one bit longer."""
     W = W or int(rng.choice([8, 16]))
+    zk = int(rng.choice([0, 0, 1, 2, 3, 4])) if zk is None else zk
     base = random_tableset(rng, W=W, kinds=kinds, L=int(rng.integers(1, 12)))
     classes = [ClassSpec(cl.c + 1, cl.kind, cl.k, cl.param) for cl in base.classes][:15]
-    classes.insert(int(rng.integers(0, len(classes) + 1)), ClassSpec(1, ZRUN, 0, 0))
+    classes.insert(int(rng.integers(0, len(classes) + 1)), ClassSpec(1, ZRUN, zk, 0))
     return TableSet(W, classes, base.lut3).validate()
 
 
@@ -208,7 +257,7 @@ def test_zero_first_loop_agrees_with_numba(seed):
     rng = np.random.default_rng(7000 + seed)
     kinds = [(LUT, RANGE, ZRUN), (RANGE, ZRUN), (LUT, ZRUN), (ZRUN,)][seed % 4]
     ts = zero_first_tableset(rng, W=8 if seed % 3 == 0 else 16, kinds=kinds)
-    assert fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO
+    assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_ZERO
     S = int(rng.choice([1, 9, 10, 17, 64, 300, 4096]))
     n = min(_fills_lanes(rng, S), 120_000)
     words = random_words(rng, ts, n, zeros=float(rng.choice([0.3, 0.75, 0.95, 0.999])))
@@ -226,7 +275,7 @@ def test_zero_first_loop_agrees_with_numba(seed):
 def test_zero_first_loop_on_encoder_tables():
     """Table sets the encoder designs for pruned int16 and int8 weights (60, 75, 90 %): the container's
     streams decode alike in the C kernel (every loop it chooses) and numba, and equal the weights; the
-    zero-first loop ran for some of them."""
+    zero-first loop ran for some of them, with code 0 a zero word and with code 0 a zero run of k > 0."""
     from lutzip.codec import arrays as codec
     from lutzip.codec import container as ct
     rng = np.random.default_rng(21)
@@ -244,7 +293,8 @@ def test_zero_first_loop_on_encoder_tables():
             assert not isinstance(ref, str) and same(ref, got)
         back = codec.decompress(c)
         assert np.array_equal(back["w"], q)
-    assert fastdec.LOOP_ZERO in loops
+    assert fastdec.LOOP_ZERO in loops                           # one-bit zero words (75 %) ...
+    assert any(m & 3 == fastdec.LOOP_ZERO and m >> 2 for m in loops)   # ... and a one-bit code of zero runs (90 %)
 
 
 @needs_c
@@ -272,7 +322,7 @@ def test_zero_first_loop_on_minilm_int16_75():
         assert lb.lz_exact_count(1) == 0
         assert np.array_equal(got, want) and same(ref, got)
         all_words += s.numel
-        zero_words += s.numel * (fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO)
+        zero_words += s.numel * (fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_ZERO)
     assert zero_words > 0.9 * all_words
 
 
@@ -302,12 +352,19 @@ def test_zero_first_damage_is_reported_like_numba(kind):
 
 
 @needs_c
-def test_zero_first_loop_reports_each_error():
-    """Stripes decoded by the zero-first loop (the middle one of 30) with a bad header, symbols past the end,
-    a word left over and a zero run past the stripe's end: the same error, stripe and word as numba."""
-    ts = TableSet(16, [ClassSpec(1, ZRUN, 0, 0), ClassSpec(2, RANGE, 8, 0), ClassSpec(3, ZRUN, 4, 0),
-                       ClassSpec(3, RANGE, 16, 0)]).validate()
-    assert fastdec.kernel_mode(ts) >> 2 == fastdec.LOOP_ZERO
+@pytest.mark.parametrize("loop", ["zero k 0", "zero k 3", "pair"])
+def test_lane_loops_report_each_error(loop):
+    """Stripes decoded by the zero-first loop (code 0 a zero word, or a run of k = 3) and the pair loop (the
+    middle one of 30) with a bad header, symbols past the end, a word left over and a zero run past the stripe's
+    end: the same error, stripe and word as numba."""
+    if loop == "pair":
+        ts = TableSet(16, [ClassSpec(1, RANGE, 8, 0), ClassSpec(2, RANGE, 9, 0), ClassSpec(3, RANGE, 10, 0),
+                           ClassSpec(3, ZRUN, 4, 0)]).validate()
+        assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_PAIR
+    else:
+        ts = TableSet(16, [ClassSpec(1, ZRUN, int(loop[-1]), 0), ClassSpec(2, RANGE, 8, 0), ClassSpec(3, ZRUN, 4, 0),
+                           ClassSpec(3, RANGE, 16, 0)]).validate()
+        assert fastdec.kernel_mode(ts) >> 2 & 3 == fastdec.LOOP_ZERO
     rng = np.random.default_rng(3)
     S = 200
     words = rng.integers(0, 256, 30 * S).astype(np.uint16)
@@ -570,7 +627,7 @@ def test_bench_speed_rows_and_cli(tmp_path, capsys):
             "memcpy of the output"} <= set(r["GBps"])
     assert all(v > 0 for v in r["GBps"].values())
     text = bench.format_speed("x", {"int16": r}, cpu=0, repeat=5)
-    assert "/ memcpy" in text and "C kernel + CRC" in text
+    assert "/ memcpy" in text and "C kernel + CRC" in text and " loop, " in text and " lanes: " in text
     # the cycles-per-word column: the add chain's rate over the row's words per second
     assert r["GBps"][bench.SPIN_ROW] > 0 and "cyc/word" in text and bench.SPIN_ROW not in text
     row = next(line for line in text.splitlines() if line.startswith("C kernel + CRC "))
@@ -638,16 +695,19 @@ def test_portable_build_agrees(tmp_path, monkeypatch):
 
 
 def _zero_first(ts):
-    """Whether the table set's code 0 is one bit long and the zero run of one word (the zero-first loop)."""
-    first = min(range(len(ts.classes)), key=lambda j: (ts.classes[j].c, j))
-    return (ts.classes[first].c, ts.classes[first].kind, ts.classes[first].k) == (1, ZRUN, 0)
+    """The k of the zero run of the table set's code 0 when that code is one bit long and k <= 4 (the zero-first
+    loop), else None."""
+    first = ts.classes[min(range(len(ts.classes)), key=lambda j: (ts.classes[j].c, j))]
+    return first.k if first.c == 1 and first.kind == ZRUN and first.k <= fastdec.ZERO_MAX_K else None
 
 
 def _combined_reference(ts, mode, as_lut, fast_range, L):
     """The combined table entry by entry (the loop fastdec.combined_table had before it packed the entries)."""
-    zf = _zero_first(ts)
+    zk = _zero_first(ts)
+    zf = zk is not None
+    long_bits = 64 if not zf else 33 - fastdec.ZMAX if zk == 0 else 32 - zk
     T = np.zeros(1 << L, fastdec.ENTRY_DTYPE)
-    T["tot"], T["flags"], T["sh"] = 1, fastdec.F_INVALID | fastdec.F_SLOW, 63
+    T["tot"], T["flags"], T["sh"], T["adv"] = 1, fastdec.F_INVALID | fastdec.F_SLOW, 63, fastdec.ADV_SLOW
     for j, (cl, code) in enumerate(zip(ts.classes, ts.codes())):
         lo, hi = code << (L - cl.c), (code + 1) << (L - cl.c)
         T["tot"][lo:hi] = cl.total
@@ -656,12 +716,13 @@ def _combined_reference(ts, mode, as_lut, fast_range, L):
         if lut_fast or range_fast:
             T["adv"][lo:hi] = cl.total
             T["flags"][lo:hi] = (j << 4) | (fastdec.F_LUT if lut_fast and mode == fastdec.MODE_MIX else 0) | \
-                (fastdec.F_LONG if zf and cl.total > 33 - fastdec.ZMAX else 0)
+                (fastdec.F_LONG if cl.total > long_bits else 0)
             T["sh"][lo:hi] = 64 - cl.total
             base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
             T["param"][lo:hi] = (base - (code << cl.k)) % (1 << 32)
         else:
             T["flags"][lo:hi] = (j << 4) | fastdec.F_SLOW | (fastdec.F_LUT if zf and cl.kind == ZRUN and cl.k else 0)
+            T["adv"][lo:hi] = fastdec.ADV_SLOW
     return T
 
 

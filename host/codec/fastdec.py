@@ -29,12 +29,23 @@ SOURCE = Path(__file__).with_name("_fastdec.c")
 #: One entry of the combined table (``lz_entry`` of ``_fastdec.c``).
 ENTRY_DTYPE = np.dtype([("tot", "u1"), ("flags", "u1"), ("sh", "u1"), ("adv", "u1"), ("param", "<u4")])
 F_LUT, F_LONG, F_INVALID, F_SLOW = 1, 2, 4, 8
-#: The kernel's lane loops (passed as ``mode | loop << 2``): one symbol a step, or for zero-first table sets
-#: (code 0 of one bit is the zero run of one word) up to :data:`ZMAX` zero words by counting leading zero bits,
-#: then one symbol from the same window (entries of more than ``33 - ZMAX`` bits carry ``F_LONG``; zero runs of
+#: ``adv`` of a slow entry: a lane loop that added it takes it off again when it leaves the batch
+ADV_SLOW = 64
+#: The kernel's lane loops (passed as ``mode | loop << 2``): one symbol a step; two symbols from one 64-bit
+#: window (table sets whose fast symbols are at most :data:`PAIR_MEAN_BITS` long on average, weighted by their
+#: share of the code space: a pair longer than the window leaves the batch); or for zero-first table sets (code
+#: 0 of one bit is the zero run of one word) up to :data:`ZMAX` zero words by counting leading zero bits, then
+#: one symbol from the same window (entries of more than ``33 - ZMAX`` bits carry ``F_LONG``; zero runs of
 #: k > 0 carry ``F_LUT`` besides ``F_SLOW``: the loop writes them itself).
-LOOP_SINGLE, LOOP_ZERO = 0, 2
+LOOP_SINGLE, LOOP_PAIR, LOOP_ZERO = 0, 1, 2
 ZMAX = 8
+#: The zero-first loop also takes a code 0 of one bit that is a zero run of k <= ZERO_MAX_K index bits (pruned
+#: to 90 %: runs of 1..16 words), one run a step, branch-free (``mode | loop << 2 | k << 4``).
+ZERO_MAX_K = 4
+PAIR_MEAN_BITS = 14
+#: ... and whose fast symbols take at least this share of the code space (a slow symbol, e.g. a zero run of
+#: k > 0, leaves the batch; the 6-lane loop of one symbol a step leaves it more cheaply)
+PAIR_MIN_FAST = 7 / 8
 #: One run of stripes of ``lz_decode_many`` (``lz_stream`` of ``_fastdec.c``): the arguments of ``lz_decode``.
 STREAM_DTYPE = np.dtype([(f, "<u8" if f in ("words", "nw", "T", "lut3", "cls", "out", "crcs") else "<i8")
                          for f in ("words", "total", "nw", "n_stripes", "S", "numel", "T", "L", "mode", "lut3",
@@ -75,6 +86,8 @@ def _configure(lib):
     lib.lz_crc_mode.argtypes = [i32]
     lib.lz_crc_mode.restype = i32
     lib.lz_lanes.restype = i32
+    lib.lz_loop_lanes.argtypes = [i32]
+    lib.lz_loop_lanes.restype = i32
     lib.lz_parse_streams.argtypes = [vp, i64, i64, i64, vp, i64, i64, i64, vp, vp, vp, i64]
     lib.lz_parse_streams.restype = i64
     lib.lz_decode_many.argtypes = [vp, i64, i32, vp]
@@ -120,7 +133,7 @@ def combined_table(tables: TableSet):
 
     ``buf`` holds the combined table ``T`` (room for 4096 entries, the first ``2^L`` used) and then ``lut3k``.
     ``T`` has ``2^L`` entries (``L`` = longest class code, at least :data:`MIN_L`), one per ``L``-bit prefix:
-    the symbol's length (``tot``; ``adv``, what the lane loop adds to the bit position, is ``tot`` too, or 0
+    the symbol's length (``tot``; ``adv``, what the lane loop adds to the bit position, is ``tot`` too, or ADV_SLOW
     for a slow symbol),
     flags (slow, invalid prefix, LUT) with the class number in the upper 4 bits, the shift ``sh = 64 - c - k``
     that leaves the symbol's code and index bits of a 64-bit window (``x >> sh = code << k | index``) and the
@@ -161,6 +174,21 @@ def _mode_of(hit) -> int:
     return hit[1] if os.environ.get("LUTZIP_FASTDEC_LOOP") == "single" else hit[7]
 
 
+LOOP_NAMES = {LOOP_SINGLE: "one-symbol", LOOP_PAIR: "pair", LOOP_ZERO: "zero-first"}
+
+
+def loop_summary(runs) -> str:
+    """The lane loops the kernel takes for ``runs`` of ``(tables, words)``: e.g. ``"pair loop, 4 lanes: 100 %"``
+    (shares of the words, largest first)."""
+    lb, words = lib(), {}
+    for tables, n in runs:
+        loop = kernel_mode(tables) >> 2 & 3
+        words[loop] = words.get(loop, 0) + n
+    total = sum(words.values()) or 1
+    return "; ".join(f"{LOOP_NAMES[k]} loop, {lb.lz_loop_lanes(k)} lanes: {100 * v / total:.0f} %"
+                     for k, v in sorted(words.items(), key=lambda kv: -kv[1]))
+
+
 def _build_combined(tables: TableSet, key):
     """The kernel's tables of a table set not seen before (:func:`combined_table`), cached under ``key``."""
     tables.validate()
@@ -194,9 +222,17 @@ def _build_combined(tables: TableSet, key):
     else:
         mode = MODE_MIX
     # the lane loop: zero-first table sets (code 0 is one bit, the zero run of one word) count zero bits
+    # two symbols a window where they are short, else one
     c0 = classes[min(range(len(classes)), key=lambda j: (classes[j].c, j))]
-    if c0.c == 1 and c0.kind == ZRUN and c0.k == 0:
-        loop, long_bits = LOOP_ZERO, 33 - ZMAX
+    fast = set(as_lut) if mode == MODE_LUT else set(fast_range) if mode == MODE_RANGE else set(as_lut) | set(fast_range)
+    w_fast = sum(2.0 ** -classes[j].c for j in fast)
+    zk = 0
+    if c0.c == 1 and c0.kind == ZRUN and c0.k <= ZERO_MAX_K:
+        # the window keeps 33 bits after the zero words: 33 - ZMAX after up to ZMAX one-bit zeros, 32 - k after a run
+        zk = c0.k
+        loop, long_bits = LOOP_ZERO, 33 - ZMAX if zk == 0 else 32 - zk
+    elif w_fast >= PAIR_MIN_FAST and sum(2.0 ** -classes[j].c * classes[j].total for j in fast) <= PAIR_MEAN_BITS * w_fast:
+        loop, long_bits = LOOP_PAIR, 64
     else:
         loop, long_bits = LOOP_SINGLE, 64
     buf = np.zeros(T_ENTRIES * ENTRY_DTYPE.itemsize + 2 * KERNEL_LUT3, np.uint8)
@@ -219,10 +255,10 @@ def _build_combined(tables: TableSet, key):
         else:       # sh 63: the loop reads lut3k[0 or 1] before it leaves for the slow branch; F_LUT on a slow
             # zero run of k > 0: the zero-first loop writes it itself
             run = loop == LOOP_ZERO and cl.kind == ZRUN and cl.k > 0
-            e = cl.total | ((j << 4) | F_SLOW | (F_LUT if run else 0)) << 8 | 63 << 16
+            e = cl.total | ((j << 4) | F_SLOW | (F_LUT if run else 0)) << 8 | 63 << 16 | ADV_SLOW << 24
         packed.append(e)
         counts.append(1 << (L - cl.c))
-    packed.append(1 | (F_INVALID | F_SLOW) << 8 | 63 << 16)
+    packed.append(1 | (F_INVALID | F_SLOW) << 8 | 63 << 16 | ADV_SLOW << 24)
     counts.append((1 << L) - sum(counts))
     buf[:8 << L].view("<u8")[:] = np.repeat(np.array(packed, np.uint64), counts)
     buf[T_ENTRIES * ENTRY_DTYPE.itemsize:].view(np.uint16)[:] = lut3k
@@ -233,7 +269,7 @@ def _build_combined(tables: TableSet, key):
         _table_cache.clear()
     lut3 = np.array(tables.lut3, np.uint16)       # a copy the cache owns: its pointer stays valid
     _table_cache[key] = hit = (buf, mode, lut3k, cls, L, (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls)),
-                               lut3, mode | loop << 2)
+                               lut3, mode | loop << 2 | zk << 4)
     return hit
 
 
