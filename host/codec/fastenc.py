@@ -61,6 +61,8 @@ def _configure(lib):
         "lze_zrun_symbols": ([i64, vp, i64, vp, vp], None),
         "lze_package_merge": ([i64, vp, i64, vp], i32),
         "lze_group_dp": ([i64, vp, i64, i64, f64, i64, i64, f64, f64, vp, vp, vp], None),
+        "lze_group_dp_grid": ([i64, vp, i64, i64, i64, vp, i64, i64, f64, f64, vp, vp, vp], i32),
+        "lze_group_walk": ([i64, i64, i64, vp, vp, vp, vp, i64, i64, vp, vp, vp, vp, vp], i32),
         "lze_zrun_parse_counts": ([i64, vp, i64, i64, vp, vp, vp], i32),
         "lze_zrun_estimate": ([i64, vp, i64, vp, vp, i64, vp, i64, i64, f64, vp, vp], f64),
         "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
@@ -70,7 +72,9 @@ def _configure(lib):
         "lze_encode": ([vp, i64, i32, i64, vp, i32, vp, vp, vp, vp, vp, vp], i64),
         "lze_trie_tree_sub": ([i64, vp, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_exact_bits": ([i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], f64),
+        "lze_design_bits": ([i64, vp, vp, i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], f64),
         "lze_zrun_approx": ([i64, vp, i64, i64, f64, f64, vp, vp], None),
+        "lze_zrun_approx_sets": ([i64, vp, i64, i64, vp, i64, f64, f64, vp], None),
         "lze_score_parts": ([i64, vp, vp, vp, vp, i64, f64, f64, vp], i32),
     }
     for name, (args, res) in sig.items():
@@ -258,6 +262,22 @@ def zrun_approx(runs, maxk, n_nonzero, floor):
     return single, pair
 
 
+def zrun_approx_sets(runs, sets, n_nonzero, floor):
+    """``encoder._zrun_candidates``' ``approx`` of each set of ZRUN index lengths in ``sets`` (tuples of one size),
+    the same floats, in one call: a list of floats."""
+    from lutzip.codec.encoder import CLASS_BITS
+    if not sets:
+        return []
+    runs = _i64(runs)
+    ks = np.array([sorted(x, reverse=True) for x in sets], np.int64)
+    out = np.empty(len(sets))
+    lib().lze_zrun_approx_sets(len(runs), _p(runs), len(sets), ks.shape[1], _ptr(ks), int(n_nonzero), float(floor),
+                               float(CLASS_BITS), _ptr(out))
+    if np.isnan(out).any():
+        raise ValueError("zrun_approx_sets: 1 to 16 index lengths a set")
+    return out.tolist()
+
+
 def score_parts(off, F, ks, lut3, L, lut3_bits):
     """The grouped design's partition scores (``encoder._Grouped._score``, the same floats) in one call: part
     ``p`` has the classes ``off[p]:off[p + 1]`` of ``F`` / ``ks`` and ``lut3[p]`` LUT3 entries."""
@@ -287,6 +307,43 @@ def _group_dp(freq, M, kmax, mu, L, W, class_bits, lut3_bits):
     lib().lze_group_dp(R, _p(freq), int(M), int(kmax), float(mu), int(L), int(W), float(class_bits),
                        float(lut3_bits), _ptr(best), _ptr(ch), _ptr(start))
     return best, ch, start
+
+
+def group_dp_grid(freq, M, kmax, mus, L, W, class_bits, lut3_bits):
+    """:func:`_group_dp` at every multiplier of ``mus`` in one call: ``(best, ch, start)`` of shape ``(len(mus),
+    R + 1, M + 1)``, ``[g]`` the tables of ``_group_dp(..., mus[g], ...)`` (the same values)."""
+    freq, mus = _f64(freq), _f64(mus)
+    R, G = len(freq), len(mus)
+    best = np.empty((G, R + 1, M + 1))
+    ch = np.empty((G, R + 1, M + 1), np.int64)
+    start = np.empty((G, R + 1, M + 1), np.int64)
+    if lib().lze_group_dp_grid(R, _p(freq), int(M), int(kmax), G, _p(mus), int(L), int(W), float(class_bits),
+                               float(lut3_bits), _p(best), _p(ch), _p(start)):
+        raise MemoryError("grouped DP: no memory")
+    return best, ch, start
+
+
+def group_walk(best, ch, start, pre, Mv, Wp1):
+    """The partitions of :func:`group_dp_grid`'s tables (``encoder._Grouped.partitions``' walks): for every
+    multiplier ``g`` None (no partition within ``Mv`` classes) or ``(blocks, residual F)``, ``blocks`` a list of
+    ``(k, F, first rank)`` in rank order; ``F = pre[i] - pre[s0]``, the residual block has index length ``Wp1``."""
+    G, R1, M1 = best.shape
+    pre = _f64(pre)
+    nb, resF = np.empty(G, np.int64), np.empty(G)
+    bk, bs, bF = np.empty((G, M1), np.int64), np.empty((G, M1), np.int64), np.empty((G, M1))
+    if lib().lze_group_walk(R1 - 1, M1 - 1, G, _ptr(best), _ptr(ch), _ptr(start), _ptr(pre), int(Mv), int(Wp1),
+                            _ptr(nb), _ptr(resF), _ptr(bk), _ptr(bF), _ptr(bs)):
+        raise RuntimeError("grouped DP: the tables do not walk back")
+    out = []
+    nbl, rl, bkl, bFl, bsl = nb.tolist(), resF.tolist(), bk.tolist(), bF.tolist(), bs.tolist()
+    for g in range(G):
+        n = nbl[g]
+        if n < 0:
+            out.append(None)
+            continue
+        out.append((list(zip(bkl[g][n - 1::-1] if n else [], bFl[g][n - 1::-1] if n else [],
+                             bsl[g][n - 1::-1] if n else [])), rl[g]))
+    return out
 
 
 def _zrun_parse_counts(runs, single, zk, ztot):
@@ -409,3 +466,21 @@ def exact_bits(cls, lut3, sargs):
     if r < 0:
         raise MemoryError("exact bits: no memory")
     return math.inf if r >= INF else r
+
+
+def design_bits(classes, freqs, L, lut3, sargs):
+    """``encoder._design``'s code lengths and ``exact_bits`` of the design in one call (``lze_design_bits``):
+    ``classes`` the ``(kind, k, param)`` tuples, ``freqs`` their frequencies (rounded half to even, at least 1,
+    package-merge over them), ``lut3`` uint16, ``sargs`` :func:`stats_args`. Returns ``(lens, payload bits)``
+    (``inf`` when a present value is not covered), or None where the Python path decides (over 16 or 2^L
+    classes)."""
+    n = len(classes)
+    cls3 = np.array(classes, np.int64)
+    fr = np.array(freqs, np.float64)
+    lens = np.empty(n, np.int64)
+    r = lib().lze_design_bits(n, _p(cls3), _p(fr), int(L), _p(lens), _p(lut3), *sargs[0])
+    if r == -2.0:
+        return None
+    if r < 0:
+        raise MemoryError("design bits: no memory")
+    return lens.tolist(), (math.inf if r >= INF else r)
