@@ -310,13 +310,13 @@ __attribute__((optimize("O3"))) EXPORT void lze_lut_dp(int64_t R, const double *
 
 __attribute__((optimize("O3"))) EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
                            double N, double W, double c_res, int64_t M, double class_bits, double *nores,
-                           double *res, int64_t *ch_nores, int64_t *ch_res, int keep_n)
+                           double *res, int64_t *ch_nores, int64_t *ch_res, int keep_n, int64_t *sat_out)
 {
     /* keep_n: nores and ch_nores already hold this tree's values (a call with another c_res: they do not
      * depend on it, and the saturated scans below choose the same as full ones), only res and ch_res are
      * computed */
     int64_t W1 = M + 1;
-    int64_t *sat = malloc((n > 0 ? n : 1) * sizeof(int64_t));
+    int64_t *sat = sat_out ? sat_out : malloc((n > 0 ? n : 1) * sizeof(int64_t));
     double memo[LOG_MEMO];
     memset(memo, 0xff, sizeof(memo));
     for (int64_t i = n - 1; i >= 0; i--) {
@@ -415,7 +415,163 @@ __attribute__((optimize("O3"))) EXPORT void lze_trie_solve(int64_t n, const doub
             sat[i] = s0;
         }
     }
-    free(sat);
+    if (!sat_out)
+        free(sat);
+}
+
+/* lze_trie_solve (keep_n 0) of a tree whose nodes with same[i] >= 0 (lze_trie_same) are node same[i] of a solved
+ * tree (nores_b, res_b, budget Mb >= M, saturations sat_b; the same N, W, c_res): those nodes are neither computed
+ * nor written (their parents read the base's rows: the values a full DP computes, see lze_trie_solve's keep_n),
+ * only sat[i] is set; lze_trie_walk_ref walks such tables. */
+#define NROW(c) (same[c] >= 0 ? nores_b + same[c] * Wb : nores + (c) * W1)
+#define RROW(c) (same[c] >= 0 ? res_b + same[c] * Wb : res + (c) * W1)
+__attribute__((optimize("O3"))) EXPORT void lze_trie_solve_ref(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
+                           double N, double W, double c_res, int64_t M, double class_bits, double *nores,
+                           double *res, int64_t *ch_nores, int64_t *ch_res, int64_t *sat, const int64_t *same,
+                           int64_t Mb, const double *nores_b, const double *res_b, const int64_t *sat_b)
+{
+    const int keep_n = 0;
+    int64_t Wb = Mb + 1;
+
+    /* keep_n: nores and ch_nores already hold this tree's values (a call with another c_res: they do not
+     * depend on it, and the saturated scans below choose the same as full ones), only res and ch_res are
+     * computed */
+    int64_t W1 = M + 1;
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
+    for (int64_t i = n - 1; i >= 0; i--) {
+        if (same[i] >= 0) {             /* the base's node: its rows are read there, never written here */
+            int64_t sb = sat_b[same[i]];
+            sat[i] = sb < M ? sb : M;
+            continue;
+        }
+        double f = F[i];
+        double k = K[i];
+        double own = f * (k + l2ratio(N, f, memo)) + class_bits;
+        double rescost = f * (W + c_res);
+        int64_t lc = left[i], rc = right[i];
+        int split = lc >= 0 || rc >= 0;
+        double minn = INF, minr = INF;
+        int64_t argn = 0, argr = 0;
+        if (lc >= 0 && rc >= 0) {
+            /* two children: the scans of the loop below turned inside out -- for each split a (ascending), every
+             * m >= a tries l[a] + r[m - a] -- so each m sees its own class first and then a = 0, 1, ... with
+             * strict improvement, as in the scan over a: the same values and choices. Beyond the left child's
+             * saturation s (its values constant for a >= s) the sum l[a] + r[m - a] is non-decreasing in a (r is
+             * non-increasing, FP addition monotone): no strict improvement, so a stops at s */
+            double *bn_ = nores + i * W1, *br_ = res + i * W1;
+            int64_t *cn_ = ch_nores + i * W1, *cr_ = ch_res + i * W1;
+            for (int64_t m = 0; m <= M; m++) {
+                if (!keep_n) {
+                    int o = m >= 1 && own < INF;
+                    bn_[m] = o ? own : INF;
+                    cn_[m] = o ? -1 : -3;
+                }
+                int o = m >= 1 && own < rescost;
+                br_[m] = o ? own : rescost;
+                cr_[m] = o ? -1 : -2;
+            }
+            int64_t amax = sat && sat[lc] < M ? sat[lc] : M;
+            for (int64_t a = 0; a <= amax; a++) {
+                if (!keep_n)
+                    relax_nc(M + 1 - a, NROW(rc), NROW(lc)[a], bn_ + a, cn_ + a, a);
+                relax_nc(M + 1 - a, RROW(rc), RROW(lc)[a], br_ + a, cr_ + a, a);
+            }
+        } else for (int64_t m = 0; m <= M; m++) {
+            double bn = INF, br = rescost;
+            int64_t bnc = -3, brc = -2;
+            if (m >= 1) {
+                if (own < bn) {
+                    bn = own;
+                    bnc = -1;
+                }
+                if (own < br) {
+                    br = own;
+                    brc = -1;
+                }
+            }
+            if (split && rc < 0) {
+                /* one (left) child: the scan over a = 0..m of the left child's values is a running minimum
+                 * (first index on equal values), kept across m */
+                double ln = NROW(lc)[m], lr = RROW(lc)[m];
+                if (m == 0 || ln < minn) {
+                    minn = ln;
+                    argn = m;
+                }
+                if (m == 0 || lr < minr) {
+                    minr = lr;
+                    argr = m;
+                }
+                if (minn < bn) {
+                    bn = minn;
+                    bnc = argn;
+                }
+                if (minr < br) {
+                    br = minr;
+                    brc = argr;
+                }
+            } else if (split && lc < 0) {
+                /* one (right) child: only a = 0 */
+                double rn = NROW(rc)[m], rr = RROW(rc)[m];
+                if (rn < bn) {
+                    bn = rn;
+                    bnc = 0;
+                }
+                if (rr < br) {
+                    br = rr;
+                    brc = 0;
+                }
+            }
+            if (!keep_n) {
+                nores[i * W1 + m] = bn;
+                ch_nores[i * W1 + m] = bnc;
+            }
+            res[i * W1 + m] = br;
+            ch_res[i * W1 + m] = brc;
+        }
+        if (sat) {                      /* the first m from which both rows stay constant */
+            int64_t s0 = M;
+            if (!split)                 /* a leaf's rows are constant from m = 1 on */
+                s0 = nores[i * W1] == nores[i * W1 + M] && res[i * W1] == res[i * W1 + M] ? 0 : (M > 0);
+            else
+                while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] &&
+                       res[i * W1 + s0 - 1] == res[i * W1 + M])
+                    s0--;
+            sat[i] = s0;
+        }
+    }
+}
+#undef NROW
+#undef RROW
+
+/* Which nodes of a trie (F, left, right; lze_trie_tree's breadth-first order from the root) have the subtree of a
+ * node of another trie of the same W (Fb, leftb, rightb): same[i] = that node (at the same level and key, with the
+ * same count and the same shape and counts below it), else -1. map: n scratch entries. */
+EXPORT void lze_trie_same(int64_t n, const double *F, const int64_t *left, const int64_t *right, int64_t nb,
+                          const double *Fb, const int64_t *leftb, const int64_t *rightb, int64_t *map, int64_t *same)
+{
+    if (n <= 0)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        map[i] = -1;
+    map[0] = nb > 0 ? 0 : -1;
+    for (int64_t i = 0; i < n; i++) {           /* top-down: the node at the same place (children follow parents) */
+        int64_t j = map[i];
+        if (j < 0)
+            continue;
+        if (left[i] >= 0 && leftb[j] >= 0)
+            map[left[i]] = leftb[j];
+        if (right[i] >= 0 && rightb[j] >= 0)
+            map[right[i]] = rightb[j];
+    }
+    for (int64_t i = n - 1; i >= 0; i--) {      /* bottom-up: the same count and the same subtrees */
+        int64_t j = map[i], lc = left[i], rc = right[i];
+        int ok = j >= 0 && F[i] == Fb[j];
+        if (ok)
+            ok = (lc < 0 ? leftb[j] < 0 : leftb[j] >= 0 && same[lc] >= 0) &&
+                 (rc < 0 ? rightb[j] < 0 : rightb[j] >= 0 && same[rc] >= 0);
+        same[i] = ok ? j : -1;
+    }
 }
 
 EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const int64_t *ks, int64_t *out)
@@ -1348,6 +1504,50 @@ EXPORT int64_t lze_trie_walk(int64_t n, int64_t M, const int64_t *ch, const int6
         sp--;
         int64_t i = st[2 * sp], mm = st[2 * sp + 1];
         int64_t c = ch[i * (M + 1) + mm];
+        if (c == -1) {
+            int64_t k = (int64_t)K[i];
+            base[cnt] = keys[i] << k;
+            kout[cnt] = k;
+            Fout[cnt] = F[i];
+            cnt++;
+        } else if (c == -2) {
+            fr += F[i];
+        } else if (c >= 0) {
+            if (left[i] >= 0) {
+                st[2 * sp] = left[i];
+                st[2 * sp + 1] = c;
+                sp++;
+            }
+            if (right[i] >= 0) {
+                st[2 * sp] = right[i];
+                st[2 * sp + 1] = mm - c;
+                sp++;
+            }
+        }
+    }
+    free(st);
+    *fres += fr;
+    return cnt;
+}
+
+/* lze_trie_walk over lze_trie_solve_ref's tables: the choices of node i from the base's node same[i] */
+EXPORT int64_t lze_trie_walk_ref(int64_t n, int64_t M, const int64_t *ch, const int64_t *keys, const double *K,
+                             const double *F, const int64_t *left, const int64_t *right, int64_t m, int64_t *base,
+                             int64_t *kout, double *Fout, double *fres, const int64_t *same, int64_t Mb,
+                                 const int64_t *ch_b)
+{
+    int64_t *st = malloc(2 * (n + 2) * sizeof(int64_t));
+    if (!st)
+        return -1;
+    int64_t sp = 0, cnt = 0;
+    double fr = 0.0;
+    st[0] = 0;
+    st[1] = m;
+    sp = 1;
+    while (sp > 0) {
+        sp--;
+        int64_t i = st[2 * sp], mm = st[2 * sp + 1];
+        int64_t c = same[i] >= 0 ? ch_b[same[i] * (Mb + 1) + mm] : ch[i * (M + 1) + mm];
         if (c == -1) {
             int64_t k = (int64_t)K[i];
             base[cnt] = keys[i] << k;

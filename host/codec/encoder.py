@@ -350,7 +350,7 @@ def _trie_tree(hist, W, min_gain=CLASS_BITS / 2, vals=None):
     return (node_keys, node_k, np.concatenate(Fs), np.concatenate(lefts), np.concatenate(rights))
 
 
-def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=None):
+def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=None, base=None):
     """Cover every value with ``hist > 0`` by aligned dyadic RANGE intervals (or the residual).
 
     Returns a function ``solve(m, residual)`` -> ``(cost, [(base, k, F)...], F_residual)``, with
@@ -359,7 +359,11 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=Non
     its no-residual tables do not depend on ``c_res`` and are reused (C kernels). ``nonempty``: whether
     ``hist`` has a value, when the caller knows. ``slot``: the tables go into the thread's work arrays of that
     slot (C kernels, ``fastenc.dp_tables``; the solve checks on every use that no later DP of the slot has taken
-    them; with ``prev``, ``prev``'s slot must be another one and stay untouched too).
+    them; with ``prev``, ``prev``'s slot must be another one and stay untouched too). ``base``: the ``base`` of a
+    full solve (C kernels, in work arrays) of another tree with the same ``W``, ``N``, ``c_res`` and a budget of at
+    least ``M``: the nodes whose subtree is one of that tree (``fastenc.trie_same``) are read from its tables, not
+    computed (the same values and choices; such a solve has no ``keep`` and no ``base``). ``solve.base``: this
+    solve's tree, tables and work-array generations when it can serve as a base, else None.
     """
     if not (hist.any() if nonempty is None else nonempty):
         def empty(m, residual):
@@ -378,20 +382,39 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=Non
     else:
         nores, chn = np.empty((n, M + 1)), np.empty((n, M + 1), np.int64)
         res, chr_ = np.empty((n, M + 1)), np.empty((n, M + 1), np.int64)
-    if use_prev:
+    refs = has_sat = None
+    if own and hasattr(kern, "trie_solve_ref"):
+        has_sat = kern._scratch(f"dp{slot}s", n, np.int64)
+        if base is not None and not use_prev and all(kern.dp_gen(sl) == g for sl, g in base[2]):
+            (bF, bl, br), (bn, brs, bcn, bcr, bsat), _bg = base
+            if bn.shape[1] - 1 >= M:
+                same = kern.trie_same(F, left, right, bF, bl, br)
+                if same[0] < 0 and (same >= 0).any():
+                    refs = (same, bcn, bcr)
+                    kern.trie_solve_ref(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn,
+                                        chr_, has_sat, same, (bn, brs, bsat))
+    sat_kw = {} if has_sat is None else {"sat": has_sat}
+    if refs is not None:
+        n_gens = own
+    elif use_prev:
         nores, chn = prev[:2]
         n_gens = tuple(prev[2:])
-        kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_, True)
+        kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_, True,
+                         **sat_kw)
     else:
         n_gens = own
-        kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
-    gens = own + (n_gens if use_prev else ())
+        kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_, **sat_kw)
+    gens = own + (n_gens if use_prev else ()) + (base[2] if refs is not None else ())
 
     def check():
         for sl, g in gens:
             if kern.dp_gen(sl) != g:
                 raise RuntimeError("trie DP tables used after their work arrays were taken by another DP")
-    walk = kern.trie_walker(chn, chr_, keys, K, F, left, right) if hasattr(kern, "trie_walker") else None
+    walk = None
+    if refs is not None:
+        walk = kern.trie_walker(chn, chr_, keys, K, F, left, right, refs[0], refs[1:])
+    elif hasattr(kern, "trie_walker"):
+        walk = kern.trie_walker(chn, chr_, keys, K, F, left, right)
 
     def solve(m, residual):
         check()
@@ -432,7 +455,9 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=Non
         return nores[0], res[0]
     solve.root = root
     solve.ranges = ranges_of
-    solve.keep = (nores, chn) + n_gens
+    solve.keep = None if refs is not None else (nores, chn) + n_gens
+    solve.base = ((F, left, right), (nores, res, chn, chr_, has_sat), gens) \
+        if refs is None and has_sat is not None else None
     return solve
 
 
@@ -658,6 +683,8 @@ class _ZDesign:
         self._vals = vals
         self._hh = None
         self.hsum = hsum
+        self._base = None       # the base (encoder._trie_dp) of the trie DPs of t > 0: round 1 of t = 0
+        self._base2 = {}        # c_res -> round 2 of t = 0
 
     def _lut_part(self):
         """Values by falling frequency, the LUT DP over them and the entropy tails (computed on first use)."""
@@ -735,8 +762,23 @@ class _ZDesign:
         c_res = 12.0
         solve = None
         for _it in range(2):
-            solve = solve0 if _it == 0 and solve0 is not None else \
-                _trie_dp(rest, W, self.N, Mdp, c_res, tree, getattr(solve, "keep", None), n_rest > 0, slot=_it)
+            if _it == 0 and solve0 is not None:
+                solve = solve0
+            else:
+                # the rounds of t = 0 are full DPs in slots of their own (2 and 4 for the set without ZRUN classes,
+                # 3 and 5 for the others; 3 is the screening's): the bases of the other sizes' rounds at the same
+                # c_res (the same N; their trees share most subtrees with t = 0's)
+                slot = (2 + 2 * _it + (1 if self.zks else 0)) if t == 0 else _it
+                base = None
+                if t:
+                    base = self._base if _it == 0 else self._base2.get(c_res)
+                solve = _trie_dp(rest, W, self.N, Mdp, c_res, tree, getattr(solve, "keep", None), n_rest > 0,
+                                 slot=slot, base=base)
+            if t == 0 and getattr(solve, "base", None) is not None:
+                if _it == 0:
+                    self._base = solve.base
+                else:
+                    self._base2[c_res] = solve.base
             # every split of the class budget is costed from the DP tables; only the winners' classes are
             # walked (a stable sort: the same order, so the same winners, as walking every candidate)
             root = getattr(solve, "root", None)
@@ -1105,7 +1147,7 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         screen = None
         if len(ref._vals):
             tree = _trie_tree(rest, W, vals=ref._vals)
-            solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, tree, nonempty=True, slot=0)    # round 1 of designs(0)
+            solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, tree, nonempty=True, slot=3)    # round 1 of designs(0)
             screen = (tree, M - 1, solve)           # ref's first round of designs(0)
         else:
             solve = None

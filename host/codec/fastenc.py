@@ -57,7 +57,11 @@ def _configure(lib):
         "lze_zrun_costs": ([i64, i64, i64, vp, vp, vp], None),
         "lze_zero_run_dp": ([i64, i64, i64, vp, vp, vp, vp, vp], None),
         "lze_lut_dp": ([i64, vp, f64, i64, i64, f64, f64, vp, vp], None),
-        "lze_trie_solve": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp, i32], None),
+        "lze_trie_solve": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp, i32, vp], None),
+        "lze_trie_solve_ref": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp],
+                               None),
+        "lze_trie_same": ([i64, vp, vp, vp, i64, vp, vp, vp, vp, vp], None),
+        "lze_trie_walk_ref": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp, vp, i64, vp], i64),
         "lze_zrun_symbols": ([i64, vp, i64, vp, vp], None),
         "lze_package_merge": ([i64, vp, i64, vp], i32),
         "lze_group_dp": ([i64, vp, i64, i64, f64, i64, i64, f64, f64, vp, vp, vp], None),
@@ -229,15 +233,51 @@ def _lut_dp(freq, N, M, kmax):
     return best, choice
 
 
-def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res, keep_n=False):
+def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res, keep_n=False, sat=None):
     """The trie DP; ``keep_n``: ``nores``/``ch_nores`` already hold this tree's values (they do not depend on
-    ``c_res``): only ``res``/``ch_res`` are computed (the numba kernel computes both, the same values)."""
+    ``c_res``): only ``res``/``ch_res`` are computed (the numba kernel computes both, the same values). ``sat``
+    (int64, one per node): receives each node's saturation (the first budget from which its rows stay constant;
+    what :func:`trie_solve_ref` needs of a base)."""
     from lutzip.codec.encoder import CLASS_BITS
     F, K, left, right = _f64(F), _f64(K), _i64(left), _i64(right)
     for a in (nores, res, ch_nores, ch_res):
         assert a.flags.c_contiguous and a.shape == (len(F), M + 1)
+    if sat is not None:
+        assert sat.dtype == np.int64 and sat.flags.c_contiguous and sat.shape == (len(F),)
     lib().lze_trie_solve(len(F), _p(F), _p(K), _p(left), _p(right), float(N), float(W), float(c_res), int(M),
-                         float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res), bool(keep_n))
+                         float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res), bool(keep_n),
+                         None if sat is None else _p(sat))
+
+
+def trie_same(F, left, right, Fb, leftb, rightb):
+    """``same[i]``: the node of the trie ``(Fb, leftb, rightb)`` whose subtree is node ``i``'s of the trie ``(F,
+    left, right)`` (the same place, counts and shape below; both of one ``W``, :func:`trie_tree` order), else -1."""
+    F, left, right, Fb, leftb, rightb = _f64(F), _i64(left), _i64(right), _f64(Fb), _i64(leftb), _i64(rightb)
+    n = len(F)
+    same, scratch = np.empty(n, np.int64), np.empty(n, np.int64)
+    lib().lze_trie_same(n, _p(F), _p(left), _p(right), len(Fb), _p(Fb), _p(leftb), _p(rightb), _p(scratch),
+                        _p(same))
+    return same
+
+
+def trie_solve_ref(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res, sat, same, base):
+    """The trie DP (both tables) of a tree whose nodes with ``same[i] >= 0`` (:func:`trie_same`) are read from
+    ``base = (nores, res, sat)`` of a full DP of that tree (the same ``N``, ``W``, ``c_res``, a budget of at least
+    ``M``): those nodes' rows here are left unwritten; walk with :func:`trie_walker` given ``same`` and the base's
+    choices. The values and choices of the other nodes are the full DP's."""
+    from lutzip.codec.encoder import CLASS_BITS
+    F, K, left, right, same = _f64(F), _f64(K), _i64(left), _i64(right), _i64(same)
+    n = len(F)
+    for a in (nores, res, ch_nores, ch_res):
+        assert a.flags.c_contiguous and a.shape == (n, M + 1)
+    bn, br, bsat = base
+    Mb = bn.shape[1] - 1
+    assert Mb >= M and br.shape == bn.shape and bn.flags.c_contiguous and br.flags.c_contiguous
+    assert bsat.dtype == np.int64 and bsat.shape == (bn.shape[0],) and len(same) == n
+    assert n == 0 or (same.max() < bn.shape[0])
+    lib().lze_trie_solve_ref(n, _p(F), _p(K), _p(left), _p(right), float(N), float(W), float(c_res), int(M),
+                             float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res), _p(sat), _p(same),
+                             int(Mb), _ptr(bn), _ptr(br), _ptr(bsat))
 
 
 def _zrun_symbols_kernel(runs, ks):
@@ -411,7 +451,7 @@ def symbols(size, kinds, ks, params, totals, codes, lut3):
     return sym
 
 
-def trie_walker(chn, chr_, keys, K, F, left, right):
+def trie_walker(chn, chr_, keys, K, F, left, right, same=None, base_ch=None):
     """The classes of trie DP solutions (the ``solve`` of :func:`lutzip.codec.encoder._trie_dp`): returns
     ``walk(residual, m) -> ([(base, k, F)...], F of the residual)`` over the choices ``chr_`` (residual) or
     ``chn``; the arrays' addresses are taken once (``walk`` is called for every class budget)."""
@@ -427,10 +467,20 @@ def trie_walker(chn, chr_, keys, K, F, left, right):
     tail = (_ptr(keys), _ptr(K), _ptr(F), _ptr(left), _ptr(right))
     outs = (_ptr(base), _ptr(ks), _ptr(Fo), _ptr(fres))
     pn, pr = _ptr(chn), _ptr(chr_)
+    ref_n = ref_r = ()
+    if same is not None:                # choices of the nodes with same[i] >= 0 from the base's tables
+        same = _i64(same)
+        bcn, bcr = base_ch
+        assert bcn.flags.c_contiguous and bcr.flags.c_contiguous and bcn.shape == bcr.shape and bcn.dtype == np.int64
+        assert bcr.dtype == np.int64 and len(same) == n and (n == 0 or same.max() < bcn.shape[0])
+        keep = keep + (same, bcn, bcr)
+        fn = lib().lze_trie_walk_ref
+        ref_n = (_ptr(same), bcn.shape[1] - 1, _ptr(bcn))
+        ref_r = (_ptr(same), bcn.shape[1] - 1, _ptr(bcr))
 
     def walk(residual, m):
         fres[0] = 0.0
-        cnt = fn(*head, pr if residual else pn, *tail, int(m), *outs)
+        cnt = fn(*head, pr if residual else pn, *tail, int(m), *outs, *(ref_r if residual else ref_n))
         if cnt < 0:
             raise MemoryError("trie walk: no memory")
         return list(zip(base[:cnt].tolist(), ks[:cnt].tolist(), Fo[:cnt].tolist())), float(fres[0])
