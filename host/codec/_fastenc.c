@@ -1405,6 +1405,23 @@ EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, con
  * counts h and of h log2 h (nv + 1 each). Nodes in BFS order (children after parents, a parent's left child
  * first); a node is split when F k - (F log2 F - S) >= min_gain (k > 0). Writes keys, K, F, left, right (room for
  * cap nodes; lo, hi scratch of cap) and returns the node count, or -1 when cap is too small. */
+/* log2(F), remembered for integral F < LOG_MEMO (memo[] starts as NaN): the same value as computing it */
+static inline double l2int(double F, double *memo)
+{
+    if (F >= 1.0 && F < (double)LOG_MEMO) {
+        int64_t fi = (int64_t)F;
+        if ((double)fi == F) {
+            double v = memo[fi];
+            if (v != v) {
+                v = log2(F);
+                memo[fi] = v;
+            }
+            return v;
+        }
+    }
+    return log2(F);
+}
+
 EXPORT int64_t lze_trie_tree(int64_t nv, const int64_t *vals, const double *C, const double *D, int64_t W,
                              double min_gain, int64_t cap, int64_t *keys, double *K, double *F, int64_t *left,
                              int64_t *right, int64_t *lo, int64_t *hi)
@@ -1412,6 +1429,8 @@ EXPORT int64_t lze_trie_tree(int64_t nv, const int64_t *vals, const double *C, c
     if (cap < 1)
         return -1;
     int64_t n = 1, lv0 = 0, lv1 = 1, k = W;
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
     keys[0] = 0;
     lo[0] = 0;
     hi[0] = nv;
@@ -1425,7 +1444,7 @@ EXPORT int64_t lze_trie_tree(int64_t nv, const int64_t *vals, const double *C, c
             right[i] = -1;
             if (k <= 0)
                 continue;
-            double gain = f * k - (f * log2(f) - s1);
+            double gain = f * k - (f * l2int(f, memo) - s1);
             if (!(gain >= min_gain))
                 continue;
             int64_t x = (2 * keys[i] + 1) << (k - 1);

@@ -581,9 +581,8 @@ def _design(W, L, lut_groups, ranges, fres, zruns, st: Stats | None = None) -> _
         freqs.append(F)
         lut3.append(np.asarray(members, np.int64).reshape(-1))
         n3 += len(lut3[-1])
-    for base, k, F in ranges:
-        classes.append((RANGE, k, base))
-        freqs.append(F)
+    classes += [(RANGE, k, base) for base, k, _F in ranges]
+    freqs += [F for _b, _k, F in ranges]
     if fres > 0:
         classes.append((RANGE, W, 0))
         freqs.append(fres)
@@ -593,7 +592,10 @@ def _design(W, L, lut_groups, ranges, fres, zruns, st: Stats | None = None) -> _
     if not classes:
         classes.append((RANGE, W, 0))
         freqs.append(1)
-    lut3 = np.concatenate(lut3).astype(np.uint16) if lut3 else np.zeros(0, np.uint16)
+    if not lut3:
+        lut3 = np.zeros(0, np.uint16)
+    else:
+        lut3 = np.concatenate(lut3).astype(np.uint16) if len(lut3) > 1 else lut3[0].astype(np.uint16)
     if st is not None:
         kern = _k()
         if hasattr(kern, "design_bits"):
@@ -1151,6 +1153,7 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
             screen = (tree, M - 1, solve)           # ref's first round of designs(0)
         else:
             solve = None
+        walks = {}                      # (budget, residual) -> solve(...): the sets of one size share it
         for n in with_z:
             zd = zds[n]
             found = math.inf
@@ -1161,7 +1164,9 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
                 elif mm < 0:
                     continue
                 else:
-                    c, ranges, fres = solve(mm, residual)
+                    if (mm, residual) not in walks:
+                        walks[mm, residual] = solve(mm, residual)
+                    c, ranges, fres = walks[mm, residual]
                 if c < INF:
                     ts = _design(W, L, [], ranges, fres, zd.zruns, st)
                     found = min(found, consider([(ts, ts.bits(st))]))

@@ -14,6 +14,7 @@ keeps every floating-point rounding as numba's, so both choose the same tables. 
 from __future__ import annotations
 
 import ctypes
+from itertools import chain as _itchain
 import math
 import threading
 from pathlib import Path
@@ -518,6 +519,9 @@ def exact_bits(cls, lut3, sargs):
     return math.inf if r >= INF else r
 
 
+_chain = _itchain.from_iterable
+
+
 def design_bits(classes, freqs, L, lut3, sargs):
     """``encoder._design``'s code lengths and ``exact_bits`` of the design in one call (``lze_design_bits``):
     ``classes`` the ``(kind, k, param)`` tuples, ``freqs`` their frequencies (rounded half to even, at least 1,
@@ -525,7 +529,7 @@ def design_bits(classes, freqs, L, lut3, sargs):
     (``inf`` when a present value is not covered), or None where the Python path decides (over 16 or 2^L
     classes)."""
     n = len(classes)
-    cls3 = np.array(classes, np.int64)
+    cls3 = np.fromiter(_chain(classes), np.int64, 3 * n)
     fr = np.array(freqs, np.float64)
     lens = np.empty(n, np.int64)
     r = lib().lze_design_bits(n, _p(cls3), _p(fr), int(L), _p(lens), _p(lut3), *sargs[0])
