@@ -64,3 +64,39 @@ def test_taken_tables_are_refused():
     a = encoder._trie_dp(st.hist, 16, float(st.n_words), 15, 12.0, tree, slot=0)
     encoder._trie_dp(st.hist, 16, float(st.n_words), 15, 12.0, tree, slot=0)
     assert a.cost(15, False) == cost
+
+
+def _split_cands_loop(lut_row, Mv, row_n, row_r):
+    """The encoder's loop before ``_split_cands`` (the reference)."""
+    cands = []
+    for m1 in range(0, Mv + 1):
+        if lut_row[m1] >= encoder.INF:
+            continue
+        m2 = Mv - m1
+        for residual in (False, True):
+            mm = m2 - 1 if residual else m2
+            if mm < 0:
+                continue
+            c = float((row_r if residual else row_n)[mm])
+            if c < encoder.INF:
+                cands.append((lut_row[m1] + c, m1, mm, residual))
+    cands.sort(key=lambda x: x[0])
+    return cands
+
+
+def test_split_candidates_as_the_loop():
+    """The budget splits in numpy: the same costs, splits and order (ties: the loop's stable order) as the
+    loop, with unreachable LUT budgets and DP rows (INF), equal costs, budgets 0..16 and longer DP rows."""
+    rng = np.random.default_rng(3)
+    INF = encoder.INF
+    for trial in range(400):
+        Mv = int(rng.integers(0, 17))
+        Md = Mv + int(rng.integers(0, 2))
+        lut_row = np.where(rng.random(Mv + 1) < 0.3, INF, rng.integers(0, 6, Mv + 1) * 1.5)
+        if trial % 4 == 0:
+            lut_row[:] = INF
+        row_n = np.where(rng.random(Md + 1) < 0.2, INF, rng.integers(0, 6, Md + 1) * 2.25)
+        row_r = np.where(rng.random(Md + 1) < 0.2, INF, rng.integers(0, 6, Md + 1) * 2.25)
+        got = encoder._split_cands(lut_row, Mv, row_n, row_r)
+        want = _split_cands_loop(lut_row, Mv, row_n, row_r)
+        assert [(float(c), m1, mm, r) for c, m1, mm, r in want] == got

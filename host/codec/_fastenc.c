@@ -75,7 +75,9 @@ EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t
         if (wide) {
             /* four partial histograms hide the store-to-load dependency of repeated values */
             int64_t i = 0;
-            uint32_t *h = calloc(4 * 65536, sizeof(uint32_t));
+            /* (a short tensor: counted straight into hist; the 1 MB of partial counts, their sum and the fresh
+             * pages of their allocation would cost more than its words) */
+            uint32_t *h = n >= (1 << 18) ? calloc(4 * 65536, sizeof(uint32_t)) : NULL;
             if (h) {
                 while (i < n) {
                     int64_t end = n - i > (1 << 30) ? i + (1 << 30) : n;   /* uint32 counts cannot wrap */
@@ -308,13 +310,13 @@ __attribute__((optimize("O3"))) EXPORT void lze_lut_dp(int64_t R, const double *
 
 __attribute__((optimize("O3"))) EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
                            double N, double W, double c_res, int64_t M, double class_bits, double *nores,
-                           double *res, int64_t *ch_nores, int64_t *ch_res, int keep_n)
+                           double *res, int64_t *ch_nores, int64_t *ch_res, int keep_n, int64_t *sat_out)
 {
     /* keep_n: nores and ch_nores already hold this tree's values (a call with another c_res: they do not
      * depend on it, and the saturated scans below choose the same as full ones), only res and ch_res are
      * computed */
     int64_t W1 = M + 1;
-    int64_t *sat = malloc((n > 0 ? n : 1) * sizeof(int64_t));
+    int64_t *sat = sat_out ? sat_out : malloc((n > 0 ? n : 1) * sizeof(int64_t));
     double memo[LOG_MEMO];
     memset(memo, 0xff, sizeof(memo));
     for (int64_t i = n - 1; i >= 0; i--) {
@@ -413,7 +415,163 @@ __attribute__((optimize("O3"))) EXPORT void lze_trie_solve(int64_t n, const doub
             sat[i] = s0;
         }
     }
-    free(sat);
+    if (!sat_out)
+        free(sat);
+}
+
+/* lze_trie_solve (keep_n 0) of a tree whose nodes with same[i] >= 0 (lze_trie_same) are node same[i] of a solved
+ * tree (nores_b, res_b, budget Mb >= M, saturations sat_b; the same N, W, c_res): those nodes are neither computed
+ * nor written (their parents read the base's rows: the values a full DP computes, see lze_trie_solve's keep_n),
+ * only sat[i] is set; lze_trie_walk_ref walks such tables. */
+#define NROW(c) (same[c] >= 0 ? nores_b + same[c] * Wb : nores + (c) * W1)
+#define RROW(c) (same[c] >= 0 ? res_b + same[c] * Wb : res + (c) * W1)
+__attribute__((optimize("O3"))) EXPORT void lze_trie_solve_ref(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
+                           double N, double W, double c_res, int64_t M, double class_bits, double *nores,
+                           double *res, int64_t *ch_nores, int64_t *ch_res, int64_t *sat, const int64_t *same,
+                           int64_t Mb, const double *nores_b, const double *res_b, const int64_t *sat_b)
+{
+    const int keep_n = 0;
+    int64_t Wb = Mb + 1;
+
+    /* keep_n: nores and ch_nores already hold this tree's values (a call with another c_res: they do not
+     * depend on it, and the saturated scans below choose the same as full ones), only res and ch_res are
+     * computed */
+    int64_t W1 = M + 1;
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
+    for (int64_t i = n - 1; i >= 0; i--) {
+        if (same[i] >= 0) {             /* the base's node: its rows are read there, never written here */
+            int64_t sb = sat_b[same[i]];
+            sat[i] = sb < M ? sb : M;
+            continue;
+        }
+        double f = F[i];
+        double k = K[i];
+        double own = f * (k + l2ratio(N, f, memo)) + class_bits;
+        double rescost = f * (W + c_res);
+        int64_t lc = left[i], rc = right[i];
+        int split = lc >= 0 || rc >= 0;
+        double minn = INF, minr = INF;
+        int64_t argn = 0, argr = 0;
+        if (lc >= 0 && rc >= 0) {
+            /* two children: the scans of the loop below turned inside out -- for each split a (ascending), every
+             * m >= a tries l[a] + r[m - a] -- so each m sees its own class first and then a = 0, 1, ... with
+             * strict improvement, as in the scan over a: the same values and choices. Beyond the left child's
+             * saturation s (its values constant for a >= s) the sum l[a] + r[m - a] is non-decreasing in a (r is
+             * non-increasing, FP addition monotone): no strict improvement, so a stops at s */
+            double *bn_ = nores + i * W1, *br_ = res + i * W1;
+            int64_t *cn_ = ch_nores + i * W1, *cr_ = ch_res + i * W1;
+            for (int64_t m = 0; m <= M; m++) {
+                if (!keep_n) {
+                    int o = m >= 1 && own < INF;
+                    bn_[m] = o ? own : INF;
+                    cn_[m] = o ? -1 : -3;
+                }
+                int o = m >= 1 && own < rescost;
+                br_[m] = o ? own : rescost;
+                cr_[m] = o ? -1 : -2;
+            }
+            int64_t amax = sat && sat[lc] < M ? sat[lc] : M;
+            for (int64_t a = 0; a <= amax; a++) {
+                if (!keep_n)
+                    relax_nc(M + 1 - a, NROW(rc), NROW(lc)[a], bn_ + a, cn_ + a, a);
+                relax_nc(M + 1 - a, RROW(rc), RROW(lc)[a], br_ + a, cr_ + a, a);
+            }
+        } else for (int64_t m = 0; m <= M; m++) {
+            double bn = INF, br = rescost;
+            int64_t bnc = -3, brc = -2;
+            if (m >= 1) {
+                if (own < bn) {
+                    bn = own;
+                    bnc = -1;
+                }
+                if (own < br) {
+                    br = own;
+                    brc = -1;
+                }
+            }
+            if (split && rc < 0) {
+                /* one (left) child: the scan over a = 0..m of the left child's values is a running minimum
+                 * (first index on equal values), kept across m */
+                double ln = NROW(lc)[m], lr = RROW(lc)[m];
+                if (m == 0 || ln < minn) {
+                    minn = ln;
+                    argn = m;
+                }
+                if (m == 0 || lr < minr) {
+                    minr = lr;
+                    argr = m;
+                }
+                if (minn < bn) {
+                    bn = minn;
+                    bnc = argn;
+                }
+                if (minr < br) {
+                    br = minr;
+                    brc = argr;
+                }
+            } else if (split && lc < 0) {
+                /* one (right) child: only a = 0 */
+                double rn = NROW(rc)[m], rr = RROW(rc)[m];
+                if (rn < bn) {
+                    bn = rn;
+                    bnc = 0;
+                }
+                if (rr < br) {
+                    br = rr;
+                    brc = 0;
+                }
+            }
+            if (!keep_n) {
+                nores[i * W1 + m] = bn;
+                ch_nores[i * W1 + m] = bnc;
+            }
+            res[i * W1 + m] = br;
+            ch_res[i * W1 + m] = brc;
+        }
+        if (sat) {                      /* the first m from which both rows stay constant */
+            int64_t s0 = M;
+            if (!split)                 /* a leaf's rows are constant from m = 1 on */
+                s0 = nores[i * W1] == nores[i * W1 + M] && res[i * W1] == res[i * W1 + M] ? 0 : (M > 0);
+            else
+                while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] &&
+                       res[i * W1 + s0 - 1] == res[i * W1 + M])
+                    s0--;
+            sat[i] = s0;
+        }
+    }
+}
+#undef NROW
+#undef RROW
+
+/* Which nodes of a trie (F, left, right; lze_trie_tree's breadth-first order from the root) have the subtree of a
+ * node of another trie of the same W (Fb, leftb, rightb): same[i] = that node (at the same level and key, with the
+ * same count and the same shape and counts below it), else -1. map: n scratch entries. */
+EXPORT void lze_trie_same(int64_t n, const double *F, const int64_t *left, const int64_t *right, int64_t nb,
+                          const double *Fb, const int64_t *leftb, const int64_t *rightb, int64_t *map, int64_t *same)
+{
+    if (n <= 0)
+        return;
+    for (int64_t i = 0; i < n; i++)
+        map[i] = -1;
+    map[0] = nb > 0 ? 0 : -1;
+    for (int64_t i = 0; i < n; i++) {           /* top-down: the node at the same place (children follow parents) */
+        int64_t j = map[i];
+        if (j < 0)
+            continue;
+        if (left[i] >= 0 && leftb[j] >= 0)
+            map[left[i]] = leftb[j];
+        if (right[i] >= 0 && rightb[j] >= 0)
+            map[right[i]] = rightb[j];
+    }
+    for (int64_t i = n - 1; i >= 0; i--) {      /* bottom-up: the same count and the same subtrees */
+        int64_t j = map[i], lc = left[i], rc = right[i];
+        int ok = j >= 0 && F[i] == Fb[j];
+        if (ok)
+            ok = (lc < 0 ? leftb[j] < 0 : leftb[j] >= 0 && same[lc] >= 0) &&
+                 (rc < 0 ? rightb[j] < 0 : rightb[j] >= 0 && same[rc] >= 0);
+        same[i] = ok ? j : -1;
+    }
 }
 
 EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const int64_t *ks, int64_t *out)
@@ -500,6 +658,22 @@ static double zrun_approx_of(int64_t nnz, int64_t n, const int64_t *ks, const in
         sum = sum + ((double)cnt[j] * ((double)ks[j] + m) + class_bits);
     }
     return nz + sum;
+}
+
+/* zrun_approx_of for each of ns sets of `size` ZRUN index lengths (ks: ns rows, each largest first), the run
+ * symbol counts of a set as lze_zrun_symbols (encoder._zrun_candidates' approx of the triples) */
+EXPORT void lze_zrun_approx_sets(int64_t nr, const int64_t *runs, int64_t ns, int64_t size, const int64_t *ks,
+                                 int64_t nnz, double floor_, double class_bits, double *out)
+{
+    int64_t cnt[16];
+    for (int64_t t = 0; t < ns; t++) {
+        if (size < 1 || size > 16) {
+            out[t] = NAN;
+            continue;
+        }
+        lze_zrun_symbols(nr, runs, size, ks + t * size, cnt);
+        out[t] = zrun_approx_of(nnz, size, ks + t * size, cnt, floor_, class_bits);
+    }
 }
 
 EXPORT void lze_zrun_approx(int64_t nr, const int64_t *runs, int64_t maxk, int64_t nnz, double floor_,
@@ -600,13 +774,40 @@ EXPORT int lze_package_merge(int64_t n, const double *w, int64_t L, int64_t *len
     return ok ? 0 : -1;
 }
 
+/* floor(log2(x)) for x > 0, the value of (int64_t)floor(log2(x)): from the exponent bits, except where x is within
+ * a relative 2^-30 of a power of two (or not a normal number), where log2's rounding could reach the integer: there
+ * log2 itself. Elsewhere log2(x) lies at least 2^-31 from an integer, far beyond its error (< 1 ulp <= 2^-42 for
+ * |log2 x| < 1024), so both floors agree. */
+static inline int64_t floor_log2(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    uint64_t e = (b >> 52) & 0x7ff, f = b & (((uint64_t)1 << 52) - 1);
+    if (e == 0 || e == 0x7ff || (b >> 63) || f < ((uint64_t)1 << 22) || f > (((uint64_t)1 << 52) - ((uint64_t)1 << 23)))
+        return (int64_t)floor(log2(x));
+    return (int64_t)e - 1023;
+}
+
+/* 2^-c for 0 <= c <= 64 (exact: ldexp(1.0, -c)) */
+static const double pow2neg[65] = {
+    0x1p-0, 0x1p-1, 0x1p-2, 0x1p-3, 0x1p-4, 0x1p-5, 0x1p-6, 0x1p-7,
+    0x1p-8, 0x1p-9, 0x1p-10, 0x1p-11, 0x1p-12, 0x1p-13, 0x1p-14, 0x1p-15,
+    0x1p-16, 0x1p-17, 0x1p-18, 0x1p-19, 0x1p-20, 0x1p-21, 0x1p-22, 0x1p-23,
+    0x1p-24, 0x1p-25, 0x1p-26, 0x1p-27, 0x1p-28, 0x1p-29, 0x1p-30, 0x1p-31,
+    0x1p-32, 0x1p-33, 0x1p-34, 0x1p-35, 0x1p-36, 0x1p-37, 0x1p-38, 0x1p-39,
+    0x1p-40, 0x1p-41, 0x1p-42, 0x1p-43, 0x1p-44, 0x1p-45, 0x1p-46, 0x1p-47,
+    0x1p-48, 0x1p-49, 0x1p-50, 0x1p-51, 0x1p-52, 0x1p-53, 0x1p-54, 0x1p-55,
+    0x1p-56, 0x1p-57, 0x1p-58, 0x1p-59, 0x1p-60, 0x1p-61, 0x1p-62, 0x1p-63,
+    0x1p-64,
+};
+
 static inline double best_c(double F, double mu, int64_t L, int64_t *cbest)
 {
     if (F <= 0.0) {
         *cbest = L;
-        return mu * ldexp(1.0, (int)-L);           /* = pow(2.0, -L), exact */
+        return mu * pow2neg[L];                     /* = pow(2.0, -L), exact */
     }
-    int64_t c0 = (int64_t)floor(log2(mu * 0.6931471805599453 / F));
+    int64_t c0 = floor_log2(mu * 0.6931471805599453 / F);
     double best = INF;
     int64_t bc = 1;
     for (int t = 0; t < 2; t++) {
@@ -615,7 +816,7 @@ static inline double best_c(double F, double mu, int64_t L, int64_t *cbest)
             c = 1;
         if (c > L)
             c = L;
-        double v = F * c + mu * ldexp(1.0, (int)-c);
+        double v = F * c + mu * pow2neg[c];
         if (v < best) {
             best = v;
             bc = c;
@@ -625,15 +826,10 @@ static inline double best_c(double F, double mu, int64_t L, int64_t *cbest)
     return best;
 }
 
-__attribute__((optimize("O3"))) EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax, double mu, int64_t L, int64_t W,
-                         double class_bits, double lut3_bits, double *best, int64_t *ch, int64_t *start)
+__attribute__((optimize("O3"))) static void group_dp(int64_t R, const double *pre, int64_t M, int64_t kmax, double mu,
+                                                     int64_t L, int64_t W, double class_bits, double lut3_bits,
+                                                     double *best, int64_t *ch, int64_t *start)
 {
-    double *pre = malloc((R + 1) * sizeof(double));
-    if (!pre)
-        return;
-    pre[0] = 0.0;
-    for (int64_t i = 0; i < R; i++)
-        pre[i + 1] = pre[i] + freq[i];
     int64_t W1 = M + 1;
     for (int64_t t = 0; t < (R + 1) * W1; t++) {
         best[t] = INF;
@@ -667,7 +863,83 @@ __attribute__((optimize("O3"))) EXPORT void lze_group_dp(int64_t R, const double
                 reached = 1;
         }
     }
+}
+
+EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax, double mu, int64_t L, int64_t W,
+                         double class_bits, double lut3_bits, double *best, int64_t *ch, int64_t *start)
+{
+    double *pre = malloc((R + 1) * sizeof(double));
+    if (!pre)
+        return;
+    pre[0] = 0.0;
+    for (int64_t i = 0; i < R; i++)
+        pre[i + 1] = pre[i] + freq[i];
+    group_dp(R, pre, M, kmax, mu, L, W, class_bits, lut3_bits, best, ch, start);
     free(pre);
+}
+
+/* lze_group_dp at each of the ng multipliers mus[g] into best/ch/start + g (R + 1) (M + 1); returns -1 without
+ * memory */
+EXPORT int lze_group_dp_grid(int64_t R, const double *freq, int64_t M, int64_t kmax, int64_t ng, const double *mus,
+                             int64_t L, int64_t W, double class_bits, double lut3_bits, double *best, int64_t *ch,
+                             int64_t *start)
+{
+    double *pre = malloc((R + 1) * sizeof(double));
+    if (!pre)
+        return -1;
+    pre[0] = 0.0;
+    for (int64_t i = 0; i < R; i++)
+        pre[i + 1] = pre[i] + freq[i];
+    int64_t sz = (R + 1) * (M + 1);
+    for (int64_t g = 0; g < ng; g++)
+        group_dp(R, pre, M, kmax, mus[g], L, W, class_bits, lut3_bits, best + g * sz, ch + g * sz, start + g * sz);
+    free(pre);
+    return 0;
+}
+
+/* The value partitions of lze_group_dp_grid's tables (encoder._Grouped.partitions): for each multiplier g the
+ * fewest-bits budget m <= Mv (the first on equal bits), then the walk back from rank R along ch/start. nb[g] = the
+ * blocks found (-1: no partition within Mv), written last block first to bk/bF/bs + g (M + 1) (index length, the
+ * count pre[i] - pre[s0], first rank s0); resF[g] = the residual block's count (0 without one; its index length
+ * is Wp1). Returns -1 on tables that do not walk back to rank 0. */
+EXPORT int lze_group_walk(int64_t R, int64_t M, int64_t ng, const double *best, const int64_t *ch,
+                          const int64_t *start, const double *pre, int64_t Mv, int64_t Wp1, int64_t *nb, double *resF,
+                          int64_t *bk, double *bF, int64_t *bs)
+{
+    int64_t W1 = M + 1, sz = (R + 1) * W1;
+    for (int64_t g = 0; g < ng; g++) {
+        const double *bR = best + g * sz + R * W1;
+        int64_t m = 0;
+        for (int64_t x = 1; x <= Mv && x <= M; x++)
+            if (bR[x] < bR[m])
+                m = x;
+        resF[g] = 0.0;
+        if (!(bR[m] < INF)) {
+            nb[g] = -1;
+            continue;
+        }
+        int64_t i = R, cnt = 0;
+        while (i > 0) {
+            if (m < 0 || cnt > M)
+                return -1;
+            int64_t k = ch[g * sz + i * W1 + m], s0 = start[g * sz + i * W1 + m];
+            if (s0 < 0 || s0 >= i)
+                return -1;
+            double F = pre[i] - pre[s0];
+            if (k == Wp1)
+                resF[g] = F;
+            else {
+                bk[g * W1 + cnt] = k;
+                bF[g * W1 + cnt] = F;
+                bs[g * W1 + cnt] = s0;
+                cnt++;
+            }
+            i = s0;
+            m--;
+        }
+        nb[g] = cnt;
+    }
+    return 0;
 }
 
 EXPORT int lze_zrun_parse_counts(int64_t nr, const int64_t *runs, int64_t single, int64_t nz, const int64_t *zk,
@@ -1133,6 +1405,23 @@ EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, con
  * counts h and of h log2 h (nv + 1 each). Nodes in BFS order (children after parents, a parent's left child
  * first); a node is split when F k - (F log2 F - S) >= min_gain (k > 0). Writes keys, K, F, left, right (room for
  * cap nodes; lo, hi scratch of cap) and returns the node count, or -1 when cap is too small. */
+/* log2(F), remembered for integral F < LOG_MEMO (memo[] starts as NaN): the same value as computing it */
+static inline double l2int(double F, double *memo)
+{
+    if (F >= 1.0 && F < (double)LOG_MEMO) {
+        int64_t fi = (int64_t)F;
+        if ((double)fi == F) {
+            double v = memo[fi];
+            if (v != v) {
+                v = log2(F);
+                memo[fi] = v;
+            }
+            return v;
+        }
+    }
+    return log2(F);
+}
+
 EXPORT int64_t lze_trie_tree(int64_t nv, const int64_t *vals, const double *C, const double *D, int64_t W,
                              double min_gain, int64_t cap, int64_t *keys, double *K, double *F, int64_t *left,
                              int64_t *right, int64_t *lo, int64_t *hi)
@@ -1140,6 +1429,8 @@ EXPORT int64_t lze_trie_tree(int64_t nv, const int64_t *vals, const double *C, c
     if (cap < 1)
         return -1;
     int64_t n = 1, lv0 = 0, lv1 = 1, k = W;
+    double memo[LOG_MEMO];
+    memset(memo, 0xff, sizeof(memo));
     keys[0] = 0;
     lo[0] = 0;
     hi[0] = nv;
@@ -1153,7 +1444,7 @@ EXPORT int64_t lze_trie_tree(int64_t nv, const int64_t *vals, const double *C, c
             right[i] = -1;
             if (k <= 0)
                 continue;
-            double gain = f * k - (f * log2(f) - s1);
+            double gain = f * k - (f * l2int(f, memo) - s1);
             if (!(gain >= min_gain))
                 continue;
             int64_t x = (2 * keys[i] + 1) << (k - 1);
@@ -1232,6 +1523,50 @@ EXPORT int64_t lze_trie_walk(int64_t n, int64_t M, const int64_t *ch, const int6
         sp--;
         int64_t i = st[2 * sp], mm = st[2 * sp + 1];
         int64_t c = ch[i * (M + 1) + mm];
+        if (c == -1) {
+            int64_t k = (int64_t)K[i];
+            base[cnt] = keys[i] << k;
+            kout[cnt] = k;
+            Fout[cnt] = F[i];
+            cnt++;
+        } else if (c == -2) {
+            fr += F[i];
+        } else if (c >= 0) {
+            if (left[i] >= 0) {
+                st[2 * sp] = left[i];
+                st[2 * sp + 1] = c;
+                sp++;
+            }
+            if (right[i] >= 0) {
+                st[2 * sp] = right[i];
+                st[2 * sp + 1] = mm - c;
+                sp++;
+            }
+        }
+    }
+    free(st);
+    *fres += fr;
+    return cnt;
+}
+
+/* lze_trie_walk over lze_trie_solve_ref's tables: the choices of node i from the base's node same[i] */
+EXPORT int64_t lze_trie_walk_ref(int64_t n, int64_t M, const int64_t *ch, const int64_t *keys, const double *K,
+                             const double *F, const int64_t *left, const int64_t *right, int64_t m, int64_t *base,
+                             int64_t *kout, double *Fout, double *fres, const int64_t *same, int64_t Mb,
+                                 const int64_t *ch_b)
+{
+    int64_t *st = malloc(2 * (n + 2) * sizeof(int64_t));
+    if (!st)
+        return -1;
+    int64_t sp = 0, cnt = 0;
+    double fr = 0.0;
+    st[0] = 0;
+    st[1] = m;
+    sp = 1;
+    while (sp > 0) {
+        sp--;
+        int64_t i = st[2 * sp], mm = st[2 * sp + 1];
+        int64_t c = same[i] >= 0 ? ch_b[same[i] * (Mb + 1) + mm] : ch[i * (M + 1) + mm];
         if (c == -1) {
             int64_t k = (int64_t)K[i];
             base[cnt] = keys[i] << k;
@@ -1479,6 +1814,35 @@ EXPORT double lze_exact_bits(int64_t nc, const int64_t *cls, const uint16_t *lut
         bits += s - hist0 * len0;
     }
     return (double)(bits + 48 * n_stripes);
+}
+
+/* A design's class code lengths and payload bits in one call (encoder._design + _Built.bits): the class
+ * frequencies rounded half to even (Python's round), at least 1; package-merge lengths (one class: length 1) into
+ * lens; then lze_exact_bits of the classes (kind, k, param, k + length). cls3: rows (kind, k, param). Returns -2.0
+ * where the Python path must decide (more than 16 or 2^L classes), -1.0 without memory. */
+EXPORT double lze_design_bits(int64_t nc, const int64_t *cls3, const double *freqs, int64_t L, int64_t *lens,
+                              const uint16_t *lut3, int64_t nw, const int64_t *with0, int64_t off, const int64_t *cum,
+                              int64_t nr, const int64_t *runs, int64_t hist0, int64_t n_stripes)
+{
+    double w[16];
+    int64_t cls[64];
+    if (nc < 1 || nc > 16 || nc > ((int64_t)1 << L))
+        return -2.0;
+    for (int64_t j = 0; j < nc; j++) {
+        double r = nearbyint(freqs[j]);
+        w[j] = r < 1.0 ? 1.0 : r;
+    }
+    if (nc == 1)
+        lens[0] = 1;
+    else if (lze_package_merge(nc, w, L, lens))
+        return -1.0;
+    for (int64_t j = 0; j < nc; j++) {
+        cls[4 * j] = cls3[3 * j];
+        cls[4 * j + 1] = cls3[3 * j + 1];
+        cls[4 * j + 2] = cls3[3 * j + 2];
+        cls[4 * j + 3] = cls3[3 * j + 1] + lens[j];
+    }
+    return lze_exact_bits(nc, cls, lut3, nw, with0, off, cum, nr, runs, hist0, n_stripes);
 }
 
 /* lze_trie_tree of the values vals[i] with keep[i] != 0 (all when keep is NULL), from their counts h and the terms

@@ -350,7 +350,7 @@ def _trie_tree(hist, W, min_gain=CLASS_BITS / 2, vals=None):
     return (node_keys, node_k, np.concatenate(Fs), np.concatenate(lefts), np.concatenate(rights))
 
 
-def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=None):
+def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=None, base=None):
     """Cover every value with ``hist > 0`` by aligned dyadic RANGE intervals (or the residual).
 
     Returns a function ``solve(m, residual)`` -> ``(cost, [(base, k, F)...], F_residual)``, with
@@ -359,7 +359,11 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=Non
     its no-residual tables do not depend on ``c_res`` and are reused (C kernels). ``nonempty``: whether
     ``hist`` has a value, when the caller knows. ``slot``: the tables go into the thread's work arrays of that
     slot (C kernels, ``fastenc.dp_tables``; the solve checks on every use that no later DP of the slot has taken
-    them; with ``prev``, ``prev``'s slot must be another one and stay untouched too).
+    them; with ``prev``, ``prev``'s slot must be another one and stay untouched too). ``base``: the ``base`` of a
+    full solve (C kernels, in work arrays) of another tree with the same ``W``, ``N``, ``c_res`` and a budget of at
+    least ``M``: the nodes whose subtree is one of that tree (``fastenc.trie_same``) are read from its tables, not
+    computed (the same values and choices; such a solve has no ``keep`` and no ``base``). ``solve.base``: this
+    solve's tree, tables and work-array generations when it can serve as a base, else None.
     """
     if not (hist.any() if nonempty is None else nonempty):
         def empty(m, residual):
@@ -378,20 +382,39 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=Non
     else:
         nores, chn = np.empty((n, M + 1)), np.empty((n, M + 1), np.int64)
         res, chr_ = np.empty((n, M + 1)), np.empty((n, M + 1), np.int64)
-    if use_prev:
+    refs = has_sat = None
+    if own and hasattr(kern, "trie_solve_ref"):
+        has_sat = kern._scratch(f"dp{slot}s", n, np.int64)
+        if base is not None and not use_prev and all(kern.dp_gen(sl) == g for sl, g in base[2]):
+            (bF, bl, br), (bn, brs, bcn, bcr, bsat), _bg = base
+            if bn.shape[1] - 1 >= M:
+                same = kern.trie_same(F, left, right, bF, bl, br)
+                if same[0] < 0 and (same >= 0).any():
+                    refs = (same, bcn, bcr)
+                    kern.trie_solve_ref(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn,
+                                        chr_, has_sat, same, (bn, brs, bsat))
+    sat_kw = {} if has_sat is None else {"sat": has_sat}
+    if refs is not None:
+        n_gens = own
+    elif use_prev:
         nores, chn = prev[:2]
         n_gens = tuple(prev[2:])
-        kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_, True)
+        kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_, True,
+                         **sat_kw)
     else:
         n_gens = own
-        kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_)
-    gens = own + (n_gens if use_prev else ())
+        kern._trie_solve(F, K, left, right, float(N), float(W), float(c_res), M, nores, res, chn, chr_, **sat_kw)
+    gens = own + (n_gens if use_prev else ()) + (base[2] if refs is not None else ())
 
     def check():
         for sl, g in gens:
             if kern.dp_gen(sl) != g:
                 raise RuntimeError("trie DP tables used after their work arrays were taken by another DP")
-    walk = kern.trie_walker(chn, chr_, keys, K, F, left, right) if hasattr(kern, "trie_walker") else None
+    walk = None
+    if refs is not None:
+        walk = kern.trie_walker(chn, chr_, keys, K, F, left, right, refs[0], refs[1:])
+    elif hasattr(kern, "trie_walker"):
+        walk = kern.trie_walker(chn, chr_, keys, K, F, left, right)
 
     def solve(m, residual):
         check()
@@ -426,8 +449,15 @@ def _trie_dp(hist, W, N, M, c_res, tree=None, prev=None, nonempty=None, slot=Non
         check()
         return float((res if residual else nores)[0, m])
     solve.cost = cost_of
+
+    def root():
+        check()
+        return nores[0], res[0]
+    solve.root = root
     solve.ranges = ranges_of
-    solve.keep = (nores, chn) + n_gens
+    solve.keep = None if refs is not None else (nores, chn) + n_gens
+    solve.base = ((F, left, right), (nores, res, chn, chr_, has_sat), gens) \
+        if refs is None and has_sat is not None else None
     return solve
 
 
@@ -479,7 +509,11 @@ def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
             pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
         # triples: the best pairs with one more run length
         triples = {tuple(sorted(set(ks) | {k})) for _, ks in pairs[:3] for k in range(maxk + 1) if k not in ks}
-        triples = sorted((approx(ks, floor), ks) for ks in triples)
+        if hasattr(kern, "zrun_approx_sets"):   # in one C call (the same floats)
+            triples = list(triples)
+            triples = sorted(zip(kern.zrun_approx_sets(st.runs, triples, n_nonzero, floor), triples))
+        else:
+            triples = sorted((approx(ks, floor), ks) for ks in triples)
         for scored in (singles, pairs, triples):
             cands += [ks for _, ks in scored[:per_size] if ks not in cands]
     return cands
@@ -499,10 +533,11 @@ class _Built:
     code lengths and LUT3. Enough to cost it exactly (:meth:`bits`, one C call); :meth:`tableset` makes the
     TableSet (once: the design search makes and discards thousands, and keeps a few)."""
 
-    __slots__ = ("W", "classes", "lens", "lut3", "_ts")
+    __slots__ = ("W", "classes", "lens", "lut3", "_ts", "_bits")
 
-    def __init__(self, W, classes, lens, lut3):
+    def __init__(self, W, classes, lens, lut3, bits=None):
         self.W, self.classes, self.lens, self.lut3, self._ts = W, classes, lens, lut3, None
+        self._bits = bits                       # (statistics, bits) when costed as it was designed
 
     @property
     def word_bits(self) -> int:
@@ -516,6 +551,8 @@ class _Built:
 
     def bits(self, st: Stats) -> float:
         """``total_bits(self.tableset(), st)``: the same sums, without making the TableSet (C kernels)."""
+        if self._bits is not None and self._bits[0] is st:
+            return self._bits[1]
         kern = _k()
         n = len(self.classes)
         if hasattr(kern, "exact_bits") and n <= MAX_CLASSES:
@@ -534,18 +571,18 @@ def _tableset(ts) -> TableSet:
     return ts.tableset() if isinstance(ts, _Built) else ts
 
 
-def _design(W, L, lut_groups, ranges, fres, zruns) -> _Built:
+def _design(W, L, lut_groups, ranges, fres, zruns, st: Stats | None = None) -> _Built:
     """A design's classes and their code lengths by package-merge over the class frequencies (the TableSet of
-    :func:`_build`, not yet made)."""
+    :func:`_build`, not yet made). With ``st`` and the C kernels, the code lengths and the bits of ``st``
+    (:meth:`_Built.bits`) come from one call (``fastenc.design_bits``: the same lengths and sums)."""
     classes, freqs, lut3, n3 = [], [], [], 0
     for k, F, members in lut_groups:
         classes.append((LUT, k, n3))
         freqs.append(F)
         lut3.append(np.asarray(members, np.int64).reshape(-1))
         n3 += len(lut3[-1])
-    for base, k, F in ranges:
-        classes.append((RANGE, k, base))
-        freqs.append(F)
+    classes += [(RANGE, k, base) for base, k, _F in ranges]
+    freqs += [F for _b, _k, F in ranges]
     if fres > 0:
         classes.append((RANGE, W, 0))
         freqs.append(fres)
@@ -555,8 +592,21 @@ def _design(W, L, lut_groups, ranges, fres, zruns) -> _Built:
     if not classes:
         classes.append((RANGE, W, 0))
         freqs.append(1)
+    if not lut3:
+        lut3 = np.zeros(0, np.uint16)
+    else:
+        lut3 = np.concatenate(lut3).astype(np.uint16) if len(lut3) > 1 else lut3[0].astype(np.uint16)
+    if st is not None:
+        kern = _k()
+        if hasattr(kern, "design_bits"):
+            got = kern.design_bits(classes, freqs, L, lut3, _stats_args(st))
+            if got is not None:
+                lens, bits = got
+                n = len(classes)
+                return _Built(W, classes, lens, lut3, (st, bits + (
+                    TABLE_HEAD_BITS + CLASS_BITS * n + min(LUT3_BITS, W) * len(lut3))))
     lens = _code_lengths([max(int(round(f)), 1) for f in freqs], L)
-    return _Built(W, classes, lens, np.concatenate(lut3).astype(np.uint16) if lut3 else np.zeros(0, np.uint16))
+    return _Built(W, classes, lens, lut3)
 
 
 def _build(W, L, lut_groups, ranges, fres, zruns):
@@ -580,6 +630,25 @@ def _order_by_count(counts: np.ndarray) -> np.ndarray:
         p2 = np.argsort((key >> 16).astype(np.uint16)[p1], kind="stable")
         return p1[p2]
     return np.argsort(-counts, kind="stable")
+
+
+def _split_cands(lut_row, Mv, row_n, row_r):
+    """The splits of the class budget ``Mv`` between the LUT part (``m1`` classes at ``lut_row[m1]``) and the trie
+    DP (root rows ``row_n`` without and ``row_r`` with the residual class, which takes one class of the budget):
+    ``[(cost, m1, m, residual)]`` by falling cost, ties in the order of ``m1`` and then without the residual first
+    (the stable sort of that list), finite costs only."""
+    m1 = np.arange(Mv + 1)
+    m2 = Mv - m1
+    lr = np.asarray(lut_row[:Mv + 1], np.float64)
+    cost = np.full((Mv + 1, 2), INF)
+    cost[:, 0] = row_n[m2]
+    cost[:Mv, 1] = row_r[m2[:Mv] - 1]                  # m2 = 0 (m1 = Mv): no class left for the residual
+    ok = (lr < INF)[:, None] & (cost < INF)
+    total = lr[:, None] + cost
+    idx = np.flatnonzero(ok.reshape(-1))
+    order = idx[np.argsort(total.reshape(-1)[idx], kind="stable")]
+    tl = total.reshape(-1).tolist()
+    return [(tl[j], j >> 1, int(m2[j >> 1]) - (j & 1), bool(j & 1)) for j in order.tolist()]
 
 
 class _ZDesign:
@@ -616,6 +685,8 @@ class _ZDesign:
         self._vals = vals
         self._hh = None
         self.hsum = hsum
+        self._base = None       # the base (encoder._trie_dp) of the trie DPs of t > 0: round 1 of t = 0
+        self._base2 = {}        # c_res -> round 2 of t = 0
 
     def _lut_part(self):
         """Values by falling frequency, the LUT DP over them and the entropy tails (computed on first use)."""
@@ -658,7 +729,7 @@ class _ZDesign:
         alike), so its first round is not computed again."""
         hist, Mv = self.hist, self.Mv
         if self.hsum == 0:
-            ts = _design(W, L, [], [], 0, self.zruns)
+            ts = _design(W, L, [], [], 0, self.zruns, st)
             yield ts, ts.bits(st)
             return
         vals = self._vals
@@ -693,25 +764,44 @@ class _ZDesign:
         c_res = 12.0
         solve = None
         for _it in range(2):
-            solve = solve0 if _it == 0 and solve0 is not None else \
-                _trie_dp(rest, W, self.N, Mdp, c_res, tree, getattr(solve, "keep", None), n_rest > 0, slot=_it)
+            if _it == 0 and solve0 is not None:
+                solve = solve0
+            else:
+                # the rounds of t = 0 are full DPs in slots of their own (2 and 4 for the set without ZRUN classes,
+                # 3 and 5 for the others; 3 is the screening's): the bases of the other sizes' rounds at the same
+                # c_res (the same N; their trees share most subtrees with t = 0's)
+                slot = (2 + 2 * _it + (1 if self.zks else 0)) if t == 0 else _it
+                base = None
+                if t:
+                    base = self._base if _it == 0 else self._base2.get(c_res)
+                solve = _trie_dp(rest, W, self.N, Mdp, c_res, tree, getattr(solve, "keep", None), n_rest > 0,
+                                 slot=slot, base=base)
+            if t == 0 and getattr(solve, "base", None) is not None:
+                if _it == 0:
+                    self._base = solve.base
+                else:
+                    self._base2[c_res] = solve.base
             # every split of the class budget is costed from the DP tables; only the winners' classes are
             # walked (a stable sort: the same order, so the same winners, as walking every candidate)
-            cands = []
-            for m1 in range(0, Mv + 1):
-                if lut_row[m1] >= INF:
-                    continue
-                m2 = Mv - m1
-                for residual in (False, True):
-                    mm = m2 - 1 if residual else m2
-                    if mm < 0:
+            root = getattr(solve, "root", None)
+            if root is not None:                # numpy: the same sums, the same stable order
+                cands = _split_cands(lut_row, Mv, *root())
+            else:
+                cands = []
+                for m1 in range(0, Mv + 1):
+                    if lut_row[m1] >= INF:
                         continue
-                    c = solve.cost(mm, residual)
-                    if c < INF:
-                        cands.append((lut_row[m1] + c, m1, mm, residual))
+                    m2 = Mv - m1
+                    for residual in (False, True):
+                        mm = m2 - 1 if residual else m2
+                        if mm < 0:
+                            continue
+                        c = solve.cost(mm, residual)
+                        if c < INF:
+                            cands.append((lut_row[m1] + c, m1, mm, residual))
+                cands.sort(key=lambda x: x[0])
             if not cands:
                 return
-            cands.sort(key=lambda x: x[0])
             new_c_res = None
             for _, m1, mm_, residual in cands[:2 if t == 0 else 1]:
                 ranges, fres = solve.ranges(mm_, residual)
@@ -724,7 +814,7 @@ class _ZDesign:
                     i -= 1 << k
                     mm -= 1
                 groups.reverse()
-                ts = _design(W, L, groups, ranges, fres, self.zruns)
+                ts = _design(W, L, groups, ranges, fres, self.zruns, st)
                 yield ts, ts.bits(st)
                 if fres > 0 and new_c_res is None:
                     new_c_res = float(ts.lens[len(groups) + len(ranges)])
@@ -783,6 +873,7 @@ class _Grouped:
         self.runs = st.runs[:last + 1]
         self.maxk = min(MAX_ZRUN_K, max(0, last - 1).bit_length())
         self._table = None
+        self._grid = None
         self._parts = {}
 
     def table(self):
@@ -796,6 +887,15 @@ class _Grouped:
             lmus = math.log2(max(n_sym, 2.0)) + np.arange(-3.0, 2.0 + 1e-9, self.STEP)
             tab = np.full((len(lmus), self.M + 1), INF)
             self._bt = []
+            kern = _k()
+            if hasattr(kern, "group_dp_grid"):          # every grid point in one C call (the same tables)
+                mus = np.array([2.0 ** lmu for lmu in lmus])
+                self._grid = kern.group_dp_grid(self.freq, self.M, self.kmax, mus, self.L, self.W,
+                                                float(CLASS_BITS), self.lut3_bits)
+                bestR = self._grid[0][:, self.R, :]
+                tab[:, :] = np.minimum.accumulate(bestR, axis=1)
+                self._table = (lmus, tab)
+                return self._table
             for g, lmu in enumerate(lmus):
                 best, ch, start = _k()._group_dp(self.freq, self.M, self.kmax, 2.0 ** lmu, self.L, self.W,
                                             float(CLASS_BITS), self.lut3_bits)
@@ -811,6 +911,16 @@ class _Grouped:
             lmus, _tab = self.table()
             out, seen = [], set()
             pre = np.r_[0.0, np.cumsum(self.freq)]
+            if getattr(self, "_grid", None) is not None:   # the walks in one C call (the same blocks)
+                for part in _k().group_walk(*self._grid, pre, Mv, self.W + 1):
+                    if part is None:
+                        continue
+                    key = (tuple(b[0] for b in part[0]), part[1])
+                    if key not in seen:
+                        seen.add(key)
+                        out.append(part)
+                self._parts[Mv] = out
+                return out
             for g, lmu in enumerate(lmus):
                 bestR, ch, start = self._bt[g]
                 m = int(np.argmin(bestR[:Mv + 1]))
@@ -921,7 +1031,7 @@ class _Grouped:
             cnt = _zrun_symbols(self.runs, zks) if zks else {}
             zF = np.array([max(cnt[k], 1) for k in zks], np.float64)
         if self.R == 0:
-            ts = _design(W, L, [], [], 0, list(zip(zks, zF)))
+            ts = _design(W, L, [], [], 0, list(zip(zks, zF)), st)
             yield ts.tableset(), ts.bits(st)
             return
         parts = self.partitions(Mv)
@@ -941,7 +1051,7 @@ class _Grouped:
                     if len(members) < (1 << k):
                         members = np.r_[members, np.full((1 << k) - len(members), members[-1])]
                     groups.append((k, F, members))
-                ts = _design(W, L, groups, [], res_F, list(zip(zks, zF)))
+                ts = _design(W, L, groups, [], res_F, list(zip(zks, zF)), st)
                 if len(ts.lut3) > self.lut3_max:
                     continue
                 bits = ts.bits(st)
@@ -1039,10 +1149,11 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         screen = None
         if len(ref._vals):
             tree = _trie_tree(rest, W, vals=ref._vals)
-            solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, tree, nonempty=True, slot=0)    # round 1 of designs(0)
+            solve = _trie_dp(rest, W, ref.N, M - 1, 12.0, tree, nonempty=True, slot=3)    # round 1 of designs(0)
             screen = (tree, M - 1, solve)           # ref's first round of designs(0)
         else:
             solve = None
+        walks = {}                      # (budget, residual) -> solve(...): the sets of one size share it
         for n in with_z:
             zd = zds[n]
             found = math.inf
@@ -1053,9 +1164,11 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
                 elif mm < 0:
                     continue
                 else:
-                    c, ranges, fres = solve(mm, residual)
+                    if (mm, residual) not in walks:
+                        walks[mm, residual] = solve(mm, residual)
+                    c, ranges, fres = walks[mm, residual]
                 if c < INF:
-                    ts = _design(W, L, [], ranges, fres, zd.zruns)
+                    ts = _design(W, L, [], ranges, fres, zd.zruns, st)
                     found = min(found, consider([(ts, ts.bits(st))]))
             scores[n] = found
     max_t = 4 if effort == 1 else 1000

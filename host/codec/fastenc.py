@@ -14,6 +14,7 @@ keeps every floating-point rounding as numba's, so both choose the same tables. 
 from __future__ import annotations
 
 import ctypes
+from itertools import chain as _itchain
 import math
 import threading
 from pathlib import Path
@@ -57,10 +58,16 @@ def _configure(lib):
         "lze_zrun_costs": ([i64, i64, i64, vp, vp, vp], None),
         "lze_zero_run_dp": ([i64, i64, i64, vp, vp, vp, vp, vp], None),
         "lze_lut_dp": ([i64, vp, f64, i64, i64, f64, f64, vp, vp], None),
-        "lze_trie_solve": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp, i32], None),
+        "lze_trie_solve": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp, i32, vp], None),
+        "lze_trie_solve_ref": ([i64, vp, vp, vp, vp, f64, f64, f64, i64, f64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp],
+                               None),
+        "lze_trie_same": ([i64, vp, vp, vp, i64, vp, vp, vp, vp, vp], None),
+        "lze_trie_walk_ref": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp, vp, i64, vp], i64),
         "lze_zrun_symbols": ([i64, vp, i64, vp, vp], None),
         "lze_package_merge": ([i64, vp, i64, vp], i32),
         "lze_group_dp": ([i64, vp, i64, i64, f64, i64, i64, f64, f64, vp, vp, vp], None),
+        "lze_group_dp_grid": ([i64, vp, i64, i64, i64, vp, i64, i64, f64, f64, vp, vp, vp], i32),
+        "lze_group_walk": ([i64, i64, i64, vp, vp, vp, vp, i64, i64, vp, vp, vp, vp, vp], i32),
         "lze_zrun_parse_counts": ([i64, vp, i64, i64, vp, vp, vp], i32),
         "lze_zrun_estimate": ([i64, vp, i64, vp, vp, i64, vp, i64, i64, f64, vp, vp], f64),
         "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
@@ -70,7 +77,9 @@ def _configure(lib):
         "lze_encode": ([vp, i64, i32, i64, vp, i32, vp, vp, vp, vp, vp, vp], i64),
         "lze_trie_tree_sub": ([i64, vp, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_exact_bits": ([i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], f64),
+        "lze_design_bits": ([i64, vp, vp, i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], f64),
         "lze_zrun_approx": ([i64, vp, i64, i64, f64, f64, vp, vp], None),
+        "lze_zrun_approx_sets": ([i64, vp, i64, i64, vp, i64, f64, f64, vp], None),
         "lze_score_parts": ([i64, vp, vp, vp, vp, i64, f64, f64, vp], i32),
     }
     for name, (args, res) in sig.items():
@@ -225,15 +234,51 @@ def _lut_dp(freq, N, M, kmax):
     return best, choice
 
 
-def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res, keep_n=False):
+def _trie_solve(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res, keep_n=False, sat=None):
     """The trie DP; ``keep_n``: ``nores``/``ch_nores`` already hold this tree's values (they do not depend on
-    ``c_res``): only ``res``/``ch_res`` are computed (the numba kernel computes both, the same values)."""
+    ``c_res``): only ``res``/``ch_res`` are computed (the numba kernel computes both, the same values). ``sat``
+    (int64, one per node): receives each node's saturation (the first budget from which its rows stay constant;
+    what :func:`trie_solve_ref` needs of a base)."""
     from lutzip.codec.encoder import CLASS_BITS
     F, K, left, right = _f64(F), _f64(K), _i64(left), _i64(right)
     for a in (nores, res, ch_nores, ch_res):
         assert a.flags.c_contiguous and a.shape == (len(F), M + 1)
+    if sat is not None:
+        assert sat.dtype == np.int64 and sat.flags.c_contiguous and sat.shape == (len(F),)
     lib().lze_trie_solve(len(F), _p(F), _p(K), _p(left), _p(right), float(N), float(W), float(c_res), int(M),
-                         float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res), bool(keep_n))
+                         float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res), bool(keep_n),
+                         None if sat is None else _p(sat))
+
+
+def trie_same(F, left, right, Fb, leftb, rightb):
+    """``same[i]``: the node of the trie ``(Fb, leftb, rightb)`` whose subtree is node ``i``'s of the trie ``(F,
+    left, right)`` (the same place, counts and shape below; both of one ``W``, :func:`trie_tree` order), else -1."""
+    F, left, right, Fb, leftb, rightb = _f64(F), _i64(left), _i64(right), _f64(Fb), _i64(leftb), _i64(rightb)
+    n = len(F)
+    same, scratch = np.empty(n, np.int64), np.empty(n, np.int64)
+    lib().lze_trie_same(n, _p(F), _p(left), _p(right), len(Fb), _p(Fb), _p(leftb), _p(rightb), _p(scratch),
+                        _p(same))
+    return same
+
+
+def trie_solve_ref(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_res, sat, same, base):
+    """The trie DP (both tables) of a tree whose nodes with ``same[i] >= 0`` (:func:`trie_same`) are read from
+    ``base = (nores, res, sat)`` of a full DP of that tree (the same ``N``, ``W``, ``c_res``, a budget of at least
+    ``M``): those nodes' rows here are left unwritten; walk with :func:`trie_walker` given ``same`` and the base's
+    choices. The values and choices of the other nodes are the full DP's."""
+    from lutzip.codec.encoder import CLASS_BITS
+    F, K, left, right, same = _f64(F), _f64(K), _i64(left), _i64(right), _i64(same)
+    n = len(F)
+    for a in (nores, res, ch_nores, ch_res):
+        assert a.flags.c_contiguous and a.shape == (n, M + 1)
+    bn, br, bsat = base
+    Mb = bn.shape[1] - 1
+    assert Mb >= M and br.shape == bn.shape and bn.flags.c_contiguous and br.flags.c_contiguous
+    assert bsat.dtype == np.int64 and bsat.shape == (bn.shape[0],) and len(same) == n
+    assert n == 0 or (same.max() < bn.shape[0])
+    lib().lze_trie_solve_ref(n, _p(F), _p(K), _p(left), _p(right), float(N), float(W), float(c_res), int(M),
+                             float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res), _p(sat), _p(same),
+                             int(Mb), _ptr(bn), _ptr(br), _ptr(bsat))
 
 
 def _zrun_symbols_kernel(runs, ks):
@@ -256,6 +301,22 @@ def zrun_approx(runs, maxk, n_nonzero, floor):
     if K and np.isnan(single[0]):
         raise MemoryError("zrun_approx: no memory")
     return single, pair
+
+
+def zrun_approx_sets(runs, sets, n_nonzero, floor):
+    """``encoder._zrun_candidates``' ``approx`` of each set of ZRUN index lengths in ``sets`` (tuples of one size),
+    the same floats, in one call: a list of floats."""
+    from lutzip.codec.encoder import CLASS_BITS
+    if not sets:
+        return []
+    runs = _i64(runs)
+    ks = np.array([sorted(x, reverse=True) for x in sets], np.int64)
+    out = np.empty(len(sets))
+    lib().lze_zrun_approx_sets(len(runs), _p(runs), len(sets), ks.shape[1], _ptr(ks), int(n_nonzero), float(floor),
+                               float(CLASS_BITS), _ptr(out))
+    if np.isnan(out).any():
+        raise ValueError("zrun_approx_sets: 1 to 16 index lengths a set")
+    return out.tolist()
 
 
 def score_parts(off, F, ks, lut3, L, lut3_bits):
@@ -287,6 +348,43 @@ def _group_dp(freq, M, kmax, mu, L, W, class_bits, lut3_bits):
     lib().lze_group_dp(R, _p(freq), int(M), int(kmax), float(mu), int(L), int(W), float(class_bits),
                        float(lut3_bits), _ptr(best), _ptr(ch), _ptr(start))
     return best, ch, start
+
+
+def group_dp_grid(freq, M, kmax, mus, L, W, class_bits, lut3_bits):
+    """:func:`_group_dp` at every multiplier of ``mus`` in one call: ``(best, ch, start)`` of shape ``(len(mus),
+    R + 1, M + 1)``, ``[g]`` the tables of ``_group_dp(..., mus[g], ...)`` (the same values)."""
+    freq, mus = _f64(freq), _f64(mus)
+    R, G = len(freq), len(mus)
+    best = np.empty((G, R + 1, M + 1))
+    ch = np.empty((G, R + 1, M + 1), np.int64)
+    start = np.empty((G, R + 1, M + 1), np.int64)
+    if lib().lze_group_dp_grid(R, _p(freq), int(M), int(kmax), G, _p(mus), int(L), int(W), float(class_bits),
+                               float(lut3_bits), _p(best), _p(ch), _p(start)):
+        raise MemoryError("grouped DP: no memory")
+    return best, ch, start
+
+
+def group_walk(best, ch, start, pre, Mv, Wp1):
+    """The partitions of :func:`group_dp_grid`'s tables (``encoder._Grouped.partitions``' walks): for every
+    multiplier ``g`` None (no partition within ``Mv`` classes) or ``(blocks, residual F)``, ``blocks`` a list of
+    ``(k, F, first rank)`` in rank order; ``F = pre[i] - pre[s0]``, the residual block has index length ``Wp1``."""
+    G, R1, M1 = best.shape
+    pre = _f64(pre)
+    nb, resF = np.empty(G, np.int64), np.empty(G)
+    bk, bs, bF = np.empty((G, M1), np.int64), np.empty((G, M1), np.int64), np.empty((G, M1))
+    if lib().lze_group_walk(R1 - 1, M1 - 1, G, _ptr(best), _ptr(ch), _ptr(start), _ptr(pre), int(Mv), int(Wp1),
+                            _ptr(nb), _ptr(resF), _ptr(bk), _ptr(bF), _ptr(bs)):
+        raise RuntimeError("grouped DP: the tables do not walk back")
+    out = []
+    nbl, rl, bkl, bFl, bsl = nb.tolist(), resF.tolist(), bk.tolist(), bF.tolist(), bs.tolist()
+    for g in range(G):
+        n = nbl[g]
+        if n < 0:
+            out.append(None)
+            continue
+        out.append((list(zip(bkl[g][n - 1::-1] if n else [], bFl[g][n - 1::-1] if n else [],
+                             bsl[g][n - 1::-1] if n else [])), rl[g]))
+    return out
 
 
 def _zrun_parse_counts(runs, single, zk, ztot):
@@ -354,7 +452,7 @@ def symbols(size, kinds, ks, params, totals, codes, lut3):
     return sym
 
 
-def trie_walker(chn, chr_, keys, K, F, left, right):
+def trie_walker(chn, chr_, keys, K, F, left, right, same=None, base_ch=None):
     """The classes of trie DP solutions (the ``solve`` of :func:`lutzip.codec.encoder._trie_dp`): returns
     ``walk(residual, m) -> ([(base, k, F)...], F of the residual)`` over the choices ``chr_`` (residual) or
     ``chn``; the arrays' addresses are taken once (``walk`` is called for every class budget)."""
@@ -370,10 +468,20 @@ def trie_walker(chn, chr_, keys, K, F, left, right):
     tail = (_ptr(keys), _ptr(K), _ptr(F), _ptr(left), _ptr(right))
     outs = (_ptr(base), _ptr(ks), _ptr(Fo), _ptr(fres))
     pn, pr = _ptr(chn), _ptr(chr_)
+    ref_n = ref_r = ()
+    if same is not None:                # choices of the nodes with same[i] >= 0 from the base's tables
+        same = _i64(same)
+        bcn, bcr = base_ch
+        assert bcn.flags.c_contiguous and bcr.flags.c_contiguous and bcn.shape == bcr.shape and bcn.dtype == np.int64
+        assert bcr.dtype == np.int64 and len(same) == n and (n == 0 or same.max() < bcn.shape[0])
+        keep = keep + (same, bcn, bcr)
+        fn = lib().lze_trie_walk_ref
+        ref_n = (_ptr(same), bcn.shape[1] - 1, _ptr(bcn))
+        ref_r = (_ptr(same), bcn.shape[1] - 1, _ptr(bcr))
 
     def walk(residual, m):
         fres[0] = 0.0
-        cnt = fn(*head, pr if residual else pn, *tail, int(m), *outs)
+        cnt = fn(*head, pr if residual else pn, *tail, int(m), *outs, *(ref_r if residual else ref_n))
         if cnt < 0:
             raise MemoryError("trie walk: no memory")
         return list(zip(base[:cnt].tolist(), ks[:cnt].tolist(), Fo[:cnt].tolist())), float(fres[0])
@@ -409,3 +517,24 @@ def exact_bits(cls, lut3, sargs):
     if r < 0:
         raise MemoryError("exact bits: no memory")
     return math.inf if r >= INF else r
+
+
+_chain = _itchain.from_iterable
+
+
+def design_bits(classes, freqs, L, lut3, sargs):
+    """``encoder._design``'s code lengths and ``exact_bits`` of the design in one call (``lze_design_bits``):
+    ``classes`` the ``(kind, k, param)`` tuples, ``freqs`` their frequencies (rounded half to even, at least 1,
+    package-merge over them), ``lut3`` uint16, ``sargs`` :func:`stats_args`. Returns ``(lens, payload bits)``
+    (``inf`` when a present value is not covered), or None where the Python path decides (over 16 or 2^L
+    classes)."""
+    n = len(classes)
+    cls3 = np.fromiter(_chain(classes), np.int64, 3 * n)
+    fr = np.array(freqs, np.float64)
+    lens = np.empty(n, np.int64)
+    r = lib().lze_design_bits(n, _p(cls3), _p(fr), int(L), _p(lens), _p(lut3), *sargs[0])
+    if r == -2.0:
+        return None
+    if r < 0:
+        raise MemoryError("design bits: no memory")
+    return lens.tolist(), (math.inf if r >= INF else r)
