@@ -517,42 +517,53 @@ GUARD_SCRIPT = r"""
 import ctypes, mmap, sys
 import numpy as np
 sys.path.insert(0, {tests!r})
-from test_fastdec import random_tableset, random_words, _damage
+from test_fastdec import random_tableset, random_words, _damage, zero_first_tableset
 from lutzip.codec.bitstream import decode_stripes, encode_stripes
 from lutzip.errors import DecodeError
 libc = ctypes.CDLL(None)
 libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 page = mmap.PAGESIZE
-checked = 0
-for seed in range(150):
-    rng = np.random.default_rng(seed)
-    ts = random_tableset(rng)
-    S = int(rng.choice([3, 64, 4096]))
-    words = random_words(rng, ts, int(rng.integers(1, 3 * S)))
-    payload, sw = encode_stripes(words, ts, S)
-    if seed % 2:
-        payload, sw = _damage(rng, payload, sw, str(rng.choice(["flip", "cut", "garbage", "count"])))
-    nbytes = 4 * len(payload)
+keep = []
+
+
+def guarded(nbytes):                                     # a writable buffer of nbytes ending at a PROT_NONE page
     pages = -(-nbytes // page) + 1
     mm = mmap.mmap(-1, pages * page)
     base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
-    assert libc.mprotect(base + (pages - 1) * page, page, 0) == 0     # PROT_NONE after the payload
-    off = (pages - 1) * page - nbytes
+    assert libc.mprotect(base + (pages - 1) * page, page, 0) == 0
+    keep.append(mm)
+    return mm, (pages - 1) * page - nbytes
+
+
+checked = 0
+for seed in range(150):
+    rng = np.random.default_rng(seed)
+    ts = random_tableset(rng) if seed % 3 else zero_first_tableset(rng)     # every lane loop
+    S = int(rng.choice([3, 64, 4096]))
+    words = random_words(rng, ts, int(rng.integers(1, 3 * S)) if seed % 4 else 40 * S + int(rng.integers(S)),
+                         zeros=float(rng.choice([0.5, 0.95])))
+    payload, sw = encode_stripes(words, ts, S)
+    if seed % 2:
+        payload, sw = _damage(rng, payload, sw, str(rng.choice(["flip", "cut", "garbage", "count"])))
+    mm, off = guarded(4 * len(payload))                  # PROT_NONE after the payload ...
     buf = np.frombuffer(mm, np.uint32, len(payload), off)
     buf[:] = payload
+    mo, oo = guarded(2 * len(words))                     # ... and after the output
+    out = np.frombuffer(mo, np.uint16, len(words), oo)
     try:
-        decode_stripes(buf, sw, len(words), S, ts, kernel="c")
+        decode_stripes(buf, sw, len(words), S, ts, kernel="c", out=out)
     except DecodeError:
         pass
     checked += 1
-    del buf
+    del buf, out
 print("ok", checked)
 """
 
 
 @needs_c
 def test_reads_stay_inside_the_payload(tmp_path):
-    """The payload ends at a PROT_NONE page: any read past it would kill the (separate) process."""
+    """The payload and the output end at a PROT_NONE page: any read or write past them would kill the (separate)
+    process. Every lane loop (a third of the table sets zero-first, long inputs for the full lanes)."""
     script = GUARD_SCRIPT.format(tests=os.path.dirname(__file__))
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "ok 150" in r.stdout, r.stderr[-2000:]

@@ -164,14 +164,19 @@ def _hit(tables: TableSet):
     return hit
 
 
+#: ``$LUTZIP_FASTDEC_LOOP=single`` (read at import) makes the kernel use the loop of one symbol a step for every
+#: table set (for measurements)
+FORCE_SINGLE = os.environ.get("LUTZIP_FASTDEC_LOOP") == "single"
+
+
 def kernel_mode(tables: TableSet) -> int:
-    """The ``mode`` argument of the kernel for a table set: its fast-path mode plus its lane loop << 2
-    (``$LUTZIP_FASTDEC_LOOP=single`` forces the loop of one symbol a step, for measurements)."""
+    """The ``mode`` argument of the kernel for a table set: its fast-path mode, its lane loop << 2 and, for the
+    zero-first loop, the k of its zero run << 4 (:data:`FORCE_SINGLE`: the fast-path mode alone)."""
     return _mode_of(_hit(tables))
 
 
 def _mode_of(hit) -> int:
-    return hit[1] if os.environ.get("LUTZIP_FASTDEC_LOOP") == "single" else hit[7]
+    return hit[1] if FORCE_SINGLE else hit[7]
 
 
 LOOP_NAMES = {LOOP_SINGLE: "one-symbol", LOOP_PAIR: "pair", LOOP_ZERO: "zero-first"}
