@@ -643,19 +643,26 @@ def _split_cands(lut_row, Mv, row_n, row_r):
     """The splits of the class budget ``Mv`` between the LUT part (``m1`` classes at ``lut_row[m1]``) and the trie
     DP (root rows ``row_n`` without and ``row_r`` with the residual class, which takes one class of the budget):
     ``[(cost, m1, m, residual)]`` by falling cost, ties in the order of ``m1`` and then without the residual first
-    (the stable sort of that list), finite costs only."""
-    m1 = np.arange(Mv + 1)
-    m2 = Mv - m1
-    lr = np.asarray(lut_row[:Mv + 1], np.float64)
-    cost = np.full((Mv + 1, 2), INF)
-    cost[:, 0] = row_n[m2]
-    cost[:Mv, 1] = row_r[m2[:Mv] - 1]                  # m2 = 0 (m1 = Mv): no class left for the residual
-    ok = (lr < INF)[:, None] & (cost < INF)
-    total = lr[:, None] + cost
-    idx = np.flatnonzero(ok.reshape(-1))
-    order = idx[np.argsort(total.reshape(-1)[idx], kind="stable")]
-    tl = total.reshape(-1).tolist()
-    return [(tl[j], j >> 1, int(m2[j >> 1]) - (j & 1), bool(j & 1)) for j in order.tolist()]
+    (a stable sort), finite costs only. On Python floats (the same sums as numpy's): a few microseconds where
+    numpy's calls on 17-entry arrays took ten times that."""
+    lr = lut_row[:Mv + 1].tolist() if hasattr(lut_row, "tolist") else list(lut_row[:Mv + 1])
+    rn = row_n[:Mv + 1].tolist()
+    rr = row_r[:Mv + 1].tolist()
+    cands = []
+    for m1 in range(Mv + 1):
+        a = lr[m1]
+        if a >= INF:
+            continue
+        m2 = Mv - m1
+        c = rn[m2]
+        if c < INF:
+            cands.append((a + c, m1, m2, False))
+        if m2 >= 1:
+            c = rr[m2 - 1]
+            if c < INF:
+                cands.append((a + c, m1, m2 - 1, True))
+    cands.sort(key=lambda x: x[0])
+    return cands
 
 
 class _ZDesign:
