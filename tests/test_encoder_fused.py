@@ -73,3 +73,18 @@ def test_zrun_triples_in_one_call_as_python():
         for floor in (0.0, 1.0):
             got = fastenc.zrun_approx_sets(runs, sets, nnz, floor)
             assert got == [_approx_py(runs, ks, nnz, floor) for ks in sets]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_histogram_at_every_path(dtype):
+    """lze_stats' histogram: straight counts below 2^18 16-bit words, four partial histograms above (and for 8-bit
+    words at any length, with a tail of 1-3 words): numpy's bincount, added to what ``hist`` held."""
+    rng = np.random.default_rng(6)
+    W = 8 * np.dtype(dtype).itemsize
+    for n in (0, 1, 3, 5, 4099, (1 << 18) - 1, 1 << 18, (1 << 18) + 3, 300007):
+        w = rng.integers(0, 1 << W, n).astype(dtype)
+        w[rng.random(n) < 0.5] = 0                 # repeated values
+        start = rng.integers(0, 5, 1 << W).astype(np.int64)
+        hist = start.copy()
+        fastenc.stats(w, 4096, hist, None)
+        assert np.array_equal(hist, start + np.bincount(w, minlength=1 << W)), n

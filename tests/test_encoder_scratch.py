@@ -25,12 +25,19 @@ def _same(a, b):
         [(c.c, c.kind, c.k, c.param) for c in a.classes] == [(c.c, c.kind, c.k, c.param) for c in b.classes]
 
 
-def test_work_arrays_give_the_same_tables(monkeypatch):
+@pytest.mark.parametrize("small", [False, True])
+def test_work_arrays_give_the_same_tables(monkeypatch, small):
     """Every design of these statistics with the work arrays reused (the default) equals the one with fresh
-    arrays for every DP (no scope open); and a file's plan (several tensors, one scope) equals it too."""
+    arrays for every DP (no scope open, so no trie DP read from another); and a file's plan (several tensors, one
+    scope) equals it too. ``small``: every table in work arrays and every LUT size's DP from t = 0's (the
+    thresholds at 0), as large tensors have them."""
     stats = [Stats.of(w, 16, 4096) for w in _cases()]
-    reused = [encoder.design_tableset(st) for st in stats]
-    plan_reused = encoder.plan_tables_stats(stats)
+    with monkeypatch.context() as m:
+        if small:
+            m.setattr(fastenc, "SCRATCH_MIN", 0)
+            m.setattr(encoder, "REF_MIN_NODES", 0)
+        reused = [encoder.design_tableset(st) for st in stats]
+        plan_reused = encoder.plan_tables_stats(stats)
     with monkeypatch.context() as m:
         m.setattr(encoder, "_scope", contextlib.nullcontext)
         fresh = [encoder.design_tableset(st) for st in stats]
@@ -42,9 +49,10 @@ def test_work_arrays_give_the_same_tables(monkeypatch):
     assert getattr(fastenc._tls, "depth", 0) == 0 and not getattr(fastenc._tls, "bufs", {})   # released
 
 
-def test_taken_tables_are_refused():
+def test_taken_tables_are_refused(monkeypatch):
     """Within a scope a later DP of the same slot takes the work arrays: the earlier solve raises instead of
     reading them; another slot leaves them alone; a round-2 solve checks its round-1 tables too."""
+    monkeypatch.setattr(fastenc, "SCRATCH_MIN", 0)
     st = Stats.of(_cases()[0], 16, 4096)
     vals = st.present()[0]
     tree = encoder._trie_tree(st.hist, 16, vals=vals)

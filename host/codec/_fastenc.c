@@ -102,8 +102,20 @@ EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t
                     hist[w16[i]]++;
             }
         } else {
-            for (int64_t i = 0; i < n; i++)
-                hist[w8[i]]++;
+            /* four partial histograms (8 KB): repeated values (zeros) would chain every increment on the last */
+            int64_t h8[4][256];
+            memset(h8, 0, sizeof(h8));
+            int64_t i = 0;
+            for (; i + 4 <= n; i += 4) {
+                h8[0][w8[i]]++;
+                h8[1][w8[i + 1]]++;
+                h8[2][w8[i + 2]]++;
+                h8[3][w8[i + 3]]++;
+            }
+            for (; i < n; i++)
+                h8[0][w8[i]]++;
+            for (int v = 0; v < 256; v++)
+                hist[v] += h8[0][v] + h8[1][v] + h8[2][v] + h8[3][v];
         }
     }
     if (!do_runs)

@@ -125,10 +125,14 @@ def kernels():
 _tls = threading.local()
 
 
+#: work arrays of fewer entries are fresh arrays (the allocator serves them from its heap, without new pages)
+SCRATCH_MIN = 1 << 15
+
+
 def _scratch(name: str, n: int, dtype) -> np.ndarray:
     """The first ``n`` entries of this thread's work array ``name`` (grown as needed; contents undefined). A later
     call with the same name may hand out the same memory."""
-    if not getattr(_tls, "depth", 0):
+    if n < SCRATCH_MIN or not getattr(_tls, "depth", 0):
         return np.empty(int(n), dtype)
     bufs = getattr(_tls, "bufs", None)
     if bufs is None:
@@ -157,14 +161,16 @@ def dp_tables(slot: int, n: int, M: int, with_n: bool = True):
     """Tables of a trie DP of ``n`` nodes and budget ``M`` in this thread's work arrays of ``slot``: ``(gen,
     nores, res, ch_nores, ch_res)`` (``nores``, ``ch_nores`` None unless ``with_n``); ``gen`` is the slot's
     generation, :func:`dp_gen` tells whether the tables are still this DP's (a later call for the same slot
-    reuses them). Outside a :class:`scratch_scope` the tables are fresh arrays, ``gen`` None."""
+    reuses them). Outside a :class:`scratch_scope`, and for tables under :data:`SCRATCH_MIN` entries, the tables
+    are fresh arrays and ``gen`` is None."""
     shape, size = (n, M + 1), n * (M + 1)
+    if size < SCRATCH_MIN or not getattr(_tls, "depth", 0):     # small tables: fresh arrays, no generation
+        return (None, np.empty(shape) if with_n else None, np.empty(shape),
+                np.empty(shape, np.int64) if with_n else None, np.empty(shape, np.int64))
     gens = getattr(_tls, "gen", None)
     if gens is None:
         gens = _tls.gen = {}
-    g = None
-    if getattr(_tls, "depth", 0):
-        g = gens[slot] = gens.get(slot, 0) + 1
+    g = gens[slot] = gens.get(slot, 0) + 1
 
     def mk(name, dt):
         return _scratch(f"dp{slot}{name}", size, dt).reshape(shape)
@@ -273,9 +279,9 @@ def trie_solve_ref(F, K, left, right, N, W, c_res, M, nores, res, ch_nores, ch_r
         assert a.flags.c_contiguous and a.shape == (n, M + 1)
     bn, br, bsat = base
     Mb = bn.shape[1] - 1
+    # (same[] holds node indices of the base's tree: lze_trie_same's, whose tables these are)
     assert Mb >= M and br.shape == bn.shape and bn.flags.c_contiguous and br.flags.c_contiguous
     assert bsat.dtype == np.int64 and bsat.shape == (bn.shape[0],) and len(same) == n
-    assert n == 0 or (same.max() < bn.shape[0])
     lib().lze_trie_solve_ref(n, _p(F), _p(K), _p(left), _p(right), float(N), float(W), float(c_res), int(M),
                              float(CLASS_BITS), _p(nores), _p(res), _p(ch_nores), _p(ch_res), _p(sat), _p(same),
                              int(Mb), _ptr(bn), _ptr(br), _ptr(bsat))
@@ -473,7 +479,7 @@ def trie_walker(chn, chr_, keys, K, F, left, right, same=None, base_ch=None):
         same = _i64(same)
         bcn, bcr = base_ch
         assert bcn.flags.c_contiguous and bcr.flags.c_contiguous and bcn.shape == bcr.shape and bcn.dtype == np.int64
-        assert bcr.dtype == np.int64 and len(same) == n and (n == 0 or same.max() < bcn.shape[0])
+        assert bcr.dtype == np.int64 and len(same) == n
         keep = keep + (same, bcn, bcr)
         fn = lib().lze_trie_walk_ref
         ref_n = (_ptr(same), bcn.shape[1] - 1, _ptr(bcn))
