@@ -5,7 +5,7 @@ from myhdl import Signal, always, always_comb, block, intbv, modbv
 
 @block
 def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid, m_axis_tready, free, empty,
-             DEPTH=4096):
+             DEPTH=4096, PIPE=False):
     """A ring of ``DEPTH`` 34-bit entries: ``tag[33:32] | data[31:0]`` (tag 0 stream word, 1 stream word + tlast,
     2 control, 3 table data).
 
@@ -25,6 +25,12 @@ def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid,
         Nothing committed is left to read.
     DEPTH : int
         Entries, a power of two.
+    PIPE : bool
+        The RAM read goes through one more flip-flop that only registers it (the board flow makes it the block
+        RAM's output register, so no logic sees the RAM's slow clock-to-out), then into a 4-entry FIFO; reads
+        are issued while fewer than 4 entries are read and not yet taken (one entry per cycle; an entry
+        reaches the output 3 cycles after its commit instead of 1). ``free`` counts the RAM (entries in the
+        FIFO have left it), ``empty`` the FIFO too. False converts to the HDL of before.
     """
     AW = max(1, (DEPTH - 1).bit_length())
     assert 1 << AW == DEPTH, "DEPTH must be a power of two"
@@ -45,6 +51,72 @@ def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid,
     def write():
         if we:
             mem[wa].next = wdata
+
+    if PIPE:
+        PF = 4
+        rq, oq = Signal(intbv(0)[len(wdata):]), Signal(intbv(0)[len(wdata):])
+        v1, v2 = Signal(bool(0)), Signal(bool(0))
+        cnt = Signal(intbv(0, min=0, max=PF + 1))      # read and not yet taken
+        fq = [Signal(intbv(0)[len(wdata):]) for _ in range(PF)]
+        fw, fr = Signal(modbv(0)[3:]), Signal(modbv(0)[3:])
+        iss, take = Signal(bool(0)), Signal(bool(0))
+
+        @always_comb
+        def c_iss():
+            iss.next = wp != rp and cnt < PF
+            take.next = fw != fr and m_axis_tready
+
+        @always(clk.posedge)
+        def c_rd():
+            if iss:
+                rq.next = mem[ra]
+
+        @always(clk.posedge)
+        def c_oq():
+            oq.next = rq
+
+        @always(clk.posedge)
+        def c_pipe():
+            if rst:
+                wp.next = 0
+                ws.next = 0
+                rp.next = 0
+                v1.next = 0
+                v2.next = 0
+                cnt.next = 0
+                fw.next = 0
+                fr.next = 0
+            else:
+                if rollback:
+                    ws.next = wp
+                elif we:
+                    ws.next = ws + 1
+                if commit:
+                    wp.next = ws
+                v1.next = iss
+                v2.next = v1
+                if iss:
+                    rp.next = rp + 1
+                if v2:
+                    fq[fw[2:0]].next = oq
+                    fw.next = fw + 1
+                if take:
+                    fr.next = fr + 1
+                if iss and not take:
+                    cnt.next = cnt + 1
+                elif take and not iss:
+                    cnt.next = cnt - 1
+
+        @always_comb
+        def c_flags_p():
+            d = modbv(0)[AW + 1:]
+            d[:] = ws - rp
+            free.next = DEPTH - d
+            m_axis_tdata.next = fq[fr[2:0]]
+            m_axis_tvalid.next = fw != fr
+            empty.next = wp == rp and cnt == 0
+
+        return addr, write, c_iss, c_rd, c_oq, c_pipe, c_flags_p
 
     @always(clk.posedge)
     def ptrs():

@@ -19,6 +19,11 @@ ring, so that the ring's block-RAM read data and its read enable see flip-flops 
 table loader's handshake logic (one cycle more latency, full throughput; ``ring_empty`` covers the slice too);
 False converts to the HDL of before.
 
+Pipelined ring read: the keyword ``RING_PIPE`` (default False; with ``RING_REG`` only) reads the command ring's
+block RAM through its output register into a 4-entry FIFO (``cmd_ring``'s ``PIPE``; an entry reaches the ring's
+register slice 2 cycles later than without, one per cycle), so that no logic sees the RAM's clock-to-out (the
+two-domain ULX3S build at 100 MHz and the virtual board's fast mode); False converts to the HDL of before.
+
 Pipelined replay feed: the keyword ``REPLAY_PIPE`` (default False; with a buffer only) builds the replay buffer
 in banks with a registered read multiplexer and a counted prefetch (``replay_unit``'s ``PIPE``), so that no
 block-RAM read data meets logic before a flip-flop (the two-domain ULX3S build at 100 MHz and the virtual
@@ -118,7 +123,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
                  CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False,
-                 RESULT_REG=False, RST_REG=False):
+                 RESULT_REG=False, RST_REG=False, RING_PIPE=False):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -264,7 +269,8 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         q_tdata = Signal(intbv(0)[len(ring_tdata):])
         q_tvalid, q_tready, q_empty = [Signal(bool(0)) for _ in range(3)]
         u_ring = [cmd_ring(clk, blk_rst(), ring_we, ring_wdata, ring_commit, ring_rollback,
-                           q_tdata, q_tvalid, q_tready, ring_free, q_empty, DEPTH=RING_DEPTH),
+                           q_tdata, q_tvalid, q_tready, ring_free, q_empty, DEPTH=RING_DEPTH,
+                           **({"PIPE": True} if RING_PIPE else {})),
                   axis_skid(clk, blk_rst(), q_tdata, q_tvalid, q_tready, ring_tdata, ring_tvalid, ring_tready)]
 
         @always_comb

@@ -63,7 +63,8 @@ def build_ghdl(mode, params, core=None, quiet=True) -> Path:
         # fast mode analyses uart_top too (the bench names both), without the fast board's engine options
         convert_top("uart_top", "vhdl", tmp, one if mode == "pin" else
                     {**{k: v for k, v in one.items() if k not in ("CORE_IN_REG", "RING_REG", "REPLAY_PIPE",
-                                                                 "TABLE_REG", "RESULT_REG", "RST_REG")},
+                                                                 "TABLE_REG", "RESULT_REG", "RST_REG",
+                                                                 "RING_PIPE")},
                      "CLK_HZ": 16_000_000, "BAUD": 1_000_000}, core_fn)
         if two:
             convert_top("proto_engine_cdc", "vhdl", tmp, dict(eng, CORE_CLK_HZ=params["CORE_CLK_HZ"]), core_fn)
