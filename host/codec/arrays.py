@@ -433,11 +433,16 @@ def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None, thre
                           first_stripe=a, crc_where=f"tensor {s.name!r}" if isinstance(s, ct.TensorEntry) else s.name)
 
 
+#: lutzip dtype name -> (word bits, numpy dtype of the array) (the decompress side's look-up)
+_OUT_DTYPES = {v[0]: (v[1], np.dtype(v[2])) for v in ct.DTYPES.values()}
+
+
 def _shaped(words: np.ndarray, t: ct.TensorEntry) -> np.ndarray:
     """A tensor's decoded words as its array: its dtype, its stored shape, transposed back to its own axis order
     when it has one (version 4, :func:`lutzip.codec.layout.restore`: a copy then)."""
-    a = words.view(_np_dtype(t)).reshape(t.stored_shape)
-    return a if t.axes is None else restore(a, t.axes)
+    if t.axes is None:
+        return words.view(_OUT_DTYPES[t.dtype][1]).reshape(t.shape)
+    return restore(words.view(_np_dtype(t)).reshape(t.stored_shape), t.axes)
 
 
 def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True, threads: int = 1,
@@ -519,31 +524,47 @@ def _decompress_c(c: ct.Container, check_crc: bool, threads: int):
         streams = c.streams
     except ct.FormatError:
         return None
-    tensors, payload = c.tensors, c.payload
+    tensors, payload, tables = c.tensors, c.payload, c.tables
     if payload.dtype != np.uint32 or not payload.flags.c_contiguous:
         return None
     alloc = _Slabs().empty
     rows, outs = [], []
-    for s in streams:
-        ts = c.tables[s.table] if 0 <= s.table < len(c.tables) else None
+    n_tables, n_payload = len(tables), len(payload)
+    out_dtypes = _OUT_DTYPES
+    u32 = np.dtype(np.uint32)
+    # each stream's words run to the next stream's offset in payload order (the last: the payload's end); the
+    # kernel checks that its stripes add up to exactly that (else ERR_INDEX: the per-tensor path judges)
+    by_offset = sorted(range(len(streams)), key=lambda j: streams[j].offset)
+    ends = [n_payload] * len(streams)
+    for j, k in zip(by_offset, by_offset[1:]):
+        ends[j] = streams[k].offset // 4
+    for s, hi in zip(streams, ends):
+        ts = tables[s.table] if 0 <= s.table < n_tables else None
         sw, crcs = s.stripe_words, s.stripe_crcs
         S, numel = int(s.stripe_len), int(s.numel)
-        if ts is None or not isinstance(sw, np.ndarray) or sw.dtype != np.uint32 or not sw.flags.c_contiguous \
+        if ts is None or not isinstance(sw, np.ndarray) or sw.dtype != u32 or not sw.flags.c_contiguous \
                 or not 1 <= S <= 65536 or len(sw) != -(-numel // S) or s.offset % 4:
             return None
         if check_crc:
-            if not isinstance(crcs, np.ndarray) or crcs.dtype != np.uint32 or not crcs.flags.c_contiguous \
+            if not isinstance(crcs, np.ndarray) or crcs.dtype != u32 or not crcs.flags.c_contiguous \
                     or len(crcs) != len(sw):
                 return None
         else:
             crcs = None
-        bits = {ct.dtype_bits(tensors[i].dtype) for i in s.members}
-        if len(bits) != 1 or (ts.word_bits == 16 and bits == {8}):
+        members = s.members
+        bits = {out_dtypes[tensors[i].dtype][0] if tensors[i].dtype in out_dtypes else ct.dtype_bits(tensors[i].dtype)
+                for i in members}
+        if len(bits) != 1:
+            return None
+        (bits,) = bits
+        if ts.word_bits == 16 and bits == 8:
             return None
         # a group stream's words are copied out per tensor: its buffer is temporary (not in a slab)
-        out = (alloc if len(s.members) == 1 else np.empty)(numel, np.uint8 if bits == {8} else np.uint16)
+        out = (alloc if len(members) == 1 else np.empty)(numel, np.uint8 if bits == 8 else np.uint16)
         lo = s.offset // 4
-        rows.append((payload[lo:lo + int(sw.sum(dtype=np.int64))], sw, numel, S, ts, out, crcs))
+        if hi < lo:
+            return None
+        rows.append((payload[lo:hi], sw, numel, S, ts, out, crcs))
         outs.append(out)
     rc = fastdec.decode_many(rows, max(1, int(threads)))[0]
     if rc:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lutzip.errors import CorruptError, FormatError, LutzError, OutputLimitError, TableError, UnsupportedError  # noqa: F401
-from lutzip.codec.tables import ClassSpec, TableSet, MAX_CLASSES, MAX_LUT3
+from lutzip.codec.tables import ClassSpec, TableSet, MAX_CLASSES, MAX_CODE_LEN, MAX_LUT3, MAX_LUT_K, \
+    MAX_SYMBOL_BITS, MAX_ZRUN_K, LUT, RANGE, ZRUN
 
 MAGIC = b"LUTZ"
 VERSION = 3              # written by default when no tensor has an axis order (4 when one has)
@@ -808,13 +809,42 @@ def _parse(mv: memoryview) -> Container:
     return c
 
 
-#: ClassSpec objects by their bytes (code length | kind << 4, k, param): a ClassSpec is immutable, so table sets
-#: may share one, and building one (a frozen dataclass) costs more than the dictionary look-up
+#: ClassSpec objects by their bytes (code length | kind << 4, k, param), each with what TableSet.validate asks of
+#: it: ``(spec, 2^(12 - c), word bits it needs, LUT3 entries it needs)`` (needs of 99 / 2^40: the class alone
+#: breaks a rule). A ClassSpec is immutable, so table sets may share one, and building one (a frozen dataclass)
+#: costs more than the dictionary look-up
 _classes: dict = {}
+_BAD = 99, 1 << 40
+
+
+def _class_entry(key) -> tuple:
+    """The :data:`_classes` entry of a class's bytes (the checks of :meth:`TableSet.validate` on one class)."""
+    ck, k, param = key
+    c, kind = ck & 15, ck >> 4
+    cl = ClassSpec(c, kind, k, param)
+    w_need = n3_need = 0
+    if not 1 <= c <= MAX_CODE_LEN or c + k > MAX_SYMBOL_BITS:
+        w_need, n3_need = _BAD
+    elif kind == LUT:
+        n3_need = param + (1 << k) if k <= MAX_LUT_K else _BAD[1]
+    elif kind == RANGE:
+        w_need = max(k, param.bit_length()) if param % (1 << k) == 0 else _BAD[0]
+    elif kind != ZRUN or k > MAX_ZRUN_K or param:
+        w_need, n3_need = _BAD
+    if len(_classes) >= 4096:
+        _classes.clear()
+    e = _classes[key] = (cl, 1 << (MAX_CODE_LEN - c) if c <= MAX_CODE_LEN else 0, w_need, n3_need)
+    return e
+
+
+_new_tableset = object.__new__
 
 
 def _read_tables(r: _Reader) -> list:
-    """``n_tables`` table sets (the count already read and checked), each validated."""
+    """``n_tables`` table sets (the count already read and checked), each validated.
+
+    The rules of :meth:`TableSet.validate` are checked from each class's :data:`_classes` entry (Kraft sum,
+    word width, LUT3 size); a table set that breaks one goes through ``validate`` for its message."""
     tables = []
     for i in range(r.n_tables):
         w, ncls = r.unpack("BB", f"table set {i}")
@@ -823,7 +853,7 @@ def _read_tables(r: _Reader) -> list:
             raise FormatError(f"table set {i} claims {ncls} classes and {n3} LUT3 entries")
         if w not in (8, 16):
             raise TableError(f"table set {i}: word width {w} is not 8 or 16")
-        classes = []
+        ents = []
         buf, p = r.buf, r.pos
         last = len(buf) - 5
         get = _classes.get
@@ -844,21 +874,28 @@ def _read_tables(r: _Reader) -> list:
                 ck, k = r.unpack("BB", f"class {j} of table set {i}")
                 key = ck, k, r.varint(f"param of class {j} of table set {i}", 0xFFFFFFFF)
                 p = r.pos
-            cl = get(key)
-            if cl is None:
-                if len(_classes) >= 4096:
-                    _classes.clear()
-                ck, k, param = key
-                cl = _classes[key] = ClassSpec(ck & 15, ck >> 4, k, param)
-            classes.append(cl)
+            ents.append(get(key) or _class_entry(key))
         r.pos = p
-        lut3 = np.frombuffer(r.take(n3 * w // 8, f"LUT3 of table set {i}"),
-                             "<u2" if w == 16 else "u1").astype(np.uint16)
-        ts = TableSet(w, classes, lut3)
-        try:
-            ts.validate()
-        except TableError as e:
-            raise TableError(f"table set {i}: {e}") from None
+        if n3:
+            lut3 = np.frombuffer(r.take(n3 * w // 8, f"LUT3 of table set {i}"),
+                                 "<u2" if w == 16 else "u1").astype(np.uint16)
+        else:
+            lut3 = np.zeros(0, np.uint16)
+        # a TableSet without __post_init__ (its classes are ClassSpecs, its LUT3 uint16 already)
+        ts = _new_tableset(TableSet)
+        ts.word_bits, ts.lut3 = w, lut3
+        if ents:
+            classes, kraft, w_need, n3_need = zip(*ents)
+            ts.classes = list(classes)
+            ok = sum(kraft) <= 1 << MAX_CODE_LEN and max(w_need) <= w and max(n3_need) <= n3
+        else:
+            ts.classes, ok = [], False
+        # LUT3 values fit w bits by how they are read; every other rule of validate is in ok
+        if not ok:
+            try:
+                ts.validate()
+            except TableError as e:
+                raise TableError(f"table set {i}: {e}") from None
         tables.append(ts)
     return tables
 
