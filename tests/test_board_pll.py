@@ -122,12 +122,10 @@ def test_ulx3s_standin_flow_with_pll(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the core domain places at 89.6 MHz (seed 1, 2026-12-04: pass accounting from a "
-                   "register, the frame parser's range checks split, RESULT_REG's core and byte output slices, the "
-                   "board flow's DP16KD output registers; 92.0 at seed 2); critical paths, 7-9.5 ns of their ~11 ns "
-                   "routing: the core-domain reset -> replay unit start / pkt_d logic -> crc_first (seed 1), the frame "
-                   "parser's replay range check (two carry chains from flen) -> ring_we (seed 2); "
-                   "docs/log/2026-12-lanes.md")
+@pytest.mark.xfail(strict=True, reason="the core domain places at 93.6 MHz (seed 1, 2026-12-07: frame_rx esum, replay "
+                   "pass end a cycle later, result_path DESC_REG, RST_REG, RING_PIPE; 92.5 at seed 2 before RING_PIPE); "
+                   "critical path: a replay bank's DP16KD DOB (5.83 ns, no output register) -> 4.5 ns routing -> "
+                   "its rq flip-flop; docs/log/2026-12-boards.md")
 def test_ulx3s_real_design_core_at_100mhz(tmp_path):
     """The real ULX3S design (decoder core, 32 K-word replay buffer) with the core at 100 MHz (the goal)."""
     if not all(sy.find_tool(t, required=False) for t in ("yosys", "nextpnr-ecp5")):
