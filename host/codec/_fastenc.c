@@ -320,6 +320,105 @@ __attribute__((optimize("O3"))) EXPORT void lze_lut_dp(int64_t R, const double *
     free(pre);
 }
 
+/* One node i of the trie DP (lze_trie_solve, lze_trie_solve_ref): its rows from its own class and its children's
+ * rows (nrow_*: without residual, rrow_*: with; NULL where there is no such child); sat[i] when sat is given. */
+static inline __attribute__((always_inline)) void trie_node(
+    int64_t i, int64_t lc, int64_t rc, const double *nrow_l, const double *rrow_l, const double *nrow_r,
+    const double *rrow_r, double own, double rescost, int64_t M, int keep_n, double *nores, double *res,
+    int64_t *ch_nores, int64_t *ch_res, int64_t *sat)
+{
+    int64_t W1 = M + 1;
+    int split = lc >= 0 || rc >= 0;
+    double minn = INF, minr = INF;
+    int64_t argn = 0, argr = 0;
+    if (lc >= 0 && rc >= 0) {
+        /* two children: the scans of the loop below turned inside out -- for each split a (ascending), every
+         * m >= a tries l[a] + r[m - a] -- so each m sees its own class first and then a = 0, 1, ... with
+         * strict improvement, as in the scan over a: the same values and choices. Beyond the left child's
+         * saturation s (its values constant for a >= s) the sum l[a] + r[m - a] is non-decreasing in a (r is
+         * non-increasing, FP addition monotone): no strict improvement, so a stops at s */
+        double *bn_ = nores + i * W1, *br_ = res + i * W1;
+        int64_t *cn_ = ch_nores + i * W1, *cr_ = ch_res + i * W1;
+        for (int64_t m = 0; m <= M; m++) {
+            if (!keep_n) {
+                int o = m >= 1 && own < INF;
+                bn_[m] = o ? own : INF;
+                cn_[m] = o ? -1 : -3;
+            }
+            int o = m >= 1 && own < rescost;
+            br_[m] = o ? own : rescost;
+            cr_[m] = o ? -1 : -2;
+        }
+        int64_t amax = sat && sat[lc] < M ? sat[lc] : M;
+        for (int64_t a = 0; a <= amax; a++) {
+            if (!keep_n)
+                relax_nc(M + 1 - a, nrow_r, nrow_l[a], bn_ + a, cn_ + a, a);
+            relax_nc(M + 1 - a, rrow_r, rrow_l[a], br_ + a, cr_ + a, a);
+        }
+    } else for (int64_t m = 0; m <= M; m++) {
+        double bn = INF, br = rescost;
+        int64_t bnc = -3, brc = -2;
+        if (m >= 1) {
+            if (own < bn) {
+                bn = own;
+                bnc = -1;
+            }
+            if (own < br) {
+                br = own;
+                brc = -1;
+            }
+        }
+        if (split && rc < 0) {
+            /* one (left) child: the scan over a = 0..m of the left child's values is a running minimum
+             * (first index on equal values), kept across m */
+            double ln = nrow_l[m], lr = rrow_l[m];
+            if (m == 0 || ln < minn) {
+                minn = ln;
+                argn = m;
+            }
+            if (m == 0 || lr < minr) {
+                minr = lr;
+                argr = m;
+            }
+            if (minn < bn) {
+                bn = minn;
+                bnc = argn;
+            }
+            if (minr < br) {
+                br = minr;
+                brc = argr;
+            }
+        } else if (split && lc < 0) {
+            /* one (right) child: only a = 0 */
+            double rn = nrow_r[m], rr = rrow_r[m];
+            if (rn < bn) {
+                bn = rn;
+                bnc = 0;
+            }
+            if (rr < br) {
+                br = rr;
+                brc = 0;
+            }
+        }
+        if (!keep_n) {
+            nores[i * W1 + m] = bn;
+            ch_nores[i * W1 + m] = bnc;
+        }
+        res[i * W1 + m] = br;
+        ch_res[i * W1 + m] = brc;
+    }
+    if (sat) {                      /* the first m from which both rows stay constant */
+        int64_t s0 = M;
+        if (!split)                 /* a leaf's rows are constant from m = 1 on */
+            s0 = nores[i * W1] == nores[i * W1 + M] && res[i * W1] == res[i * W1 + M] ? 0 : (M > 0);
+        else
+            while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] &&
+                   res[i * W1 + s0 - 1] == res[i * W1 + M])
+                s0--;
+        sat[i] = s0;
+    }
+}
+
 __attribute__((optimize("O3"))) EXPORT void lze_trie_solve(int64_t n, const double *F, const double *K, const int64_t *left, const int64_t *right,
                            double N, double W, double c_res, int64_t M, double class_bits, double *nores,
                            double *res, int64_t *ch_nores, int64_t *ch_res, int keep_n, int64_t *sat_out)
@@ -337,95 +436,9 @@ __attribute__((optimize("O3"))) EXPORT void lze_trie_solve(int64_t n, const doub
         double own = f * (k + l2ratio(N, f, memo)) + class_bits;
         double rescost = f * (W + c_res);
         int64_t lc = left[i], rc = right[i];
-        int split = lc >= 0 || rc >= 0;
-        double minn = INF, minr = INF;
-        int64_t argn = 0, argr = 0;
-        if (lc >= 0 && rc >= 0) {
-            /* two children: the scans of the loop below turned inside out -- for each split a (ascending), every
-             * m >= a tries l[a] + r[m - a] -- so each m sees its own class first and then a = 0, 1, ... with
-             * strict improvement, as in the scan over a: the same values and choices. Beyond the left child's
-             * saturation s (its values constant for a >= s) the sum l[a] + r[m - a] is non-decreasing in a (r is
-             * non-increasing, FP addition monotone): no strict improvement, so a stops at s */
-            double *bn_ = nores + i * W1, *br_ = res + i * W1;
-            int64_t *cn_ = ch_nores + i * W1, *cr_ = ch_res + i * W1;
-            for (int64_t m = 0; m <= M; m++) {
-                if (!keep_n) {
-                    int o = m >= 1 && own < INF;
-                    bn_[m] = o ? own : INF;
-                    cn_[m] = o ? -1 : -3;
-                }
-                int o = m >= 1 && own < rescost;
-                br_[m] = o ? own : rescost;
-                cr_[m] = o ? -1 : -2;
-            }
-            int64_t amax = sat && sat[lc] < M ? sat[lc] : M;
-            for (int64_t a = 0; a <= amax; a++) {
-                if (!keep_n)
-                    relax_nc(M + 1 - a, nores + rc * W1, nores[lc * W1 + a], bn_ + a, cn_ + a, a);
-                relax_nc(M + 1 - a, res + rc * W1, res[lc * W1 + a], br_ + a, cr_ + a, a);
-            }
-        } else for (int64_t m = 0; m <= M; m++) {
-            double bn = INF, br = rescost;
-            int64_t bnc = -3, brc = -2;
-            if (m >= 1) {
-                if (own < bn) {
-                    bn = own;
-                    bnc = -1;
-                }
-                if (own < br) {
-                    br = own;
-                    brc = -1;
-                }
-            }
-            if (split && rc < 0) {
-                /* one (left) child: the scan over a = 0..m of the left child's values is a running minimum
-                 * (first index on equal values), kept across m */
-                double ln = nores[lc * W1 + m], lr = res[lc * W1 + m];
-                if (m == 0 || ln < minn) {
-                    minn = ln;
-                    argn = m;
-                }
-                if (m == 0 || lr < minr) {
-                    minr = lr;
-                    argr = m;
-                }
-                if (minn < bn) {
-                    bn = minn;
-                    bnc = argn;
-                }
-                if (minr < br) {
-                    br = minr;
-                    brc = argr;
-                }
-            } else if (split && lc < 0) {
-                /* one (right) child: only a = 0 */
-                double rn = nores[rc * W1 + m], rr = res[rc * W1 + m];
-                if (rn < bn) {
-                    bn = rn;
-                    bnc = 0;
-                }
-                if (rr < br) {
-                    br = rr;
-                    brc = 0;
-                }
-            }
-            if (!keep_n) {
-                nores[i * W1 + m] = bn;
-                ch_nores[i * W1 + m] = bnc;
-            }
-            res[i * W1 + m] = br;
-            ch_res[i * W1 + m] = brc;
-        }
-        if (sat) {                      /* the first m from which both rows stay constant */
-            int64_t s0 = M;
-            if (!split)                 /* a leaf's rows are constant from m = 1 on */
-                s0 = nores[i * W1] == nores[i * W1 + M] && res[i * W1] == res[i * W1 + M] ? 0 : (M > 0);
-            else
-                while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] &&
-                       res[i * W1 + s0 - 1] == res[i * W1 + M])
-                    s0--;
-            sat[i] = s0;
-        }
+        trie_node(i, lc, rc, lc >= 0 ? nores + lc * W1 : NULL, lc >= 0 ? res + lc * W1 : NULL,
+                  rc >= 0 ? nores + rc * W1 : NULL, rc >= 0 ? res + rc * W1 : NULL, own, rescost, M, keep_n,
+                  nores, res, ch_nores, ch_res, sat);
     }
     if (!sat_out)
         free(sat);
@@ -462,95 +475,9 @@ __attribute__((optimize("O3"))) EXPORT void lze_trie_solve_ref(int64_t n, const 
         double own = f * (k + l2ratio(N, f, memo)) + class_bits;
         double rescost = f * (W + c_res);
         int64_t lc = left[i], rc = right[i];
-        int split = lc >= 0 || rc >= 0;
-        double minn = INF, minr = INF;
-        int64_t argn = 0, argr = 0;
-        if (lc >= 0 && rc >= 0) {
-            /* two children: the scans of the loop below turned inside out -- for each split a (ascending), every
-             * m >= a tries l[a] + r[m - a] -- so each m sees its own class first and then a = 0, 1, ... with
-             * strict improvement, as in the scan over a: the same values and choices. Beyond the left child's
-             * saturation s (its values constant for a >= s) the sum l[a] + r[m - a] is non-decreasing in a (r is
-             * non-increasing, FP addition monotone): no strict improvement, so a stops at s */
-            double *bn_ = nores + i * W1, *br_ = res + i * W1;
-            int64_t *cn_ = ch_nores + i * W1, *cr_ = ch_res + i * W1;
-            for (int64_t m = 0; m <= M; m++) {
-                if (!keep_n) {
-                    int o = m >= 1 && own < INF;
-                    bn_[m] = o ? own : INF;
-                    cn_[m] = o ? -1 : -3;
-                }
-                int o = m >= 1 && own < rescost;
-                br_[m] = o ? own : rescost;
-                cr_[m] = o ? -1 : -2;
-            }
-            int64_t amax = sat && sat[lc] < M ? sat[lc] : M;
-            for (int64_t a = 0; a <= amax; a++) {
-                if (!keep_n)
-                    relax_nc(M + 1 - a, NROW(rc), NROW(lc)[a], bn_ + a, cn_ + a, a);
-                relax_nc(M + 1 - a, RROW(rc), RROW(lc)[a], br_ + a, cr_ + a, a);
-            }
-        } else for (int64_t m = 0; m <= M; m++) {
-            double bn = INF, br = rescost;
-            int64_t bnc = -3, brc = -2;
-            if (m >= 1) {
-                if (own < bn) {
-                    bn = own;
-                    bnc = -1;
-                }
-                if (own < br) {
-                    br = own;
-                    brc = -1;
-                }
-            }
-            if (split && rc < 0) {
-                /* one (left) child: the scan over a = 0..m of the left child's values is a running minimum
-                 * (first index on equal values), kept across m */
-                double ln = NROW(lc)[m], lr = RROW(lc)[m];
-                if (m == 0 || ln < minn) {
-                    minn = ln;
-                    argn = m;
-                }
-                if (m == 0 || lr < minr) {
-                    minr = lr;
-                    argr = m;
-                }
-                if (minn < bn) {
-                    bn = minn;
-                    bnc = argn;
-                }
-                if (minr < br) {
-                    br = minr;
-                    brc = argr;
-                }
-            } else if (split && lc < 0) {
-                /* one (right) child: only a = 0 */
-                double rn = NROW(rc)[m], rr = RROW(rc)[m];
-                if (rn < bn) {
-                    bn = rn;
-                    bnc = 0;
-                }
-                if (rr < br) {
-                    br = rr;
-                    brc = 0;
-                }
-            }
-            if (!keep_n) {
-                nores[i * W1 + m] = bn;
-                ch_nores[i * W1 + m] = bnc;
-            }
-            res[i * W1 + m] = br;
-            ch_res[i * W1 + m] = brc;
-        }
-        if (sat) {                      /* the first m from which both rows stay constant */
-            int64_t s0 = M;
-            if (!split)                 /* a leaf's rows are constant from m = 1 on */
-                s0 = nores[i * W1] == nores[i * W1 + M] && res[i * W1] == res[i * W1 + M] ? 0 : (M > 0);
-            else
-                while (s0 > 0 && nores[i * W1 + s0 - 1] == nores[i * W1 + M] &&
-                       res[i * W1 + s0 - 1] == res[i * W1 + M])
-                    s0--;
-            sat[i] = s0;
-        }
+        trie_node(i, lc, rc, lc >= 0 ? NROW(lc) : NULL, lc >= 0 ? RROW(lc) : NULL,
+                  rc >= 0 ? NROW(rc) : NULL, rc >= 0 ? RROW(rc) : NULL, own, rescost, M, keep_n,
+                  nores, res, ch_nores, ch_res, sat);
     }
 }
 #undef NROW
