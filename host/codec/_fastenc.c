@@ -1445,10 +1445,12 @@ EXPORT void lze_symbols(int64_t size, int64_t nc, const int64_t *kinds, const in
 /* The classes of a trie DP solution (encoder._trie_dp's solve): a depth-first walk from (node 0, m classes) with
  * the choices ch (n x (M + 1)), a stack whose top is the last child pushed (right after left). Writes each own-
  * class node's (base, k, F) in the walk's order, adds the residual's F to *fres; returns the number of ranges or
- * -1 without memory. */
-EXPORT int64_t lze_trie_walk(int64_t n, int64_t M, const int64_t *ch, const int64_t *keys, const double *K,
+ * -1 without memory. Over lze_trie_solve_ref's tables the choices of a node with same[i] >= 0 are the base's node
+ * same[i]'s (ch_b, budget Mb); same NULL: every node's from ch (lze_trie_walk). */
+EXPORT int64_t lze_trie_walk_ref(int64_t n, int64_t M, const int64_t *ch, const int64_t *keys, const double *K,
                              const double *F, const int64_t *left, const int64_t *right, int64_t m, int64_t *base,
-                             int64_t *kout, double *Fout, double *fres)
+                             int64_t *kout, double *Fout, double *fres, const int64_t *same, int64_t Mb,
+                                 const int64_t *ch_b)
 {
     int64_t *st = malloc(2 * (n + 2) * sizeof(int64_t));
     if (!st)
@@ -1461,7 +1463,7 @@ EXPORT int64_t lze_trie_walk(int64_t n, int64_t M, const int64_t *ch, const int6
     while (sp > 0) {
         sp--;
         int64_t i = st[2 * sp], mm = st[2 * sp + 1];
-        int64_t c = ch[i * (M + 1) + mm];
+        int64_t c = same && same[i] >= 0 ? ch_b[same[i] * (Mb + 1) + mm] : ch[i * (M + 1) + mm];
         if (c == -1) {
             int64_t k = (int64_t)K[i];
             base[cnt] = keys[i] << k;
@@ -1488,48 +1490,12 @@ EXPORT int64_t lze_trie_walk(int64_t n, int64_t M, const int64_t *ch, const int6
     return cnt;
 }
 
-/* lze_trie_walk over lze_trie_solve_ref's tables: the choices of node i from the base's node same[i] */
-EXPORT int64_t lze_trie_walk_ref(int64_t n, int64_t M, const int64_t *ch, const int64_t *keys, const double *K,
+/* lze_trie_walk_ref without a base: lze_trie_solve's tables */
+EXPORT int64_t lze_trie_walk(int64_t n, int64_t M, const int64_t *ch, const int64_t *keys, const double *K,
                              const double *F, const int64_t *left, const int64_t *right, int64_t m, int64_t *base,
-                             int64_t *kout, double *Fout, double *fres, const int64_t *same, int64_t Mb,
-                                 const int64_t *ch_b)
+                             int64_t *kout, double *Fout, double *fres)
 {
-    int64_t *st = malloc(2 * (n + 2) * sizeof(int64_t));
-    if (!st)
-        return -1;
-    int64_t sp = 0, cnt = 0;
-    double fr = 0.0;
-    st[0] = 0;
-    st[1] = m;
-    sp = 1;
-    while (sp > 0) {
-        sp--;
-        int64_t i = st[2 * sp], mm = st[2 * sp + 1];
-        int64_t c = same[i] >= 0 ? ch_b[same[i] * (Mb + 1) + mm] : ch[i * (M + 1) + mm];
-        if (c == -1) {
-            int64_t k = (int64_t)K[i];
-            base[cnt] = keys[i] << k;
-            kout[cnt] = k;
-            Fout[cnt] = F[i];
-            cnt++;
-        } else if (c == -2) {
-            fr += F[i];
-        } else if (c >= 0) {
-            if (left[i] >= 0) {
-                st[2 * sp] = left[i];
-                st[2 * sp + 1] = c;
-                sp++;
-            }
-            if (right[i] >= 0) {
-                st[2 * sp] = right[i];
-                st[2 * sp + 1] = mm - c;
-                sp++;
-            }
-        }
-    }
-    free(st);
-    *fres += fr;
-    return cnt;
+    return lze_trie_walk_ref(n, M, ch, keys, K, F, left, right, m, base, kout, Fout, fres, NULL, 0, NULL);
 }
 
 /* lze_lengths at the sorted values vals only (out[t] for vals[t]; 0 = not covered): O(values + LUT3 log values)
