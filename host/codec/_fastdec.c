@@ -453,7 +453,9 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
  * lane and no more than the 64-bit reads of every lane allow (<= 32 bits a symbol).  A slow symbol ends the
  * batch; it is decoded by slow16/slow8.  Returns 0 when a lane is too near the end of the payload for
  * unchecked reads (nothing done), else 1. */
-#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                   \
+/* One batched loop of NL lanes, its per-lane steps the P##_N / P##_DECL / P##_STEP / P##_STORE macros (P = LANE:
+ * one symbol a step, DEFINE_BATCH; P = PLANE: two symbols from one 64-bit read, DEFINE_PAIR) */
+#define DEFINE_LOOP(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, P)                                                \
     static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
@@ -463,18 +465,19 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
         const int64_t LIM = (j->total - 1) * 32;                                                             \
         int64_t n = INT64_MAX, i;                                                                            \
         int sq = NL;                                                                                         \
-        FOR_L##NL(LANE_N)                                                                                    \
+        FOR_L##NL(P##_N)                                                                                    \
         if (n <= 0) return 0;                                                                                \
-        FOR_L##NL(LANE_DECL)                                                                                 \
+        FOR_L##NL(P##_DECL)                                                                                 \
         for (i = 0; i < n; i++) {                                                                            \
-            FOR_L##NL(LANE_STEP, MODE,)                                                                      \
+            FOR_L##NL(P##_STEP, MODE,)                                                                      \
         }                                                                                                    \
         i = n - 1;                      /* every lane did i + 1 = n symbols */                               \
     slow_exit:                                                                                               \
-        FOR_L##NL(LANE_STORE)                                                                                \
+        FOR_L##NL(P##_STORE)                                                                                \
         if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
         return 1;                                                                                            \
     }
+#define DEFINE_BATCH(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH) DEFINE_LOOP(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, LANE)
 
 /* one batch function per lane count 1..6, output width and mode: when fewer than LZ_LANES stripes are left,
  * the remaining lanes still run together */
@@ -669,28 +672,7 @@ static const batch_fn BATCH_Z[2][2][3] = {
         bp##q += t_;                                                                                         \
     }
 #define PLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q + 2 * i + 2 * (q < sq) - OUT;
-#define DEFINE_PAIR(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                    \
-    static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
-        typedef OUT_TYPE OUT_T;                                                                              \
-        OUT_T *OUT = (OUT_T *)j->out;                                                                        \
-        const lz_entry *T = j->T;                                                                            \
-        const uint32_t *W = j->words;                                                                        \
-        const int Lsh = LSH;                                                                                 \
-        const int64_t LIM = (j->total - 1) * 32;                                                             \
-        int64_t n = INT64_MAX, i;                                                                            \
-        int sq = NL;                                                                                         \
-        FOR_L##NL(PLANE_N)                                                                                   \
-        if (n <= 0) return 0;                                                                                \
-        FOR_L##NL(PLANE_DECL)                                                                                \
-        for (i = 0; i < n; i++) {                                                                            \
-            FOR_L##NL(PLANE_STEP, MODE,)                                                                     \
-        }                                                                                                    \
-        i = n - 1;                                                                                           \
-    slow_exit:                                                                                               \
-        FOR_L##NL(PLANE_STORE)                                                                               \
-        if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
-        return 1;                                                                                            \
-    }
+#define DEFINE_PAIR(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH) DEFINE_LOOP(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, PLANE)
 #define DEFINE_PAIR_X(...) DEFINE_PAIR(__VA_ARGS__)
 #define DEFINE_PAIRS(MODE)                                                                                   \
     DEFINE_PAIR_X(pair16_##MODE, uint16_t, MODE, LZ_PLANES, slow16, 64 - j->L)                               \
