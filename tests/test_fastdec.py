@@ -182,6 +182,19 @@ def test_every_table_width_runs_the_full_lane_loop(L):
 
 
 # ------------------------------------------------------------------------------------------ pair loop
+def _check_fast_loop(lb, words, ts, S, seed):
+    """``words`` coded in stripes of ``S`` decode to themselves in the C kernel (8- and 16-bit output, 1 and 2
+    threads) as in numba, and no stripe went to the exact decoder (the batched loops did them all)."""
+    payload, sw = encode_stripes(words, ts, S)
+    for out8 in ([False, True] if ts.word_bits == 8 else [False]):
+        for threads in (1, 2):
+            lb.lz_exact_count(1)
+            ref, got = both(payload, sw, len(words), S, ts, out8=out8, threads=threads)
+            assert lb.lz_exact_count(1) == 0, (seed, out8, threads)
+            assert not isinstance(ref, str) and np.array_equal(ref, words)
+            assert same(ref, got), (seed, out8, threads)
+
+
 @needs_c
 @pytest.mark.parametrize("seed", range(36))
 def test_pair_loop_agrees_with_numba(seed):
@@ -200,14 +213,7 @@ def test_pair_loop_agrees_with_numba(seed):
     S = int(rng.choice([2, 3, 9, 64, 300, 4096]))
     n = min(_fills_lanes(rng, S), 120_000)
     words = random_words(rng, ts, n, zeros=float(rng.choice([0.0, 0.3, 0.9])))
-    payload, sw = encode_stripes(words, ts, S)
-    for out8 in ([False, True] if ts.word_bits == 8 else [False]):
-        for threads in (1, 2):
-            lb.lz_exact_count(1)
-            ref, got = both(payload, sw, n, S, ts, out8=out8, threads=threads)
-            assert lb.lz_exact_count(1) == 0, (seed, out8, threads)
-            assert not isinstance(ref, str) and np.array_equal(ref, words)
-            assert same(ref, got), (seed, out8, threads)
+    _check_fast_loop(lb, words, ts, S, seed)
 
 
 def test_lane_loop_choice():
@@ -261,14 +267,7 @@ def test_zero_first_loop_agrees_with_numba(seed):
     S = int(rng.choice([1, 9, 10, 17, 64, 300, 4096]))
     n = min(_fills_lanes(rng, S), 120_000)
     words = random_words(rng, ts, n, zeros=float(rng.choice([0.3, 0.75, 0.95, 0.999])))
-    payload, sw = encode_stripes(words, ts, S)
-    for out8 in ([False, True] if ts.word_bits == 8 else [False]):
-        for threads in (1, 2):
-            lb.lz_exact_count(1)
-            ref, got = both(payload, sw, n, S, ts, out8=out8, threads=threads)
-            assert lb.lz_exact_count(1) == 0, (seed, out8, threads)
-            assert not isinstance(ref, str) and np.array_equal(ref, words)
-            assert same(ref, got), (seed, out8, threads)
+    _check_fast_loop(lb, words, ts, S, seed)
 
 
 @needs_c
