@@ -101,6 +101,8 @@ def _compress(args):
                                     threads=args.threads, reorder=not args.keep_order)
     finally:
         bar.close()
+    if args.states == 2:
+        n, c = _two_states(args.output, args.L)
     raw = sum(t.raw_bytes for t in c.tensors)
     groups = [s for s in c.streams if s.grouped]
     emit([f"{args.output}: {len(c.tensors)} tensors"
@@ -109,6 +111,13 @@ def _compress(args):
           f"{n / max(raw, 1):.4f} of {raw} raw bytes ({8 * n / max(sum(t.numel for t in c.tensors), 1):.3f} "
           f"bits/weight)"])
     return 0
+
+
+def _two_states(path, L):
+    """Rewrite the file at ``path`` with two code tables where that is smaller (:mod:`lutzip.codec.states`)."""
+    from lutzip.codec import states
+    c = states.apply(ct.read(path), L=L)
+    return ct.write(path, c), c
 
 
 def _decompress(args):
@@ -290,6 +299,9 @@ def register(sub):
                                      f"{codec.DEFAULT_GROUP_BELOW}; 0: every tensor owns its stripes)")
     p.add_argument("--threads", type=int_in(1, 256, "thread count"), default=1, metavar="N",
                    help="code the stripes on N threads (default 1; the file is the same for every N)")
+    p.add_argument("--states", type=int_in(1, 2, "code tables"), default=1, metavar="N",
+                   help="2: two code tables switched by the previous symbol's class where that is smaller (format "
+                        "version 5; software decoders only, the hardware core does not decode it yet; default 1)")
     p.set_defaults(func=_compress)
 
     p = sub.add_parser("decompress", help="decode a .lutz container to .npz (bit-identical arrays)")
