@@ -77,6 +77,10 @@ def test_same_symbols_as_one_table():
     assert pairs.sum() == int(pairs[:16].sum() + pairs[16].sum()) and pairs[16].sum() == len(s.stripe_words)
     two, saved = states.design(pairs, ts)
     assert saved > 0 and two.follow and two.max_code_len <= 8
+    # F = the ZRUN classes alone: a follow set of the ZRUN classes, saving no more than the greedy search
+    zr = sum(1 << j for j, cl in enumerate(ts.classes) if cl.kind == ZRUN)
+    two_z, saved_z = states.design(pairs, ts, greedy=False)
+    assert two_z.follow == zr and 0 < saved_z <= saved
     payload, sw = states._walk(c.stripe_payload(s), s.stripe_words, ts, 1, two)
     # its symbols, walked with the two-state LUT1, count the same pairs
     out = np.zeros(words.size, np.uint8)

@@ -199,6 +199,7 @@ def design(pairs: np.ndarray, ts: TableSet, L: int = 8, greedy: bool = True, max
             best = F
     if best is None:
         return None
+    cost(best)
     bits, la, lb = tried[best]
     saved = base - bits - 8 * (2 + n)
     if saved <= 0 or not any(lb):
