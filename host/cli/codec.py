@@ -239,7 +239,8 @@ def _info(args):
         for cl in tb["classes"]:
             par = f"offset {cl['param']}" if cl["kind"] == "LUT" else (
                 f"base {cl['param']:#06x}" if cl["kind"] == "RANGE" else "")
-            out.append(f"  {cl['class']:2d} {cl['kind']:5s} code {cl['code']:>12s} k={cl['index_len']:2d} {par}")
+            two = f" B {cl['code_b'] or '-':>12s} -> {cl['next_state']}" if "code_b" in cl else ""
+            out.append(f"  {cl['class']:2d} {cl['kind']:5s} code {cl['code']:>12s}{two} k={cl['index_len']:2d} {par}")
     w = max([len(name(t["name"])) for t in d["tensors"]] + [6])
     out.append(f"{'tensor':{w}s} {'dtype':8s} {'shape':>16s} {'table':>5s} {'stream':>6s} {'bytes':>10s} "
                f"{'bits/w':>7s} {'ratio':>7s}")

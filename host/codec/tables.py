@@ -155,6 +155,11 @@ class TableSet:
         for j, (cl, code) in enumerate(zip(self.classes, self.codes())):
             out.append({"class": j, "kind": KIND_NAMES.get(cl.kind, "?"), "code": format(code, f"0{cl.c}b"),
                         "code_len": cl.c, "index_len": cl.k, "param": cl.param})
+        if self.lens_b is not None:              # two code tables (version 5): the state-B code, the next state
+            from lutzip.codec.states import canonical_codes
+            for d, cb, code in zip(out, self.lens_b, canonical_codes(self.lens_b)):
+                d.update(code_b=format(code, f"0{cb}b") if cb else "", next_state="B" if self.follow >> d["class"] & 1
+                         else "A")
         return out
 
 
