@@ -353,3 +353,68 @@ def test_real_model_int8_90_round_trip_and_ahead_of_xz():
     back = codec.decompress(ct.from_bytes(two))
     for k, v in prep.items():
         assert np.array_equal(np.ascontiguousarray(back[k]).view(np.uint8), np.ascontiguousarray(v).view(np.uint8)), k
+
+
+# ------------------------------------------------------------------------------------------------- fuzzing
+def _v5_file():
+    arrays = {"a": sparse((80, 100), 15, 0.9, np.int8, 11), "b": sparse((60, 80), 300, 0.85, np.int16, 12),
+              "s": sparse((30,), 5, 0.5, np.int8, 13)}
+    c = states.apply(codec.compress(arrays, stripe_len=64, reorder=False))
+    assert sum(ts.n_states == 2 for ts in c.tables) == 2
+    return arrays, ct.to_bytes(c)
+
+
+FUZZ_ARRAYS, FUZZ_GOOD = _v5_file()
+
+
+def _assemble(meta: bytes, payload: bytes) -> bytes:
+    head = struct.pack("<4sHHIIQI", b"LUTZ", 5, 0, len(meta), zlib.crc32(meta), len(payload), 0)
+    return head + struct.pack("<I", zlib.crc32(head)) + meta + payload
+
+
+def _check(data: bytes):
+    try:
+        c = ct.from_bytes(data)
+        out = codec.decompress(c, max_output=1 << 24)
+    except (FormatError, TableError, DecodeError, UnsupportedError) as e:
+        assert str(e) and "\n" not in str(e)
+        return
+    except lutzip.LutzError as e:                     # any other lutzip error: one line too
+        assert str(e) and "\n" not in str(e)
+        return
+    for t in c.tensors:
+        assert out[t.name].shape == tuple(t.shape)
+
+
+from hypothesis import given, settings, strategies as hst   # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=hst.lists(hst.tuples(hst.integers(0, 10**6), hst.integers(0, 255), hst.booleans()), min_size=1,
+                     max_size=3))
+def test_fuzz_v5_metadata(ops):
+    meta_len = struct.unpack_from("<I", FUZZ_GOOD, 8)[0]
+    meta = bytearray(FUZZ_GOOD[32:32 + meta_len])
+    for pos, val, flip in ops:
+        p = pos % len(meta)
+        meta[p] = meta[p] ^ (1 << (val % 8)) if flip else val
+    _check(_assemble(bytes(meta), FUZZ_GOOD[32 + meta_len:]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(ops=hst.lists(hst.tuples(hst.integers(0, 10**6), hst.integers(0, 31)), min_size=1, max_size=3))
+def test_fuzz_v5_payload_with_recomputed_crcs(ops):
+    c = ct.from_bytes(FUZZ_GOOD)
+    words = c.payload.copy()
+    for pos, bit in ops:
+        words[pos % len(words)] ^= np.uint32(1 << bit)
+    crcs_at = {}
+    for s in c.streams:
+        lo, crcs, p = s.offset // 4, [], 0
+        for n in np.asarray(s.stripe_words, np.int64):
+            crcs.append(zlib.crc32(words[lo + p:lo + p + n].astype("<u4").tobytes()))
+            p += n
+        crcs_at[s.offset] = np.array(crcs, np.uint32)
+    import dataclasses
+    tensors = [dataclasses.replace(t, stripe_crcs=crcs_at[t.offset]) for t in c.tensors]
+    _check(ct.to_bytes(ct.Container(c.tables, tensors, words)))
