@@ -150,3 +150,122 @@ def _walk_kernel(words, starts, nwords, lut1, L, kinds, ks, mode, nxt, codes2, l
                 p += 1
             out_sw[s] = p - start
     return p
+
+
+@njit(cache=True)
+def _run_dp(S, opt_cls, opt_cap, lens2, ks, nxt, g, ch):
+    """``g[s, r, e]``: fewest bits coding ``r`` zeros from state ``s`` ending in state ``e`` with the chunks of
+    ``opt_cls`` (each chunk ``min(r, opt_cap)`` words); ``ch[s, r, e]``: the option of the first chunk (-1: none)."""
+    big = np.int64(1) << 40
+    for s in range(2):
+        for e in range(2):
+            for r in range(S + 1):
+                g[s, r, e] = big
+                ch[s, r, e] = -1
+        g[s, 0, s] = 0
+    for r in range(1, S + 1):
+        for s in range(2):
+            for o in range(opt_cls.shape[0]):
+                j = opt_cls[o]
+                ln = lens2[s * 16 + j]
+                if ln == 0:
+                    continue
+                m = min(r, opt_cap[o])
+                t = nxt[j]
+                c = ln + ks[j]
+                for e in range(2):
+                    v = c + g[t, r - m, e]
+                    if v < g[s, r, e]:
+                        g[s, r, e] = v
+                        ch[s, r, e] = o
+
+
+@njit(cache=True)
+def _encode2_kernel(words, S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks, nxt, g, ch, out,
+                    out_sw, pairs):
+    """Code ``words`` in stripes of ``S`` with two-state codes: each non-zero word (and a lone zero when the
+    run plan says so) as the literal of ``lit_cls``, each zero run by the state-aware plan ``g``/``ch`` that
+    counts the following literal's code in the state the run ends in. Counts ``pairs`` like ``_walk_kernel``.
+    Returns the words written, or ``-1 - i`` for a word ``i`` no class covers."""
+    n = words.shape[0]
+    p = 0
+    s_i = 0
+    for lo in range(0, n, S):
+        hi = min(n, lo + S)
+        start = p
+        out[p] = np.uint32(0x4C5A0000 | (hi - lo - 1))
+        p += 1
+        oacc = np.uint64(0)
+        nacc = 0
+        state = 0
+        prev = 16
+        i = lo
+        while i < hi:
+            v = words[i]
+            if v != 0:
+                j = lit_cls[v]
+                if j < 0 or lens2[state * 16 + j] == 0:
+                    return -1 - i
+                idx = np.uint64(lit_idx[v])
+                ln = lens2[state * 16 + j] + ks[j]
+                oacc = (oacc << np.uint64(ln)) | (np.uint64(codes2[state * 16 + j]) << np.uint64(ks[j])) | idx
+                nacc += ln
+                if nacc >= 32:
+                    nacc -= 32
+                    out[p] = np.uint32((oacc >> np.uint64(nacc)) & np.uint64(0xFFFFFFFF))
+                    p += 1
+                    oacc &= (np.uint64(1) << np.uint64(nacc)) - np.uint64(1)
+                pairs[prev, j] += 1
+                prev = j
+                state = nxt[j]
+                i += 1
+                continue
+            r = 1
+            while i + r < hi and words[i + r] == 0:
+                r += 1
+            # the end state: the cheaper of (run ending in e) + (the next literal's code in e)
+            e_best = -1
+            best = np.int64(1) << 50
+            for e in range(2):
+                t = g[state, r, e]
+                if i + r < hi:
+                    jl = lit_cls[words[i + r]]
+                    if jl < 0:
+                        return -1 - (i + r)
+                    l2 = lens2[e * 16 + jl]
+                    if l2 == 0:
+                        continue
+                    t += l2
+                if t < best:
+                    best = t
+                    e_best = e
+            if e_best < 0 or best >= (np.int64(1) << 40):
+                return -1 - (i + r if i + r < hi else i)
+            rr = r
+            while rr > 0:
+                o = ch[state, rr, e_best]
+                j = opt_cls[o]
+                m = min(rr, opt_cap[o])
+                if opt_lit[o]:
+                    idx = np.uint64(lit_idx[0])
+                else:
+                    idx = np.uint64(m - 1)
+                ln = lens2[state * 16 + j] + ks[j]
+                oacc = (oacc << np.uint64(ln)) | (np.uint64(codes2[state * 16 + j]) << np.uint64(ks[j])) | idx
+                nacc += ln
+                if nacc >= 32:
+                    nacc -= 32
+                    out[p] = np.uint32((oacc >> np.uint64(nacc)) & np.uint64(0xFFFFFFFF))
+                    p += 1
+                    oacc &= (np.uint64(1) << np.uint64(nacc)) - np.uint64(1)
+                pairs[prev, j] += 1
+                prev = j
+                state = nxt[j]
+                rr -= m
+            i += r
+        if nacc > 0:
+            out[p] = np.uint32((oacc << np.uint64(32 - nacc)) & np.uint64(0xFFFFFFFF))
+            p += 1
+        out_sw[s_i] = p - start
+        s_i += 1
+    return p

@@ -27,7 +27,7 @@ import zlib
 import numpy as np
 
 from lutzip.errors import TableError
-from lutzip.codec.tables import MAX_CLASSES, MAX_CODE_LEN, MAX_SYMBOL_BITS, ZRUN, ClassSpec, TableSet
+from lutzip.codec.tables import LUT, MAX_CLASSES, MAX_CODE_LEN, MAX_SYMBOL_BITS, ZRUN, ClassSpec, TableSet
 
 def extra_bytes(ts: TableSet) -> int:
     """Metadata bytes a two-state table set adds (u16 follow mask + one code length per class)."""
@@ -146,6 +146,59 @@ def _walk(payload, stripe_words, ts: TableSet, mode: int, two: TableSet | None =
     return out[:p].copy(), out_sw
 
 
+def _literals(two: TableSet):
+    """``(lit_cls, lit_idx)``: for every ``W``-bit value the literal class that codes it in the fewest state-A bits
+    (the first class among equals; -1: no class) and its index there."""
+    size = 1 << two.word_bits
+    best = np.full(size, 1 << 20, np.int64)
+    lit_cls = np.full(size, -1, np.int64)
+    lit_idx = np.zeros(size, np.int64)
+    for j, cl in enumerate(two.classes):
+        if cl.kind == ZRUN:
+            continue
+        idx = np.arange(1 << cl.k, dtype=np.int64)
+        vals = two.lut3[cl.param + idx].astype(np.int64) if cl.kind == LUT else cl.param + idx
+        order = np.argsort(vals, kind="stable")         # a value listed twice keeps its first index
+        vals, idx = vals[order], idx[order]
+        first = np.ones(len(vals), bool)
+        first[1:] = vals[1:] != vals[:-1]
+        vals, idx = vals[first], idx[first]
+        better = cl.total < best[vals]
+        best[vals[better]] = cl.total
+        lit_cls[vals[better]] = j
+        lit_idx[vals[better]] = idx[better]
+    return lit_cls, lit_idx
+
+
+def _encode2(words: np.ndarray, S: int, two: TableSet):
+    """Code ``words`` in stripes of ``S`` with the two-state set ``two``, zero runs planned state-aware
+    (:func:`~lutzip.codec._statesnumba._encode2_kernel`). Returns ``(payload, stripe_words, pairs)``."""
+    from lutzip.codec._statesnumba import _encode2_kernel, _run_dp
+    lens, codes, nxt = state_arrays(two)
+    ks = np.array([cl.k for cl in two.classes] + [0] * (MAX_CLASSES - len(two.classes)), np.int64)
+    lit_cls, lit_idx = _literals(two)
+    opts = [(j, 1 << cl.k, 0) for j, cl in enumerate(two.classes) if cl.kind == ZRUN]
+    if lit_cls[0] >= 0:
+        opts.append((int(lit_cls[0]), 1, 1))
+    opt_cls = np.array([o[0] for o in opts] or [0], np.int64)[:len(opts)]
+    opt_cap = np.array([o[1] for o in opts] or [1], np.int64)[:len(opts)]
+    opt_lit = np.array([o[2] for o in opts] or [0], np.int64)[:len(opts)]
+    S = int(S)
+    g = np.zeros((2, S + 1, 2), np.int64)
+    ch = np.zeros((2, S + 1, 2), np.int64)
+    _run_dp(S, opt_cls, opt_cap, lens, ks, nxt, g, ch)
+    n = int(words.size)
+    n_stripes = -(-n // S)
+    out = np.empty(n_stripes * 2 + (n * (MAX_SYMBOL_BITS + 1)) // 32 + 2, np.uint32)
+    out_sw = np.zeros(n_stripes, np.uint32)
+    pairs = np.zeros((MAX_CLASSES + 1, MAX_CLASSES), np.int64)
+    p = _encode2_kernel(np.ascontiguousarray(words).reshape(-1), S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit,
+                        lens, codes, ks, nxt, g, ch, out, out_sw, pairs)
+    if p < 0:
+        raise TableError(f"word {-1 - p} is not covered by a class of the table set in the state it is read in")
+    return out[:p].copy(), out_sw, pairs
+
+
 def _lengths(counts, L: int, every: bool) -> list:
     """Package-merge code lengths (at most ``L`` bits) of ``counts``; ``every``: classes of count 0 get a code
     too (the longest the others leave room for), as state A must give every class one."""
@@ -210,7 +263,30 @@ def design(pairs: np.ndarray, ts: TableSet, L: int = 8, greedy: bool = True, max
     return two, saved
 
 
-def apply(c, L: int = 8, greedy: bool = True, report: list | None = None):
+def _replan(c, group, ts, two, coded, after, L, greedy, rounds):
+    """Code the group's streams again with zero runs planned for the two states (:func:`_encode2`), the code
+    lengths re-derived from that parse's pairs, ``rounds`` times; the smallest of all (the transcoded stripes
+    included) is kept. Returns ``(tableset, [(payload, stripe_words)], bytes)``."""
+    from lutzip.codec.decode import decode_stripes
+    words = [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts) for s in group]
+    best = (after, two, coded)
+    cur = two
+    for _ in range(int(rounds)):
+        try:
+            res = [_encode2(w, s.stripe_len, cur) for w, s in zip(words, group)]
+        except TableError:                          # a literal lands in a state where its class has no code
+            break
+        size = sum(4 * int(sw.astype(np.int64).sum()) for _, sw, _ in res) + extra_bytes(cur)
+        if size < best[0]:
+            best = (size, cur, [(p, sw) for p, sw, _ in res])
+        got = design(sum(pr for _, _, pr in res), ts, L, greedy)
+        if got is None:
+            break
+        cur = got[0]
+    return best[1], best[2], best[0]
+
+
+def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan: int = 2):
     """A copy of container ``c`` whose table sets have two code tables where that makes their streams smaller.
 
     Parameters
@@ -221,6 +297,9 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None):
         Longest code in either state (the decoder's LUT1 address bits, the state bit not counted).
     greedy : bool
         Also try follow sets other than the ZRUN classes (:func:`design`).
+    replan : int
+        Rounds of coding the streams again with zero runs planned for the two states and the code lengths
+        re-derived from that parse (:func:`_replan`; 0: only the one-table encoder's symbols, rewritten).
     report : list, optional
         Gets one dict per table set that was tried: ``{"table", "follow", "before", "after"}`` (payload bytes of
         its streams).
@@ -243,13 +322,27 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None):
         if ts.lens_b is not None:
             continue
         pairs = sum(_walk(c.stripe_payload(s), s.stripe_words, ts, 0) for s in group)
-        got = design(pairs, ts, L, greedy)
-        if got is None:
-            continue
-        two = got[0]
-        coded = [_walk(c.stripe_payload(s), s.stripe_words, ts, 1, two) for s in group]
         before = sum(s.n_bytes for s in group)
-        after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
+        best, seen = None, set()
+        # F = the ZRUN classes, and F searched greedily: each coded (and re-planned) in full, the smaller kept
+        for g in ((False, True) if greedy else (False,)):
+            got = design(pairs, ts, L, g)
+            if got is None:
+                continue
+            two = got[0]
+            key = (two.follow, two.lens_b, tuple(cl.c for cl in two.classes))
+            if key in seen:
+                continue
+            seen.add(key)
+            coded = [_walk(c.stripe_payload(s), s.stripe_words, ts, 1, two) for s in group]
+            after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
+            if replan:
+                two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan)
+            if best is None or after < best[0]:
+                best = (after, two, coded)
+        if best is None:
+            continue
+        after, two, coded = best
         if report is not None:
             report.append({"table": ti, "follow": two.follow, "before": before, "after": after})
         if after >= before:
