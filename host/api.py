@@ -41,6 +41,8 @@ OPTIONS = {
     "threads": "code the stripes on N threads, 1..256 (default 1; the bytes are the same for every N)",
     "reorder": "let a tensor be coded in another axis order where its zero runs are cheaper so (format version 4; "
                "the arrays come back the same; default True, False: every stream in its tensor's own order)",
+    "states": "2: two code tables switched by the previous symbol's class where that is smaller (format version 5; "
+              "software decoders only, the hardware core does not decode it yet; default 1)",
 }
 
 _BOOL_OPTIONS = ("share", "greedy", "bf16", "reorder")
@@ -68,6 +70,9 @@ def _check_options(options: dict) -> dict:
         if key == "attrs" and value is not None and not (isinstance(value, Mapping) and all(
                 isinstance(v, Mapping) for v in value.values())):
             raise OptionError(f"option attrs: expected {{tensor name: {{key: value}}}}, not {type(value).__name__}")
+    if "states" in options and (isinstance(options["states"], (bool, np.bool_))
+                                or options["states"] not in (1, 2)):
+        raise OptionError(f"option states={options['states']!r}: expected 1 or 2")
     if "threads" in options:
         _threads(options["threads"])
     if "L" in options:
@@ -96,7 +101,11 @@ def _encode(arrays, options) -> ct.Container:
     user_attrs = opts.get("attrs") or {}
     attrs = {name: {**dict(user_attrs.get(name, {})), **lossy_attrs.get(name, {})}
              for name in prepared if name in user_attrs or name in lossy_attrs}
-    return codec.compress(prepared, attrs=attrs, threads=int(opts.get("threads", 1)), **_encoder_kw(opts))
+    c = codec.compress(prepared, attrs=attrs, threads=int(opts.get("threads", 1)), **_encoder_kw(opts))
+    if opts.get("states", 1) == 2:
+        from lutzip.codec import states
+        c = states.apply(c, L=int(opts.get("L", 8)))
+    return c
 
 
 def _encoder_kw(opts: dict) -> dict:
@@ -166,8 +175,12 @@ def save(path, arrays, **options) -> int:
     kw = _encoder_kw(opts)
     step = writer.lossy_step(opts.get("quantize"), bool(opts.get("bf16", False)), float(opts.get("prune", 0.0)))
     # tensor by tensor (lutzip.codec.writer): the same bytes as compress(), one prepared tensor in memory at a time
-    return writer.write_streamed(os.fspath(path), writer.arrays_source(arrays), prepare=step,
-                                 attrs=opts.get("attrs") or {}, threads=int(opts.get("threads", 1)), **kw)[0]
+    n = writer.write_streamed(os.fspath(path), writer.arrays_source(arrays), prepare=step,
+                              attrs=opts.get("attrs") or {}, threads=int(opts.get("threads", 1)), **kw)[0]
+    if opts.get("states", 1) == 2:
+        from lutzip.codec import states
+        n = ct.write(os.fspath(path), states.apply(ct.read(os.fspath(path)), L=int(opts.get("L", 8))))
+    return n
 
 
 def _threads(threads) -> int:

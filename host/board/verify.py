@@ -101,6 +101,11 @@ def _selection(c: ct.Container, names=None):
         if s.index not in seen:
             seen.add(s.index)
             streams.append(s)
+            if getattr(c.tables[s.table], "lens_b", None) is not None:
+                from lutzip.errors import UnsupportedError
+                raise UnsupportedError(f"tensor {t.name!r}: its table set {s.table} has two code tables (format "
+                                       f"version 5, --states 2), which the hardware core does not decode; "
+                                       f"re-compress without --states 2")
     return tensors, streams, _job_names(c, streams)
 
 

@@ -101,6 +101,8 @@ def _compress(args):
                                     threads=args.threads, reorder=not args.keep_order)
     finally:
         bar.close()
+    if args.states == 2:
+        n, c = _two_states(args.output, args.L)
     raw = sum(t.raw_bytes for t in c.tensors)
     groups = [s for s in c.streams if s.grouped]
     emit([f"{args.output}: {len(c.tensors)} tensors"
@@ -109,6 +111,13 @@ def _compress(args):
           f"{n / max(raw, 1):.4f} of {raw} raw bytes ({8 * n / max(sum(t.numel for t in c.tensors), 1):.3f} "
           f"bits/weight)"])
     return 0
+
+
+def _two_states(path, L):
+    """Rewrite the file at ``path`` with two code tables where that is smaller (:mod:`lutzip.codec.states`)."""
+    from lutzip.codec import states
+    c = states.apply(ct.read(path), L=L)
+    return ct.write(path, c), c
 
 
 def _decompress(args):
@@ -230,7 +239,8 @@ def _info(args):
         for cl in tb["classes"]:
             par = f"offset {cl['param']}" if cl["kind"] == "LUT" else (
                 f"base {cl['param']:#06x}" if cl["kind"] == "RANGE" else "")
-            out.append(f"  {cl['class']:2d} {cl['kind']:5s} code {cl['code']:>12s} k={cl['index_len']:2d} {par}")
+            two = f" B {cl['code_b'] or '-':>12s} -> {cl['next_state']}" if "code_b" in cl else ""
+            out.append(f"  {cl['class']:2d} {cl['kind']:5s} code {cl['code']:>12s}{two} k={cl['index_len']:2d} {par}")
     w = max([len(name(t["name"])) for t in d["tensors"]] + [6])
     out.append(f"{'tensor':{w}s} {'dtype':8s} {'shape':>16s} {'table':>5s} {'stream':>6s} {'bytes':>10s} "
                f"{'bits/w':>7s} {'ratio':>7s}")
@@ -290,6 +300,9 @@ def register(sub):
                                      f"{codec.DEFAULT_GROUP_BELOW}; 0: every tensor owns its stripes)")
     p.add_argument("--threads", type=int_in(1, 256, "thread count"), default=1, metavar="N",
                    help="code the stripes on N threads (default 1; the file is the same for every N)")
+    p.add_argument("--states", type=int_in(1, 2, "code tables"), default=1, metavar="N",
+                   help="2: two code tables switched by the previous symbol's class where that is smaller (format "
+                        "version 5; software decoders only, the hardware core does not decode it yet; default 1)")
     p.set_defaults(func=_compress)
 
     p = sub.add_parser("decompress", help="decode a .lutz container to .npz (bit-identical arrays)")

@@ -101,6 +101,9 @@ class StripeEncoder:
     def __init__(self, tables: TableSet, stripe_len: int):
         if not 1 <= stripe_len <= MAX_STRIPE_WORDS:
             raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")
+        if tables.lens_b is not None:
+            raise TableError("the stripe coder codes one code table; two (lutzip.codec.states.apply) are made from "
+                             "its stripes")
         self.tables = tables
         self.stripe_len = int(stripe_len)
         self.sym_bits, sym_len = symbol_table(tables)

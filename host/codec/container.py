@@ -18,7 +18,8 @@ from lutzip.codec.tables import ClassSpec, TableSet, MAX_CLASSES, MAX_CODE_LEN, 
 
 MAGIC = b"LUTZ"
 VERSION = 3              # written by default when no tensor has an axis order (4 when one has)
-READ_VERSIONS = (2, 3, 4)   # read (and written on request)
+READ_VERSIONS = (2, 3, 4, 5)   # read (and written on request; 5: two code tables, only when a table set has them)
+TS_STATES = 0x80         # version 5: bit 7 of a table set's W byte: two code tables (docs/FORMAT.md, section 2.1)
 HEADER = struct.Struct("<4sHHIIQII")  # magic, version, flags, meta_len, meta_crc, payload_len, reserved, hdr_crc
 HEADER_SIZE = HEADER.size  # 32
 MAX_NDIM = 8
@@ -409,13 +410,18 @@ def _scale_from_f32(f) -> float:
 
 
 # --------------------------------------------------------------------------------------------- writing
-def _pack_tables(tables) -> bytes:
+def _pack_tables(tables, version: int = 3) -> bytes:
     out = bytearray()
-    for ts in tables:
+    for i, ts in enumerate(tables):
         ts.validate()
-        out += struct.pack("<BB", ts.word_bits, len(ts.classes)) + _varint(len(ts.lut3))
+        two = ts.lens_b is not None
+        if two and version < 5:
+            raise FormatError(f"table set {i} has two code tables: version {version} cannot store it (write version 5)")
+        out += struct.pack("<BB", ts.word_bits | (TS_STATES if two else 0), len(ts.classes)) + _varint(len(ts.lut3))
         for cl in ts.classes:
             out += struct.pack("<BB", cl.c | (cl.kind << 4), cl.k) + _varint(cl.param)
+        if two:
+            out += struct.pack("<H", ts.follow) + bytes(int(v) for v in ts.lens_b)
         out += np.asarray(ts.lut3, "<u2" if ts.word_bits == 16 else "u1").tobytes()
     return bytes(out)
 
@@ -465,7 +471,10 @@ def check_axes(axes, ndim: int, name) -> tuple | None:
 
 
 def version_for(c: Container) -> int:
-    """The lowest version that holds ``c``: 4 when a tensor has an axis order, else :data:`VERSION` (3)."""
+    """The lowest version that holds ``c``: 5 when a table set has two code tables, 4 when a tensor has an axis
+    order, else :data:`VERSION` (3)."""
+    if any(getattr(ts, "lens_b", None) is not None for ts in c.tables):
+        return 5
     return 4 if any(check_axes(t.axes, len(t.shape), t.name) for t in c.tensors) else VERSION
 
 
@@ -474,7 +483,7 @@ def _pack_meta_v2(c: Container) -> bytes:
     if not 1 <= len(c.tables) <= 0xFFFF:
         raise FormatError(f"{len(c.tables)} table sets: a container holds 1 to 65535")
     out = bytearray(_varint(len(c.tables)) + _varint(len(c.tensors)))
-    out += _pack_tables(c.tables)
+    out += _pack_tables(c.tables, 2)
     seen = set()
     for t in c.tensors:
         if t.grouped:
@@ -548,7 +557,7 @@ def _pack_meta_v3(c: Container, version: int = 3) -> bytes:
             where[i] = s.index
     default_s = _default_stripe_len(streams)
     out = bytearray(_varint(len(c.tables)) + _varint(len(c.tensors)) + _varint(default_s))
-    out += _pack_tables(c.tables)
+    out += _pack_tables(c.tables, version)
     seen, prev, opened, cur = set(), b"", 0, None
     for i, t in enumerate(c.tensors):
         name, head, scale, attrs = _tensor_fields(t, seen)
@@ -638,16 +647,16 @@ def to_bytes(c: Container, version: int | None = None) -> bytes:
     ----------
     c : Container
         The tables, tensors and payload.
-    version : {None, 4, 3, 2}
+    version : {None, 5, 4, 3, 2}
         The layout of the metadata block. ``None`` (default): the lowest that holds ``c``
-        (:func:`version_for`: 4 when a tensor has an axis order, else 3). 3 cannot hold axis orders, the older
-        2 neither group streams.
+        (:func:`version_for`: 5 when a table set has two code tables, 4 when a tensor has an axis order, else
+        3). 4 and lower cannot hold two code tables, 3 axis orders, the older 2 neither group streams.
 
     Raises
     ------
     FormatError
         A field out of range, a layout the version cannot express (e.g. streams not in the order of their
-        first tensor), or ``version`` not 2, 3 or 4.
+        first tensor), or ``version`` not 2, 3, 4 or 5.
     """
     if version is None:
         version = version_for(c)
@@ -840,7 +849,7 @@ def _class_entry(key) -> tuple:
 _new_tableset = object.__new__
 
 
-def _read_tables(r: _Reader) -> list:
+def _read_tables(r: _Reader, version: int = 3) -> list:
     """``n_tables`` table sets (the count already read and checked), each validated.
 
     The rules of :meth:`TableSet.validate` are checked from each class's :data:`_classes` entry (Kraft sum,
@@ -848,6 +857,9 @@ def _read_tables(r: _Reader) -> list:
     tables = []
     for i in range(r.n_tables):
         w, ncls = r.unpack("BB", f"table set {i}")
+        two = version >= 5 and w & TS_STATES
+        if two:
+            w &= ~TS_STATES
         n3 = r.varint(f"LUT3 size of table set {i}", U64)
         if ncls > MAX_CLASSES or n3 > MAX_LUT3:
             raise FormatError(f"table set {i} claims {ncls} classes and {n3} LUT3 entries")
@@ -876,6 +888,9 @@ def _read_tables(r: _Reader) -> list:
                 p = r.pos
             ents.append(get(key) or _class_entry(key))
         r.pos = p
+        if two:
+            follow = r.unpack("H", f"follow mask of table set {i}")[0]
+            lens_b = tuple(r.take(ncls, f"state-B code lengths of table set {i}"))
         if n3:
             lut3 = np.frombuffer(r.take(n3 * w // 8, f"LUT3 of table set {i}"),
                                  "<u2" if w == 16 else "u1").astype(np.uint16)
@@ -890,6 +905,8 @@ def _read_tables(r: _Reader) -> list:
             ok = sum(kraft) <= 1 << MAX_CODE_LEN and max(w_need) <= w and max(n3_need) <= n3
         else:
             ts.classes, ok = [], False
+        if two:                             # the state-B rules are checked by validate
+            ts.lens_b, ts.follow, ok = lens_b, follow, False
         # LUT3 values fit w bits by how they are read; every other rule of validate is in ok
         if not ok:
             try:
@@ -1165,7 +1182,7 @@ def _parse_meta_v3(meta: bytes, payload_len: int, version: int = 3):
     if not 1 <= default_s <= 65536:
         raise FormatError(f"default stripe length {default_s} outside 1..65536")
     r.n_tables = n_tables
-    tables = _read_tables(r)
+    tables = _read_tables(r, version)
     if n_tensors * MIN_TENSOR_BYTES_V3 > r.remaining():
         raise FormatError(f"tensor count {n_tensors} cannot fit in {r.remaining()} bytes of metadata")
     recs = []                 # (name, dtype code, shape, numel, attrs, stream, word offset, axis order)

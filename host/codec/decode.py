@@ -89,6 +89,9 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
         raise ValueError(f"out must be {numel} words of uint16 (or uint8 for 8-bit tables)")
     if kernel not in ("auto", "c", "numba"):
         raise ValueError(f"kernel must be 'auto', 'c' or 'numba', not {kernel!r}")
+    if tables.lens_b is not None:              # two code tables (version 5): the C kernel does not decode them
+        return _decode_two_states(payload_words, stripe_words, numel, stripe_len, tables, name, out, crcs, kernel,
+                                  first_stripe, crc_where)
     if kernel != "numba" and out.flags.c_contiguous:
         from lutzip.codec import fastdec
         if fastdec.available():
@@ -140,6 +143,33 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
     if rc:
         raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {int(err[2])} of the stripe)", name,
                           first_stripe + int(err[1]))
+    return out
+
+
+def _decode_two_states(payload_words, stripe_words, numel, stripe_len, tables, name, out, crcs, kernel,
+                       first_stripe, crc_where):
+    """:func:`decode_stripes` of a table set with two code tables (:mod:`lutzip.codec.states`; numba kernel)."""
+    if kernel == "c":
+        from lutzip.errors import UnsupportedError
+        raise UnsupportedError("the C decoder does not decode two code tables (format version 5); use the "
+                               "reference decoder")
+    tables.validate()
+    stripe_words = np.asarray(stripe_words, np.int64)
+    if np.any(stripe_words < 2) or int(stripe_words.sum()) != len(payload_words):
+        raise DecodeError("stripe word counts do not add up to the payload", name)
+    starts = np.zeros(len(stripe_words), np.int64)
+    if len(stripe_words):
+        starts[1:] = np.cumsum(stripe_words)[:-1]
+    payload_words = np.asarray(payload_words, np.uint32)
+    if crcs is not None:
+        from lutzip.codec import fastdec
+        bad = fastdec.first_bad_crc(payload_words, stripe_words, crcs)
+        if bad >= 0:
+            raise _crc_error(name, first_stripe + bad, crc_where)
+    from lutzip.codec.states import decode_stripes2
+    rc, stripe, word = decode_stripes2(payload_words, starts, stripe_words, stripe_len, numel, tables, out)
+    if rc:
+        raise DecodeError(f"{ERROR_TEXT[rc]} (at decoded word {word} of the stripe)", name, first_stripe + stripe)
     return out
 
 

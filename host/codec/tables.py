@@ -49,6 +49,11 @@ class TableSet:
     word_bits: int
     classes: list
     lut3: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint16))
+    #: format version 5 (:mod:`lutzip.codec.states`): the classes' code lengths in state B (0: no code there), or
+    #: ``None`` for one code table; the classes' ``c`` are then the state-A lengths
+    lens_b: tuple | None = None
+    #: version 5: bit ``j`` set: the symbol after a class-``j`` symbol is read with the state-B codes
+    follow: int = 0
 
     def __post_init__(self):
         self.lut3 = np.asarray(self.lut3, dtype=np.uint16).reshape(-1)
@@ -56,7 +61,14 @@ class TableSet:
 
     @property
     def max_code_len(self) -> int:
+        if self.lens_b is not None:              # two code tables: the longest code of either
+            return max(max(c.c for c in self.classes), max(self.lens_b))
         return max(c.c for c in self.classes)
+
+    @property
+    def n_states(self) -> int:
+        """Code tables of the set: 1, or 2 (format version 5, :mod:`lutzip.codec.states`)."""
+        return 1 if self.lens_b is None else 2
 
     def validate(self) -> "TableSet":
         """Raise :class:`TableError` unless every rule of docs/FORMAT.md section 1-2 holds."""
@@ -99,6 +111,9 @@ class TableSet:
         if kraft > 1 << MAX_CODE_LEN:
             raise TableError("class code lengths break the Kraft inequality "
                              f"(sum 2^-c = {kraft / (1 << MAX_CODE_LEN):.4f} > 1)")
+        if self.lens_b is not None or self.follow:
+            from lutzip.codec.states import validate_states
+            validate_states(self)
         return self
 
     def codes(self) -> list:
@@ -115,6 +130,8 @@ class TableSet:
 
     def lut1(self, L: int | None = None) -> np.ndarray:
         """LUT1 as a 2^L array of packed entries ``valid|class|c|c+k`` (0 = invalid prefix)."""
+        if self.lens_b is not None:
+            _one_table_only(self)
         L = self.max_code_len if L is None else L
         if self.max_code_len > L:
             raise TableError(f"codes of {self.max_code_len} bits do not fit a LUT1 of {L} address bits")
@@ -138,6 +155,11 @@ class TableSet:
         for j, (cl, code) in enumerate(zip(self.classes, self.codes())):
             out.append({"class": j, "kind": KIND_NAMES.get(cl.kind, "?"), "code": format(code, f"0{cl.c}b"),
                         "code_len": cl.c, "index_len": cl.k, "param": cl.param})
+        if self.lens_b is not None:              # two code tables (version 5): the state-B code, the next state
+            from lutzip.codec.states import canonical_codes
+            for d, cb, code in zip(out, self.lens_b, canonical_codes(self.lens_b)):
+                d.update(code_b=format(code, f"0{cb}b") if cb else "", next_state="B" if self.follow >> d["class"] & 1
+                         else "A")
         return out
 
 
@@ -159,10 +181,18 @@ def expand_hw(tables: TableSet, L: int = 8):
     Returns a list of ``(sel, addr, data)`` tuples: all of LUT1, all 16 LUT2 entries, then LUT3.
     """
     tables.validate()
+    if tables.lens_b is not None:
+        _one_table_only(tables)
     ops = [(SEL_LUT1, a, int(v)) for a, v in enumerate(tables.lut1(L))]
     ops += [(SEL_LUT2, a, int(v)) for a, v in enumerate(tables.lut2())]
     ops += [(SEL_LUT3, a, int(v)) for a, v in enumerate(tables.lut3)]
     return ops
+
+
+def _one_table_only(tables: TableSet):
+    from lutzip.errors import UnsupportedError
+    raise UnsupportedError("the table set has two code tables (format version 5, `--states 2`): the hardware core "
+                           "and the one-table decoders do not decode it; re-compress without --states")
 
 
 def raw_tableset(word_bits: int) -> TableSet:

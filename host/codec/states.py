@@ -1,0 +1,369 @@
+"""Two code tables switched by the previous symbol's class (format version 5, docs/FORMAT.md section 2.1).
+
+A table set may carry a second vector of class-code lengths (``TableSet.lens_b``) and a class set ``F``
+(``TableSet.follow``, a bit mask). A stripe starts in state A, where the classes' own code lengths ``c`` hold;
+after a symbol of a class in ``F`` the next symbol is read in state B (the ``lens_b`` codes, canonical like the
+A codes; a class of length 0 has no code in B), after any other symbol in state A. The classes themselves
+(kind, index length, param: LUT2) and LUT3 are the same in both states: only the prefix code differs. In a
+decoder this is one more LUT1 address bit (the state) and one more LUT1 entry bit (the next state).
+
+What pays for it: a zero run (a ZRUN symbol not cut at its class's maximum) is always followed by a literal, and an
+order-0 code over runs and literals mixed pays for "run or literal" at every symbol
+(docs/log/2026-12-compression.md, 2026-12-04 night).
+
+The encoder side (:func:`apply`) works on a finished container: the one-table encoder's stripes are read
+back symbol by symbol, the class pairs counted per table set, two code-length vectors derived (package-merge,
+the lengths of :func:`lutzip.codec.huffman.limited_code_lengths`) for ``F`` = the ZRUN classes and for ``F``
+chosen greedily, and the stripes rewritten with the same symbols in the new codes where the streams of the
+table set get smaller. Opt-in (``lutzip compress --states 2``, ``compress(..., states=2)``): the hardware core
+does not decode these table sets yet, and the C fast decoder is not chosen for them (the numba reference
+kernel decodes them).
+"""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+
+import numpy as np
+
+from lutzip.errors import TableError
+from lutzip.codec.tables import LUT, MAX_CLASSES, MAX_CODE_LEN, MAX_SYMBOL_BITS, ZRUN, ClassSpec, TableSet
+
+def extra_bytes(ts: TableSet) -> int:
+    """Metadata bytes a two-state table set adds (u16 follow mask + one code length per class)."""
+    return 2 + len(ts.classes)
+
+
+def validate_states(ts: TableSet) -> None:
+    """Raise :class:`TableError` unless the state-B fields of ``ts`` follow docs/FORMAT.md section 2.1."""
+    n = len(ts.classes)
+    if ts.lens_b is None:
+        raise TableError(f"follow mask {ts.follow:#x} without state-B code lengths")
+    lens = tuple(int(v) for v in ts.lens_b)
+    if len(lens) != n:
+        raise TableError(f"{len(lens)} state-B code lengths for {n} classes")
+    if not 0 < ts.follow < (1 << n):
+        raise TableError(f"follow mask {ts.follow:#x}: must name at least one of the {n} classes and no other")
+    kraft = 0
+    for j, (c, cl) in enumerate(zip(lens, ts.classes)):
+        if not 0 <= c <= MAX_CODE_LEN:
+            raise TableError(f"class {j}: state-B code length {c} outside 0..{MAX_CODE_LEN}")
+        if c and c + cl.k > MAX_SYMBOL_BITS:
+            raise TableError(f"class {j}: state-B code {c} + index {cl.k} bits exceeds {MAX_SYMBOL_BITS}")
+        if c:
+            kraft += 1 << (MAX_CODE_LEN - c)
+    if not kraft:
+        raise TableError("no class has a code in state B")
+    if kraft > 1 << MAX_CODE_LEN:
+        raise TableError("state-B code lengths break the Kraft inequality "
+                         f"(sum 2^-c = {kraft / (1 << MAX_CODE_LEN):.4f} > 1)")
+
+
+def canonical_codes(lens) -> list:
+    """Canonical codes of code lengths ``lens`` (0: no code, gets 0), as :meth:`TableSet.codes`."""
+    order = sorted((j for j in range(len(lens)) if lens[j]), key=lambda j: (lens[j], j))
+    codes = [0] * len(lens)
+    code, prev = -1, 0
+    for j in order:
+        c = lens[j]
+        code = 0 if code < 0 else (code + 1) << (c - prev)
+        prev = c
+        codes[j] = code
+    return codes
+
+
+def state_arrays(ts: TableSet):
+    """``(lens, codes, nxt)``: code lengths and codes by ``state * 16 + class`` (int64, 32 entries) and the next
+    state of each class (16 entries)."""
+    n = len(ts.classes)
+    lens = np.zeros(2 * MAX_CLASSES, np.int64)
+    codes = np.zeros(2 * MAX_CLASSES, np.int64)
+    la = [cl.c for cl in ts.classes]
+    lb = list(ts.lens_b)
+    lens[:n], codes[:n] = la, canonical_codes(la)
+    lens[MAX_CLASSES:MAX_CLASSES + n], codes[MAX_CLASSES:MAX_CLASSES + n] = lb, canonical_codes(lb)
+    nxt = np.array([(ts.follow >> j) & 1 for j in range(MAX_CLASSES)], np.int64)
+    return lens, codes, nxt
+
+
+def state_lut1(ts: TableSet, L: int) -> np.ndarray:
+    """The two-state LUT1: ``2 << L`` entries ``valid|class|c|c+k`` addressed by ``state << L | prefix``."""
+    lens, codes, _ = state_arrays(ts)
+    table = np.zeros(2 << L, np.uint32)
+    for st in range(2):
+        for j, cl in enumerate(ts.classes):
+            c = int(lens[st * MAX_CLASSES + j])
+            if not c:
+                continue
+            code = int(codes[st * MAX_CLASSES + j])
+            lo = (st << L) + (code << (L - c))
+            hi = (st << L) + ((code + 1) << (L - c))
+            table[lo:hi] = (1 << 14) | (j << 10) | (c << 6) | (c + cl.k)
+    return table
+
+
+def decode_stripes2(payload_words, starts, stripe_words, stripe_len: int, numel: int, ts: TableSet, out):
+    """Decode a two-state set's stripes (checked like the one-table reference kernel) into ``out``.
+
+    Returns ``(rc, stripe, word)``: the decoder error code (0: none) and where it happened."""
+    L = ts.max_code_len
+    lut1 = state_lut1(ts, L).astype(np.int64)
+    _, _, nxt = state_arrays(ts)
+    kinds = np.array([cl.kind for cl in ts.classes], np.int64)
+    ks = np.array([cl.k for cl in ts.classes], np.int64)
+    params = np.array([cl.param for cl in ts.classes], np.int64)
+    err = np.zeros(3, np.int64)
+    from lutzip.codec._statesnumba import _decode2_kernel
+    rc = _decode2_kernel(np.asarray(payload_words, np.uint32), starts, np.asarray(stripe_words, np.int64),
+                         int(stripe_len), int(numel), lut1, L, nxt, kinds, ks, params, ts.lut3, out, err)
+    return int(rc), int(err[1]), int(err[2])
+
+
+# ----------------------------------------------------------------------------------------------- encoder
+def _walk(payload, stripe_words, ts: TableSet, mode: int, two: TableSet | None = None):
+    """Run :func:`~lutzip.codec._statesnumba._walk_kernel` over one-table stripes coded with ``ts``."""
+    from lutzip.codec._statesnumba import _walk_kernel
+    sw = np.asarray(stripe_words, np.int64)
+    starts = np.zeros(len(sw), np.int64)
+    if len(sw):
+        starts[1:] = np.cumsum(sw)[:-1]
+    L = ts.max_code_len
+    lut1 = ts.lut1(L).astype(np.int64)
+    kinds = np.array([cl.kind for cl in ts.classes] + [0] * (MAX_CLASSES - len(ts.classes)), np.int64)
+    ks = np.array([cl.k for cl in ts.classes] + [0] * (MAX_CLASSES - len(ts.classes)), np.int64)
+    pairs = np.zeros((MAX_CLASSES + 1, MAX_CLASSES), np.int64)
+    if mode == 0:
+        dummy = np.zeros(1, np.int64)
+        _walk_kernel(payload, starts, sw, lut1, L, kinds, ks, 0, dummy, dummy, dummy,
+                     np.zeros(1, np.uint32), np.zeros(1, np.uint32), pairs)
+        return pairs
+    lens, codes, nxt = state_arrays(two)
+    n_words = int(np.sum((np.asarray(payload, np.uint32)[starts] & 0xFFFF).astype(np.int64) + 1)) if len(sw) else 0
+    # a symbol gets at most MAX_CODE_LEN - 1 bits longer: a safe bound of the rewritten stripes
+    out = np.empty(len(payload) + (n_words * (MAX_CODE_LEN - 1)) // 32 + 2 * len(sw) + 2, np.uint32)
+    out_sw = np.zeros(len(sw), np.uint32)
+    p = _walk_kernel(payload, starts, sw, lut1, L, kinds, ks, 1, nxt, codes, lens, out, out_sw, pairs)
+    return out[:p].copy(), out_sw
+
+
+def _literals(two: TableSet):
+    """``(lit_cls, lit_idx)``: for every ``W``-bit value the literal class that codes it in the fewest state-A bits
+    (the first class among equals; -1: no class) and its index there."""
+    size = 1 << two.word_bits
+    best = np.full(size, 1 << 20, np.int64)
+    lit_cls = np.full(size, -1, np.int64)
+    lit_idx = np.zeros(size, np.int64)
+    for j, cl in enumerate(two.classes):
+        if cl.kind == ZRUN:
+            continue
+        idx = np.arange(1 << cl.k, dtype=np.int64)
+        vals = two.lut3[cl.param + idx].astype(np.int64) if cl.kind == LUT else cl.param + idx
+        order = np.argsort(vals, kind="stable")         # a value listed twice keeps its first index
+        vals, idx = vals[order], idx[order]
+        first = np.ones(len(vals), bool)
+        first[1:] = vals[1:] != vals[:-1]
+        vals, idx = vals[first], idx[first]
+        better = cl.total < best[vals]
+        best[vals[better]] = cl.total
+        lit_cls[vals[better]] = j
+        lit_idx[vals[better]] = idx[better]
+    return lit_cls, lit_idx
+
+
+def _encode2(words: np.ndarray, S: int, two: TableSet):
+    """Code ``words`` in stripes of ``S`` with the two-state set ``two``, zero runs planned state-aware
+    (:func:`~lutzip.codec._statesnumba._encode2_kernel`). Returns ``(payload, stripe_words, pairs)``."""
+    from lutzip.codec._statesnumba import _encode2_kernel, _run_dp
+    lens, codes, nxt = state_arrays(two)
+    ks = np.array([cl.k for cl in two.classes] + [0] * (MAX_CLASSES - len(two.classes)), np.int64)
+    lit_cls, lit_idx = _literals(two)
+    opts = [(j, 1 << cl.k, 0) for j, cl in enumerate(two.classes) if cl.kind == ZRUN]
+    if lit_cls[0] >= 0:
+        opts.append((int(lit_cls[0]), 1, 1))
+    opt_cls = np.array([o[0] for o in opts] or [0], np.int64)[:len(opts)]
+    opt_cap = np.array([o[1] for o in opts] or [1], np.int64)[:len(opts)]
+    opt_lit = np.array([o[2] for o in opts] or [0], np.int64)[:len(opts)]
+    S = int(S)
+    g = np.zeros((2, S + 1, 2), np.int64)
+    ch = np.zeros((2, S + 1, 2), np.int64)
+    _run_dp(S, opt_cls, opt_cap, lens, ks, nxt, g, ch)
+    n = int(words.size)
+    n_stripes = -(-n // S)
+    out = np.empty(n_stripes * 2 + (n * (MAX_SYMBOL_BITS + 1)) // 32 + 2, np.uint32)
+    out_sw = np.zeros(n_stripes, np.uint32)
+    pairs = np.zeros((MAX_CLASSES + 1, MAX_CLASSES), np.int64)
+    p = _encode2_kernel(np.ascontiguousarray(words).reshape(-1), S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit,
+                        lens, codes, ks, nxt, g, ch, out, out_sw, pairs)
+    if p < 0:
+        raise TableError(f"word {-1 - p} is not covered by a class of the table set in the state it is read in")
+    return out[:p].copy(), out_sw, pairs
+
+
+def _lengths(counts, L: int, every: bool) -> list:
+    """Package-merge code lengths (at most ``L`` bits) of ``counts``; ``every``: classes of count 0 get a code
+    too (the longest the others leave room for), as state A must give every class one."""
+    from lutzip.codec.huffman import limited_code_lengths
+    if every:
+        counts = [float(v) if v > 0 else 1e-9 for v in counts]
+    return limited_code_lengths(list(counts), L)
+
+
+def _cost(pairs: np.ndarray, n: int, F: int, L: int):
+    """``(bits, lens_a, lens_b)`` of the class codes of all symbols with follow set ``F``."""
+    inF = np.array([(F >> j) & 1 for j in range(MAX_CLASSES)] + [0], bool)
+    ca = pairs[~inF].sum(0)[:n]
+    cb = pairs[inF].sum(0)[:n]
+    la = _lengths(ca.tolist(), L, True)
+    lb = _lengths(cb.tolist(), L, False) if cb.any() else [0] * n
+    return int((ca * np.array(la)).sum() + (cb * np.array(lb)).sum()), la, lb
+
+
+def design(pairs: np.ndarray, ts: TableSet, L: int = 8, greedy: bool = True, max_steps: int = 8):
+    """The best two-state version of ``ts`` for symbols with class-pair counts ``pairs`` (17 x 16; row 16: the
+    stripe start), or ``None`` when no follow set codes them in fewer bits than ``ts`` itself.
+
+    ``F`` is tried as the ZRUN classes, and (``greedy``) grown or shrunk one class at a time from there (from
+    the best single class when there is no ZRUN class) while that saves bits. Returns ``(tableset, bits
+    saved)``: the class-code bits of the symbols (index bits do not change), the metadata bytes it adds included.
+    """
+    n = len(ts.classes)
+    L = max(int(L), ts.max_code_len)
+    used = pairs.sum(0)[:n]
+    base = int((used * np.array([cl.c for cl in ts.classes])).sum())
+    zr = sum(1 << j for j, cl in enumerate(ts.classes) if cl.kind == ZRUN)
+    tried = {}
+
+    def cost(F):
+        if F not in tried:
+            tried[F] = _cost(pairs, n, F, L)
+        return tried[F][0]
+
+    best = None
+    if zr:
+        best = zr
+    if greedy:
+        F = zr if zr else min((1 << j for j in range(n)), key=cost)
+        for _ in range(max_steps):
+            nb = min((F ^ (1 << j) for j in range(n) if F ^ (1 << j)), key=cost, default=F)
+            if cost(nb) >= cost(F):
+                break
+            F = nb
+        if best is None or cost(F) < cost(best):
+            best = F
+    if best is None:
+        return None
+    cost(best)
+    bits, la, lb = tried[best]
+    saved = base - bits - 8 * (2 + n)
+    if saved <= 0 or not any(lb):
+        return None
+    two = TableSet(ts.word_bits, [ClassSpec(int(a), cl.kind, cl.k, cl.param) for a, cl in zip(la, ts.classes)],
+                   ts.lut3.copy(), lens_b=tuple(int(b) for b in lb), follow=int(best))
+    two.validate()
+    return two, saved
+
+
+def _replan(c, group, ts, two, coded, after, L, greedy, rounds):
+    """Code the group's streams again with zero runs planned for the two states (:func:`_encode2`), the code
+    lengths re-derived from that parse's pairs, ``rounds`` times; the smallest of all (the transcoded stripes
+    included) is kept. Returns ``(tableset, [(payload, stripe_words)], bytes)``."""
+    from lutzip.codec.decode import decode_stripes
+    words = [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts) for s in group]
+    best = (after, two, coded)
+    cur = two
+    for _ in range(int(rounds)):
+        try:
+            res = [_encode2(w, s.stripe_len, cur) for w, s in zip(words, group)]
+        except TableError:                          # a literal lands in a state where its class has no code
+            break
+        size = sum(4 * int(sw.astype(np.int64).sum()) for _, sw, _ in res) + extra_bytes(cur)
+        if size < best[0]:
+            best = (size, cur, [(p, sw) for p, sw, _ in res])
+        got = design(sum(pr for _, _, pr in res), ts, L, greedy)
+        if got is None:
+            break
+        cur = got[0]
+    return best[1], best[2], best[0]
+
+
+def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan: int = 2):
+    """A copy of container ``c`` whose table sets have two code tables where that makes their streams smaller.
+
+    Parameters
+    ----------
+    c : lutzip.codec.container.Container
+        A container written by the one-table encoder (its stripes are read back; they must be valid).
+    L : int
+        Longest code in either state (the decoder's LUT1 address bits, the state bit not counted).
+    greedy : bool
+        Also try follow sets other than the ZRUN classes (:func:`design`).
+    replan : int
+        Rounds of coding the streams again with zero runs planned for the two states and the code lengths
+        re-derived from that parse (:func:`_replan`; 0: only the one-table encoder's symbols, rewritten).
+    report : list, optional
+        Gets one dict per table set that was tried: ``{"table", "follow", "before", "after"}`` (payload bytes of
+        its streams).
+
+    Returns
+    -------
+    Container
+        The same tensors, with new table sets, stripes, stripe CRCs and offsets (written as format version 5
+        when any table set has two code tables; else ``c`` itself).
+    """
+    from lutzip.codec import container as ct
+    streams = c.streams
+    by_table = {}
+    for s in streams:
+        by_table.setdefault(s.table, []).append(s)
+    new_tables = list(c.tables)
+    new_stripes = {}                                   # stream index -> (payload, stripe_words)
+    for ti, group in by_table.items():
+        ts = c.tables[ti]
+        if ts.lens_b is not None:
+            continue
+        pairs = sum(_walk(c.stripe_payload(s), s.stripe_words, ts, 0) for s in group)
+        before = sum(s.n_bytes for s in group)
+        best, seen = None, set()
+        # F = the ZRUN classes, and F searched greedily: each coded (and re-planned) in full, the smaller kept
+        for g in ((False, True) if greedy else (False,)):
+            got = design(pairs, ts, L, g)
+            if got is None:
+                continue
+            two = got[0]
+            key = (two.follow, two.lens_b, tuple(cl.c for cl in two.classes))
+            if key in seen:
+                continue
+            seen.add(key)
+            coded = [_walk(c.stripe_payload(s), s.stripe_words, ts, 1, two) for s in group]
+            after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
+            if replan:
+                two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan)
+            if best is None or after < best[0]:
+                best = (after, two, coded)
+        if best is None:
+            continue
+        after, two, coded = best
+        if report is not None:
+            report.append({"table": ti, "follow": two.follow, "before": before, "after": after})
+        if after >= before:
+            continue
+        new_tables[ti] = two
+        for s, pc in zip(group, coded):
+            new_stripes[s.index] = pc
+    if not new_stripes:
+        return c
+    chunks, tensors, offset = [], list(c.tensors), 0
+    for s in streams:                                   # the streams tile the payload in stream order
+        if s.index in new_stripes:
+            payload, sw = new_stripes[s.index]
+            starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
+            mv = memoryview(payload.astype("<u4", copy=False)).cast("B")
+            crcs = np.array([zlib.crc32(mv[4 * starts[j]:4 * starts[j + 1]]) for j in range(len(sw))], np.uint32)
+        else:
+            payload, sw, crcs = c.stripe_payload(s), s.stripe_words, s.stripe_crcs
+        for i in s.members:
+            tensors[i] = dataclasses.replace(tensors[i], offset=offset, stripe_words=sw, stripe_crcs=crcs)
+        chunks.append(np.asarray(payload, np.uint32))
+        offset += 4 * len(payload)
+    payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
+    return ct.Container(new_tables, tensors, payload)
