@@ -698,6 +698,7 @@ class _ZDesign:
         self._lut = None
         self._vals = vals
         self._hh = None
+        self._hord = None       # hist[order] (int64), for fastenc.design_lut
         self.hsum = hsum
         self._base = None       # the base (encoder._trie_dp) of the trie DPs of t > 0: round 1 of t = 0
         self._base2 = {}        # c_res -> round 2 of t = 0
@@ -734,6 +735,26 @@ class _ZDesign:
             ts |= set(range(0, self.R + 1, max(1, self.R // 32)))
         return sorted(ts - {0})
 
+    def _designs_c(self, kern, t, W, L, st):
+        """:meth:`designs` of ``t > 0`` by ``fastenc.design_lut`` (its bases: t = 0's DPs whose work arrays are
+        still theirs): ``[(classes, lens, lut3, payload bits)]``, or None where the Python path decides."""
+        vals = self._vals
+        if self._hh is None:
+            h = self.hist[vals].astype(np.float64)
+            self._hh = (h, h * np.log2(h))
+        if self._hord is None:
+            self._hord = np.ascontiguousarray(self.hist[self.order], np.int64)
+            self._pos64 = np.ascontiguousarray(self._pos, np.int64)
+            self._order64 = np.ascontiguousarray(self.order, np.int64)
+
+        def valid(b):
+            return b is not None and all(kern.dp_gen(sl) == g for sl, g in b[2])
+        b1 = self._base if valid(self._base) else None
+        b2 = {c: b for c, b in self._base2.items() if valid(b)}
+        return kern.design_lut(vals, *self._hh, self._pos64, t, W, CLASS_BITS / 2, self.N, self.Mv, CLASS_BITS, L,
+                               self.lut_best[t], self.lut_choice, self._order64, self._hord, self.zruns,
+                               REF_MIN_NODES, b1, b2, _stats_args(st))
+
     def designs(self, t, W, L, st, screen=None):
         """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``.
 
@@ -751,6 +772,14 @@ class _ZDesign:
             self._lut_part()
         n_rest = len(vals) - t                  # the top t values are present ones
         kern = _k()
+        if t and hasattr(kern, "design_lut"):   # the C kernel: every round below in one call (the same designs)
+            got = self._designs_c(kern, t, W, L, st)
+            if got is not None:
+                for classes, lens, lut3, bits in got:
+                    ts = _Built(W, classes, lens, lut3, (st, bits + (
+                        TABLE_HEAD_BITS + CLASS_BITS * len(classes) + min(LUT3_BITS, W) * len(lut3))))
+                    yield ts, ts.bits(st)
+                return
         Mdp, solve0 = Mv, None
         if t == 0 and screen is not None and n_rest:
             tree, Mdp, solve0 = screen
