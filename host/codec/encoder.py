@@ -1249,28 +1249,116 @@ def _ideal_bits(st: Stats) -> float:
     return float(-(h * np.log2(h / n)).sum()) if n else 0.0
 
 
-def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None):
+def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None,
+                threads: int = 1):
     """Choose table sets for several tensors and which tensor uses which.
 
     Tensors are visited largest first; a tensor joins an existing table set of its word width when coding it
     with that set costs fewer bits than a set of its own (payload plus metadata). Returns
-    ``(tables, assignment)`` with ``assignment[i]`` the table index of tensor ``i``.
+    ``(tables, assignment)`` with ``assignment[i]`` the table index of tensor ``i``. ``threads``: the tensors'
+    own table sets are designed on this many threads (:func:`plan_tables_stats`; the same tables).
     """
     return plan_tables_stats([Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)], stripe_len, L,
-                             share, progress)
+                             share, progress, threads)
 
 
-def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None):
+def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None,
+                      threads: int = 1):
     """:func:`plan_tables` from the streams' statistics (:meth:`Stats.of`) instead of their words.
 
     The table design depends on the statistics alone, so a file can be planned tensor by tensor, each
-    tensor's words read, counted and let go (:mod:`lutzip.codec.writer`).
+    tensor's words read, counted and let go (:mod:`lutzip.codec.writer`). ``threads`` > 1: every tensor's own
+    design (:func:`design_tableset`, which depends on its statistics alone) is started ahead on ``threads - 1``
+    worker threads while this thread makes the choices in the same order, taking a design from them or making it
+    itself: the same tables and assignment as one thread (a design that turns out unneeded is wasted work).
     """
     with _scope():
-        return _plan_tables_stats(stats, stripe_len, L, share, progress)
+        if int(threads) <= 1 or len(stats) < 2:
+            return _plan_tables_stats(stats, stripe_len, L, share, progress)
+        with _Ahead(stats, L, int(threads) - 1) as ahead:
+            return _plan_tables_stats(stats, stripe_len, L, share, progress, ahead)
 
 
-def _plan_tables_stats(stats, stripe_len, L, share, progress):
+def _own_effort(st: Stats) -> int:
+    return 1 if st.n_words >= 4096 else 0
+
+
+class _Ahead:
+    """Own designs of the tensors (``design_tableset(st, L, effort=_own_effort(st))``), taken in the order of
+    :func:`_plan_tables_stats` by worker threads (each in one ``_scope`` for its life: work arrays reused).
+    :meth:`get` returns a tensor's design: the worker's (waiting for it, and meanwhile designing the next ones
+    not yet taken), or made here when no worker has taken it yet."""
+
+    def __init__(self, stats, L, workers):
+        import collections
+        import concurrent.futures
+        import threading
+        self._stats, self._L = stats, L
+        order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
+        self._fut = {i: concurrent.futures.Future() for i in order}
+        self._queue = collections.deque(order)
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._work, daemon=True, name=f"lutzip-design-{n}")
+                         for n in range(workers)]
+
+    def __enter__(self):
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._queue.clear()                 # nothing new is started; running designs finish
+        for t in self._threads:
+            t.join()
+        return False
+
+    def _take(self):
+        """The next design no one has taken (its index and future, marked running), or None."""
+        with self._lock:
+            while self._queue:
+                i = self._queue.popleft()
+                fut = self._fut[i]
+                if fut.set_running_or_notify_cancel():
+                    return i, fut
+        return None
+
+    def _run(self, i, fut):
+        try:
+            st = self._stats[i]
+            fut.set_result(design_tableset(st, self._L, effort=_own_effort(st)))
+        except BaseException as e:              # handed to get()'s caller
+            fut.set_exception(e)
+
+    def _work(self):
+        with _scope():
+            while True:
+                job = self._take()
+                if job is None:
+                    return
+                self._run(*job)
+
+    def get(self, i):
+        fut = self._fut[i]
+        with self._lock:
+            mine = fut.cancel()                 # no worker has it: made here
+        if mine:
+            st = self._stats[i]
+            return design_tableset(st, self._L, effort=_own_effort(st))
+        while not fut.done():
+            job = self._take()
+            if job is None:
+                break
+            self._run(*job)
+        return fut.result()
+
+    def skip(self, i):
+        """Tensor ``i`` needs no design of its own: not started when no worker has it yet."""
+        with self._lock:
+            self._fut[i].cancel()
+
+
+def _plan_tables_stats(stats, stripe_len, L, share, progress, ahead=None):
     order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
     tables, costs, members, assignment = [], [], [], [0] * len(stats)
     for i in order:
@@ -1286,7 +1374,9 @@ def _plan_tables_stats(stats, stripe_len, L, share, progress):
         # zero runs): when an existing set does as well, the tensor joins it without a design of its own
         own, own_bits = None, math.inf
         if shared is None or shared_bits > _ideal_bits(st) + CLASS_BITS + TABLE_HEAD_BITS:
-            own, own_bits = design_tableset(st, L, effort=1 if st.n_words >= 4096 else 0)
+            own, own_bits = ahead.get(i) if ahead is not None else design_tableset(st, L, effort=_own_effort(st))
+        elif ahead is not None:
+            ahead.skip(i)
         choice = shared if shared_bits <= own_bits else None
         if choice is None:
             tables.append(own)
