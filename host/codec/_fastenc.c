@@ -817,22 +817,119 @@ EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax,
     free(pre);
 }
 
-/* lze_group_dp at each of the ng multipliers mus[g] into best/ch/start + g (R + 1) (M + 1); returns -1 without
- * memory */
+/* lze_group_dp_grid's DP at one multiplier for M == 16, in pull form: row j (rank) gathers its sources in the push
+ * loop's order (i ascending: k descending for j < R; for R each i's first block reaching R, then its residual), its
+ * 16 entries kept in local arrays; costs (best_c) computed first for all sources: the same values and choices. */
+#define GMM 16
+__attribute__((optimize("O3"))) static void group_dp16(int64_t R, const double *pre, int64_t kmax, double mu,
+                                                        int64_t L, int64_t W, double class_bits, double lut3_bits,
+                                                        double *cost, double *best, int64_t *ch, int64_t *start)
+{
+    const int64_t W1 = GMM + 1, K1 = kmax + 1;
+    /* costs: cost[j * K1 + k] of the block k ending at j < R (source j - 2^k >= 0); cost[R * K1 + ...] unused;
+     * row R's: cost[(R + 1 + i) * 2 + 0/1] = block / residual from source i */
+    for (int64_t j = 1; j < R; j++)
+        for (int64_t k = 0; k <= kmax && ((int64_t)1 << k) <= j; k++) {
+            int64_t g = (int64_t)1 << k, cb;
+            double F = pre[j] - pre[j - g];
+            double cc = best_c(F, mu, L, &cb);
+            cost[j * K1 + k] = F * k + cc + class_bits + lut3_bits * g;
+        }
+    double *costR = cost + (R + 1) * K1;
+    for (int64_t i = 0; i < R; i++) {
+        int64_t cb;
+        double F = pre[R] - pre[i];
+        double cc = best_c(F, mu, L, &cb);
+        for (int64_t k = 0; k <= kmax; k++) {
+            int64_t g = (int64_t)1 << k;
+            if (i + g >= R) {
+                costR[2 * i] = F * k + cc + class_bits + lut3_bits * g;
+                break;
+            }
+        }
+        costR[2 * i + 1] = F * W + cc + class_bits;
+    }
+    for (int64_t m = 0; m < W1; m++) {
+        best[m] = m ? INF : 0.0;
+        ch[m] = -1;
+        start[m] = -1;
+    }
+    for (int64_t j = 1; j <= R; j++) {
+        double acc[GMM];
+        int64_t ach[GMM], ast[GMM];
+        for (int m = 0; m < GMM; m++) {
+            acc[m] = INF;
+            ach[m] = -1;
+            ast[m] = -1;
+        }
+#define PULL(i_, cost_, c_)                                                          \
+        do {                                                                         \
+            const double *fr = best + (i_) * W1;                                     \
+            double cs = (cost_);                                                     \
+            int64_t cc = (c_), sv = (i_);                                            \
+            for (int m = 0; m < GMM; m++) {                                          \
+                double b = fr[m], v = b + cs;                                        \
+                int ok = (b < INF) & (v < acc[m]);                                   \
+                acc[m] = ok ? v : acc[m];                                            \
+                ach[m] = ok ? cc : ach[m];                                           \
+                ast[m] = ok ? sv : ast[m];                                           \
+            }                                                                        \
+        } while (0)
+        if (j < R) {
+            int64_t k = kmax;
+            while (k > 0 && ((int64_t)1 << k) > j)
+                k--;
+            for (; k >= 0; k--)
+                PULL(j - ((int64_t)1 << k), cost[j * K1 + k], k);
+        } else {
+            for (int64_t i = 0; i < R; i++) {
+                if (i + ((int64_t)1 << kmax) >= R) {
+                    int64_t k = 0;
+                    while (i + ((int64_t)1 << k) < R)
+                        k++;
+                    PULL(i, costR[2 * i], k);
+                }
+                PULL(i, costR[2 * i + 1], W + 1);
+            }
+        }
+#undef PULL
+        best[j * W1] = INF;
+        ch[j * W1] = -1;
+        start[j * W1] = -1;
+        for (int m = 0; m < GMM; m++) {
+            best[j * W1 + 1 + m] = acc[m];
+            ch[j * W1 + 1 + m] = ach[m];
+            start[j * W1 + 1 + m] = ast[m];
+        }
+    }
+}
+
+/* lze_group_dp at each of the ng multipliers mus[g] into best/ch/start + g (R + 1) (M + 1) (group_dp16 where M is
+ * 16: the same tables); returns -1 without memory */
 EXPORT int lze_group_dp_grid(int64_t R, const double *freq, int64_t M, int64_t kmax, int64_t ng, const double *mus,
                              int64_t L, int64_t W, double class_bits, double lut3_bits, double *best, int64_t *ch,
                              int64_t *start)
 {
     double *pre = malloc((R + 1) * sizeof(double));
-    if (!pre)
+    double *cost = malloc(((R + 1) * (kmax + 1) + 2 * R + 2) * sizeof(double));
+    if (!pre || !cost) {
+        free(pre);
+        free(cost);
         return -1;
+    }
     pre[0] = 0.0;
     for (int64_t i = 0; i < R; i++)
         pre[i + 1] = pre[i] + freq[i];
     int64_t sz = (R + 1) * (M + 1);
     for (int64_t g = 0; g < ng; g++)
-        group_dp(R, pre, M, kmax, mus[g], L, W, class_bits, lut3_bits, best + g * sz, ch + g * sz, start + g * sz);
+        if (M == GMM && kmax >= 0)
+            group_dp16(R, pre, kmax, mus[g], L, W, class_bits, lut3_bits, cost, best + g * sz, ch + g * sz,
+                       start + g * sz);
+        else
+            group_dp(R, pre, M, kmax, mus[g], L, W, class_bits, lut3_bits, best + g * sz, ch + g * sz,
+                     start + g * sz);
     free(pre);
+    free(cost);
     return 0;
 }
 
