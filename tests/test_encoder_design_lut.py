@@ -79,3 +79,37 @@ def test_design_tableset_same_with_design_lut(kind, monkeypatch):
             ts, bits = encoder.design_tableset(Stats.of(w, W, 4096), 8, effort=effort)
             got[name, effort] = (ts.word_bits, list(ts.classes), np.asarray(ts.lut3).tolist(), bits)
     assert got["c", 1] == got["py", 1] and got["c", 2] == got["py", 2]
+
+
+@pytest.mark.parametrize("kind", ["sparse", "narrow", "int8"])
+def test_design_batch_equals_design(kind):
+    """encoder._design_batch (the zero-run screening's designs in one C call) = _design + _Built.bits of each, None
+    where the Python path decides (more classes than 16 or 2^L)."""
+    rng = np.random.default_rng(["sparse", "narrow", "int8"].index(kind) + 30)
+    w, W = _words(kind, rng)
+    st = Stats.of(w, W, 4096)
+    vals = st.present()[0]
+    specs = []
+    for j in range(40):
+        nr = int(rng.integers(0, 18))
+        ks = rng.integers(0, 6, nr)
+        bases = rng.choice(len(vals), nr, replace=False) if nr <= len(vals) else np.zeros(0, np.int64)
+        ranges = [(int(vals[b]) >> int(k) << int(k), int(k), float(rng.integers(1, 5000))) for b, k in zip(bases, ks)]
+        fres = float(rng.integers(1, 900)) if j % 3 else 0.0
+        zruns = [(int(k), int(rng.integers(1, 300))) for k in rng.choice(8, int(rng.integers(0, 4)), replace=False)]
+        specs.append((ranges, fres, zruns))
+    specs.append(([], 0.0, []))                 # no class at all: the one raw class
+    n_none = 0
+    for L in (8, 3):
+        got = encoder._design_batch(W, L, specs, st)
+        for (ranges, fres, zruns), g in zip(specs, got):
+            n = max(len(ranges) + (fres > 0) + len(zruns), 1)
+            if g is None:
+                assert n > 16 or n > (1 << L)
+                n_none += 1
+                continue
+            ts = encoder._design(W, L, [], ranges, fres, zruns, st)
+            classes, lens, tb = g
+            assert classes == ts.classes and lens == ts.lens and tb == ts.bits(st)
+            assert tb == encoder.total_bits(ts.tableset(), st)
+    assert 0 < n_none < 2 * len(specs)

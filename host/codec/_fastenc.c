@@ -2147,3 +2147,22 @@ EXPORT int64_t lze_design_lut(
     }
     return count;
 }
+
+/* lze_design_bits of nd designs without LUT3 entries: design d has the classes off[d] .. off[d + 1] of cls3 (rows
+ * kind, k, param) and freqs, its lengths go to lens + off[d], its payload bits (or -2.0: the Python path decides)
+ * to bits[d]. Returns -1 without memory, else 0. */
+EXPORT int64_t lze_design_bits_batch(int64_t nd, const int64_t *off, const int64_t *cls3, const double *freqs,
+                                     int64_t L, int64_t *lens, double *bits, int64_t nw, const int64_t *with0,
+                                     int64_t off0, const int64_t *cum, int64_t nr, const int64_t *runs, int64_t hist0,
+                                     int64_t n_stripes)
+{
+    for (int64_t d = 0; d < nd; d++) {
+        int64_t a = off[d], nc = off[d + 1] - off[d];
+        double r = lze_design_bits(nc, cls3 + 3 * a, freqs + a, L, lens + a, NULL, nw, with0, off0, cum, nr, runs,
+                                   hist0, n_stripes);
+        if (r == -1.0)
+            return -1;
+        bits[d] = r;
+    }
+    return 0;
+}

@@ -616,6 +616,41 @@ def _design(W, L, lut_groups, ranges, fres, zruns, st: Stats | None = None) -> _
     return _Built(W, classes, lens, lut3)
 
 
+def _design_batch(W, L, specs, st: Stats):
+    """:func:`_design` (without LUT classes) and :meth:`_Built.bits` of each ``(ranges, fres, zruns)`` of
+    ``specs`` in one C call (``fastenc.design_bits_batch``): a list of ``(classes, lens, total bits)``, None
+    for a design the Python path must make (or for all, without the C kernels)."""
+    kern = _k()
+    if not specs or not hasattr(kern, "design_bits_batch"):
+        return [None] * len(specs)
+    all_cls, all_fr, off = [], [], [0]
+    for ranges, fres, zruns in specs:
+        cls = [(RANGE, k, base) for base, k, _F in ranges]
+        fr = [F for _b, _k, F in ranges]
+        if fres > 0:
+            cls.append((RANGE, W, 0))
+            fr.append(fres)
+        for k, F in zruns:
+            cls.append((ZRUN, k, 0))
+            fr.append(F)
+        if not cls:
+            cls.append((RANGE, W, 0))
+            fr.append(1)
+        all_cls.append(cls)
+        all_fr += fr
+        off.append(len(all_fr))
+    lens, bits = kern.design_bits_batch(off, all_cls, all_fr, L, _stats_args(st))
+    out = []
+    for d, cls in enumerate(all_cls):
+        b = bits[d]
+        if b is None:
+            out.append(None)
+            continue
+        n = len(cls)
+        out.append((cls, lens[off[d]:off[d + 1]], b + (TABLE_HEAD_BITS + CLASS_BITS * n)))
+    return out
+
+
 def _build(W, L, lut_groups, ranges, fres, zruns):
     """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
     return _design(W, L, lut_groups, ranges, fres, zruns).tableset()
@@ -995,9 +1030,13 @@ class _Grouped:
         Mv = self.M - len(zks)
         if Mv < 0:
             return INF, float(lmus[0]), np.ones(len(zks))
-        d, g, zF = _k()._zrun_estimate(self.runs, np.array(zks, np.int64), np.ascontiguousarray(tab[:, Mv]),
-                                  2.0 ** lmus, self.L, rounds, float(CLASS_BITS))
-        return float(d), float(lmus[g]), zF
+        cols = self.__dict__.setdefault("_cols", {})     # the table's columns and the multipliers, made once
+        col = cols.get(Mv)
+        if col is None:
+            col = cols[Mv] = (np.ascontiguousarray(tab[:, Mv]), 2.0 ** lmus, lmus.tolist())
+        d, g, zF = _k()._zrun_estimate(self.runs, np.array(zks, np.int64), col[0], col[1], self.L, rounds,
+                                       float(CLASS_BITS))
+        return float(d), col[2][g], zF
 
     def zrun_sets(self, max_z: int = GROUPED_MAX_ZRUNS, beam: int = 5, keep: int = 3, exhaustive: int = 3):
         """The ``keep`` best sets of 1..``max_z`` ZRUN index lengths by :meth:`estimate` (two rounds of run
@@ -1198,9 +1237,10 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         else:
             solve = None
         walks = {}                      # (budget, residual) -> solve(...): the sets of one size share it
+        specs = []                      # (set n, ranges, residual F): every design of the screening, in order
         for n in with_z:
             zd = zds[n]
-            found = math.inf
+            scores[n] = math.inf
             for residual in (False, True):
                 mm = zd.Mv - (1 if residual else 0)
                 if solve is None:
@@ -1212,9 +1252,19 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
                         walks[mm, residual] = solve(mm, residual)
                     c, ranges, fres = walks[mm, residual]
                 if c < INF:
-                    ts = _design(W, L, [], ranges, fres, zd.zruns, st)
-                    found = min(found, consider([(ts, ts.bits(st))]))
-            scores[n] = found
+                    specs.append((n, ranges, fres))
+        # their code lengths and bits in one C call where it can (the same as _design and _Built.bits)
+        costed = _design_batch(W, L, [(ranges, fres, zds[n].zruns) for n, ranges, fres in specs], st)
+        for (n, ranges, fres), got in zip(specs, costed):
+            if got is None:
+                ts = _design(W, L, [], ranges, fres, zds[n].zruns, st)
+                tb = ts.bits(st)
+            else:
+                classes, lens, tb = got
+                ts = None
+            scores[n] = min(scores[n], tb)
+            if tb < best[1]:
+                best[:] = [ts if ts is not None else _Built(W, classes, lens, np.zeros(0, np.uint16), (st, tb)), tb]
     max_t = 4 if effort == 1 else 1000
     for n in sorted(scores, key=scores.get)[:1 if effort <= 1 else len(scores)]:
         zd = zds[n]

@@ -85,6 +85,7 @@ def _configure(lib):
                             i64, i64, vp, vp, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64, vp, vp, vp, vp, vp, vp],
                            i64),
         "lze_arena_free": ([], None),
+        "lze_design_bits_batch": ([i64, vp, vp, vp, i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], i64),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -593,3 +594,20 @@ def design_lut(vals, h, hl, pos, t, W, min_gain, N, Mv, class_bits, L, lut_row, 
         out.append(([tuple(x) for x in cls[d, :c].tolist()], lens[d, :c].tolist(), lut3[d, :int(n3[d])].copy(),
                     math.inf if b >= INF else b))
     return out
+
+
+def design_bits_batch(off, classes, freqs, L, sargs):
+    """:func:`design_bits` of several designs without LUT3 in one call (``lze_design_bits_batch``): design ``d`` has
+    the classes ``classes[d]`` (``(kind, k, param)`` tuples) and the frequencies ``freqs[off[d]:off[d + 1]]``.
+    Returns ``(lens, bits)``: the code lengths of all classes in one list (at ``off``), each design's payload bits
+    (``inf`` when a present value is not covered; None where the Python path decides)."""
+    nd = len(off) - 1
+    n = off[-1]
+    cls3 = np.fromiter(_chain(_chain(classes)), np.int64, 3 * n)
+    fr = np.array(freqs, np.float64)
+    offs = np.array(off, np.int64)
+    lens = np.empty(n, np.int64)
+    bits = np.empty(nd)
+    if lib().lze_design_bits_batch(nd, _ptr(offs), _p(cls3), _p(fr), int(L), _p(lens), _ptr(bits), *sargs[0]):
+        raise MemoryError("design bits: no memory")
+    return lens.tolist(), [None if b == -2.0 else (math.inf if b >= INF else b) for b in bits.tolist()]
