@@ -1154,6 +1154,105 @@ EXPORT int lz_decode_many(const lz_stream *st, int64_t n, int threads, int64_t *
     return ERR_OK;
 }
 
+/* ------------------------------------------------------------------------------------------ kernel tables
+ * fastdec._build_combined in C (the Python stays the reference of the tests): the combined table T (2^L entries
+ * of 8 bytes) and the kernel's LUT3 behind it (buf: T_ENTRIES entries, then 8192 uint16; zeroed by the caller)
+ * of a validated table set of n classes (cls: kind, k, param, c of each, 4 x 16 int32).  info gets L, the
+ * fast-path mode and the kernel mode (mode | loop << 2 | zk << 4).  Weights are counted in units of 2^-12 (exact,
+ * as the Python's float sums of powers of two are). */
+#define KERNEL_LUT3 8192
+#define MIN_L 8
+#define PAIR_MEAN_BITS 14
+#define ZERO_MAX_K 4
+EXPORT void lz_build_tables(const int32_t *cls, int n, const uint16_t *lut3, int64_t n3, uint8_t *buf,
+                            int64_t *info) {
+    const int32_t *kind = cls, *kk = cls + 16, *param = cls + 32, *cc = cls + 48;
+    int order[16], L = MIN_L, has_lut = 0;
+    for (int j = 0; j < n; j++) {
+        int q = j;                                   /* insertion by (c, j) */
+        while (q > 0 && cc[order[q - 1]] > cc[j]) { order[q] = order[q - 1]; q--; }
+        order[q] = j;
+        if (cc[j] > L) L = cc[j];
+        has_lut |= kind[j] == K_LUT;
+    }
+    uint16_t *lut3k = (uint16_t *)(buf + T_ENTRIES * sizeof(lz_entry));
+    if (n3 > 0) memcpy(lut3k, lut3, (size_t)n3 * 2);
+    int as_lut[16], fast_range[16];
+    uint32_t base_lut[16];
+    for (int j = 0; j < n; j++) { as_lut[j] = kind[j] == K_LUT; base_lut[j] = (uint32_t)param[j]; }
+    int64_t fr = n3;
+    if (has_lut)
+        for (int q = 0; q < n; q++) {
+            int j = order[q];
+            if (kind[j] == K_RANGE || (kind[j] == K_ZRUN && kk[j] == 0)) {
+                int64_t size = kind[j] == K_RANGE ? (int64_t)1 << kk[j] : 1;
+                if (fr + size <= KERNEL_LUT3) {
+                    for (int64_t i = 0; i < size; i++) lut3k[fr + i] = kind[j] == K_RANGE ? (uint16_t)(param[j] + i) : 0;
+                    as_lut[j] = 1;
+                    base_lut[j] = (uint32_t)fr;
+                    fr += size;
+                }
+            }
+        }
+    int64_t w_lut = 0, w_range = 0;
+    for (int j = 0; j < n; j++) {
+        fast_range[j] = !as_lut[j] && (kind[j] == K_RANGE || (kind[j] == K_ZRUN && kk[j] == 0));
+        if (as_lut[j]) w_lut += 1 << (12 - cc[j]);
+        if (fast_range[j]) w_range += 1 << (12 - cc[j]);
+    }
+    int mode;
+    if (w_lut == 0) mode = MODE_RANGE;
+    else if (w_range == 0) mode = MODE_LUT;
+    else if ((w_lut < w_range ? w_lut : w_range) <= 4096 / 64) mode = w_lut > w_range ? MODE_LUT : MODE_RANGE;
+    else mode = MODE_MIX;
+    int j0 = order[0], zk = 0, loop, long_bits;
+    int64_t w_fast = 0, w_bits = 0;
+    for (int j = 0; j < n; j++) {
+        int f = mode == MODE_LUT ? as_lut[j] : mode == MODE_RANGE ? fast_range[j] : as_lut[j] || fast_range[j];
+        if (f) {
+            w_fast += 1 << (12 - cc[j]);
+            w_bits += (int64_t)(1 << (12 - cc[j])) * (cc[j] + kk[j]);
+        }
+    }
+    if (cc[j0] == 1 && kind[j0] == K_ZRUN && kk[j0] <= ZERO_MAX_K) {
+        zk = kk[j0];
+        loop = LOOP_ZERO;
+        long_bits = zk == 0 ? 33 - ZMAX : 32 - zk;
+    } else if (8 * w_fast >= 7 * 4096 && w_bits <= PAIR_MEAN_BITS * w_fast) {
+        loop = LOOP_PAIR;
+        long_bits = 64;
+    } else {
+        loop = LOOP_SINGLE;
+        long_bits = 64;
+    }
+    uint64_t *T = (uint64_t *)buf;
+    int64_t at = 0, code = -1, prev = 0;
+    for (int q = 0; q < n; q++) {
+        int j = order[q], c = cc[j], k = kk[j], tot = c + k;
+        code = code < 0 ? 0 : (code + 1) << (c - prev);
+        prev = c;
+        int lut_fast = as_lut[j] && mode != MODE_RANGE, range_fast = fast_range[j] && mode != MODE_LUT;
+        uint64_t e;
+        if (lut_fast || range_fast) {
+            uint32_t base = lut_fast ? base_lut[j] : kind[j] == K_RANGE ? (uint32_t)param[j] : 0;
+            uint64_t flags = (uint64_t)(j << 4) | (lut_fast && mode == MODE_MIX ? F_LUT : 0) |
+                             (tot > long_bits ? F_LONG : 0);
+            e = (uint64_t)tot | flags << 8 | (uint64_t)(64 - tot) << 16 | (uint64_t)tot << 24 |
+                (uint64_t)(uint32_t)(base - ((uint32_t)code << k)) << 32;
+        } else {
+            int run = loop == LOOP_ZERO && kind[j] == K_ZRUN && k > 0;
+            e = (uint64_t)tot | (uint64_t)((j << 4) | F_SLOW | (run ? F_LUT : 0)) << 8 | (uint64_t)63 << 16 |
+                (uint64_t)ADV_SLOW << 24;
+        }
+        for (int64_t i = 0, m = (int64_t)1 << (L - c); i < m && at < ((int64_t)1 << L); i++) T[at++] = e;
+    }
+    uint64_t inv = 1 | (uint64_t)(F_INVALID | F_SLOW) << 8 | (uint64_t)63 << 16 | (uint64_t)ADV_SLOW << 24;
+    while (at < ((int64_t)1 << L)) T[at++] = inv;
+    info[0] = L;
+    info[1] = mode;
+    info[2] = mode | loop << 2 | zk << 4;
+}
+
 EXPORT int lz_lanes(void) { return LZ_LANES; }
 
 /* the lanes of a lane loop (LOOP_SINGLE, LOOP_PAIR, LOOP_ZERO) */
