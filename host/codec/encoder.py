@@ -1102,8 +1102,9 @@ class _Grouped:
             lut3.append(sum(1 << b[0] for b in blocks))
         return kern.score_parts(off, F, ks, lut3, self.L, self.lut3_bits).tolist()
 
-    def designs(self, zks=(), zF=None, iters: int = 2, top: int = 2):
-        """Exact-costed table sets of the ZRUN set ``zks``: ``(tableset, bits)``."""
+    def designs(self, zks=(), zF=None, iters: int = 2, top: int = 2, tablesets: bool = True):
+        """Exact-costed table sets of the ZRUN set ``zks``: ``(tableset, bits)`` (``tablesets`` False: the
+        :class:`_Built` designs, their TableSets not made -- design_tableset makes its winner's)."""
         st, W, L = self.st, self.W, self.L
         zks = tuple(zks)
         Mv = self.M - len(zks)
@@ -1114,7 +1115,7 @@ class _Grouped:
             zF = np.array([max(cnt[k], 1) for k in zks], np.float64)
         if self.R == 0:
             ts = _design(W, L, [], [], 0, list(zip(zks, zF)), st)
-            yield ts.tableset(), ts.bits(st)
+            yield ts.tableset() if tablesets else ts, ts.bits(st)
             return
         parts = self.partitions(Mv)
         seen = set()
@@ -1137,7 +1138,8 @@ class _Grouped:
                 if len(ts.lut3) > self.lut3_max:
                     continue
                 bits = ts.bits(st)
-                ts = ts.tableset()              # few per tensor: callers get TableSets
+                if tablesets:
+                    ts = ts.tableset()
                 if bits < best_bits:
                     best_ts, best_bits = ts, bits
                 yield ts, bits
@@ -1149,12 +1151,14 @@ class _Grouped:
                                                tc.totals[tc.zmask])[:-1].astype(np.float64), 1.0)
 
 
-def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, effort: int = 1):
+def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, effort: int = 1,
+                        tablesets: bool = True):
     """The grouped design's table sets (:class:`_Grouped`): zeros as a value (unless most words are zero),
-    and the best few ZRUN sets (when at least 1 % of the words are zero)."""
+    and the best few ZRUN sets (when at least 1 % of the words are zero). ``tablesets`` False: :class:`_Built`
+    designs instead of TableSets."""
     zeros = int(st.hist[0])
     if zeros < 0.5 * st.n_words:            # zeros as a value: hopeless when most words are zero
-        yield from _Grouped(st, L, M, True, lut3_max).designs()
+        yield from _Grouped(st, L, M, True, lut3_max).designs(tablesets=tablesets)
     if zeros >= 0.01 * st.n_words and st.runs.any():
         gz = _Grouped(st, L, M, False, lut3_max)
         if effort < 1:
@@ -1164,7 +1168,7 @@ def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, eff
         else:
             sets = gz.zrun_sets()
         for zks, (_v, _lmu, zF) in sets:
-            yield from gz.designs(zks, zF)
+            yield from gz.designs(zks, zF, tablesets=tablesets)
 
 
 def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes: int = MAX_CLASSES,
@@ -1207,7 +1211,7 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         # GROUPED_MAX_ZRUNS zero-run classes, first. It covers the LUT part of the trie search below, which
         # then runs without LUT classes -- unless the grouped set's LUT3 is a noticeable part of its size
         # (mid-size tensors, where RANGE classes without LUT3 entries can win)
-        found = consider(_grouped_candidates(st, L, M, lut3_max, effort))
+        found = consider(_grouped_candidates(st, L, M, lut3_max, effort, tablesets=False))
         if effort == 1 and found == best[1] and table_bits(best[0]) < GROUPED_META_SHARE * best[1]:
             effort = 0
 
