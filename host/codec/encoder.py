@@ -1091,15 +1091,25 @@ class _Grouped:
     def _scores(self, parts, zks, zF):
         """:meth:`_score` of every partition of ``parts`` (one C call with the C kernels: the same floats)."""
         kern = _k()
-        if not hasattr(kern, "score_parts") or len(zks) + 1 + max((len(b) for b, _ in parts), default=0) > (1 << self.L):
+        flat = self.__dict__.setdefault("_flat", {})    # per partition list (partitions() keeps them): made once
+        got = flat.get(id(parts))
+        if got is None or got[0] is not parts:
+            got = flat[id(parts)] = (
+                parts, max((len(b) for b, _ in parts), default=0),
+                [[b[1] for b in blocks] + ([res_F] if res_F > 0 else []) for blocks, res_F in parts],
+                [[b[0] for b in blocks] + ([self.W] if res_F > 0 else []) for blocks, res_F in parts],
+                [sum(1 << b[0] for b in blocks) for blocks, _r in parts])
+        _parts, longest, Fs, kss, lut3 = got
+        if not hasattr(kern, "score_parts") or len(zks) + 1 + longest > (1 << self.L):
             return [self._score(b, r, zks, zF) for b, r in parts]
-        off, F, ks, lut3 = [0], [], [], []
+        off, F, ks = [0], [], []
         zF, zks = list(zF), list(zks)
-        for blocks, res_F in parts:
-            F += [b[1] for b in blocks] + ([res_F] if res_F > 0 else []) + zF
-            ks += [b[0] for b in blocks] + ([self.W] if res_F > 0 else []) + zks
+        for f, k in zip(Fs, kss):
+            F += f
+            F += zF
+            ks += k
+            ks += zks
             off.append(len(F))
-            lut3.append(sum(1 << b[0] for b in blocks))
         return kern.score_parts(off, F, ks, lut3, self.L, self.lut3_bits).tolist()
 
     def designs(self, zks=(), zF=None, iters: int = 2, top: int = 2, tablesets: bool = True):
