@@ -1156,9 +1156,26 @@ class _Grouped:
             if not zks or best_ts is None:
                 return
             # re-estimate the run symbol counts from the optimal parse with the best set's real costs
-            tc = TableCost(_tableset(best_ts), 1, at=st)
-            zF = np.maximum(_k()._zrun_parse_counts(self.runs, tc._len0, tc.ks[tc.zmask],
-                                               tc.totals[tc.zmask])[:-1].astype(np.float64), 1.0)
+            len0, zk, ztot = _zero_costs(best_ts, st)
+            zF = np.maximum(_k()._zrun_parse_counts(self.runs, len0, zk, ztot)[:-1].astype(np.float64), 1.0)
+
+
+def _zero_costs(ts, st: Stats):
+    """``(symbol length of the value 0 (0: not covered), ZRUN index lengths, ZRUN symbol lengths)`` of a TableSet
+    or :class:`_Built` -- what ``TableCost(ts, 1, at=st)`` gives as ``_len0``, ``ks[zmask]``, ``totals[zmask]``,
+    without its lengths of every present value (C kernels)."""
+    kern = _k()
+    if not hasattr(kern, "lengths_at"):
+        tc = TableCost(_tableset(ts), 1, at=st)
+        return tc._len0, tc.ks[tc.zmask], tc.totals[tc.zmask]
+    if isinstance(ts, _Built):
+        rows = [(kind, k, p, k + n) for (kind, k, p), n in zip(ts.classes, ts.lens)]
+    else:
+        rows = [(cl.kind, cl.k, cl.param, cl.total) for cl in ts.classes]
+    cls = np.array(rows, np.int64)
+    len0 = int(kern.lengths_at(np.zeros(1, np.int64), cls[:, 0], cls[:, 1], cls[:, 2], cls[:, 3], ts.lut3)[0])
+    zrow = cls[:, 0] == ZRUN
+    return len0, cls[zrow, 1], cls[zrow, 3]
 
 
 def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, effort: int = 1,
