@@ -641,8 +641,8 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
     ``lutzip.compress`` (statistics, table design, stripe coding, CRCs, container: the C kernels), the same
     with the numba kernels (``numba``: the encoder before the C kernels), ``table design`` (statistics and
     :func:`lutzip.codec.encoder.plan_tables`), ``stripe coding`` (the designed tables' stripes, C and numba),
-    ``zstd -3 compress`` of the concatenated raw tensors, and ``lutzip.compress, 2 threads`` (wall clock on
-    two CPUs of ``cpus``; not with ``cpu_time``). Every lutzip row's output is checked against the first
+    ``zstd -3 compress`` of the concatenated raw tensors, and ``lutzip.compress, 2 threads`` and ``table design,
+    2 threads`` (tensors designed in parallel; wall clock on two CPUs of ``cpus``; not with ``cpu_time``). Every lutzip row's output is checked against the first
     file, which is decoded and compared with the arrays bit for bit.
     """
     import zstandard
@@ -686,8 +686,11 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
                   same_file, True, None),
                  ("stripe coding, numba kernel", code_all, same_stripes, True, None)]
     if cpus and len(cpus) >= 2 and not cpu_time:
+        two = set(sorted(cpus)[-2:])
         rows.append(("lutzip.compress, 2 threads (wall)", lambda: compress(arrays, stripe_len=stripe_len, threads=2),
-                     same_file, False, set(sorted(cpus)[-2:])))
+                     same_file, False, two))
+        rows.append(("table design, 2 threads (wall)", lambda: plan_tables(s_words, s_bits, stripe_len, threads=2),
+                     None, False, two))
     zc = zstandard.ZstdCompressor(level=3)
     raw_blob = b"".join(np.ascontiguousarray(arrays[k]).tobytes() for k in names)
     rows.append(("zstd -3 compress", lambda: zc.compress(raw_blob), None, False, None))

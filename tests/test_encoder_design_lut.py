@@ -113,3 +113,24 @@ def test_design_batch_equals_design(kind):
             assert classes == ts.classes and lens == ts.lens and tb == ts.bits(st)
             assert tb == encoder.total_bits(ts.tableset(), st)
     assert 0 < n_none < 2 * len(specs)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_zero_costs_as_tablecost(seed):
+    """encoder._zero_costs (the grouped design's zero-run re-estimate) = TableCost(ts, 1, at=st)'s value-0 length
+    and ZRUN lengths, for the grouped designs (as _Built and as TableSet) of sparse int8 tensors."""
+    rng = np.random.default_rng(seed)
+    w = np.rint(rng.laplace(0, 6 + 10 * seed, 40000)).clip(-128, 127).astype(np.int8).view(np.uint8)
+    w[rng.random(w.size) < (0.3, 0.6, 0.9)[seed]] = 0
+    st = Stats.of(w, 8, 4096)
+    n = with_z = with_0 = 0
+    for ts, _bits in encoder._grouped_candidates(st, 8, 16, tablesets=False):
+        tc = encoder.TableCost(encoder._tableset(ts), 1, at=st)
+        want = (tc._len0, tc.ks[tc.zmask].tolist(), tc.totals[tc.zmask].tolist())
+        for x in (ts, encoder._tableset(ts)):
+            len0, zk, ztot = encoder._zero_costs(x, st)
+            assert (len0, zk.tolist(), ztot.tolist()) == want
+        n += 1
+        with_z += len(want[1]) > 0
+        with_0 += want[0] > 0
+    assert n >= 2 and with_z >= 1 and with_0 >= 1

@@ -62,3 +62,16 @@ def test_worker_failure_reaches_caller(monkeypatch):
     monkeypatch.setattr(encoder, "design_tableset", failing)
     with pytest.raises(ValueError, match="design failed"):
         encoder.plan_tables_stats(stats, 4096, threads=2)
+
+
+def test_bench_encode_has_two_thread_rows():
+    pytest.importorskip("zstandard")
+    import os
+    from lutzip import bench
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    if len(cpus) < 2:
+        pytest.skip("fewer than 2 CPUs")
+    out = bench.encode_speed(_tensors(3, 5), repeat=1, cpus=cpus, numba=False)
+    rows = out["MBps"]
+    assert rows["lutzip.compress, 2 threads (wall)"] > 0 and rows["table design, 2 threads (wall)"] > 0
+    assert rows["lutzip.compress"] > 0

@@ -1091,19 +1091,30 @@ class _Grouped:
     def _scores(self, parts, zks, zF):
         """:meth:`_score` of every partition of ``parts`` (one C call with the C kernels: the same floats)."""
         kern = _k()
-        if not hasattr(kern, "score_parts") or len(zks) + 1 + max((len(b) for b, _ in parts), default=0) > (1 << self.L):
+        flat = self.__dict__.setdefault("_flat", {})    # per partition list (partitions() keeps them): made once
+        got = flat.get(id(parts))
+        if got is None or got[0] is not parts:
+            got = flat[id(parts)] = (
+                parts, max((len(b) for b, _ in parts), default=0),
+                [[b[1] for b in blocks] + ([res_F] if res_F > 0 else []) for blocks, res_F in parts],
+                [[b[0] for b in blocks] + ([self.W] if res_F > 0 else []) for blocks, res_F in parts],
+                [sum(1 << b[0] for b in blocks) for blocks, _r in parts])
+        _parts, longest, Fs, kss, lut3 = got
+        if not hasattr(kern, "score_parts") or len(zks) + 1 + longest > (1 << self.L):
             return [self._score(b, r, zks, zF) for b, r in parts]
-        off, F, ks, lut3 = [0], [], [], []
+        off, F, ks = [0], [], []
         zF, zks = list(zF), list(zks)
-        for blocks, res_F in parts:
-            F += [b[1] for b in blocks] + ([res_F] if res_F > 0 else []) + zF
-            ks += [b[0] for b in blocks] + ([self.W] if res_F > 0 else []) + zks
+        for f, k in zip(Fs, kss):
+            F += f
+            F += zF
+            ks += k
+            ks += zks
             off.append(len(F))
-            lut3.append(sum(1 << b[0] for b in blocks))
         return kern.score_parts(off, F, ks, lut3, self.L, self.lut3_bits).tolist()
 
-    def designs(self, zks=(), zF=None, iters: int = 2, top: int = 2):
-        """Exact-costed table sets of the ZRUN set ``zks``: ``(tableset, bits)``."""
+    def designs(self, zks=(), zF=None, iters: int = 2, top: int = 2, tablesets: bool = True):
+        """Exact-costed table sets of the ZRUN set ``zks``: ``(tableset, bits)`` (``tablesets`` False: the
+        :class:`_Built` designs, their TableSets not made -- design_tableset makes its winner's)."""
         st, W, L = self.st, self.W, self.L
         zks = tuple(zks)
         Mv = self.M - len(zks)
@@ -1114,7 +1125,7 @@ class _Grouped:
             zF = np.array([max(cnt[k], 1) for k in zks], np.float64)
         if self.R == 0:
             ts = _design(W, L, [], [], 0, list(zip(zks, zF)), st)
-            yield ts.tableset(), ts.bits(st)
+            yield ts.tableset() if tablesets else ts, ts.bits(st)
             return
         parts = self.partitions(Mv)
         seen = set()
@@ -1137,24 +1148,44 @@ class _Grouped:
                 if len(ts.lut3) > self.lut3_max:
                     continue
                 bits = ts.bits(st)
-                ts = ts.tableset()              # few per tensor: callers get TableSets
+                if tablesets:
+                    ts = ts.tableset()
                 if bits < best_bits:
                     best_ts, best_bits = ts, bits
                 yield ts, bits
             if not zks or best_ts is None:
                 return
             # re-estimate the run symbol counts from the optimal parse with the best set's real costs
-            tc = TableCost(_tableset(best_ts), 1, at=st)
-            zF = np.maximum(_k()._zrun_parse_counts(self.runs, tc._len0, tc.ks[tc.zmask],
-                                               tc.totals[tc.zmask])[:-1].astype(np.float64), 1.0)
+            len0, zk, ztot = _zero_costs(best_ts, st)
+            zF = np.maximum(_k()._zrun_parse_counts(self.runs, len0, zk, ztot)[:-1].astype(np.float64), 1.0)
 
 
-def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, effort: int = 1):
+def _zero_costs(ts, st: Stats):
+    """``(symbol length of the value 0 (0: not covered), ZRUN index lengths, ZRUN symbol lengths)`` of a TableSet
+    or :class:`_Built` -- what ``TableCost(ts, 1, at=st)`` gives as ``_len0``, ``ks[zmask]``, ``totals[zmask]``,
+    without its lengths of every present value (C kernels)."""
+    kern = _k()
+    if not hasattr(kern, "lengths_at"):
+        tc = TableCost(_tableset(ts), 1, at=st)
+        return tc._len0, tc.ks[tc.zmask], tc.totals[tc.zmask]
+    if isinstance(ts, _Built):
+        rows = [(kind, k, p, k + n) for (kind, k, p), n in zip(ts.classes, ts.lens)]
+    else:
+        rows = [(cl.kind, cl.k, cl.param, cl.total) for cl in ts.classes]
+    cls = np.array(rows, np.int64)
+    len0 = int(kern.lengths_at(np.zeros(1, np.int64), cls[:, 0], cls[:, 1], cls[:, 2], cls[:, 3], ts.lut3)[0])
+    zrow = cls[:, 0] == ZRUN
+    return len0, cls[zrow, 1], cls[zrow, 3]
+
+
+def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, effort: int = 1,
+                        tablesets: bool = True):
     """The grouped design's table sets (:class:`_Grouped`): zeros as a value (unless most words are zero),
-    and the best few ZRUN sets (when at least 1 % of the words are zero)."""
+    and the best few ZRUN sets (when at least 1 % of the words are zero). ``tablesets`` False: :class:`_Built`
+    designs instead of TableSets."""
     zeros = int(st.hist[0])
     if zeros < 0.5 * st.n_words:            # zeros as a value: hopeless when most words are zero
-        yield from _Grouped(st, L, M, True, lut3_max).designs()
+        yield from _Grouped(st, L, M, True, lut3_max).designs(tablesets=tablesets)
     if zeros >= 0.01 * st.n_words and st.runs.any():
         gz = _Grouped(st, L, M, False, lut3_max)
         if effort < 1:
@@ -1164,7 +1195,7 @@ def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, eff
         else:
             sets = gz.zrun_sets()
         for zks, (_v, _lmu, zF) in sets:
-            yield from gz.designs(zks, zF)
+            yield from gz.designs(zks, zF, tablesets=tablesets)
 
 
 def design_tableset(st: Stats, L: int = 8, lut3_max: int = MAX_LUT3, max_classes: int = MAX_CLASSES,
@@ -1207,7 +1238,7 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         # GROUPED_MAX_ZRUNS zero-run classes, first. It covers the LUT part of the trie search below, which
         # then runs without LUT classes -- unless the grouped set's LUT3 is a noticeable part of its size
         # (mid-size tensors, where RANGE classes without LUT3 entries can win)
-        found = consider(_grouped_candidates(st, L, M, lut3_max, effort))
+        found = consider(_grouped_candidates(st, L, M, lut3_max, effort, tablesets=False))
         if effort == 1 and found == best[1] and table_bits(best[0]) < GROUPED_META_SHARE * best[1]:
             effort = 0
 

@@ -116,12 +116,14 @@ def why_not():
 def kernels():
     """The kernel namespace the encoder calls: this module when the C library loads, else the numba kernels of
     :mod:`lutzip.codec._encnumba` (same names, same results)."""
-    if lib() is not None:
-        import lutzip.codec.fastenc as me
-        return me
+    if _state["lib"] is not None or lib() is not None:      # (the loaded library: no lock, no import)
+        return _me
     from lutzip.codec import _encnumba
     return _encnumba
 
+
+import sys as _sys                  # noqa: E402
+_me = _sys.modules[__name__]        # this module (kernels())
 
 # ----------------------------------------------------------------------------------------------- scratch
 #: a thread's reusable work arrays (the trie's capacity arrays, the trie DP's tables): fresh arrays of these sizes
