@@ -336,7 +336,7 @@ def test_board_layer_refuses_before_streaming():
 
 def test_real_model_int8_90_round_trip_and_ahead_of_xz():
     """silero-vad int8 at 90 %: one code table is behind xz -9e (39 455 against 38 724 B when measured), two
-    are ahead (37 840 B); the arrays come back bit-exact."""
+    are ahead (36 804 B); the arrays come back bit-exact."""
     import lzma
     from lutzip.weights.models import load_real_model, real_model_path
     from lutzip.weights.quantize import prepare
