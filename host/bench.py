@@ -404,7 +404,8 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     concatenated raw tensors) and ``memcpy of the output`` (``numpy.copyto`` into arrays of the same size).
     The caller pins the process (:func:`pin_to_one_cpu`); ``cpus`` are the CPUs the 2-thread row may use.
     ``cpu_time``: time with this thread's CPU time (``time.thread_time``) instead of the wall clock, for a
-    machine other processes load (no 2-thread row then).
+    machine other processes load (no 2-thread row then); the zipnn row (zipnn decodes in a thread of its own)
+    with the process's CPU time (``time.process_time``).
 
     Returns
     -------
@@ -419,8 +420,8 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
 
     rows = []     # (name, bytes, fn, check, affinity): measured at the end, interleaved
 
-    def measure(name, nbytes, fn, check=None, affinity=None):
-        rows.append((name, nbytes, fn, check, affinity))
+    def measure(name, nbytes, fn, check=None, affinity=None, row_clock=None):
+        rows.append((name, nbytes, fn, check, affinity, row_clock))
     c = codec.compress(arrays, stripe_len=stripe_len, attrs=attrs)
     data = ct.to_bytes(c)
     c = ct.from_bytes(data)
@@ -512,7 +513,10 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
         zc = bytes(zn.ZipNN(input_format="byte", bytearray_dtype="bfloat16", threads=1).compress(bytearray(blob)))
         zd = zn.ZipNN(input_format="byte", bytearray_dtype="bfloat16", threads=1)
         out["zipnn"] = len(zc)
-        measure("zipnn decompress (1 thread)", raw, lambda: zd.decompress(zc), lambda b: check_blob(bytes(b)))
+        # zipnn decodes in a thread of its own even with threads=1: with cpu_time its row takes the process's CPU
+        # time (every thread; the process is pinned to one CPU), not the calling thread's
+        measure("zipnn decompress (1 thread)", raw, lambda: zd.decompress(zc), lambda b: check_blob(bytes(b)),
+                row_clock=time.process_time if cpu_time else None)
     srcs = [want[k] for k in names]
     dsts = [np.empty_like(a) for a in srcs]
 
@@ -529,13 +533,14 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
     times = {name: [] for name, *_ in rows}
     pinned = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     for rnd in range(repeat + 1):
-        for name, nbytes, fn, check, affinity in rows:
+        for name, nbytes, fn, check, affinity, row_clock in rows:
             if affinity:
                 os.sched_setaffinity(0, affinity)
+            clk = row_clock or clock
             try:
-                t = clock()
+                t = clk()
                 r = fn()
-                dt = clock() - t
+                dt = clk() - t
             finally:
                 if affinity:
                     os.sched_setaffinity(0, pinned)

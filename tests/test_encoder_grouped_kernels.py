@@ -20,12 +20,12 @@ def _freqs(rng, R):
 def test_group_dp_grid_equals_numba_per_multiplier():
     rng = np.random.default_rng(5)
     ln2 = 0.6931471805599453
-    for trial in range(12):
-        R = int(rng.integers(1, 260))
+    for trial in range(20):
+        R = int(rng.integers(1, 260)) if trial > 2 else trial + 1
         freq = _freqs(rng, R)
         if trial % 3 == 0:
             freq = np.rint(freq) + 1.0                      # integral counts, as the encoder's
-        M = int(rng.integers(1, 17))
+        M = 16 if trial % 2 else int(rng.integers(1, 17))  # (16: the C grid's own DP, group_dp16)
         kmax = min(12, max(0, (R - 1).bit_length()))
         mus = list(2.0 ** rng.uniform(5, 20, 6))
         # multipliers that put mu ln2 / F on a power of two and one ulp either side, for block counts F
@@ -36,10 +36,11 @@ def test_group_dp_grid_equals_numba_per_multiplier():
                     mu = 2.0 ** e * F / ln2
                     mus += [mu, np.nextafter(mu, 0), np.nextafter(mu, np.inf)]
         mus = np.array(mus)
-        grid = fastenc.group_dp_grid(freq, M, kmax, mus, 8, 16, float(CLASS_BITS), float(LUT3_BITS))
+        W = 8 if trial % 4 == 1 else 16
+        grid = fastenc.group_dp_grid(freq, M, kmax, mus, 8, W, float(CLASS_BITS), float(LUT3_BITS))
         for g, mu in enumerate(mus):
-            ref = nb._group_dp(freq, M, kmax, float(mu), 8, 16, float(CLASS_BITS), float(LUT3_BITS))
-            one = fastenc._group_dp(freq, M, kmax, float(mu), 8, 16, float(CLASS_BITS), float(LUT3_BITS))
+            ref = nb._group_dp(freq, M, kmax, float(mu), 8, W, float(CLASS_BITS), float(LUT3_BITS))
+            one = fastenc._group_dp(freq, M, kmax, float(mu), 8, W, float(CLASS_BITS), float(LUT3_BITS))
             for a, b, c in zip((x[g] for x in grid), ref, one):
                 assert np.array_equal(a, b) and np.array_equal(c, b), (trial, g)
 

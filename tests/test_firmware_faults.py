@@ -238,6 +238,34 @@ def _read_frames(ser, want, timeout):
 
 @pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")
 @pytest.mark.timeout(600)
+def _wait_sim_idle(vb, quiet=0.5, wall=60.0):
+    """Wait until the virtual board's simulator has dropped what it was working on: it simulates flat out while
+    a frame is pending and sleeps in ``poll`` once the board is idle, so its CPU time stops growing. Done when
+    the CPU time has not grown for ``quiet`` seconds (at most ``wall`` seconds); independent of the machine's
+    load, unlike a fixed sleep."""
+    import os
+    stat = f"/proc/{vb.proc.pid}/stat"
+    if not os.path.exists(stat):          # no procfs: the wall clock, generously
+        time.sleep(10 * quiet)
+        return
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def cpu():
+        with open(stat) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])      # utime + stime, in ticks
+
+    t_end = time.monotonic() + wall
+    last, since = cpu(), time.monotonic()
+    while time.monotonic() - since < quiet:
+        assert vb.alive(), "the virtual board's simulator stopped"
+        assert time.monotonic() < t_end, f"the virtual board was still busy after {wall:g} s"
+        time.sleep(0.05)
+        now = cpu()
+        if now != last:
+            last, since = now, time.monotonic()
+
+
 def test_virtual_board_drops_half_a_frame():
     import serial
     from lutzip.board.verify import stream_container
@@ -250,8 +278,10 @@ def test_virtual_board_drops_half_a_frame():
             ser.write(link.encode_frame(link.STREAM, 3, bytes(1024))[:17])
             ser.flush()
             # the board drops the partial frame after 2**18 .. 2**19 core cycles: ~0.3 s of simulation on an idle
-            # machine for the two-domain virtual board (core and link clocks both simulated), more when loaded
-            time.sleep(2.5)
+            # machine for the two-domain virtual board (core and link clocks both simulated). The simulator
+            # runs flat out while a frame is pending and goes quiet once it dropped it (a fixed sleep was too short
+            # on a loaded machine)
+            _wait_sim_idle(vb)
             # a single IDENTIFY, no filler bytes: answered on the first try
             ser.write(link.encode_frame(link.IDENTIFY))
             got = _read_frames(ser, link.IDENT, 5.0)
@@ -260,7 +290,7 @@ def test_virtual_board_drops_half_a_frame():
             ser.write(link.encode_frame(link.RESET, 0, link.reset_payload(False)))
             ser.write(link.encode_frame(link.TABLE, 1, table(3, 0, [5] * 100))[:300])
             ser.flush()
-            time.sleep(2.5)
+            _wait_sim_idle(vb)
         finally:
             ser.close()
         with Board(vb.port, timeout=10) as b:

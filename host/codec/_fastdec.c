@@ -281,6 +281,150 @@ typedef struct {
     int zk;                   /* LOOP_ZERO: k of the zero run of code 0 (0..4) */
 } lz_job;
 
+/* ------------------------------------------------------------------------------------- CRC cursor
+ * The stripe CRCs of a range checked inside the lane loops: a cursor walks the range's stripes in order, and each
+ * step of a lane loop folds the cursor's next 16 bytes into one 128-bit accumulator (carry-less multiplication,
+ * the fold-by-one of crc_clmul's tail): the multiplications run on the vector units beside the loop's integer
+ * work.  At the end of a stripe's 16-byte blocks crc_next (out of the loop) reduces the accumulator, adds the
+ * stripe's last 0..12 bytes, compares with the recorded CRC and starts the next stripe.  Stripes of fewer than
+ * 32 bytes, builds without carry-less multiplication and lz_crc_mode(0) are checked by crc32_update directly.
+ * run_range finishes whatever the loops left (crc_finish).  The cursor is ahead of or behind the lanes: the first
+ * mismatch of the range is reported whatever was decoded, as before. */
+typedef struct {
+    uintptr_t p, e;           /* next 16 bytes to fold, end of the current stripe's 16-byte blocks (both 0: none) */
+#ifdef LZ_HAVE_CLMUL
+    __m128i x;                /* the accumulator */
+#endif
+    int64_t s, hi;            /* the stripe being checked, the end of the range */
+    int64_t bad;              /* the first stripe whose CRC differs, or -1 */
+    const lz_job *j;
+} lz_crc;
+
+#ifdef LZ_HAVE_CLMUL
+static inline __m128i crc_fold16(__m128i x, uintptr_t p) {
+    const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009eLL, 0x01751997d0LL);
+    __m128i lo = _mm_clmulepi64_si128(x, k3k4, 0x00), hi = _mm_clmulepi64_si128(x, k3k4, 0x11);
+    return _mm_xor_si128(_mm_xor_si128(lo, hi), _mm_loadu_si128((const __m128i *)p));
+}
+
+/* the inverted CRC of a 128-bit accumulator (crc_clmul's final reduction) */
+static uint32_t crc_reduce(__m128i x1) {
+    const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009eLL, 0x01751997d0LL);
+    const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124LL);
+    const __m128i poly = _mm_set_epi64x(0x01f7011641LL, 0x01db710641LL);
+    __m128i x2 = _mm_clmulepi64_si128(x1, k3k4, 0x10), x3 = _mm_setr_epi32(~0, 0, ~0, 0);
+    x1 = _mm_srli_si128(x1, 8);
+    x1 = _mm_xor_si128(x1, x2);
+    x2 = _mm_srli_si128(x1, 4);
+    x1 = _mm_and_si128(x1, x3);
+    x1 = _mm_clmulepi64_si128(x1, k5k0, 0x00);
+    x1 = _mm_xor_si128(x1, x2);
+    x2 = _mm_and_si128(x1, x3);
+    x2 = _mm_clmulepi64_si128(x2, poly, 0x10);
+    x2 = _mm_and_si128(x2, x3);
+    x2 = _mm_clmulepi64_si128(x2, poly, 0x00);
+    x1 = _mm_xor_si128(x1, x2);
+    return (uint32_t)_mm_extract_epi32(x1, 1);
+}
+#endif
+
+/* start the cursor at stripe s: stripes checked directly until one for the loops (or none is left, or one
+ * differs) */
+static void crc_begin(lz_crc *c, int64_t s) {
+    const lz_job *j = c->j;
+    c->p = c->e = 0;
+    for (; s < c->hi; s++) {
+        const uint8_t *p = (const uint8_t *)(j->words + j->starts[s]);
+        size_t n = 4 * (size_t)j->nw[s];
+#ifdef LZ_HAVE_CLMUL
+        if (use_clmul && n >= 32) {
+            c->s = s;
+            c->x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)p), _mm_cvtsi32_si128(-1));
+            c->p = (uintptr_t)p + 16;
+            c->e = (uintptr_t)p + (n & ~(size_t)15);
+            return;
+        }
+#endif
+        if (crc32_update(0, p, n) != j->crcs[s]) {
+            c->bad = s;
+            return;
+        }
+    }
+}
+
+/* the cursor is at the end of its stripe's 16-byte blocks: check the stripe, start the next one */
+static __attribute__((noinline)) void crc_next(lz_crc *c) {
+#ifdef LZ_HAVE_CLMUL
+    const lz_job *j = c->j;
+    int64_t s = c->s;
+    uint32_t v = ~crc_sw((const uint8_t *)c->e, (4 * (size_t)j->nw[s]) & 15, crc_reduce(c->x));
+    if (v != j->crcs[s]) {
+        c->bad = s;
+        c->p = c->e = 0;
+        return;
+    }
+    crc_begin(c, s + 1);
+#else
+    c->p = c->e = 0;
+#endif
+}
+
+static void crc_init_range(lz_crc *c, const lz_job *j, int64_t lo, int64_t hi) {
+    c->j = j;
+    c->hi = hi;
+    c->bad = -1;
+    c->p = c->e = 0;
+    if (j->crcs) crc_begin(c, lo);
+}
+
+/* the cursor's stripes left to the end of the range */
+static void crc_finish(lz_crc *c) {
+#ifdef LZ_HAVE_CLMUL
+    while (c->e) {
+        __m128i x = c->x;
+        uintptr_t p = c->p;
+        for (; p < c->e; p += 16) x = crc_fold16(x, p);
+        c->x = x;
+        c->p = p;
+        crc_next(c);
+    }
+#endif
+}
+
+/* A lane loop's n steps (i counts them) with the cursor's folds: while the cursor's stripe has 16-byte blocks
+ * left, a copy of the steps with one fold each (no test of the cursor in the loop: its blocks bound the run),
+ * between stripes crc_next, and with no CRC left a copy of the steps alone.  Locals cp, ce, cx (CRC_LOAD /
+ * CRC_SAVE around the loop). */
+#ifdef LZ_HAVE_CLMUL
+#define CRC_LOAD uintptr_t cp = cc->p, ce = cc->e; __m128i cx = cc->x;
+#define CRC_SAVE cc->p = cp; cc->e = ce; cc->x = cx;
+#define CRC_LOOP(STEPS)                                                                                      \
+    i = 0;                                                                                                   \
+    while (i < n) {                                                                                          \
+        int64_t m_ = (int64_t)((ce - cp) >> 4);                                                              \
+        if (m_ > 0) {                                                                                        \
+            int64_t lim_ = m_ < n - i ? i + m_ : n;                                                          \
+            for (; i < lim_; i++) {                                                                          \
+                STEPS                                                                                        \
+                cx = crc_fold16(cx, cp);                                                                     \
+                cp += 16;                                                                                    \
+            }                                                                                                \
+        } else if (ce) {                                                                                     \
+            CRC_SAVE                                                                                         \
+            crc_next(cc);                                                                                    \
+            cp = cc->p; ce = cc->e; cx = cc->x;                                                              \
+        } else {                                                                                             \
+            for (; i < n; i++) {                                                                             \
+                STEPS                                                                                        \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+#else
+#define CRC_LOAD
+#define CRC_SAVE
+#define CRC_LOOP(STEPS) for (i = 0; i < n; i++) { STEPS }
+#endif
+
 typedef struct {
     int64_t lo, hi;           /* stripes [lo, hi) */
     int rc;                   /* first error of the range: decode error code, or ERR_CRC */
@@ -456,7 +600,7 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
 /* One batched loop of NL lanes, its per-lane steps the P##_N / P##_DECL / P##_STEP / P##_STORE macros (P = LANE:
  * one symbol a step, DEFINE_BATCH; P = PLANE: two symbols from one 64-bit read, DEFINE_PAIR) */
 #define DEFINE_LOOP(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, P)                                                \
-    static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
+    static int NAME(const lz_job *j, lz_lane *ln, lz_crc *cc) {                                              \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
         const lz_entry *T = j->T;                                                                            \
@@ -468,11 +612,11 @@ static __attribute__((noinline)) void slow8(const lz_job *j, lz_lane *ln) { SLOW
         FOR_L##NL(P##_N)                                                                                    \
         if (n <= 0) return 0;                                                                                \
         FOR_L##NL(P##_DECL)                                                                                 \
-        for (i = 0; i < n; i++) {                                                                            \
-            FOR_L##NL(P##_STEP, MODE,)                                                                      \
-        }                                                                                                    \
+        CRC_LOAD                                                                                             \
+        CRC_LOOP(FOR_L##NL(P##_STEP, MODE,))                                                                \
         i = n - 1;                      /* every lane did i + 1 = n symbols */                               \
     slow_exit:                                                                                               \
+        CRC_SAVE                                                                                             \
         FOR_L##NL(P##_STORE)                                                                                \
         if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
         return 1;                                                                                            \
@@ -490,7 +634,7 @@ DEFINE_MODE(0)
 DEFINE_MODE(1)
 DEFINE_MODE(2)
 
-typedef int (*batch_fn)(const lz_job *, lz_lane *);
+typedef int (*batch_fn)(const lz_job *, lz_lane *, lz_crc *);
 #define BATCH_ROW(NL) {{batch16_##NL##_0, batch16_##NL##_1, batch16_##NL##_2}, {batch8_##NL##_0, batch8_##NL##_1, batch8_##NL##_2}}
 static const batch_fn BATCH[7][2][3] = {{{0}}, BATCH_ROW(1), BATCH_ROW(2), BATCH_ROW(3), BATCH_ROW(4), BATCH_ROW(5),
                                         BATCH_ROW(6)};
@@ -588,7 +732,7 @@ static inline int64_t zrun_len(const lz_job *j, uint64_t x, const lz_entry *e) {
 
 /* returns 0 when a lane has fewer than ZMAX + 1 words left or is too near the end of the payload */
 #define DEFINE_ZERO(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, ZK)                                                \
-    static int NAME(const lz_job *j, lz_lane *ln) {                                                          \
+    static int NAME(const lz_job *j, lz_lane *ln, lz_crc *cc) {                                                     \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
         const lz_entry *T = j->T;                                                                            \
@@ -605,10 +749,10 @@ static inline int64_t zrun_len(const lz_job *j, uint64_t x, const lz_entry *e) {
         FOR_L##NL(ZLANE_N)                                                                                   \
         if (n <= 0) return 0;                                                                                \
         FOR_L##NL(ZLANE_DECL)                                                                                \
-        for (i = 0; i < n; i++) {                                                                            \
-            FOR_L##NL(ZLANE_STEP, MODE, ZK,)                                                                 \
-        }                                                                                                    \
+        CRC_LOAD                                                                                             \
+        CRC_LOOP(FOR_L##NL(ZLANE_STEP, MODE, ZK,))                                                           \
     slow_exit:                                                                                               \
+        CRC_SAVE                                                                                             \
         FOR_L##NL(ZLANE_STORE)                                                                               \
         if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
         return 1;                                                                                            \
@@ -733,13 +877,8 @@ static void lane_done(const lz_job *j, lz_range *r, lz_lane *ln) {
     record(r, rc, ln->s, word);
 }
 
-static int crc_ok(const lz_job *j, int64_t s) {
-    if (!j->crcs) return 1;
-    return crc32_update(0, (const uint8_t *)(j->words + j->starts[s]), 4 * (size_t)j->nw[s]) == j->crcs[s];
-}
-
-/* Decode stripes [r->lo, r->hi).  With CRCs, the first CRC mismatch wins over any decode error, as when all
- * CRCs are checked before decoding. */
+/* Decode stripes [r->lo, r->hi).  With CRCs (checked by the CRC cursor, mostly inside the lane loops), the first
+ * CRC mismatch wins over any decode error, as when all CRCs are checked before decoding. */
 /* the lane cannot take another step of the batched loop: fewer than need words left, or its 64-bit reads
  * would pass the end of the payload within one step of at most bits bits */
 static int lane_blocked(const lz_job *j, const lz_lane *ln, int64_t need, int64_t bits) {
@@ -773,13 +912,22 @@ static void run_range(lz_range *r) {
     int64_t next = r->lo;
     int n_active = 0;
     r->rc = ERR_OK;
+    lz_crc cc;
+    crc_init_range(&cc, j, r->lo, r->hi);
+#define CRC_BAD_RETURN                                                                                       \
+    if (UNLIKELY(cc.bad >= 0)) {                                                                             \
+        r->rc = ERR_CRC;                                                                                     \
+        r->stripe = cc.bad;                                                                                  \
+        r->word = 0;                                                                                         \
+        return;                                                                                              \
+    }
+    CRC_BAD_RETURN
     /* take the next stripe into lane q; 0 when there is none left (or an error stops the range) */
 #define TAKE(q)                                                                                              \
     ({                                                                                                       \
         int got_ = 0;                                                                                        \
         while (next < r->hi && r->rc == ERR_OK) {                                                            \
             int64_t s_ = next++;                                                                             \
-            if (!crc_ok(j, s_)) { r->rc = ERR_CRC; r->stripe = s_; r->word = 0; return; }                    \
             if (lane_start(j, &ln[q], s_)) { got_ = 1; break; }                                              \
             int64_t w_;                                                                                      \
             int rc_ = exact_stripe(j, s_, &w_);                                                              \
@@ -792,7 +940,9 @@ static void run_range(lz_range *r) {
         n_active += active[q];
     }
     while (n_active == NLN) {
-        if (!batchN(j, ln)) {
+        int ok_ = batchN(j, ln, &cc);
+        CRC_BAD_RETURN
+        if (!ok_) {
             /* a lane is too near the end of its stripe or of the payload for the loop: finish it safely */
             for (int q = 0; q < NLN; q++)
                 if (ln[q].o < ln[q].hi && lane_blocked(j, &ln[q], need, bits)) finish(j, &ln[q]);
@@ -812,7 +962,9 @@ static void run_range(lz_range *r) {
     for (int q = 0; q < NLN; q++)
         if (active[q]) tl[nt++] = ln[q];
     while (nt > 0) {
-        if (!BATCH[nt][j->out8][j->mode](j, tl)) {
+        int ok_ = BATCH[nt][j->out8][j->mode](j, tl, &cc);
+        CRC_BAD_RETURN
+        if (!ok_) {
             for (int q = 0; q < nt; q++) {
                 int64_t sf = ((int64_t)(j->total - 1) * 32 - (int64_t)tl[q].bp) / 32;
                 if (sf <= 0 && tl[q].o < tl[q].hi) finish(j, &tl[q]);
@@ -827,12 +979,11 @@ static void run_range(lz_range *r) {
             }
         }
     }
-    /* after a decode error: the CRCs of the stripes not taken still count */
-    while (next < r->hi) {
-        int64_t s = next++;
-        if (!crc_ok(j, s)) { r->rc = ERR_CRC; r->stripe = s; r->word = 0; return; }
-    }
+    /* the CRCs the loops did not check (after a decode error: of the stripes not taken too) */
+    crc_finish(&cc);
+    CRC_BAD_RETURN
 #undef TAKE
+#undef CRC_BAD_RETURN
 }
 
 static void *run_thread(void *arg) {
@@ -1001,6 +1152,105 @@ EXPORT int lz_decode_many(const lz_stream *st, int64_t n, int threads, int64_t *
         }
     }
     return ERR_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ kernel tables
+ * fastdec._build_combined in C (the Python stays the reference of the tests): the combined table T (2^L entries
+ * of 8 bytes) and the kernel's LUT3 behind it (buf: T_ENTRIES entries, then 8192 uint16; zeroed by the caller)
+ * of a validated table set of n classes (cls: kind, k, param, c of each, 4 x 16 int32).  info gets L, the
+ * fast-path mode and the kernel mode (mode | loop << 2 | zk << 4).  Weights are counted in units of 2^-12 (exact,
+ * as the Python's float sums of powers of two are). */
+#define KERNEL_LUT3 8192
+#define MIN_L 8
+#define PAIR_MEAN_BITS 14
+#define ZERO_MAX_K 4
+EXPORT void lz_build_tables(const int32_t *cls, int n, const uint16_t *lut3, int64_t n3, uint8_t *buf,
+                            int64_t *info) {
+    const int32_t *kind = cls, *kk = cls + 16, *param = cls + 32, *cc = cls + 48;
+    int order[16], L = MIN_L, has_lut = 0;
+    for (int j = 0; j < n; j++) {
+        int q = j;                                   /* insertion by (c, j) */
+        while (q > 0 && cc[order[q - 1]] > cc[j]) { order[q] = order[q - 1]; q--; }
+        order[q] = j;
+        if (cc[j] > L) L = cc[j];
+        has_lut |= kind[j] == K_LUT;
+    }
+    uint16_t *lut3k = (uint16_t *)(buf + T_ENTRIES * sizeof(lz_entry));
+    if (n3 > 0) memcpy(lut3k, lut3, (size_t)n3 * 2);
+    int as_lut[16], fast_range[16];
+    uint32_t base_lut[16];
+    for (int j = 0; j < n; j++) { as_lut[j] = kind[j] == K_LUT; base_lut[j] = (uint32_t)param[j]; }
+    int64_t fr = n3;
+    if (has_lut)
+        for (int q = 0; q < n; q++) {
+            int j = order[q];
+            if (kind[j] == K_RANGE || (kind[j] == K_ZRUN && kk[j] == 0)) {
+                int64_t size = kind[j] == K_RANGE ? (int64_t)1 << kk[j] : 1;
+                if (fr + size <= KERNEL_LUT3) {
+                    for (int64_t i = 0; i < size; i++) lut3k[fr + i] = kind[j] == K_RANGE ? (uint16_t)(param[j] + i) : 0;
+                    as_lut[j] = 1;
+                    base_lut[j] = (uint32_t)fr;
+                    fr += size;
+                }
+            }
+        }
+    int64_t w_lut = 0, w_range = 0;
+    for (int j = 0; j < n; j++) {
+        fast_range[j] = !as_lut[j] && (kind[j] == K_RANGE || (kind[j] == K_ZRUN && kk[j] == 0));
+        if (as_lut[j]) w_lut += 1 << (12 - cc[j]);
+        if (fast_range[j]) w_range += 1 << (12 - cc[j]);
+    }
+    int mode;
+    if (w_lut == 0) mode = MODE_RANGE;
+    else if (w_range == 0) mode = MODE_LUT;
+    else if ((w_lut < w_range ? w_lut : w_range) <= 4096 / 64) mode = w_lut > w_range ? MODE_LUT : MODE_RANGE;
+    else mode = MODE_MIX;
+    int j0 = order[0], zk = 0, loop, long_bits;
+    int64_t w_fast = 0, w_bits = 0;
+    for (int j = 0; j < n; j++) {
+        int f = mode == MODE_LUT ? as_lut[j] : mode == MODE_RANGE ? fast_range[j] : as_lut[j] || fast_range[j];
+        if (f) {
+            w_fast += 1 << (12 - cc[j]);
+            w_bits += (int64_t)(1 << (12 - cc[j])) * (cc[j] + kk[j]);
+        }
+    }
+    if (cc[j0] == 1 && kind[j0] == K_ZRUN && kk[j0] <= ZERO_MAX_K) {
+        zk = kk[j0];
+        loop = LOOP_ZERO;
+        long_bits = zk == 0 ? 33 - ZMAX : 32 - zk;
+    } else if (8 * w_fast >= 7 * 4096 && w_bits <= PAIR_MEAN_BITS * w_fast) {
+        loop = LOOP_PAIR;
+        long_bits = 64;
+    } else {
+        loop = LOOP_SINGLE;
+        long_bits = 64;
+    }
+    uint64_t *T = (uint64_t *)buf;
+    int64_t at = 0, code = -1, prev = 0;
+    for (int q = 0; q < n; q++) {
+        int j = order[q], c = cc[j], k = kk[j], tot = c + k;
+        code = code < 0 ? 0 : (code + 1) << (c - prev);
+        prev = c;
+        int lut_fast = as_lut[j] && mode != MODE_RANGE, range_fast = fast_range[j] && mode != MODE_LUT;
+        uint64_t e;
+        if (lut_fast || range_fast) {
+            uint32_t base = lut_fast ? base_lut[j] : kind[j] == K_RANGE ? (uint32_t)param[j] : 0;
+            uint64_t flags = (uint64_t)(j << 4) | (lut_fast && mode == MODE_MIX ? F_LUT : 0) |
+                             (tot > long_bits ? F_LONG : 0);
+            e = (uint64_t)tot | flags << 8 | (uint64_t)(64 - tot) << 16 | (uint64_t)tot << 24 |
+                (uint64_t)(uint32_t)(base - ((uint32_t)code << k)) << 32;
+        } else {
+            int run = loop == LOOP_ZERO && kind[j] == K_ZRUN && k > 0;
+            e = (uint64_t)tot | (uint64_t)((j << 4) | F_SLOW | (run ? F_LUT : 0)) << 8 | (uint64_t)63 << 16 |
+                (uint64_t)ADV_SLOW << 24;
+        }
+        for (int64_t i = 0, m = (int64_t)1 << (L - c); i < m && at < ((int64_t)1 << L); i++) T[at++] = e;
+    }
+    uint64_t inv = 1 | (uint64_t)(F_INVALID | F_SLOW) << 8 | (uint64_t)63 << 16 | (uint64_t)ADV_SLOW << 24;
+    while (at < ((int64_t)1 << L)) T[at++] = inv;
+    info[0] = L;
+    info[1] = mode;
+    info[2] = mode | loop << 2 | zk << 4;
 }
 
 EXPORT int lz_lanes(void) { return LZ_LANES; }

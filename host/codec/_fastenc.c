@@ -817,22 +817,119 @@ EXPORT void lze_group_dp(int64_t R, const double *freq, int64_t M, int64_t kmax,
     free(pre);
 }
 
-/* lze_group_dp at each of the ng multipliers mus[g] into best/ch/start + g (R + 1) (M + 1); returns -1 without
- * memory */
+/* lze_group_dp_grid's DP at one multiplier for M == 16, in pull form: row j (rank) gathers its sources in the push
+ * loop's order (i ascending: k descending for j < R; for R each i's first block reaching R, then its residual), its
+ * 16 entries kept in local arrays; costs (best_c) computed first for all sources: the same values and choices. */
+#define GMM 16
+__attribute__((optimize("O3"))) static void group_dp16(int64_t R, const double *pre, int64_t kmax, double mu,
+                                                        int64_t L, int64_t W, double class_bits, double lut3_bits,
+                                                        double *cost, double *best, int64_t *ch, int64_t *start)
+{
+    const int64_t W1 = GMM + 1, K1 = kmax + 1;
+    /* costs: cost[j * K1 + k] of the block k ending at j < R (source j - 2^k >= 0); cost[R * K1 + ...] unused;
+     * row R's: cost[(R + 1 + i) * 2 + 0/1] = block / residual from source i */
+    for (int64_t j = 1; j < R; j++)
+        for (int64_t k = 0; k <= kmax && ((int64_t)1 << k) <= j; k++) {
+            int64_t g = (int64_t)1 << k, cb;
+            double F = pre[j] - pre[j - g];
+            double cc = best_c(F, mu, L, &cb);
+            cost[j * K1 + k] = F * k + cc + class_bits + lut3_bits * g;
+        }
+    double *costR = cost + (R + 1) * K1;
+    for (int64_t i = 0; i < R; i++) {
+        int64_t cb;
+        double F = pre[R] - pre[i];
+        double cc = best_c(F, mu, L, &cb);
+        for (int64_t k = 0; k <= kmax; k++) {
+            int64_t g = (int64_t)1 << k;
+            if (i + g >= R) {
+                costR[2 * i] = F * k + cc + class_bits + lut3_bits * g;
+                break;
+            }
+        }
+        costR[2 * i + 1] = F * W + cc + class_bits;
+    }
+    for (int64_t m = 0; m < W1; m++) {
+        best[m] = m ? INF : 0.0;
+        ch[m] = -1;
+        start[m] = -1;
+    }
+    for (int64_t j = 1; j <= R; j++) {
+        double acc[GMM];
+        int64_t ach[GMM], ast[GMM];
+        for (int m = 0; m < GMM; m++) {
+            acc[m] = INF;
+            ach[m] = -1;
+            ast[m] = -1;
+        }
+#define PULL(i_, cost_, c_)                                                          \
+        do {                                                                         \
+            const double *fr = best + (i_) * W1;                                     \
+            double cs = (cost_);                                                     \
+            int64_t cc = (c_), sv = (i_);                                            \
+            for (int m = 0; m < GMM; m++) {                                          \
+                double b = fr[m], v = b + cs;                                        \
+                int ok = (b < INF) & (v < acc[m]);                                   \
+                acc[m] = ok ? v : acc[m];                                            \
+                ach[m] = ok ? cc : ach[m];                                           \
+                ast[m] = ok ? sv : ast[m];                                           \
+            }                                                                        \
+        } while (0)
+        if (j < R) {
+            int64_t k = kmax;
+            while (k > 0 && ((int64_t)1 << k) > j)
+                k--;
+            for (; k >= 0; k--)
+                PULL(j - ((int64_t)1 << k), cost[j * K1 + k], k);
+        } else {
+            for (int64_t i = 0; i < R; i++) {
+                if (i + ((int64_t)1 << kmax) >= R) {
+                    int64_t k = 0;
+                    while (i + ((int64_t)1 << k) < R)
+                        k++;
+                    PULL(i, costR[2 * i], k);
+                }
+                PULL(i, costR[2 * i + 1], W + 1);
+            }
+        }
+#undef PULL
+        best[j * W1] = INF;
+        ch[j * W1] = -1;
+        start[j * W1] = -1;
+        for (int m = 0; m < GMM; m++) {
+            best[j * W1 + 1 + m] = acc[m];
+            ch[j * W1 + 1 + m] = ach[m];
+            start[j * W1 + 1 + m] = ast[m];
+        }
+    }
+}
+
+/* lze_group_dp at each of the ng multipliers mus[g] into best/ch/start + g (R + 1) (M + 1) (group_dp16 where M is
+ * 16: the same tables); returns -1 without memory */
 EXPORT int lze_group_dp_grid(int64_t R, const double *freq, int64_t M, int64_t kmax, int64_t ng, const double *mus,
                              int64_t L, int64_t W, double class_bits, double lut3_bits, double *best, int64_t *ch,
                              int64_t *start)
 {
     double *pre = malloc((R + 1) * sizeof(double));
-    if (!pre)
+    double *cost = malloc(((R + 1) * (kmax + 1) + 2 * R + 2) * sizeof(double));
+    if (!pre || !cost) {
+        free(pre);
+        free(cost);
         return -1;
+    }
     pre[0] = 0.0;
     for (int64_t i = 0; i < R; i++)
         pre[i + 1] = pre[i] + freq[i];
     int64_t sz = (R + 1) * (M + 1);
     for (int64_t g = 0; g < ng; g++)
-        group_dp(R, pre, M, kmax, mus[g], L, W, class_bits, lut3_bits, best + g * sz, ch + g * sz, start + g * sz);
+        if (M == GMM && kmax >= 0)
+            group_dp16(R, pre, kmax, mus[g], L, W, class_bits, lut3_bits, cost, best + g * sz, ch + g * sz,
+                       start + g * sz);
+        else
+            group_dp(R, pre, M, kmax, mus[g], L, W, class_bits, lut3_bits, best + g * sz, ch + g * sz,
+                     start + g * sz);
     free(pre);
+    free(cost);
     return 0;
 }
 
@@ -1784,4 +1881,288 @@ EXPORT int64_t lze_trie_tree_sub(int64_t nv, const int64_t *vals, const double *
     free(C);
     free(D);
     return n;
+}
+
+/* ------------------------------------------------------------------------------------------ a LUT size's designs */
+/* This thread's grow-only work arrays of lze_design_lut (the trie, the DP tables, the walks), kept between calls
+ * (fresh large blocks come as new pages, zeroed by the kernel at first touch) until lze_arena_free. */
+#define ARENA_N 20
+static __thread void *arena_p[ARENA_N];
+static __thread size_t arena_cap[ARENA_N];
+
+static void *arena(int i, size_t bytes)
+{
+    if (bytes < 64)
+        bytes = 64;
+    if (arena_cap[i] < bytes) {
+        size_t nb = bytes + bytes / 4;
+        free(arena_p[i]);
+        arena_p[i] = malloc(nb);
+        arena_cap[i] = arena_p[i] ? nb : 0;
+    }
+    return arena_p[i];
+}
+
+EXPORT void lze_arena_free(void)
+{
+    for (int i = 0; i < ARENA_N; i++) {
+        free(arena_p[i]);
+        arena_p[i] = NULL;
+        arena_cap[i] = 0;
+    }
+}
+
+/* encoder._ZDesign.designs(t) for t > 0 in one call: the trie of the values left when the top t (ranks pos[0..t))
+ * go to LUT classes (lze_trie_tree_sub), then up to two rounds (c_res 12, then the residual class's code length of
+ * the first round's design when that differs by 0.5 or more) of: the trie DP (lze_trie_solve; keep_n in round 2
+ * after a full round 1; lze_trie_solve_ref over a base -- t = 0's DP of the same c_res -- for trees of at least
+ * ref_min nodes), the best split of the class budget Mv between the LUT DP's row lut_row and the trie's root rows
+ * (the first minimum in the order of encoder._split_cands' stable sort), the walk of the trie's classes, the LUT
+ * groups from lut_choice ((R + 1) x (Mv + 1)) over order / hord (the ranked values and their counts), zero-run
+ * classes (zk, zF) last, and lze_design_bits. The same floats in the same order as the Python path.
+ * Bases: base b = pointers bptr[8 b ..] (F, left, right, nores, res, ch_nores, ch_res, sat), bnn[b] nodes, budget
+ * bM[b], c_res bcres[b]; base 0 is round 1's when has_b1, round 2 takes the first other with c_res equal.
+ * Out per design d (at most 2): out_nc[d] classes as rows (kind, k, param) in out_cls + 48 d, code lengths in
+ * out_lens + 16 d, out_n3[d] LUT3 entries in out_lut3 + t d, payload bits out_bits[d] (>= INF: not covered).
+ * Returns the number of designs, -1 without memory, -2 where the Python path must decide, -3 trie over capacity. */
+EXPORT int64_t lze_design_lut(
+    int64_t nv, const int64_t *vals, const double *h, const double *hl, const int64_t *pos, int64_t t, int64_t W,
+    double min_gain, double N, int64_t Mv, double class_bits, int64_t L, const double *lut_row,
+    const int64_t *lut_choice, const int64_t *order, const int64_t *hord, int64_t nz, const int64_t *zk,
+    const double *zF, int64_t ref_min, int64_t has_b1, int64_t nbase, const double *bcres, const int64_t *bnn,
+    const int64_t *bM, const uintptr_t *bptr, int64_t nw, const int64_t *with0, int64_t off, const int64_t *cum,
+    int64_t nr, const int64_t *runs, int64_t hist0, int64_t n_stripes, int64_t *out_nc, int64_t *out_cls,
+    int64_t *out_lens, int64_t *out_n3, uint16_t *out_lut3, double *out_bits)
+{
+    int64_t W1 = Mv + 1;
+    if (t < 1 || t > nv || Mv < 0)
+        return -2;
+    /* the trie of the values left */
+    uint8_t *keep = arena(0, (size_t)nv);
+    if (!keep)
+        return -1;
+    memset(keep, 1, (size_t)nv);
+    for (int64_t j = 0; j < t; j++)
+        keep[pos[j]] = 0;
+    int64_t nk = nv - t, n = 0;
+    int64_t *keys = NULL, *left = NULL, *right = NULL;
+    double *K = NULL, *F = NULL;
+    if (nk > 0) {
+        int64_t cap = (W + 1) * nk + 1;
+        size_t b8 = (size_t)cap * 8;
+        keys = arena(1, b8);
+        K = arena(2, b8);
+        F = arena(3, b8);
+        left = arena(4, b8);
+        right = arena(5, b8);
+        int64_t *lo = arena(6, b8), *hi = arena(7, b8);
+        if (!keys || !K || !F || !left || !right || !lo || !hi)
+            return -1;
+        n = lze_trie_tree_sub(nv, vals, h, hl, keep, W, min_gain, cap, keys, K, F, left, right, lo, hi);
+        if (n == -1)
+            return -3;
+        if (n < 0)
+            return -1;
+    }
+    double *nores = NULL, *res = NULL;
+    int64_t *chn = NULL, *chr = NULL, *sat = NULL, *same = NULL, *map = NULL, *rbase = NULL, *rk = NULL;
+    double *rF = NULL;
+    if (n > 0) {
+        size_t tb = (size_t)n * W1 * 8;
+        nores = arena(8, tb);
+        res = arena(9, tb);
+        chn = arena(10, tb);
+        chr = arena(11, tb);
+        sat = arena(12, (size_t)n * 8);
+        same = arena(13, (size_t)n * 8);
+        map = arena(14, (size_t)n * 8);
+        rbase = arena(15, (size_t)n * 8);
+        rk = arena(16, (size_t)n * 8);
+        rF = arena(17, (size_t)n * 8);
+        if (!nores || !res || !chn || !chr || !sat || !same || !map || !rbase || !rk || !rF)
+            return -1;
+    }
+    int64_t *gk = arena(18, (size_t)(t + 1) * 8 * 2);     /* the LUT groups: (k, first rank) */
+    if (!gk)
+        return -1;
+    double c_res = 12.0;
+    int kept_n = 0;                 /* nores / ch_nores hold this tree's full values (a full round before) */
+    int64_t count = 0;
+    for (int it = 0; it < 2; it++) {
+        int use_ref = 0;
+        int64_t b = -1;
+        if (n > 0) {
+            if (it == 0) {
+                if (has_b1)
+                    b = 0;
+            } else {
+                for (int64_t j = has_b1 ? 1 : 0; j < nbase; j++)
+                    if (bcres[j] == c_res) {
+                        b = j;
+                        break;
+                    }
+            }
+            if (b >= 0 && !kept_n && n >= ref_min && bM[b] >= Mv) {
+                const uintptr_t *p = bptr + 8 * b;
+                lze_trie_same(n, F, left, right, bnn[b], (const double *)p[0], (const int64_t *)p[1],
+                              (const int64_t *)p[2], map, same);
+                if (same[0] < 0)
+                    for (int64_t i = 0; i < n; i++)
+                        if (same[i] >= 0) {
+                            use_ref = 1;
+                            break;
+                        }
+            }
+            if (use_ref) {
+                const uintptr_t *p = bptr + 8 * b;
+                lze_trie_solve_ref(n, F, K, left, right, N, (double)W, c_res, Mv, class_bits, nores, res, chn, chr,
+                                   sat, same, bM[b], (const double *)p[3], (const double *)p[4],
+                                   (const int64_t *)p[7]);
+                kept_n = 0;
+            } else {
+                lze_trie_solve(n, F, K, left, right, N, (double)W, c_res, Mv, class_bits, nores, res, chn, chr,
+                               kept_n, sat);
+                kept_n = 1;
+            }
+        }
+        /* the best split: the first minimum over m1 ascending, without the residual before with it */
+        double bestc = 0.0;
+        int64_t bm1 = -1, bmm = 0;
+        int bres = 0;
+        for (int64_t m1 = 0; m1 <= Mv; m1++) {
+            double a = lut_row[m1];
+            if (a >= INF)
+                continue;
+            int64_t m2 = Mv - m1;
+            double c = n > 0 ? nores[m2] : 0.0;
+            if (c < INF) {
+                double v = a + c;
+                if (bm1 < 0 || v < bestc) {
+                    bestc = v;
+                    bm1 = m1;
+                    bmm = m2;
+                    bres = 0;
+                }
+            }
+            if (m2 >= 1) {
+                c = n > 0 ? res[m2 - 1] : 0.0;
+                if (c < INF) {
+                    double v = a + c;
+                    if (bm1 < 0 || v < bestc) {
+                        bestc = v;
+                        bm1 = m1;
+                        bmm = m2 - 1;
+                        bres = 1;
+                    }
+                }
+            }
+        }
+        if (bm1 < 0)
+            return count;
+        /* the trie's classes */
+        int64_t nrg = 0;
+        double fres = 0.0;
+        if (n > 0) {
+            const uintptr_t *p = use_ref ? bptr + 8 * b : NULL;
+            nrg = lze_trie_walk_ref(n, Mv, bres ? chr : chn, keys, K, F, left, right, bmm, rbase, rk, rF, &fres,
+                                    use_ref ? same : NULL, use_ref ? bM[b] : 0,
+                                    use_ref ? (const int64_t *)p[bres ? 6 : 5] : NULL);
+            if (nrg < 0)
+                return -1;
+        }
+        /* the LUT groups, walked back from rank t */
+        int64_t ng = 0;
+        for (int64_t i = t, mm = bm1; i > 0; mm--) {
+            int64_t k = lut_choice[i * W1 + mm];
+            if (k < 0 || k > 62 || ((int64_t)1 << k) > i || mm < 1)
+                return -2;
+            int64_t g = (int64_t)1 << k;
+            gk[2 * ng] = k;
+            gk[2 * ng + 1] = i - g;
+            ng++;
+            i -= g;
+        }
+        int64_t nc = ng + nrg + (fres > 0) + nz;
+        if (nc == 0)
+            nc = 1;
+        if (nc > 16 || nc > ((int64_t)1 << L))
+            return -2;
+        int64_t cls3[48];
+        double fr[16];
+        int64_t *lens = out_lens + 16 * count;
+        uint16_t *l3 = out_lut3 + t * count;
+        int64_t j = 0, n3 = 0;
+        for (int64_t q = ng - 1; q >= 0; q--) {      /* groups in rank order */
+            int64_t k = gk[2 * q], s = gk[2 * q + 1], g = (int64_t)1 << k, sum = 0;
+            for (int64_t r = s; r < s + g; r++) {
+                sum += hord[r];
+                l3[n3 + r - s] = (uint16_t)order[r];
+            }
+            cls3[3 * j] = 0;
+            cls3[3 * j + 1] = k;
+            cls3[3 * j + 2] = n3;
+            fr[j++] = (double)sum;
+            n3 += g;
+        }
+        for (int64_t q = 0; q < nrg; q++) {
+            cls3[3 * j] = 1;
+            cls3[3 * j + 1] = rk[q];
+            cls3[3 * j + 2] = rbase[q];
+            fr[j++] = rF[q];
+        }
+        if (fres > 0) {
+            cls3[3 * j] = 1;
+            cls3[3 * j + 1] = W;
+            cls3[3 * j + 2] = 0;
+            fr[j++] = fres;
+        }
+        for (int64_t q = 0; q < nz; q++) {
+            cls3[3 * j] = 2;
+            cls3[3 * j + 1] = zk[q];
+            cls3[3 * j + 2] = 0;
+            fr[j++] = zF[q];
+        }
+        if (j == 0) {
+            cls3[0] = 1;
+            cls3[1] = W;
+            cls3[2] = 0;
+            fr[j++] = 1.0;
+        }
+        double bits = lze_design_bits(nc, cls3, fr, L, lens, l3, nw, with0, off, cum, nr, runs, hist0, n_stripes);
+        if (bits == -2.0)
+            return -2;
+        if (bits < 0)
+            return -1;
+        memcpy(out_cls + 48 * count, cls3, (size_t)nc * 3 * sizeof(int64_t));
+        out_nc[count] = nc;
+        out_n3[count] = n3;
+        out_bits[count] = bits;
+        count++;
+        if (!(fres > 0))
+            break;
+        double new_c = (double)lens[ng + nrg];
+        if (fabs(new_c - c_res) < 0.5)
+            break;
+        c_res = new_c;
+    }
+    return count;
+}
+
+/* lze_design_bits of nd designs without LUT3 entries: design d has the classes off[d] .. off[d + 1] of cls3 (rows
+ * kind, k, param) and freqs, its lengths go to lens + off[d], its payload bits (or -2.0: the Python path decides)
+ * to bits[d]. Returns -1 without memory, else 0. */
+EXPORT int64_t lze_design_bits_batch(int64_t nd, const int64_t *off, const int64_t *cls3, const double *freqs,
+                                     int64_t L, int64_t *lens, double *bits, int64_t nw, const int64_t *with0,
+                                     int64_t off0, const int64_t *cum, int64_t nr, const int64_t *runs, int64_t hist0,
+                                     int64_t n_stripes)
+{
+    for (int64_t d = 0; d < nd; d++) {
+        int64_t a = off[d], nc = off[d + 1] - off[d];
+        double r = lze_design_bits(nc, cls3 + 3 * a, freqs + a, L, lens + a, NULL, nw, with0, off0, cum, nr, runs,
+                                   hist0, n_stripes);
+        if (r == -1.0)
+            return -1;
+        bits[d] = r;
+    }
+    return 0;
 }

@@ -131,7 +131,8 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         Tensors of fewer words share group streams (:func:`plan_streams`); 0: every tensor owns its stripes
         (what version 2 can store).
     threads : int
-        Threads that code each stream's stripes (:func:`lutzip.codec.bitstream.encode_stripes`; same bytes).
+        Threads that design the table sets (tensors in parallel) and code each stream's stripes
+        (:func:`lutzip.codec.bitstream.encode_stripes`); the same bytes for any number.
     min_stripes, stripe_bits : int
         A tensor that owns its stream gets longer stripes (:func:`stream_stripe_len`): an 8-bit tensor of at
         least ``2 * min_stripes * stripe_len`` words stripes of ``2 * stripe_len`` words by default (the raw bits
@@ -167,7 +168,7 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         from lutzip.codec.encoder import plan_tables
         tables, assignment = plan_tables(s_words, s_bits, stripe_len, L=L, share=share,
                                          progress=(lambda k: plan_progress(names[plan[k][0]])) if plan_progress
-                                         else None)
+                                         else None, threads=max(1, int(threads)))
     else:
         tables = [tableset_fn(w, b) for w, b in zip(s_words, s_bits)]
         assignment = list(range(len(tables)))

@@ -616,6 +616,41 @@ def _design(W, L, lut_groups, ranges, fres, zruns, st: Stats | None = None) -> _
     return _Built(W, classes, lens, lut3)
 
 
+def _design_batch(W, L, specs, st: Stats):
+    """:func:`_design` (without LUT classes) and :meth:`_Built.bits` of each ``(ranges, fres, zruns)`` of
+    ``specs`` in one C call (``fastenc.design_bits_batch``): a list of ``(classes, lens, total bits)``, None
+    for a design the Python path must make (or for all, without the C kernels)."""
+    kern = _k()
+    if not specs or not hasattr(kern, "design_bits_batch"):
+        return [None] * len(specs)
+    all_cls, all_fr, off = [], [], [0]
+    for ranges, fres, zruns in specs:
+        cls = [(RANGE, k, base) for base, k, _F in ranges]
+        fr = [F for _b, _k, F in ranges]
+        if fres > 0:
+            cls.append((RANGE, W, 0))
+            fr.append(fres)
+        for k, F in zruns:
+            cls.append((ZRUN, k, 0))
+            fr.append(F)
+        if not cls:
+            cls.append((RANGE, W, 0))
+            fr.append(1)
+        all_cls.append(cls)
+        all_fr += fr
+        off.append(len(all_fr))
+    lens, bits = kern.design_bits_batch(off, all_cls, all_fr, L, _stats_args(st))
+    out = []
+    for d, cls in enumerate(all_cls):
+        b = bits[d]
+        if b is None:
+            out.append(None)
+            continue
+        n = len(cls)
+        out.append((cls, lens[off[d]:off[d + 1]], b + (TABLE_HEAD_BITS + CLASS_BITS * n)))
+    return out
+
+
 def _build(W, L, lut_groups, ranges, fres, zruns):
     """Assemble a TableSet from a design; code lengths by package-merge over the class frequencies."""
     return _design(W, L, lut_groups, ranges, fres, zruns).tableset()
@@ -698,6 +733,7 @@ class _ZDesign:
         self._lut = None
         self._vals = vals
         self._hh = None
+        self._hord = None       # hist[order] (int64), for fastenc.design_lut
         self.hsum = hsum
         self._base = None       # the base (encoder._trie_dp) of the trie DPs of t > 0: round 1 of t = 0
         self._base2 = {}        # c_res -> round 2 of t = 0
@@ -734,6 +770,26 @@ class _ZDesign:
             ts |= set(range(0, self.R + 1, max(1, self.R // 32)))
         return sorted(ts - {0})
 
+    def _designs_c(self, kern, t, W, L, st):
+        """:meth:`designs` of ``t > 0`` by ``fastenc.design_lut`` (its bases: t = 0's DPs whose work arrays are
+        still theirs): ``[(classes, lens, lut3, payload bits)]``, or None where the Python path decides."""
+        vals = self._vals
+        if self._hh is None:
+            h = self.hist[vals].astype(np.float64)
+            self._hh = (h, h * np.log2(h))
+        if self._hord is None:
+            self._hord = np.ascontiguousarray(self.hist[self.order], np.int64)
+            self._pos64 = np.ascontiguousarray(self._pos, np.int64)
+            self._order64 = np.ascontiguousarray(self.order, np.int64)
+
+        def valid(b):
+            return b is not None and all(kern.dp_gen(sl) == g for sl, g in b[2])
+        b1 = self._base if valid(self._base) else None
+        b2 = {c: b for c, b in self._base2.items() if valid(b)}
+        return kern.design_lut(vals, *self._hh, self._pos64, t, W, CLASS_BITS / 2, self.N, self.Mv, CLASS_BITS, L,
+                               self.lut_best[t], self.lut_choice, self._order64, self._hord, self.zruns,
+                               REF_MIN_NODES, b1, b2, _stats_args(st))
+
     def designs(self, t, W, L, st, screen=None):
         """Exact-costed table sets with the top ``t`` values in LUT classes: yields ``(tableset, bits)``.
 
@@ -751,6 +807,14 @@ class _ZDesign:
             self._lut_part()
         n_rest = len(vals) - t                  # the top t values are present ones
         kern = _k()
+        if t and hasattr(kern, "design_lut"):   # the C kernel: every round below in one call (the same designs)
+            got = self._designs_c(kern, t, W, L, st)
+            if got is not None:
+                for classes, lens, lut3, bits in got:
+                    ts = _Built(W, classes, lens, lut3, (st, bits + (
+                        TABLE_HEAD_BITS + CLASS_BITS * len(classes) + min(LUT3_BITS, W) * len(lut3))))
+                    yield ts, ts.bits(st)
+                return
         Mdp, solve0 = Mv, None
         if t == 0 and screen is not None and n_rest:
             tree, Mdp, solve0 = screen
@@ -966,9 +1030,13 @@ class _Grouped:
         Mv = self.M - len(zks)
         if Mv < 0:
             return INF, float(lmus[0]), np.ones(len(zks))
-        d, g, zF = _k()._zrun_estimate(self.runs, np.array(zks, np.int64), np.ascontiguousarray(tab[:, Mv]),
-                                  2.0 ** lmus, self.L, rounds, float(CLASS_BITS))
-        return float(d), float(lmus[g]), zF
+        cols = self.__dict__.setdefault("_cols", {})     # the table's columns and the multipliers, made once
+        col = cols.get(Mv)
+        if col is None:
+            col = cols[Mv] = (np.ascontiguousarray(tab[:, Mv]), 2.0 ** lmus, lmus.tolist())
+        d, g, zF = _k()._zrun_estimate(self.runs, np.array(zks, np.int64), col[0], col[1], self.L, rounds,
+                                       float(CLASS_BITS))
+        return float(d), col[2][g], zF
 
     def zrun_sets(self, max_z: int = GROUPED_MAX_ZRUNS, beam: int = 5, keep: int = 3, exhaustive: int = 3):
         """The ``keep`` best sets of 1..``max_z`` ZRUN index lengths by :meth:`estimate` (two rounds of run
@@ -1169,9 +1237,10 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         else:
             solve = None
         walks = {}                      # (budget, residual) -> solve(...): the sets of one size share it
+        specs = []                      # (set n, ranges, residual F): every design of the screening, in order
         for n in with_z:
             zd = zds[n]
-            found = math.inf
+            scores[n] = math.inf
             for residual in (False, True):
                 mm = zd.Mv - (1 if residual else 0)
                 if solve is None:
@@ -1183,9 +1252,19 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
                         walks[mm, residual] = solve(mm, residual)
                     c, ranges, fres = walks[mm, residual]
                 if c < INF:
-                    ts = _design(W, L, [], ranges, fres, zd.zruns, st)
-                    found = min(found, consider([(ts, ts.bits(st))]))
-            scores[n] = found
+                    specs.append((n, ranges, fres))
+        # their code lengths and bits in one C call where it can (the same as _design and _Built.bits)
+        costed = _design_batch(W, L, [(ranges, fres, zds[n].zruns) for n, ranges, fres in specs], st)
+        for (n, ranges, fres), got in zip(specs, costed):
+            if got is None:
+                ts = _design(W, L, [], ranges, fres, zds[n].zruns, st)
+                tb = ts.bits(st)
+            else:
+                classes, lens, tb = got
+                ts = None
+            scores[n] = min(scores[n], tb)
+            if tb < best[1]:
+                best[:] = [ts if ts is not None else _Built(W, classes, lens, np.zeros(0, np.uint16), (st, tb)), tb]
     max_t = 4 if effort == 1 else 1000
     for n in sorted(scores, key=scores.get)[:1 if effort <= 1 else len(scores)]:
         zd = zds[n]
@@ -1220,28 +1299,116 @@ def _ideal_bits(st: Stats) -> float:
     return float(-(h * np.log2(h / n)).sum()) if n else 0.0
 
 
-def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None):
+def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None,
+                threads: int = 1):
     """Choose table sets for several tensors and which tensor uses which.
 
     Tensors are visited largest first; a tensor joins an existing table set of its word width when coding it
     with that set costs fewer bits than a set of its own (payload plus metadata). Returns
-    ``(tables, assignment)`` with ``assignment[i]`` the table index of tensor ``i``.
+    ``(tables, assignment)`` with ``assignment[i]`` the table index of tensor ``i``. ``threads``: the tensors'
+    own table sets are designed on this many threads (:func:`plan_tables_stats`; the same tables).
     """
     return plan_tables_stats([Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)], stripe_len, L,
-                             share, progress)
+                             share, progress, threads)
 
 
-def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None):
+def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None,
+                      threads: int = 1):
     """:func:`plan_tables` from the streams' statistics (:meth:`Stats.of`) instead of their words.
 
     The table design depends on the statistics alone, so a file can be planned tensor by tensor, each
-    tensor's words read, counted and let go (:mod:`lutzip.codec.writer`).
+    tensor's words read, counted and let go (:mod:`lutzip.codec.writer`). ``threads`` > 1: every tensor's own
+    design (:func:`design_tableset`, which depends on its statistics alone) is started ahead on ``threads - 1``
+    worker threads while this thread makes the choices in the same order, taking a design from them or making it
+    itself: the same tables and assignment as one thread (a design that turns out unneeded is wasted work).
     """
     with _scope():
-        return _plan_tables_stats(stats, stripe_len, L, share, progress)
+        if int(threads) <= 1 or len(stats) < 2:
+            return _plan_tables_stats(stats, stripe_len, L, share, progress)
+        with _Ahead(stats, L, int(threads) - 1) as ahead:
+            return _plan_tables_stats(stats, stripe_len, L, share, progress, ahead)
 
 
-def _plan_tables_stats(stats, stripe_len, L, share, progress):
+def _own_effort(st: Stats) -> int:
+    return 1 if st.n_words >= 4096 else 0
+
+
+class _Ahead:
+    """Own designs of the tensors (``design_tableset(st, L, effort=_own_effort(st))``), taken in the order of
+    :func:`_plan_tables_stats` by worker threads (each in one ``_scope`` for its life: work arrays reused).
+    :meth:`get` returns a tensor's design: the worker's (waiting for it, and meanwhile designing the next ones
+    not yet taken), or made here when no worker has taken it yet."""
+
+    def __init__(self, stats, L, workers):
+        import collections
+        import concurrent.futures
+        import threading
+        self._stats, self._L = stats, L
+        order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
+        self._fut = {i: concurrent.futures.Future() for i in order}
+        self._queue = collections.deque(order)
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._work, daemon=True, name=f"lutzip-design-{n}")
+                         for n in range(workers)]
+
+    def __enter__(self):
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._queue.clear()                 # nothing new is started; running designs finish
+        for t in self._threads:
+            t.join()
+        return False
+
+    def _take(self):
+        """The next design no one has taken (its index and future, marked running), or None."""
+        with self._lock:
+            while self._queue:
+                i = self._queue.popleft()
+                fut = self._fut[i]
+                if fut.set_running_or_notify_cancel():
+                    return i, fut
+        return None
+
+    def _run(self, i, fut):
+        try:
+            st = self._stats[i]
+            fut.set_result(design_tableset(st, self._L, effort=_own_effort(st)))
+        except BaseException as e:              # handed to get()'s caller
+            fut.set_exception(e)
+
+    def _work(self):
+        with _scope():
+            while True:
+                job = self._take()
+                if job is None:
+                    return
+                self._run(*job)
+
+    def get(self, i):
+        fut = self._fut[i]
+        with self._lock:
+            mine = fut.cancel()                 # no worker has it: made here
+        if mine:
+            st = self._stats[i]
+            return design_tableset(st, self._L, effort=_own_effort(st))
+        while not fut.done():
+            job = self._take()
+            if job is None:
+                break
+            self._run(*job)
+        return fut.result()
+
+    def skip(self, i):
+        """Tensor ``i`` needs no design of its own: not started when no worker has it yet."""
+        with self._lock:
+            self._fut[i].cancel()
+
+
+def _plan_tables_stats(stats, stripe_len, L, share, progress, ahead=None):
     order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
     tables, costs, members, assignment = [], [], [], [0] * len(stats)
     for i in order:
@@ -1257,7 +1424,9 @@ def _plan_tables_stats(stats, stripe_len, L, share, progress):
         # zero runs): when an existing set does as well, the tensor joins it without a design of its own
         own, own_bits = None, math.inf
         if shared is None or shared_bits > _ideal_bits(st) + CLASS_BITS + TABLE_HEAD_BITS:
-            own, own_bits = design_tableset(st, L, effort=1 if st.n_words >= 4096 else 0)
+            own, own_bits = ahead.get(i) if ahead is not None else design_tableset(st, L, effort=_own_effort(st))
+        elif ahead is not None:
+            ahead.skip(i)
         choice = shared if shared_bits <= own_bits else None
         if choice is None:
             tables.append(own)

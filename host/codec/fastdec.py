@@ -94,6 +94,8 @@ def _configure(lib):
     lib.lz_decode_many.restype = i32
     lib.lz_exact_count.argtypes = [i32]
     lib.lz_exact_count.restype = i64
+    lib.lz_build_tables.argtypes = [vp, i32, vp, i64, vp, vp]
+    lib.lz_build_tables.restype = None
     lib.lz_spin.argtypes = [i64]
     lib.lz_spin.restype = ctypes.c_uint64
     return lib
@@ -154,7 +156,12 @@ def _hit(tables: TableSet):
     m = _by_object.get(id(tables))
     if m is not None and m[0]() is tables and m[1] == tables.word_bits and m[2] == classes and m[3] == lut3b:
         return m[4]             # the same object, unchanged: no hashing of its classes
-    key = (tables.word_bits, classes, lut3b)
+    # the classes' fields as one flat tuple (kind, k, param, c of each, padded to 16: the kernel's cls array):
+    # hashed in C, not by ClassSpec.__hash__
+    pad = (0,) * (16 - len(classes))
+    flat = (tuple(cl.kind for cl in classes) + pad + tuple(cl.k for cl in classes) + pad +
+            tuple(cl.param for cl in classes) + pad + tuple(cl.c for cl in classes) + pad)
+    key = (tables.word_bits, flat, lut3b)
     hit = _table_cache.get(key)
     if hit is None:
         hit = _build_combined(tables, key)
@@ -194,9 +201,52 @@ def loop_summary(runs) -> str:
                      for k, v in sorted(words.items(), key=lambda kv: -kv[1]))
 
 
+#: the kernel tables' buffers are cut from slabs of this many (one zeroed allocation: a fresh table set's buffer
+#: costs no clearing of its own, and the pages it never writes are never touched: 24 us a set with np.zeros here)
+_SLAB_BUFS = 64
+_slab = {"arr": None, "next": 0}
+
+
+def _zeroed_buf():
+    """A zeroed buffer of one table set's kernel tables (``T_ENTRIES`` entries, then the kernel's LUT3)."""
+    size = T_ENTRIES * ENTRY_DTYPE.itemsize + 2 * KERNEL_LUT3
+    with _lock:
+        if _slab["arr"] is None or _slab["next"] >= _SLAB_BUFS:
+            _slab["arr"], _slab["next"] = np.zeros((_SLAB_BUFS, size), np.uint8), 0
+        buf = _slab["arr"][_slab["next"]]
+        _slab["next"] += 1
+    return buf
+
+
 def _build_combined(tables: TableSet, key):
-    """The kernel's tables of a table set not seen before (:func:`combined_table`), cached under ``key``."""
+    """The kernel's tables of a table set not seen before (:func:`combined_table`), cached under ``key`` (word
+    width, the classes' fields as :func:`_hit` flattens them, LUT3 bytes): built
+    by the C library's ``lz_build_tables`` (:func:`kernel_tables_py` is its reference in the tests)."""
     tables.validate()
+    classes = tables.classes
+    cls1 = np.array(key[1], np.int32)
+    cls = cls1.reshape(4, 16)       # pointers from the 1-D array: __array_interface__ of a 2-D one took 44 us here
+    lut3 = np.array(tables.lut3, np.uint16)       # a copy the cache owns: its pointer stays valid
+    lb = lib()
+    if lb is not None:
+        buf = _zeroed_buf()
+        ptrs = (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls1))     # each _ptr 4-12 us here: once
+        info = (ctypes.c_int64 * 3)()
+        lb.lz_build_tables(ptrs[2], len(classes), ptrs[1], lut3.size, ptrs[0], info)
+        L, mode, kmode = info[0], info[1], info[2]
+        lut3k = buf[T_ENTRIES * ENTRY_DTYPE.itemsize:].view(np.uint16)
+    else:
+        buf, mode, lut3k, L, kmode = kernel_tables_py(tables)
+        ptrs = (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls1))
+    if len(_table_cache) > 256:
+        _table_cache.clear()
+    _table_cache[key] = hit = (buf, mode, lut3k, cls, L, ptrs, lut3, kmode)
+    return hit
+
+
+def kernel_tables_py(tables: TableSet):
+    """The kernel's tables of a valid table set in Python: ``(buf, mode, lut3k, L, kernel mode)`` (see
+    :func:`combined_table`; the reference of the C library's ``lz_build_tables``)."""
     L = max(tables.max_code_len, MIN_L)
     classes = tables.classes
     n3 = len(tables.lut3)
@@ -267,15 +317,7 @@ def _build_combined(tables: TableSet, key):
     counts.append((1 << L) - sum(counts))
     buf[:8 << L].view("<u8")[:] = np.repeat(np.array(packed, np.uint64), counts)
     buf[T_ENTRIES * ENTRY_DTYPE.itemsize:].view(np.uint16)[:] = lut3k
-    cls = np.zeros((4, 16), np.int32)
-    for j, cl in enumerate(classes):
-        cls[:, j] = (cl.kind, cl.k, cl.param, cl.c)
-    if len(_table_cache) > 256:
-        _table_cache.clear()
-    lut3 = np.array(tables.lut3, np.uint16)       # a copy the cache owns: its pointer stays valid
-    _table_cache[key] = hit = (buf, mode, lut3k, cls, L, (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls)),
-                               lut3, mode | loop << 2 | zk << 4)
-    return hit
+    return buf, mode, lut3k, L, mode | loop << 2 | zk << 4
 
 
 # ----------------------------------------------------------------------------------------------- entry points

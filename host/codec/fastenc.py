@@ -81,6 +81,11 @@ def _configure(lib):
         "lze_zrun_approx": ([i64, vp, i64, i64, f64, f64, vp, vp], None),
         "lze_zrun_approx_sets": ([i64, vp, i64, i64, vp, i64, f64, f64, vp], None),
         "lze_score_parts": ([i64, vp, vp, vp, vp, i64, f64, f64, vp], i32),
+        "lze_design_lut": ([i64, vp, vp, vp, vp, i64, i64, f64, f64, i64, f64, i64, vp, vp, vp, vp, i64, vp, vp, i64,
+                            i64, i64, vp, vp, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64, vp, vp, vp, vp, vp, vp],
+                           i64),
+        "lze_arena_free": ([], None),
+        "lze_design_bits_batch": ([i64, vp, vp, vp, i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], i64),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -155,6 +160,8 @@ class scratch_scope:
         _tls.depth -= 1
         if _tls.depth == 0:
             _tls.bufs = {}                 # (the generations go on: a solve kept past the scope holds its arrays)
+            if _state["lib"] is not None:
+                _state["lib"].lze_arena_free()      # this thread's work arrays of lze_design_lut
 
 
 def dp_tables(slot: int, n: int, M: int, with_n: bool = True):
@@ -544,3 +551,63 @@ def design_bits(classes, freqs, L, lut3, sargs):
     if r < 0:
         raise MemoryError("design bits: no memory")
     return lens.tolist(), (math.inf if r >= INF else r)
+
+
+def design_lut(vals, h, hl, pos, t, W, min_gain, N, Mv, class_bits, L, lut_row, lut_choice, order, hord, zruns,
+               ref_min, base1, bases2, sargs):
+    """``encoder._ZDesign.designs(t)`` for ``t > 0`` in one call (``lze_design_lut``): the trie of the values left
+    (``vals`` without the ranks ``pos[:t]``; ``h``, ``hl`` as :func:`trie_tree_sub`'s), the rounds of trie DP,
+    budget split, walk, LUT groups (``lut_row``, ``lut_choice`` of the LUT DP over ``order`` with counts ``hord``)
+    and design, the same floats. ``zruns``: ``[(k, F)]``; ``base1``: round 1's base (``encoder._trie_dp``'s
+    ``solve.base``, its work arrays checked still valid) or None; ``bases2``: ``{c_res: base}`` of round 2.
+    Returns a list of ``(classes, lens, lut3, payload bits)``, or None where the Python path must decide."""
+    bases = ([base1] if base1 is not None else []) + list(bases2.values())
+    nb = len(bases)
+    bcres = np.array(([12.0] if base1 is not None else []) + [float(c) for c in bases2], np.float64)
+    bnn, bM = np.empty(nb, np.int64), np.empty(nb, np.int64)
+    bptr = np.empty(8 * nb, np.uint64)
+    for j, ((bF, bl, br), (bn, brs, bcn, bcr, bsat), _g) in enumerate(bases):
+        bnn[j], bM[j] = len(bF), bn.shape[1] - 1
+        bptr[8 * j:8 * j + 8] = [_ptr(a) for a in (bF, bl, br, bn, brs, bcn, bcr, bsat)]
+    zk = np.array([k for k, _F in zruns], np.int64)
+    zF = np.array([F for _k, F in zruns], np.float64)
+    lut_row = _f64(lut_row)
+    assert lut_choice.dtype == np.int64 and lut_choice.flags.c_contiguous and lut_choice.shape[1] == Mv + 1
+    assert pos.dtype == np.int64 and order.dtype == np.int64 and hord.dtype == np.int64 and len(order) >= t
+    nc, n3, bits = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2)
+    cls, lens, lut3 = np.empty((2, 16, 3), np.int64), np.empty((2, 16), np.int64), np.empty((2, max(t, 1)), np.uint16)
+    r = lib().lze_design_lut(len(vals), _p(vals), _p(h), _p(hl), _p(pos), int(t), int(W), float(min_gain), float(N),
+                             int(Mv), float(class_bits), int(L), _ptr(lut_row), _ptr(lut_choice), _ptr(order),
+                             _ptr(hord), len(zk), _p(zk), _p(zF), int(ref_min), base1 is not None, nb, _p(bcres),
+                             _p(bnn), _p(bM), _p(bptr), *sargs[0], _ptr(nc), _ptr(cls), _ptr(lens), _ptr(n3),
+                             _ptr(lut3), _ptr(bits))
+    if r == -2:
+        return None
+    if r == -3:
+        raise MemoryError("trie: more nodes than values times levels")
+    if r < 0:
+        raise MemoryError("design: no memory")
+    out = []
+    for d in range(r):
+        c = int(nc[d])
+        b = float(bits[d])
+        out.append(([tuple(x) for x in cls[d, :c].tolist()], lens[d, :c].tolist(), lut3[d, :int(n3[d])].copy(),
+                    math.inf if b >= INF else b))
+    return out
+
+
+def design_bits_batch(off, classes, freqs, L, sargs):
+    """:func:`design_bits` of several designs without LUT3 in one call (``lze_design_bits_batch``): design ``d`` has
+    the classes ``classes[d]`` (``(kind, k, param)`` tuples) and the frequencies ``freqs[off[d]:off[d + 1]]``.
+    Returns ``(lens, bits)``: the code lengths of all classes in one list (at ``off``), each design's payload bits
+    (``inf`` when a present value is not covered; None where the Python path decides)."""
+    nd = len(off) - 1
+    n = off[-1]
+    cls3 = np.fromiter(_chain(_chain(classes)), np.int64, 3 * n)
+    fr = np.array(freqs, np.float64)
+    offs = np.array(off, np.int64)
+    lens = np.empty(n, np.int64)
+    bits = np.empty(nd)
+    if lib().lze_design_bits_batch(nd, _ptr(offs), _p(cls3), _p(fr), int(L), _p(lens), _ptr(bits), *sargs[0]):
+        raise MemoryError("design bits: no memory")
+    return lens.tolist(), [None if b == -2.0 else (math.inf if b >= INF else b) for b in bits.tolist()]

@@ -243,9 +243,9 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
         Prepared words kept in memory between the passes; beyond them, prepared tensors go to a temporary
         file beside ``path``.
     threads : int
-        Code the stripes on this many threads, parts of whole stripes of one or several tensors at a time
-        (the statistics and the table design stay on the calling thread); the file is byte-identical to
-        ``threads=1``.
+        Code the stripes on this many threads, parts of whole stripes of one or several tensors at a time, and
+        design the tensors' table sets on as many (the statistics stay on the calling thread); the file is
+        byte-identical to ``threads=1``.
 
     Returns
     -------
@@ -345,7 +345,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
         if tableset_fn is None:
             tables, assignment = plan_tables_stats(designs, S, L=L, share=share,
                                                    progress=(lambda k: plan_progress(names[plan[k][0]]))
-                                                   if plan_progress else None)
+                                                   if plan_progress else None, threads=max(1, int(threads)))
         else:
             tables, assignment = designs, list(range(len(designs)))
         del designs

@@ -45,6 +45,13 @@ t_valid, t_hdr, t_ovr, t_w[32], t_wn[32], t_ptr[5], t_first, t_n[16], t_tag
                          ``t_ptr`` of ``t_w:t_wn``; t_ovr: the symbol needs bits past the packet (overrun
                          unless its prefix is invalid); t_first on a stripe's first symbol with t_n = n - 1
 idle                     (out) waiting for a header
+
+Enables: the word registers' loads (``cur_ld``, ``nxt_ld``, the ring pop ``inc``) and the step conditions
+(``adv``, ``chain_a``, ``chain_b``, ``hstart``, ``hbad``) are products of ``credit_ok``, ``p2[5]`` and a dozen
+flip-flops (state, ``m_*``, ``nx_ok``, the flags of ``nxt`` and ``ring[rp]``, the fill level). The products of
+those flip-flops are flip-flops themselves (``e_*``), set a cycle early from the values the flip-flops take at
+that clock, so each enable is one LUT (``cur_ld``: 4 inputs, ``nxt_ld``: 5) before its fan-out to ~270
+flip-flops; ``credit_ok`` and ``p2[5]`` stay outside (they are the late ones).
 """
 from myhdl import Signal, always_comb, always_seq, block, concat, enum, intbv, modbv
 
@@ -110,7 +117,7 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
     inc = Signal(intbv(0)[2:])
     state_n = Signal(st.F_HDR)
     zc_n, cur_last_n, hstart, hbad, step, chain = [Signal(bool(0)) for _ in range(6)]
-    m_adv, m_ca, m_cb = [Signal(bool(0)) for _ in range(3)]   # registered: RUN and zc / cur_last as adv, chain_a, chain_b need
+    m_cb = Signal(bool(0))               # registered: RUN and zc and not cur_last (chain_b's case: cur from ring[rp])
     rp1 = Signal(modbv(0)[pb:])
 
     @always_comb
@@ -182,35 +189,6 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         go.next = state == st.F_RUN and credit_ok and (cur_last or nx_ok or not p2[5])
 
     @always_comb
-    def vf_steps():
-        # as go and not zc and p2[5] and not cur_last; go and zc and cur_last and ...; ... (m_* = state and zc and
-        # cur_last, registered)
-        adv.next = m_adv and credit_ok and nx_ok and p2[5]
-        # n-th symbol now and the next stripe's first entry follows the rest of this stripe: start it now
-        chain_a.next = m_ca and credit_ok and nx_ok and nxt_start_r
-        chain_b.next = m_cb and credit_ok and nx_ok and nxt_last and th[0] and r0f[0]
-        start_h.next = hstart
-
-    @always_comb
-    def vf_inc():
-        # nxt is loaded from ring[rp] when it is empty or leaves its register (into cur: adv, chain_a, chain_b,
-        # a header start; or discarded: a bad header, a drained word), and a ring entry is taken then if there
-        # is one (for chain_b ring[rp] goes straight into cur and nxt is refilled next cycle). Written out
-        # from flip-flops (m_* imply RUN, and exclude each other) so that both are shallow functions. inc is
-        # exactly ``th[0] and nxt_ld``; it is written out on its own so that the ring pointer and fill level
-        # do not hang behind nxt_ld, the enable of ~270 flip-flops.
-        nxt_ld.next = 0
-        if not nx_ok or state == st.F_DRAIN or (credit_ok and (
-                state == st.F_HDR or (m_adv and p2[5]) or (m_ca and nxt_start_r)
-                or (m_cb and nxt_last and th[0] and r0f[0]))):
-            nxt_ld.next = 1
-        inc.next = 0
-        if th[0] and (not nx_ok or state == st.F_DRAIN or (credit_ok and (
-                state == st.F_HDR or (m_adv and p2[5]) or (m_ca and nxt_start_r)
-                or (m_cb and nxt_last and r0f[0])))):
-            inc.next = 1
-
-    @always_comb
     def vf_pop():
         pop.next = inc
         th_r.next = th >> inc
@@ -244,16 +222,9 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         elif not th[0]:
             r0f.next = push_flags
 
-    @always_comb
-    def vf_curld():
-        # cur is loaded this cycle (chain_b, adv, chain_a or start_h), written out from flip-flops
-        cur_ld.next = nx_ok and credit_ok and ((m_cb and nxt_last and th[0] and r0f[0]) or (m_adv and p2[5])
-                                               or (m_ca and nxt_start_r)
-                                               or (state == st.F_HDR and nxt_start_r and not (nxt_hdr and not nxt_mk)))
-
     @always_seq(clk.posedge, reset=rst)
     def vf_words():
-        # while cur is loaded, chain_b is the case m_cb (the other three need m_adv, m_ca or the header state):
+        # while cur is loaded, chain_b is the case m_cb (the other three need RUN without zc, cur_last or the header state):
         # the data come through a 2:1 selected by a flip-flop and the load is the flip-flops' enable
         if cur_ld:
             if m_cb:
@@ -289,14 +260,6 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
             nxt_v3.next = r0_v3
             nxt_v4.next = r0_v4
             nxt_v5.next = r0_v5
-
-    @always_comb
-    def vf_hstart():
-        # a stripe's first entry is in nxt while waiting for a header (a bad header is hdr without mk)
-        hstart.next = state == st.F_HDR and nx_ok and credit_ok and not (nxt_hdr and not nxt_mk) and nxt_start_r
-        hbad.next = state == st.F_HDR and nx_ok and credit_ok and nxt_hdr and not nxt_mk
-        step.next = go and not fl and not zc
-        chain.next = chain_a or chain_b
 
     @always_comb
     def vf_next():
@@ -345,13 +308,86 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         else:
             cur_last_n.next = cur_last
 
+    # the products of flip-flops in the enables and step conditions (vf_steps, vf_ld), registered from the
+    # values those flip-flops take at this clock (d_*, state_n, zc_n, cur_last_n, th_n): e_a = nx_ok and RUN and
+    # not zc and not cur_last, e_ca = nx_ok and RUN and zc and cur_last and nxt_start_r, e_cb = nx_ok and m_cb
+    # and nxt_last and th[0] and r0f[0], e_hs / e_hb = the header start
+    # / bad header without credit_ok, e_x = e_ca or e_cb or e_hs, e_y = e_ca or e_cb or (nx_ok and F_HDR),
+    # e_nn = nx_ok and not F_DRAIN (inverted: after reset nxt_ld = 1)
+    e_a, e_ca, e_cb, e_hs, e_hb, e_x, e_y, e_nn = [Signal(bool(0)) for _ in range(8)]
+    d_nx, d_sr, d_last, d_hdr, d_mk, d_f0 = [Signal(bool(0)) for _ in range(6)]
+
+    @always_comb
+    def vf_early_next():
+        # as vf_words and vf_ring
+        if nxt_ld:
+            d_nx.next = th[0] and not chain_b
+            d_sr.next = r0f[0]
+            d_last.next = r0_meta[0]
+            d_hdr.next = r0_meta[2]
+            d_mk.next = r0_meta[1]
+        else:
+            d_nx.next = nx_ok
+            d_sr.next = nxt_start_r
+            d_last.next = nxt_last
+            d_hdr.next = nxt_hdr
+            d_mk.next = nxt_mk
+        if inc == 1:
+            if th[1]:
+                d_f0.next = r1_flags[0]
+            else:
+                d_f0.next = push_flags[0]
+        elif not th[0]:
+            d_f0.next = push_flags[0]
+        else:
+            d_f0.next = r0f[0]
+
+    @always_seq(clk.posedge, reset=rst)
+    def vf_early_regs():
+        run = state_n == st.F_RUN
+        hd = d_nx and state_n == st.F_HDR
+        ca = d_nx and run and zc_n and cur_last_n and d_sr
+        cb = d_nx and run and zc_n and not cur_last_n and d_last and th_n[0] and d_f0
+        hs = hd and d_sr and not (d_hdr and not d_mk)
+        e_a.next = d_nx and run and not zc_n and not cur_last_n
+        e_ca.next = ca
+        e_cb.next = cb
+        e_hs.next = hs
+        e_hb.next = hd and d_hdr and not d_mk
+        e_x.next = ca or cb or hs
+        e_y.next = ca or cb or hd
+        e_nn.next = d_nx and state_n != st.F_DRAIN
+
+    @always_comb
+    def vf_steps():
+        # with zc and cur_last (as e_*): adv = go and not zc and not cur_last and p2[5] (and nxt is there);
+        # chain_a = n-th symbol now and the next stripe's first entry is nxt, chain_b: it is ring[rp]
+        adv.next = credit_ok and e_a and p2[5]
+        chain_a.next = credit_ok and e_ca
+        chain_b.next = credit_ok and e_cb
+        start_h.next = hstart
+        hstart.next = credit_ok and e_hs
+        hbad.next = credit_ok and e_hb
+        step.next = go and not fl and not zc
+        chain.next = chain_a or chain_b
+
+    @always_comb
+    def vf_ld():
+        # nxt is loaded from ring[rp] when it is empty or leaves its register (into cur: adv, chain_a, chain_b,
+        # a header start; or discarded: a bad header, a drained word), and a ring entry is taken then if there
+        # is one (inc = th[0] and nxt_ld, written out so that the ring pointer and level do not hang behind
+        # nxt_ld); cur is loaded on adv, chain_a, chain_b (from ring[rp], nxt is refilled next cycle), hstart
+        nxt_ld.next = not e_nn or (credit_ok and (e_y or (e_a and p2[5])))
+        inc.next = 0
+        if th[0] and (not e_nn or (credit_ok and (e_y or (e_a and p2[5])))):
+            inc.next = 1
+        cur_ld.next = credit_ok and (e_x or (e_a and p2[5]))
+
     @always_seq(clk.posedge, reset=rst)
     def vf_state():
         state.next = state_n
         zc.next = zc_n
         # the word registers' load conditions from few flip-flops (see vf_steps)
-        m_adv.next = state_n == st.F_RUN and not zc_n and not cur_last_n
-        m_ca.next = state_n == st.F_RUN and zc_n and cur_last_n
         m_cb.next = state_n == st.F_RUN and zc_n and not cur_last_n
 
     @always_seq(clk.posedge, reset=rst)
@@ -409,6 +445,6 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         t_n.next = pend_n
         t_tag.next = tag
 
-    return (vf_fields, vf_select, vf_flags, vf_go, vf_steps, vf_inc, vf_pop, vf_level, vf_idle,
-            vf_flush_reg, vf_ring, vf_curld, vf_words, vf_regs, vf_p2d, sel0, sel1, sel2, sel3, sel4, sel5, vf_p2, vf_p2_regs, vf_hstart, vf_next, vf_state,
-            vf_tok)
+    return (vf_fields, vf_select, vf_flags, vf_go, vf_pop, vf_level, vf_idle, vf_flush_reg, vf_ring, vf_words,
+            vf_regs, vf_p2d, sel0, sel1, sel2, sel3, sel4, sel5, vf_p2, vf_p2_regs, vf_next, vf_state, vf_tok,
+            vf_early_next, vf_early_regs, vf_steps, vf_ld)
