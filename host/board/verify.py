@@ -101,12 +101,20 @@ def _selection(c: ct.Container, names=None):
         if s.index not in seen:
             seen.add(s.index)
             streams.append(s)
-            if getattr(c.tables[s.table], "lens_b", None) is not None:
-                from lutzip.errors import UnsupportedError
-                raise UnsupportedError(f"tensor {t.name!r}: its table set {s.table} has two code tables (format "
-                                       f"version 5, --states 2), which the hardware core does not decode; "
-                                       f"re-compress without --states 2")
+    check_hardware_decodable(c, streams)
     return tensors, streams, _job_names(c, streams)
+
+
+def check_hardware_decodable(c: ct.Container, streams=None) -> None:
+    """Raise :class:`~lutzip.errors.UnsupportedError` (one line) when a stream of ``c`` (of ``streams``) has a
+    table set the hardware core does not decode: two code tables (format version 5, ``--states 2``)."""
+    for s in c.streams if streams is None else streams:
+        if getattr(c.tables[s.table], "lens_b", None) is not None:
+            from lutzip.errors import UnsupportedError
+            t = c.tensors[s.members[0]]
+            raise UnsupportedError(f"tensor {t.name!r}: its table set {s.table} has two code tables (format "
+                                   f"version 5, --states 2), which the hardware core does not decode; "
+                                   f"re-compress without --states 2")
 
 
 def check_stripe(sr, expected: np.ndarray, W: int, full: bool, tensor: str, offset: int):

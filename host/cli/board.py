@@ -52,6 +52,8 @@ def _cmd_board(args):
 def _cmd_stream(args):
     from lutzip.board.verify import format_report, stream_container      # on use (start-up of the other commands)
     c = ct.read(args.file)
+    from lutzip.board.verify import check_hardware_decodable
+    check_hardware_decodable(c)                # before a board or simulator is opened
     if args.sim and args.port:
         raise LutzError("give either --port or --sim, not both")
     replay = getattr(args, "replay", None)

@@ -14,8 +14,9 @@ order-0 code over runs and literals mixed pays for "run or literal" at every sym
 The encoder side (:func:`apply`) works on a finished container: the one-table encoder's stripes are read
 back symbol by symbol, the class pairs counted per table set, two code-length vectors derived (package-merge,
 the lengths of :func:`lutzip.codec.huffman.limited_code_lengths`) for ``F`` = the ZRUN classes and for ``F``
-chosen greedily, and the stripes rewritten with the same symbols in the new codes where the streams of the
-table set get smaller. Opt-in (``lutzip compress --states 2``, ``compress(..., states=2)``): the hardware core
+chosen greedily; the streams are then coded again with the zero runs planned for the two states (which class
+codes each chunk of a run, counting the state the run ends in and the code of the literal after it) and the
+lengths re-derived from that parse, and the smallest coding is kept where the table set's streams get smaller. Opt-in (``lutzip compress --states 2``, ``compress(..., states=2)``): the hardware core
 does not decode these table sets yet, and the C fast decoder is not chosen for them (the numba reference
 kernel decodes them).
 """
