@@ -1,0 +1,45 @@
+"""The replay buffer's banks (firmware/engine/replay_bank.py) through the ECP5 board flow: the converted Verilog's
+bank RAMs marked ``no_rw_check`` (firmware/boards/build.py ``mark_replay_banks``), yosys ``synth_ecp5`` maps each
+onto a DP16KD of 18-bit ports (not the 36-bit mode, whose word halves leave on both ports' data pins), and the
+output-register pass (hdl/flows/bram_outreg.py) makes every bank's ``ra2`` / ``rb2`` the RAM's own output
+register: nothing but flip-flops of the same clock between a RAM and its output register, no fabric flip-flop
+left on a RAM's data out."""
+import json
+
+import pytest
+from myhdl import Signal, block, intbv, modbv
+
+from lutzip.firmware.boards.build import mark_replay_banks
+from lutzip.firmware.engine.replay_bank import replay_bank
+from lutzip.hdl.flows import synth as sy
+from lutzip.hdl.flows.bram_outreg import absorb_bram_outregs
+from lutzip.hdl.flows.convert import convert_block
+
+NB = 2
+
+
+@block
+def two_banks(clk, we, wa, wd, ra, q0, q1):
+    return [replay_bank(clk, we, wa, wd, ra, q, BANK=b, DEPTH=1024) for b, q in enumerate((q0, q1))]
+
+
+def test_replay_banks_read_through_the_dp16kd_output_register(tmp_path):
+    if not sy.find_tool("yosys", required=False):
+        pytest.skip("yosys not installed")
+    clk, we = Signal(bool(0)), Signal(bool(0))
+    wa, ra = Signal(modbv(0)[15:]), Signal(intbv(0)[15:])
+    wd, q0, q1 = Signal(intbv(0)[33:]), Signal(intbv(0)[33:]), Signal(intbv(0)[33:])
+    v = convert_block(two_banks(clk, we, wa, wd, ra, q0, q1), tmp_path, "two_banks", "verilog")
+    assert mark_replay_banks(v) == 2 * NB
+    assert v.read_text().count("(* no_rw_check *)") == 2 * NB
+    netlist, ys = sy.run_yosys(v, "ecp5", "two_banks", tmp_path)
+    ports, moved = absorb_bram_outregs(netlist, "two_banks")
+    cells = json.loads(netlist.read_text())["modules"]["two_banks"]["cells"]
+    rams = {k: c for k, c in cells.items() if c["type"] == "DP16KD"}
+    assert len(rams) == 2 * NB and ports == 2 * NB and moved == 33 * NB
+    for c in rams.values():
+        p = c["parameters"]
+        assert int(p["DATA_WIDTH_B"], 2) == 18 and int(p["DATA_WIDTH_A"], 2) == 18, p
+        assert (p["REGMODE_A"], p["REGMODE_B"]) == ("NOREG", "OUTREG")
+    # left: per bank 33 rq flip-flops (zeroed unless selected) and the two select flip-flops
+    assert sum(c["type"] == "TRELLIS_FF" for c in cells.values()) == (33 + 2) * NB
