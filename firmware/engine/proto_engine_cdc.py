@@ -10,7 +10,8 @@ clock; its ``CLK_HZ`` is the core clock (IDENT, the cycle counters and the inter
 With the engine's ``RESULT_REG`` a register slice (:func:`lutzip.firmware.axi.axis_skid.axis_skid`) sits between
 the engine's byte output and the byte FIFO, so that the FIFO's ``tready`` (its full flag and the core reset) does
 not meet the response framer's logic in the same cycle; the engine's idle flag then waits for the slice too.
-With ``CORE_RST_REG`` (default False) the core domain's reset is the synchroniser's output through one more
+The keyword ``CORE_RST_REG`` (default False; not in the function's docstring, which MyHDL copies into the HDL of
+every two-domain top) makes the core domain's reset the synchroniser's output through one more
 flip-flop, without the asynchronous set: the synchroniser sits beside its source (the PLL's lock, in a corner of
 the die), this flip-flop among the reset's loads. The core domain's reset rises one core cycle after the
 synchroniser's (a clock edge is needed: while the PLL is not locked its output still runs) and falls one cycle
@@ -59,7 +60,7 @@ def proto_engine_cdc(clk, rst, core_clk, s_axis_tdata, s_axis_tvalid, s_axis_tre
     CORE_CLK_HZ : int
         Frequency of ``core_clk`` (the engine's ``CLK_HZ``).
     **params
-        ``CORE_RST_REG`` (see the module docstring) and the other :func:`proto_engine` parameters; ``CLK_HZ`` (the link clock) becomes the engine's
+        The other :func:`proto_engine` parameters; ``CLK_HZ`` (the link clock) becomes the engine's
         ``LINK_CLK_HZ`` (IDENT reports both clocks), the engine's ``CLK_HZ`` is ``CORE_CLK_HZ``.
     """
     params = dict(params)
