@@ -53,12 +53,15 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     inst = b.top()(**ports, BAUD=baud, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, top=top, **top_params)
     verilog = convert_block(inst, out, b.top_name, "verilog")
     res_keep = keep_reset_copies(verilog)
+    res_no_rw = mark_no_rw_check(verilog)
     shutil.copy(b.constraints_path, out / b.constraints)
     res = {"board": b.name, "title": b.title, "part": b.part, "clk_mhz": b.clk_hz / 1e6, "baud": baud,
            "baud_error": round(baud_err, 5), "params": {"L": L, "W": W, "LUT3_DEPTH": LUT3_DEPTH, **top_params},
            "out": str(out), "files": {"verilog": verilog.name, "constraints": b.constraints}}
     if res_keep:
         res["reset_copies"] = res_keep
+    if res_no_rw:
+        res["no_rw_check"] = res_no_rw
 
     if b.family == "xilinx":
         shutil.copy(b.constraints_path.parent / b.vivado_tcl, out / b.vivado_tcl)
@@ -130,6 +133,30 @@ def keep_reset_copies(verilog) -> int:
     verilog = Path(verilog)
     text = verilog.read_text()
     new, n = _KEEP_RE.subn(r"(* keep *)\n\1", text)
+    if n:
+        verilog.write_text(new)
+    return n
+
+
+_NO_RW_RE = re.compile(r"^(reg \[\d+:0\] \w*(?:replay_bank\d+_mem_(?:lo|hi)|cmd_ring\d+_mem[01]) \[)", re.M)
+
+
+def mark_no_rw_check(verilog) -> int:
+    """Mark the RAMs of :func:`lutzip.firmware.engine.replay_bank.replay_bank` (``replay_unit``'s ``PIPE``) and
+    the two halves of a split :func:`lutzip.firmware.engine.cmd_ring.cmd_ring` (``PIPE``, more than 2048
+    entries) ``(* no_rw_check *)`` in the converted Verilog; returns how many were marked (0: the file is
+    unchanged).
+
+    Neither reads an entry whose data is used in the cycle it is written: the replay buffer is written only
+    between runs and read only during one; the ring reads committed entries only, and writes only while it is
+    not full, so its write address (``ws``) differs from the read address (``rp``) whenever it reads. Without
+    the mark yosys keeps MyHDL's read-before-write meaning for equal addresses with a bypass multiplexer after
+    the RAM's data out, which stands between the RAM and the flip-flop that should become its output register
+    (as :func:`lutzip.hdl.flows.synth.mark_lane_buffers` for the lane buffers).
+    """
+    verilog = Path(verilog)
+    text = verilog.read_text()
+    new, n = _NO_RW_RE.subn(r"(* no_rw_check *)\n\1", text)
     if n:
         verilog.write_text(new)
     return n

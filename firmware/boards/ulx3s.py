@@ -58,6 +58,7 @@ def board_ulx3s(clk_25mhz, btn_pwr_n, ftdi_txd, ftdi_rxd, led, wifi_gpio0, BAUD=
             params.setdefault("RESULT_REG", True)      # the decoded-word FIFO's read ends in flip-flops
             params.setdefault("RST_REG", True)         # each block's reset from a flip-flop of its own
             params.setdefault("RING_PIPE", True)       # the command ring read through the RAM's output register
+            params.setdefault("CORE_RST_REG", True)    # the core domain's reset from a flip-flop among its loads
         core_clk, locked, unlocked = Signal(bool(0)), Signal(bool(0)), Signal(bool(1))
         u_pll = pll_ecp5(clk_25mhz, core_clk, locked, F_IN=CLK_HZ, F_OUT=CORE_CLK_HZ)
 

@@ -2,6 +2,9 @@
 rolls them back otherwise; the table loader reads committed entries (first-word-fall-through)."""
 from myhdl import Signal, always, always_comb, block, intbv, modbv
 
+#: With ``PIPE``, rings of more than 2 ** SPLIT_BITS entries are split into two RAMs (see ``cmd_ring``).
+SPLIT_BITS = 11
+
 
 @block
 def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid, m_axis_tready, free, empty,
@@ -30,11 +33,14 @@ def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid,
         RAM's output register, so no logic sees the RAM's slow clock-to-out), then into a 4-entry FIFO; reads
         are issued while fewer than 4 entries are read and not yet taken (one entry per cycle; an entry
         reaches the output 3 cycles after its commit instead of 1). ``free`` counts the RAM (entries in the
-        FIFO have left it), ``empty`` the FIFO too. False converts to the HDL of before.
+        FIFO have left it), ``empty`` the FIFO too. False converts to the HDL of before. A ring of more than
+        ``2 ** SPLIT_BITS`` entries is two RAMs (the address's top bit selects), each read into its own output
+        register, the choice between them made on the FIFO's write: no multiplexer between
+        a RAM and its output register (the ECP5's DP16KD holds 2048 entries of 9 bits).
     """
     AW = max(1, (DEPTH - 1).bit_length())
     assert 1 << AW == DEPTH, "DEPTH must be a power of two"
-    mem = [Signal(intbv(0)[len(wdata):]) for _ in range(DEPTH)]
+    mem = [] if PIPE and AW > SPLIT_BITS else [Signal(intbv(0)[len(wdata):]) for _ in range(DEPTH)]
     wp = Signal(modbv(0)[AW + 1:])   # committed write pointer
     ws = Signal(modbv(0)[AW + 1:])   # speculative write pointer
     rp = Signal(modbv(0)[AW + 1:])
@@ -51,6 +57,104 @@ def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid,
     def write():
         if we:
             mem[wa].next = wdata
+
+    if PIPE and AW > SPLIT_BITS:
+        # the RAM in two halves (``mem0``: the address's top bit 0, ``mem1``: 1). Both are read at an issue, at
+        # the address's low bits, into their read registers, then copied into ``oq0`` / ``oq1`` in every cycle
+        # (the RAMs' output registers); the top bit travels beside them (``s1`` taken at the issue, ``s2``) and
+        # picks the half on the FIFO's write. Cycle for cycle the one-RAM ``PIPE`` below.
+        PF = 4
+        N = len(wdata)
+        H = DEPTH // 2
+        mem0 = [Signal(intbv(0)[N:]) for _ in range(H)]
+        mem1 = [Signal(intbv(0)[N:]) for _ in range(H)]
+        rq0, rq1 = Signal(intbv(0)[N:]), Signal(intbv(0)[N:])
+        oq0, oq1 = Signal(intbv(0)[N:]), Signal(intbv(0)[N:])
+        s1, s2 = Signal(bool(0)), Signal(bool(0))
+        v1, v2 = Signal(bool(0)), Signal(bool(0))
+        cnt = Signal(intbv(0, min=0, max=PF + 1))      # read and not yet taken
+        fq = [Signal(intbv(0)[N:]) for _ in range(PF)]
+        fw, fr = Signal(modbv(0)[3:]), Signal(modbv(0)[3:])
+        iss, take = Signal(bool(0)), Signal(bool(0))
+
+        @always(clk.posedge)
+        def write0():
+            if we and not wa[AW - 1]:
+                mem0[wa[AW - 1:]].next = wdata
+
+        @always(clk.posedge)
+        def write1():
+            if we and wa[AW - 1]:
+                mem1[wa[AW - 1:]].next = wdata
+
+        @always_comb
+        def c_iss():
+            iss.next = wp != rp and cnt < PF
+            take.next = fw != fr and m_axis_tready
+
+        @always(clk.posedge)
+        def c_rd0():
+            if iss:
+                rq0.next = mem0[ra[AW - 1:]]
+
+        @always(clk.posedge)
+        def c_rd1():
+            if iss:
+                rq1.next = mem1[ra[AW - 1:]]
+
+        @always(clk.posedge)
+        def c_oq():
+            oq0.next = rq0
+            oq1.next = rq1
+            if iss:
+                s1.next = ra[AW - 1]
+            s2.next = s1
+
+        @always(clk.posedge)
+        def c_pipe():
+            if rst:
+                wp.next = 0
+                ws.next = 0
+                rp.next = 0
+                v1.next = 0
+                v2.next = 0
+                cnt.next = 0
+                fw.next = 0
+                fr.next = 0
+            else:
+                if rollback:
+                    ws.next = wp
+                elif we:
+                    ws.next = ws + 1
+                if commit:
+                    wp.next = ws
+                v1.next = iss
+                v2.next = v1
+                if iss:
+                    rp.next = rp + 1
+                if v2:
+                    if s2:
+                        fq[fw[2:0]].next = oq1
+                    else:
+                        fq[fw[2:0]].next = oq0
+                    fw.next = fw + 1
+                if take:
+                    fr.next = fr + 1
+                if iss and not take:
+                    cnt.next = cnt + 1
+                elif take and not iss:
+                    cnt.next = cnt - 1
+
+        @always_comb
+        def c_flags_p():
+            d = modbv(0)[AW + 1:]
+            d[:] = ws - rp
+            free.next = DEPTH - d
+            m_axis_tdata.next = fq[fr[2:0]]
+            m_axis_tvalid.next = fw != fr
+            empty.next = wp == rp and cnt == 0
+
+        return addr, write0, write1, c_iss, c_rd0, c_rd1, c_oq, c_pipe, c_flags_p
 
     if PIPE:
         PF = 4
@@ -148,3 +252,4 @@ def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid,
         empty.next = (wp == rp) and not ov
 
     return addr, write, ptrs, flags
+

@@ -10,6 +10,12 @@ clock; its ``CLK_HZ`` is the core clock (IDENT, the cycle counters and the inter
 With the engine's ``RESULT_REG`` a register slice (:func:`lutzip.firmware.axi.axis_skid.axis_skid`) sits between
 the engine's byte output and the byte FIFO, so that the FIFO's ``tready`` (its full flag and the core reset) does
 not meet the response framer's logic in the same cycle; the engine's idle flag then waits for the slice too.
+The keyword ``CORE_RST_REG`` (default False; not in the function's docstring, which MyHDL copies into the HDL of
+every two-domain top) makes the core domain's reset the synchroniser's output through one more
+flip-flop, without the asynchronous set: the synchroniser sits beside its source (the PLL's lock, in a corner of
+the die), this flip-flop among the reset's loads. The core domain's reset rises one core cycle after the
+synchroniser's (a clock edge is needed: while the PLL is not locked its output still runs) and falls one cycle
+later; the whole domain sees the one reset.
 """
 from myhdl import Signal, always, always_comb, block, intbv
 
@@ -59,6 +65,7 @@ def proto_engine_cdc(clk, rst, core_clk, s_axis_tdata, s_axis_tvalid, s_axis_tre
     """
     params = dict(params)
     link_hz = params.pop("CLK_HZ", 0)
+    rst_reg = params.pop("CORE_RST_REG", False)
     core_rst = Signal(bool(1))
     arst = Signal(bool(1))
     c_sd, c_md = Signal(intbv(0)[8:]), Signal(intbv(0)[8:])
@@ -76,7 +83,17 @@ def proto_engine_cdc(clk, rst, core_clk, s_axis_tdata, s_axis_tvalid, s_axis_tre
         def c_arst():
             arst.next = rst or core_arst
 
-    u_crst = cdc_reset(core_clk, arst, core_rst)
+    if rst_reg:
+        core_rst_s = Signal(bool(1))
+        u_crst_s = cdc_reset(core_clk, arst, core_rst_s)
+
+        @always(core_clk.posedge)
+        def c_crst():
+            core_rst.next = core_rst_s
+
+        u_crst = [u_crst_s, c_crst]
+    else:
+        u_crst = cdc_reset(core_clk, arst, core_rst)
     u_rx = cdc_fifo(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                     core_clk, core_rst, c_sd, c_sv, c_sr, rx_fill, DEPTH=BYTE_FIFO_DEPTH)
     if params.get("RESULT_REG"):

@@ -15,7 +15,7 @@ from lutzip.link.protocol import REPLAY_NAMES
 #: packet; never seen -- the run then reports the passes it did not finish as bad).
 DRAIN_LIMIT = 255
 
-#: Words in flight or waiting in the output FIFO of the pipelined feed (``PIPE``; >= 7 for one word per cycle).
+#: Words in flight or waiting in the output FIFO of the pipelined feed (``PIPE``; >= 8 for one word per cycle).
 PIPE_FIFO = 8
 
 
@@ -66,12 +66,12 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     FAST_CRC : bool
         CRC through table ROMs.
     PIPE : bool
-        The pipelined feed (the two-domain ULX3S build at 100 MHz): the buffer in banks of at most 512 words
-        (one DP16KD each on the ECP5), read every cycle from a registered address, each bank's read data
-        through one more flip-flop (0 unless the bank was addressed), then two registered OR stages (8 banks,
-        then the groups); a counted
+        The pipelined feed (the two-domain ULX3S build at 100 MHz): the buffer in banks of at most 1024 words
+        (two DP16KDs of 1024 x 18 each on the ECP5), read every cycle from a registered address, each bank's read data
+        through the RAM's output register and one more flip-flop (0 unless the bank was addressed), then two
+        registered OR stages (8 banks, then the groups); a counted
         prefetch (at most :data:`PIPE_FIFO` words read and not yet taken by the core) into a small FIFO keeps
-        one word per cycle despite the 5 cycles from address to FIFO. Nothing of the feed's handshake reaches
+        one word per cycle despite the 6 cycles from address to FIFO. Nothing of the feed's handshake reaches
         the RAMs' enables. False converts to the HDL of before.
 
     Notes
@@ -406,7 +406,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
                 c_run, c_vals, c_read, *gens)
 
     # ---- PIPE: the pipelined feed (banks, registered multiplexer, counted prefetch, output FIFO) ----
-    BD = min(512, REPLAY_WORDS // 8)        # bank words: >= 8 banks, one DP16KD (512 x 36) each at most
+    BD = min(1024, REPLAY_WORDS // 8)       # bank words: >= 8 banks, two DP16KDs (1024 x 18) each at most
     BW = (BD - 1).bit_length()
     NB = REPLAY_WORDS // BD
     NG = NB // 8                            # groups of 8 banks: an OR per group, then an OR of the groups
@@ -415,8 +415,8 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     rq = [Signal(intbv(0)[33:]) for _ in range(NB)]
     g3 = [Signal(intbv(0)[33:]) for _ in range(NG)]
     m4 = Signal(intbv(0)[33:])
-    pv0, pv1, pv2, pv3, pv4 = [Signal(bool(0)) for _ in range(5)]
-    pl0, pl1, pl2, pl3, pl4 = [Signal(bool(0)) for _ in range(5)]
+    pv0, pv1, pv2, pv3, pv4, pv5 = [Signal(bool(0)) for _ in range(6)]
+    pl0, pl1, pl2, pl3, pl4, pl5 = [Signal(bool(0)) for _ in range(6)]
     cnt = Signal(intbv(0, min=0, max=PIPE_FIFO + 1))   # words read and not yet taken by the core
     fq = [Signal(intbv(0)[34:]) for _ in range(PIPE_FIFO)]
     wp, rp = Signal(modbv(0)[FB + 1:]), Signal(modbv(0)[FB + 1:])
@@ -468,16 +468,18 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
 
     @always(clk.posedge)
     def c_pipe():
-        """Address -> RAM read register -> bank flip-flop (0 unless addressed) -> OR of 8 banks per group -> OR
-        of the groups (c_mux2) -> FIFO."""
+        """Address -> RAM read register -> RAM output register -> bank flip-flop (0 unless addressed) -> OR of
+        8 banks per group -> OR of the groups (c_mux2) -> FIFO."""
         pv1.next = pv0
         pv2.next = pv1
         pv3.next = pv2
         pv4.next = pv3
+        pv5.next = pv4
         pl1.next = pl0
         pl2.next = pl1
         pl3.next = pl2
         pl4.next = pl3
+        pl5.next = pl4
         for j in range(NG):
             x = intbv(0)[33:]
             for k in range(8):
@@ -488,9 +490,10 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             pv2.next = 0
             pv3.next = 0
             pv4.next = 0
+            pv5.next = 0
             wp.next = 0
-        elif pv4:
-            fq[wp[FB:0]].next = concat(pl4, m4)
+        elif pv5:
+            fq[wp[FB:0]].next = concat(pl5, m4)
             wp.next = wp + 1
 
     @always(clk.posedge)

@@ -30,12 +30,13 @@ MODES = ("fast", "pin")
 #: ``CORE_IN_REG`` / ``RING_REG``: the register slices in front of the core and behind the command ring, and
 #: ``REPLAY_PIPE`` (the banked, pipelined replay buffer read), ``TABLE_REG`` (the table port registered) and
 #: ``RESULT_REG`` (the decoded-word FIFO's read registered), ``RST_REG`` (each block's reset registered) and
-#: ``RING_PIPE`` (the command ring read through the RAM's output register), as in the two-domain ULX3S build.
+#: ``RING_PIPE`` (the command ring read through the RAM's output register), ``CORE_RST_REG`` (the core domain's
+#: reset registered once more), as in the two-domain ULX3S build.
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  FAST_CRC=True, REPLAY_WORDS=65536, CORE_CLK_HZ=125_000_000, CORE_IN_REG=True,
                  RING_REG=True, REPLAY_PIPE=True, TABLE_REG=True,
-                 RESULT_REG=True, RST_REG=True, RING_PIPE=True),
+                 RESULT_REG=True, RST_REG=True, RING_PIPE=True, CORE_RST_REG=True),
     "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
                 BAUD=3_000_000),
 }

@@ -57,17 +57,19 @@ def build_ghdl(mode, params, core=None, quiet=True) -> Path:
     one = {k: v for k, v in params.items() if k != "CORE_CLK_HZ"}   # the single-domain tops' parameters
 
     def convert(tmp: Path):
-        eng = {k: v for k, v in one.items() if k != "BAUD"}
+        eng = {k: v for k, v in one.items() if k not in ("BAUD", "CORE_RST_REG")}   # (proto_engine_cdc's own)
         eng["BAUD"] = one["BAUD"] if mode == "pin" else 0
         convert_top("proto_engine", "vhdl", tmp, dict(eng, BAUD=0) if mode == "pin" else eng, core_fn)
         # fast mode analyses uart_top too (the bench names both), without the fast board's engine options
         convert_top("uart_top", "vhdl", tmp, one if mode == "pin" else
                     {**{k: v for k, v in one.items() if k not in ("CORE_IN_REG", "RING_REG", "REPLAY_PIPE",
                                                                  "TABLE_REG", "RESULT_REG", "RST_REG",
-                                                                 "RING_PIPE")},
+                                                                 "RING_PIPE", "CORE_RST_REG")},
                      "CLK_HZ": 16_000_000, "BAUD": 1_000_000}, core_fn)
         if two:
-            convert_top("proto_engine_cdc", "vhdl", tmp, dict(eng, CORE_CLK_HZ=params["CORE_CLK_HZ"]), core_fn)
+            convert_top("proto_engine_cdc", "vhdl", tmp, dict(eng, CORE_CLK_HZ=params["CORE_CLK_HZ"],
+                                                               **({"CORE_RST_REG": True} if one.get("CORE_RST_REG")
+                                                                  else {})), core_fn)
         for f in TB_FILES:
             shutil.copyfile(firmware_path() / "tb" / f, tmp / f)
 

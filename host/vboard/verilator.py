@@ -54,7 +54,8 @@ def build_verilator(mode="fast", params=None, core=None, quiet=True) -> Path:
     top = ("proto_engine_cdc" if two else "proto_engine") if mode == "fast" else "uart_top"
 
     def build(tmp: Path):
-        conv = params if two else {k: v for k, v in params.items() if k != "CORE_CLK_HZ"}   # one domain
+        conv = params if two else {k: v for k, v in params.items()
+                                   if k not in ("CORE_CLK_HZ", "CORE_RST_REG")}   # one domain
         vfile = convert_top(top, "verilog", tmp, conv, core_fn)
         cmd = ["verilator", "--cc", "--exe", "--build", "-j", "2", "-O3", "--x-assign", "fast", "--x-initial",
                "fast", "--noassert", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--prefix", "Vtop", "--top-module",
