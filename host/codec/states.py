@@ -16,8 +16,8 @@ back symbol by symbol, the class pairs counted per table set, two code-length ve
 the lengths of :func:`lutzip.codec.huffman.limited_code_lengths`) for ``F`` = the ZRUN classes and for ``F``
 chosen greedily, and the stripes rewritten with the same symbols in the new codes where the streams of the
 table set get smaller. Opt-in (``lutzip compress --states 2``, ``compress(..., states=2)``): the hardware core
-does not decode these table sets yet, and the C fast decoder is not chosen for them (the numba reference
-kernel decodes them).
+does not decode these table sets yet; the C fast decoder decodes them (a state per lane, docs/log/2026-12-decoder.md)
+and the numba kernel here is its reference.
 """
 from __future__ import annotations
 
