@@ -651,43 +651,6 @@ typedef int (*batch_fn)(const lz_job *, lz_lane *, lz_crc *);
 static const batch_fn BATCH[7][2][3] = {{{0}}, BATCH_ROW(1), BATCH_ROW(2), BATCH_ROW(3), BATCH_ROW(4), BATCH_ROW(5),
                                         BATCH_ROW(6)};
 
-/* The lane loop of two code tables (j->two): LANE's step with the lane's state st##q added to the table index and
- * replaced by the entry's next state once the symbol is known to be fast (a slow symbol leaves with the state it
- * was read in: the slow branch decodes it again). */
-#ifndef LZ_SLANES
-#define LZ_SLANES 5
-#endif
-#if LZ_SLANES < 2 || LZ_SLANES > LZ_LANES
-#error "LZ_SLANES must be 2..LZ_LANES"
-#endif
-#define LANE2_DECL(q) uint64_t bp##q = ln[q].bp, st##q = ln[q].st; OUT_T *op##q = OUT + ln[q].o;
-#define LANE2_N(q) LANE_N(q)
-#define LANE2_STEP(MODE, q)                                                                                  \
-    {                                                                                                        \
-        uint64_t x_ = PEEK(W, bp##q);                                                                        \
-        const lz_entry *e_ = &T[(x_ >> Lsh) + st##q];                                                        \
-        uint32_t a_ = (uint32_t)(x_ >> (e_->sh & 63)) + e_->param;                                           \
-        op##q[i] = VALUE_##MODE(e_, a_);                                                                     \
-        bp##q += e_->adv;                                                                                    \
-        if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
-            sq = q;                                                                                          \
-            goto slow_exit;                                                                                  \
-        }                                                                                                    \
-        st##q = NEXT_ST(e_);                                                                                 \
-    }
-#define LANE2_STORE(q) LANE_STORE(q) ln[q].st = st##q;
-#define DEFINE_NL2(NL, MODE)                                                                                 \
-    DEFINE_LOOP(bstate16_##NL##_##MODE, uint16_t, MODE, NL, slow16, 64 - j->L, LANE2)                        \
-    DEFINE_LOOP(bstate8_##NL##_##MODE, uint8_t, MODE, NL, slow8, 64 - j->L, LANE2)
-#define DEFINE_MODE2(MODE) DEFINE_NL2(1, MODE) DEFINE_NL2(2, MODE) DEFINE_NL2(3, MODE) DEFINE_NL2(4, MODE)     \
-                           DEFINE_NL2(5, MODE) DEFINE_NL2(6, MODE)
-DEFINE_MODE2(0)
-DEFINE_MODE2(1)
-DEFINE_MODE2(2)
-#define BATCH2_ROW(NL) {{bstate16_##NL##_0, bstate16_##NL##_1, bstate16_##NL##_2}, \
-                        {bstate8_##NL##_0, bstate8_##NL##_1, bstate8_##NL##_2}}
-static const batch_fn BATCH2[7][2][3] = {{{0}}, BATCH2_ROW(1), BATCH2_ROW(2), BATCH2_ROW(3), BATCH2_ROW(4),
-                                         BATCH2_ROW(5), BATCH2_ROW(6)};
 
 /* The LZ_LANES-lane loop once more for the table index width L = 8 as a constant (fastdec.py builds the table
  * of a shorter code over 8 bits; every MiniLM table set has L = 8): the shift of the table index is then an
@@ -827,6 +790,94 @@ static const batch_fn BATCH_ZK[2][3] = {{zerok16_0, zerok16_1, zerok16_2}, {zero
 static const batch_fn BATCH_Z[2][2][3] = {
     {{zero16_0, zero16_1, zero16_2}, {zero8_0, zero8_1, zero8_2}},
     {{zero16_L8_0, zero16_L8_1, zero16_L8_2}, {zero8_L8_0, zero8_L8_1, zero8_L8_2}}};
+
+
+/* ------------------------------------------------------------------------------------ two-state loop
+ * The lane loop of two code tables (j->two): one symbol a step like LANE's, the lane's state st##q added to the
+ * table index and replaced by the entry's next state after the symbol (a slow symbol leaves the batch with the
+ * state it was read in: the slow branch decodes it again).  As in the zero-first loop each lane keeps its own
+ * output pointer: a zero run of k > 0 (a slow entry with F_LUT, the common symbol of pruned tensors in state A) is
+ * written in the loop when it fits the stripe; a lane whose stripe is full leaves the batch.  Four lanes. */
+#ifndef LZ_SLANES
+#define LZ_SLANES 4
+#endif
+#if LZ_SLANES < 2 || LZ_SLANES > LZ_LANES
+#error "LZ_SLANES must be 2..LZ_LANES"
+#endif
+/* the words of a zero run of k > 0 whose entry e starts window x (entries F_SLOW | F_LUT; the entry's code length
+ * is its tot minus k: it differs per state), else 0 */
+static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) {
+    if ((e->flags & (F_SLOW | F_LUT | F_INVALID)) != (F_SLOW | F_LUT)) return 0;
+    int k = j->cls[16 + CLASS(e)];
+    return (int64_t)((x << (e->tot - k)) >> (64 - k)) + 1;
+}
+#define SLANE_DECL(q) uint64_t bp##q = ln[q].bp, st##q = ln[q].st; OUT_T *op##q = OUT + ln[q].o; \
+                      lim[q] = OUT + ln[q].hi - 1;
+#define SLANE_N(q)                                                                                           \
+    {                                                                                                        \
+        int64_t sf_ = (LIM - (int64_t)ln[q].bp) / 32;                                                        \
+        if (sf_ < n) n = sf_;                                                                                \
+    }
+#define SLANE_STEP(MODE, q)                                                                                  \
+    {                                                                                                        \
+        uint64_t x_ = PEEK(W, bp##q);                                                                        \
+        const lz_entry *e_ = &T[(x_ >> Lsh) + st##q];                                                        \
+        uint32_t a_ = (uint32_t)(x_ >> (e_->sh & 63)) + e_->param;                                           \
+        *op##q = VALUE_##MODE(e_, a_);                                                                       \
+        bp##q += e_->adv;                                                                                    \
+        if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
+            int64_t m_ = zrun_len2(j, x_, e_);                                                               \
+            bp##q -= e_->adv;                                                                                \
+            if (m_ <= 0 || m_ > ln[q].hi - (op##q - OUT)) {                                                  \
+                sq = q;                                                                                      \
+                goto slow_exit;                                                                              \
+            }                                                                                                \
+            memset(op##q, 0, (size_t)m_ * sizeof(OUT_T));                                                    \
+            op##q += m_;                                                                                     \
+            bp##q += e_->tot;                                                                                \
+        } else {                                                                                             \
+            op##q++;                                                                                         \
+        }                                                                                                    \
+        st##q = NEXT_ST(e_);                                                                                 \
+        if (UNLIKELY(op##q > lim[q])) goto slow_exit;                                                        \
+    }
+#define SLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT; ln[q].st = st##q;
+
+/* returns 0 when a lane is too near the end of the payload for unchecked reads (nothing done), else 1 */
+#define DEFINE_STATE(NAME, OUT_TYPE, MODE, NL, SLOWF)                                                        \
+    static int NAME(const lz_job *j, lz_lane *ln, lz_crc *cc) {                                              \
+        typedef OUT_TYPE OUT_T;                                                                              \
+        OUT_T *OUT = (OUT_T *)j->out;                                                                        \
+        const lz_entry *T = j->T;                                                                            \
+        const uint32_t *W = j->words;                                                                        \
+        const int Lsh = 64 - j->L;                                                                           \
+        const int64_t LIM = (j->total - 1) * 32;                                                             \
+        OUT_T *lim[NL];                                                                                      \
+        int64_t n = INT64_MAX, i;                                                                            \
+        int sq = NL;                                                                                         \
+        FOR_L##NL(SLANE_N)                                                                                   \
+        if (n <= 0) return 0;                                                                                \
+        FOR_L##NL(SLANE_DECL)                                                                                \
+        CRC_LOAD                                                                                             \
+        CRC_LOOP(FOR_L##NL(SLANE_STEP, MODE,))                                                               \
+    slow_exit:                                                                                               \
+        CRC_SAVE                                                                                             \
+        FOR_L##NL(SLANE_STORE)                                                                               \
+        if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
+        return 1;                                                                                            \
+    }
+#define DEFINE_NL2(NL, MODE)                                                                                 \
+    DEFINE_STATE(bstate16_##NL##_##MODE, uint16_t, MODE, NL, slow16)                                         \
+    DEFINE_STATE(bstate8_##NL##_##MODE, uint8_t, MODE, NL, slow8)
+#define DEFINE_MODE2(MODE) DEFINE_NL2(1, MODE) DEFINE_NL2(2, MODE) DEFINE_NL2(3, MODE) DEFINE_NL2(4, MODE)     \
+                           DEFINE_NL2(5, MODE) DEFINE_NL2(6, MODE)
+DEFINE_MODE2(0)
+DEFINE_MODE2(1)
+DEFINE_MODE2(2)
+#define BATCH2_ROW(NL) {{bstate16_##NL##_0, bstate16_##NL##_1, bstate16_##NL##_2}, \
+                        {bstate8_##NL##_0, bstate8_##NL##_1, bstate8_##NL##_2}}
+static const batch_fn BATCH2[7][2][3] = {{{0}}, BATCH2_ROW(1), BATCH2_ROW(2), BATCH2_ROW(3), BATCH2_ROW(4),
+                                         BATCH2_ROW(5), BATCH2_ROW(6)};
 
 
 /* ------------------------------------------------------------------------------------------- pair loop
@@ -1318,7 +1369,7 @@ EXPORT void lz_build_tables2(const int32_t *cls, int n, const uint16_t *lut3, in
                 e = (uint64_t)tot | flags << 8 | (uint64_t)(64 - tot) << 16 | (uint64_t)tot << 24 |
                     (uint64_t)(uint32_t)(base - ((uint32_t)code << k)) << 32;
             } else {
-                int run = loop == LOOP_ZERO && kind[j] == K_ZRUN && k > 0;
+                int run = (loop == LOOP_ZERO || two) && kind[j] == K_ZRUN && k > 0;
                 e = (uint64_t)tot | (uint64_t)((j << 4) | F_SLOW | (run ? F_LUT : 0)) << 8 | (uint64_t)63 << 16 |
                     (uint64_t)ADV_SLOW << 24;
             }

@@ -343,7 +343,7 @@ def kernel_tables_py(tables: TableSet):
                 e = tot | flags << 8 | (64 - tot) << 16 | tot << 24 | ((base - (codes[j] << cl.k)) % (1 << 32)) << 32
             else:       # sh 63: the loop reads lut3k[0 or 1] before it leaves for the slow branch; F_LUT on a slow
                 # zero run of k > 0: the zero-first loop writes it itself
-                run = loop == LOOP_ZERO and cl.kind == ZRUN and cl.k > 0
+                run = (loop == LOOP_ZERO or two) and cl.kind == ZRUN and cl.k > 0
                 e = tot | ((j << 4) | F_SLOW | (F_LUT if run else 0)) << 8 | 63 << 16 | ADV_SLOW << 24
             packed.append(e | nb)
             counts.append(1 << (L - c))
