@@ -797,7 +797,13 @@ static const batch_fn BATCH_Z[2][2][3] = {
  * table index and replaced by the entry's next state after the symbol (a slow symbol leaves the batch with the
  * state it was read in: the slow branch decodes it again).  As in the zero-first loop each lane keeps its own
  * output pointer: a zero run of k > 0 (a slow entry with F_LUT, the common symbol of pruned tensors in state A) is
- * written in the loop when it fits the stripe; a lane whose stripe is full leaves the batch.  Four lanes. */
+ * written in the loop when it fits the stripe; a lane whose stripe is full leaves the batch.  Zero runs of
+ * k <= ZERO_MAX_K (F_LONG, unused otherwise in these tables: a fast entry whose value a is the run's index) are
+ * taken branch-free as in the zero-first loop: ZRUN2 zero words are stored at every step, the symbol's value over
+ * the first of them unless it is a run, and the output pointer moves on by 1 or a + 1; a lane with fewer than
+ * ZRUN2 + 1 words left leaves the batch (run_range finishes it symbol by symbol).  Four lanes. */
+#define ZRUN2 16
+#define F_RUN F_LONG
 #ifndef LZ_SLANES
 #define LZ_SLANES 4
 #endif
@@ -812,10 +818,11 @@ static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) 
     return (int64_t)((x << (e->tot - k)) >> (64 - k)) + 1;
 }
 #define SLANE_DECL(q) uint64_t bp##q = ln[q].bp, st##q = ln[q].st; OUT_T *op##q = OUT + ln[q].o; \
-                      lim[q] = OUT + ln[q].hi - 1;
+                      lim[q] = OUT + ln[q].hi - (ZRUN2 + 1);
 #define SLANE_N(q)                                                                                           \
     {                                                                                                        \
         int64_t sf_ = (LIM - (int64_t)ln[q].bp) / 32;                                                        \
+        if (ln[q].hi - ln[q].o < ZRUN2 + 1) n = 0;                                                           \
         if (sf_ < n) n = sf_;                                                                                \
     }
 #define SLANE_STEP(MODE, q)                                                                                  \
@@ -823,7 +830,10 @@ static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) 
         uint64_t x_ = PEEK(W, bp##q);                                                                        \
         const lz_entry *e_ = &T[(x_ >> Lsh) + st##q];                                                        \
         uint32_t a_ = (uint32_t)(x_ >> (e_->sh & 63)) + e_->param;                                           \
-        *op##q = VALUE_##MODE(e_, a_);                                                                       \
+        OUT_T v_ = VALUE_##MODE(e_, a_);                                                                     \
+        uint32_t rm_ = (uint32_t)0 - ((e_->flags >> 1) & 1);      /* all ones: a short zero run */          \
+        memset(op##q, 0, ZRUN2 * sizeof(OUT_T));                                                             \
+        *op##q = (OUT_T)(v_ & ~rm_);                                                                         \
         bp##q += e_->adv;                                                                                    \
         if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
             int64_t m_ = zrun_len2(j, x_, e_);                                                               \
@@ -836,7 +846,7 @@ static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) 
             op##q += m_;                                                                                     \
             bp##q += e_->tot;                                                                                \
         } else {                                                                                             \
-            op##q++;                                                                                         \
+            op##q += 1 + (a_ & rm_);                                                                         \
         }                                                                                                    \
         st##q = NEXT_ST(e_);                                                                                 \
         if (UNLIKELY(op##q > lim[q])) goto slow_exit;                                                        \
@@ -995,7 +1005,7 @@ static void run_range(lz_range *r) {
     if (j->two) {
         batchN = BATCH2[LZ_SLANES][j->out8][j->mode];
         NLN = LZ_SLANES;
-        need = 1;
+        need = ZRUN2 + 1;
         bits = 32;
     } else if (j->loop == LOOP_ZERO) {
         batchN = j->zk ? BATCH_ZK[j->out8][j->mode] : BATCH_Z[j->L == 8][j->out8][j->mode];
@@ -1074,7 +1084,7 @@ static void run_range(lz_range *r) {
         if (!ok_) {
             for (int q = 0; q < nt; q++) {
                 int64_t sf = ((int64_t)(j->total - 1) * 32 - (int64_t)tl[q].bp) / 32;
-                if (sf <= 0 && tl[q].o < tl[q].hi) finish(j, &tl[q]);
+                if ((sf <= 0 || (j->two && tl[q].hi - tl[q].o < need)) && tl[q].o < tl[q].hi) finish(j, &tl[q]);
             }
         }
         for (int q = 0; q < nt;) {
@@ -1362,7 +1372,11 @@ EXPORT void lz_build_tables2(const int32_t *cls, int n, const uint16_t *lut3, in
             prev = c;
             int lut_fast = as_lut[j] && mode != MODE_RANGE, range_fast = fast_range[j] && mode != MODE_LUT;
             uint64_t e;
-            if (lut_fast || range_fast) {
+            if (two && kind[j] == K_ZRUN && k <= ZERO_MAX_K) {
+                /* a short zero run: value a = its index (param -(code << k)), F_RUN */
+                e = (uint64_t)tot | (uint64_t)((j << 4) | F_RUN) << 8 | (uint64_t)(64 - tot) << 16 |
+                    (uint64_t)tot << 24 | (uint64_t)(uint32_t)(0u - ((uint32_t)code << k)) << 32;
+            } else if (lut_fast || range_fast) {
                 uint32_t base = lut_fast ? base_lut[j] : kind[j] == K_RANGE ? (uint32_t)param[j] : 0;
                 uint64_t flags = (uint64_t)(j << 4) | (lut_fast && mode == MODE_MIX ? F_LUT : 0) |
                                  (tot > long_bits ? F_LONG : 0);
