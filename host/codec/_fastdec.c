@@ -798,11 +798,14 @@ static const batch_fn BATCH_Z[2][2][3] = {
  * state it was read in: the slow branch decodes it again).  As in the zero-first loop each lane keeps its own
  * output pointer: a zero run of k > 0 (a slow entry with F_LUT, the common symbol of pruned tensors in state A) is
  * written in the loop when it fits the stripe; a lane whose stripe is full leaves the batch.  Zero runs of
- * k <= ZERO_MAX_K (F_LONG, unused otherwise in these tables: a fast entry whose value a is the run's index) are
- * taken branch-free as in the zero-first loop: ZRUN2 zero words are stored at every step, the symbol's value over
- * the first of them unless it is a run, and the output pointer moves on by 1 or a + 1; a lane with fewer than
- * ZRUN2 + 1 words left leaves the batch (run_range finishes it symbol by symbol).  Four lanes. */
-#define ZRUN2 16
+ * k <= ZRUN2_MAX_K (F_LONG, unused otherwise in these tables: a fast entry whose value a is the run's index) are
+ * taken branch-free as in the zero-first loop: ZRUN2 zero words (64 bytes) are stored at every step, the symbol's
+ * value over the first of them unless it is a run, and the output pointer moves on by 1 or a + 1 (a 16-bit run of
+ * more than 32 words: a branch stores the rest); a lane with fewer than ZRUN2 + 1 words left leaves the batch
+ * (run_range finishes it symbol by symbol).  Four lanes. */
+#define ZRUN2_BYTES 64
+#define ZRUN2_MAX_K 6
+#define ZRUN2 ((int64_t)(ZRUN2_BYTES / sizeof(OUT_T)))
 #define F_RUN F_LONG
 #ifndef LZ_SLANES
 #define LZ_SLANES 4
@@ -846,7 +849,16 @@ static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) 
             op##q += m_;                                                                                     \
             bp##q += e_->tot;                                                                                \
         } else {                                                                                             \
-            op##q += 1 + (a_ & rm_);                                                                         \
+            uint32_t ra_ = a_ & rm_;                                                                         \
+            if (sizeof(OUT_T) > 1 && UNLIKELY(ra_ >= ZRUN2)) {                                               \
+                if ((int64_t)ra_ + 1 > ln[q].hi - (op##q - OUT)) {                                           \
+                    bp##q -= e_->adv;                                                                        \
+                    sq = q;                                                                                  \
+                    goto slow_exit;                                                                          \
+                }                                                                                            \
+                memset(op##q + ZRUN2, 0, (size_t)(ra_ + 1 - ZRUN2) * sizeof(OUT_T));                         \
+            }                                                                                                \
+            op##q += 1 + ra_;                                                                                \
         }                                                                                                    \
         st##q = NEXT_ST(e_);                                                                                 \
         if (UNLIKELY(op##q > lim[q])) goto slow_exit;                                                        \
@@ -1005,7 +1017,7 @@ static void run_range(lz_range *r) {
     if (j->two) {
         batchN = BATCH2[LZ_SLANES][j->out8][j->mode];
         NLN = LZ_SLANES;
-        need = ZRUN2 + 1;
+        need = ZRUN2_BYTES / (j->out8 ? 1 : 2) + 1;
         bits = 32;
     } else if (j->loop == LOOP_ZERO) {
         batchN = j->zk ? BATCH_ZK[j->out8][j->mode] : BATCH_Z[j->L == 8][j->out8][j->mode];
@@ -1372,7 +1384,7 @@ EXPORT void lz_build_tables2(const int32_t *cls, int n, const uint16_t *lut3, in
             prev = c;
             int lut_fast = as_lut[j] && mode != MODE_RANGE, range_fast = fast_range[j] && mode != MODE_LUT;
             uint64_t e;
-            if (two && kind[j] == K_ZRUN && k <= ZERO_MAX_K) {
+            if (two && kind[j] == K_ZRUN && k <= ZRUN2_MAX_K) {
                 /* a short zero run: value a = its index (param -(code << k)), F_RUN */
                 e = (uint64_t)tot | (uint64_t)((j << 4) | F_RUN) << 8 | (uint64_t)(64 - tot) << 16 |
                     (uint64_t)tot << 24 | (uint64_t)(uint32_t)(0u - ((uint32_t)code << k)) << 32;

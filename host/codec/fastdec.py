@@ -64,10 +64,10 @@ T_ENTRIES = 4096
 B_OFF = 8192
 SH_NEXT_B = 128
 TWO_STATES = 128
-#: In two-state tables a zero run of k <= ZERO_MAX_K is a fast entry with this flag (F_LONG is not used there): its
-#: value is the run's index; the two-state loop writes ZRUN2 zeros every step and moves on by 1 or index + 1
+#: In two-state tables a zero run of k <= ZRUN2_MAX_K is a fast entry with this flag (F_LONG is not used there): its
+#: value is the run's index; the two-state loop stores 64 bytes of zeros every step and moves on by 1 or index + 1
 F_RUN = F_LONG
-ZRUN2 = 16
+ZRUN2_MAX_K = 6
 #: Return codes of the kernel besides the decode errors (the ``ERR_*`` codes of bitstream.py): a CRC mismatch,
 #: stripe word counts that do not tile the payload, no memory.
 ERR_CRC, ERR_INDEX, ERR_NOMEM = 100, 101, 102
@@ -339,7 +339,7 @@ def kernel_tables_py(tables: TableSet):
             nb = SH_NEXT_B << 16 if (follow >> j) & 1 else 0
             lut_fast = j in as_lut and mode != MODE_RANGE
             range_fast = j in fast_range and mode != MODE_LUT
-            if two and cl.kind == ZRUN and cl.k <= ZERO_MAX_K:
+            if two and cl.kind == ZRUN and cl.k <= ZRUN2_MAX_K:
                 # a short zero run (the two-state loop takes it branch-free): value = its index, F_LONG as F_RUN
                 e = tot | ((j << 4) | F_RUN) << 8 | (64 - tot) << 16 | tot << 24 | ((-(codes[j] << cl.k)) % (1 << 32)) << 32
             elif lut_fast or range_fast:
