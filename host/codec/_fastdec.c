@@ -279,7 +279,16 @@ typedef struct {
     const uint32_t *crcs;     /* NULL: no CRC check */
     int loop;                 /* LOOP_SINGLE, LOOP_PAIR or LOOP_ZERO: the lane loop of the full lanes */
     int zk;                   /* LOOP_ZERO: k of the zero run of code 0 (0..4) */
+    int two;                  /* two code tables (format version 5): T of state B at T + B_OFF */
 } lz_job;
+
+/* Two code tables (format version 5, docs/FORMAT.md section 2.1): the combined table of state B lies B_OFF entries
+ * behind that of state A (the kernel's LUT3 between them, then unused space); every valid entry of either carries
+ * the state after its symbol in bit 7 of sh (the loops shift by sh & 63, which x86 does anyway).  A lane's state is
+ * the entry offset of its table (0 or B_OFF).  One-table sets never set the bit: their state stays 0. */
+#define B_OFF 8192
+#define SH_NEXT_B 128
+#define NEXT_ST(e) ((uint64_t)((e)->sh >> 7) << 13)
 
 /* ------------------------------------------------------------------------------------- CRC cursor
  * The stripe CRCs of a range checked inside the lane loops: a cursor walks the range's stripes in order, and each
@@ -452,7 +461,7 @@ EXPORT int64_t lz_exact_count(int reset) {
     if ((hdr >> 16) != 0x4C5A) return ERR_BAD_HEADER;                                                        \
     if ((int64_t)(hdr & 0xFFFF) + 1 != n_exp) return ERR_COUNT;                                              \
     int64_t pos = base + 1, o = 0;                                                                           \
-    uint64_t acc = 0;                                                                                        \
+    uint64_t acc = 0, st = 0;                                                                                \
     int have = 0;                                                                                            \
     while (o < n_exp) {                                                                                      \
         while (have <= 32 && pos < end) {                                                                    \
@@ -461,7 +470,7 @@ EXPORT int64_t lz_exact_count(int reset) {
             pos++;                                                                                           \
         }                                                                                                    \
         *word = o;                                                                                           \
-        const lz_entry *e = &j->T[acc >> (64 - j->L)];                                                       \
+        const lz_entry *e = &j->T[(acc >> (64 - j->L)) + st];                                                \
         if (e->flags & F_INVALID) return ERR_INVALID_PREFIX;                                                 \
         int tot = e->tot;                                                                                    \
         if (tot > have) return ERR_OVERRUN;                                                                  \
@@ -470,6 +479,7 @@ EXPORT int64_t lz_exact_count(int reset) {
         uint64_t idx = k ? (acc << (tot - k)) >> (64 - k) : 0;                                               \
         acc <<= tot;                                                                                         \
         have -= tot;                                                                                         \
+        st = NEXT_ST(e);                                                                                     \
         if (kind == K_LUT) {                                                                                 \
             int64_t a = param + (int64_t)idx;                                                                \
             if (a >= j->n_lut3) return ERR_LUT3_RANGE;                                                       \
@@ -517,6 +527,7 @@ typedef struct {
     uint64_t bp;      /* absolute bit position in the payload */
     int64_t o, hi;    /* next output word, end of the stripe's words (absolute word indices of out) */
     int bad;          /* an error was seen: decode the stripe again with exact_stripe */
+    uint64_t st;      /* two code tables: the entry offset of the lane's state (0: A, B_OFF: B) */
 } lz_lane;
 
 /* The kernel's LUT3 follows the combined table, which always has room for 4096 entries (only the first 2^L
@@ -534,16 +545,17 @@ typedef struct {
  * error. */
 #define SLOW_BODY(OUT_T)                                                                                     \
     uint64_t x = peek_safe(j->words, j->total, ln->bp);                                                      \
-    const lz_entry *e = &j->T[x >> (64 - j->L)];                                                             \
+    const lz_entry *e = &j->T[(x >> (64 - j->L)) + ln->st];                                                  \
     OUT_T *p = (OUT_T *)j->out + ln->o;                                                                      \
     if (e->flags & F_INVALID) {                                                                              \
         ln->bad = 1;                                                                                         \
         return;                                                                                              \
     }                                                                                                        \
     int cl = CLASS(e), kind = j->cls[cl], k = j->cls[16 + cl];                                               \
-    uint32_t idx = k ? (uint32_t)((x << j->cls[48 + cl]) >> (64 - k)) : 0;                                   \
+    uint32_t idx = k ? (uint32_t)((x << (e->tot - k)) >> (64 - k)) : 0;                                      \
     uint32_t pa = (uint32_t)j->cls[32 + cl];                                                                 \
     ln->bp += e->tot;                                                                                        \
+    ln->st = NEXT_ST(e);                                                                                     \
     if (kind == K_ZRUN) {                                                                                    \
         int64_t m = (int64_t)idx + 1;                                                                        \
         if (m > ln->hi - ln->o) {                                                                            \
@@ -638,6 +650,7 @@ typedef int (*batch_fn)(const lz_job *, lz_lane *, lz_crc *);
 #define BATCH_ROW(NL) {{batch16_##NL##_0, batch16_##NL##_1, batch16_##NL##_2}, {batch8_##NL##_0, batch8_##NL##_1, batch8_##NL##_2}}
 static const batch_fn BATCH[7][2][3] = {{{0}}, BATCH_ROW(1), BATCH_ROW(2), BATCH_ROW(3), BATCH_ROW(4), BATCH_ROW(5),
                                         BATCH_ROW(6)};
+
 
 /* The LZ_LANES-lane loop once more for the table index width L = 8 as a constant (fastdec.py builds the table
  * of a shorter code over 8 bits; every MiniLM table set has L = 8): the shift of the table index is then an
@@ -779,6 +792,116 @@ static const batch_fn BATCH_Z[2][2][3] = {
     {{zero16_L8_0, zero16_L8_1, zero16_L8_2}, {zero8_L8_0, zero8_L8_1, zero8_L8_2}}};
 
 
+/* ------------------------------------------------------------------------------------ two-state loop
+ * The lane loop of two code tables (j->two): one symbol a step like LANE's, the lane's state st##q added to the
+ * table index and replaced by the entry's next state after the symbol (a slow symbol leaves the batch with the
+ * state it was read in: the slow branch decodes it again).  As in the zero-first loop each lane keeps its own
+ * output pointer: a zero run of k > 0 (a slow entry with F_LUT, the common symbol of pruned tensors in state A) is
+ * written in the loop when it fits the stripe; a lane whose stripe is full leaves the batch.  Zero runs of
+ * k <= ZRUN2_MAX_K (F_LONG, unused otherwise in these tables: a fast entry whose value a is the run's index) are
+ * taken branch-free as in the zero-first loop: ZRUN2 zero words (64 bytes) are stored at every step, the symbol's
+ * value over the first of them unless it is a run, and the output pointer moves on by 1 or a + 1 (a 16-bit run of
+ * more than 32 words: a branch stores the rest); a lane with fewer than ZRUN2 + 1 words left leaves the batch
+ * (run_range finishes it symbol by symbol).  Four lanes. */
+#define ZRUN2_BYTES 64
+#define ZRUN2_MAX_K 6
+#define ZRUN2 ((int64_t)(ZRUN2_BYTES / sizeof(OUT_T)))
+#define F_RUN F_LONG
+#ifndef LZ_SLANES
+#define LZ_SLANES 4
+#endif
+#if LZ_SLANES < 2 || LZ_SLANES > LZ_LANES
+#error "LZ_SLANES must be 2..LZ_LANES"
+#endif
+/* the words of a zero run of k > 0 whose entry e starts window x (entries F_SLOW | F_LUT; the entry's code length
+ * is its tot minus k: it differs per state), else 0 */
+static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) {
+    if ((e->flags & (F_SLOW | F_LUT | F_INVALID)) != (F_SLOW | F_LUT)) return 0;
+    int k = j->cls[16 + CLASS(e)];
+    return (int64_t)((x << (e->tot - k)) >> (64 - k)) + 1;
+}
+#define SLANE_DECL(q) uint64_t bp##q = ln[q].bp, st##q = ln[q].st; OUT_T *op##q = OUT + ln[q].o; \
+                      lim[q] = OUT + ln[q].hi - (ZRUN2 + 1);
+#define SLANE_N(q)                                                                                           \
+    {                                                                                                        \
+        int64_t sf_ = (LIM - (int64_t)ln[q].bp) / 32;                                                        \
+        if (ln[q].hi - ln[q].o < ZRUN2 + 1) n = 0;                                                           \
+        if (sf_ < n) n = sf_;                                                                                \
+    }
+#define SLANE_STEP(MODE, q)                                                                                  \
+    {                                                                                                        \
+        uint64_t x_ = PEEK(W, bp##q);                                                                        \
+        const lz_entry *e_ = &T[(x_ >> Lsh) + st##q];                                                        \
+        uint32_t a_ = (uint32_t)(x_ >> (e_->sh & 63)) + e_->param;                                           \
+        OUT_T v_ = VALUE_##MODE(e_, a_);                                                                     \
+        uint32_t rm_ = (uint32_t)0 - ((e_->flags >> 1) & 1);      /* all ones: a short zero run */          \
+        memset(op##q, 0, ZRUN2 * sizeof(OUT_T));                                                             \
+        *op##q = (OUT_T)(v_ & ~rm_);                                                                         \
+        bp##q += e_->adv;                                                                                    \
+        if (UNLIKELY(e_->flags & F_SLOW)) {                                                                  \
+            int64_t m_ = zrun_len2(j, x_, e_);                                                               \
+            bp##q -= e_->adv;                                                                                \
+            if (m_ <= 0 || m_ > ln[q].hi - (op##q - OUT)) {                                                  \
+                sq = q;                                                                                      \
+                goto slow_exit;                                                                              \
+            }                                                                                                \
+            memset(op##q, 0, (size_t)m_ * sizeof(OUT_T));                                                    \
+            op##q += m_;                                                                                     \
+            bp##q += e_->tot;                                                                                \
+        } else {                                                                                             \
+            uint32_t ra_ = a_ & rm_;                                                                         \
+            if (sizeof(OUT_T) > 1 && UNLIKELY(ra_ >= ZRUN2)) {                                               \
+                if ((int64_t)ra_ + 1 > ln[q].hi - (op##q - OUT)) {                                           \
+                    bp##q -= e_->adv;                                                                        \
+                    sq = q;                                                                                  \
+                    goto slow_exit;                                                                          \
+                }                                                                                            \
+                memset(op##q + ZRUN2, 0, (size_t)(ra_ + 1 - ZRUN2) * sizeof(OUT_T));                         \
+            }                                                                                                \
+            op##q += 1 + ra_;                                                                                \
+        }                                                                                                    \
+        st##q = NEXT_ST(e_);                                                                                 \
+        if (UNLIKELY(op##q > lim[q])) goto slow_exit;                                                        \
+    }
+#define SLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT; ln[q].st = st##q;
+
+/* returns 0 when a lane is too near the end of the payload for unchecked reads (nothing done), else 1 */
+#define DEFINE_STATE(NAME, OUT_TYPE, MODE, NL, SLOWF)                                                        \
+    static int NAME(const lz_job *j, lz_lane *ln, lz_crc *cc) {                                              \
+        typedef OUT_TYPE OUT_T;                                                                              \
+        OUT_T *OUT = (OUT_T *)j->out;                                                                        \
+        const lz_entry *T = j->T;                                                                            \
+        const uint32_t *W = j->words;                                                                        \
+        const int Lsh = 64 - j->L;                                                                           \
+        const int64_t LIM = (j->total - 1) * 32;                                                             \
+        OUT_T *lim[NL];                                                                                      \
+        int64_t n = INT64_MAX, i;                                                                            \
+        int sq = NL;                                                                                         \
+        FOR_L##NL(SLANE_N)                                                                                   \
+        if (n <= 0) return 0;                                                                                \
+        FOR_L##NL(SLANE_DECL)                                                                                \
+        CRC_LOAD                                                                                             \
+        CRC_LOOP(FOR_L##NL(SLANE_STEP, MODE,))                                                               \
+    slow_exit:                                                                                               \
+        CRC_SAVE                                                                                             \
+        FOR_L##NL(SLANE_STORE)                                                                               \
+        if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
+        return 1;                                                                                            \
+    }
+#define DEFINE_NL2(NL, MODE)                                                                                 \
+    DEFINE_STATE(bstate16_##NL##_##MODE, uint16_t, MODE, NL, slow16)                                         \
+    DEFINE_STATE(bstate8_##NL##_##MODE, uint8_t, MODE, NL, slow8)
+#define DEFINE_MODE2(MODE) DEFINE_NL2(1, MODE) DEFINE_NL2(2, MODE) DEFINE_NL2(3, MODE) DEFINE_NL2(4, MODE)     \
+                           DEFINE_NL2(5, MODE) DEFINE_NL2(6, MODE)
+DEFINE_MODE2(0)
+DEFINE_MODE2(1)
+DEFINE_MODE2(2)
+#define BATCH2_ROW(NL) {{bstate16_##NL##_0, bstate16_##NL##_1, bstate16_##NL##_2}, \
+                        {bstate8_##NL##_0, bstate8_##NL##_1, bstate8_##NL##_2}}
+static const batch_fn BATCH2[7][2][3] = {{{0}}, BATCH2_ROW(1), BATCH2_ROW(2), BATCH2_ROW(3), BATCH2_ROW(4),
+                                         BATCH2_ROW(5), BATCH2_ROW(6)};
+
+
 /* ------------------------------------------------------------------------------------------- pair loop
  * The lane loop (LOOP_PAIR) of table sets whose symbols are short (fastdec.py: at most 14 bits on average,
  * bf16): two symbols from one 64-bit window.  The window holds 64 - s valid bits (s = bit position mod 32);
@@ -858,6 +981,7 @@ static int lane_start(const lz_job *j, lz_lane *ln, int64_t s) {
     ln->o = lo;
     ln->hi = lo + n_exp;
     ln->bad = 0;
+    ln->st = 0;
     return (hdr >> 16) == 0x4C5A && (int64_t)(hdr & 0xFFFF) + 1 == n_exp;
 }
 
@@ -890,7 +1014,12 @@ static void run_range(lz_range *r) {
     batch_fn batchN;
     int NLN;
     int64_t need, bits;
-    if (j->loop == LOOP_ZERO) {
+    if (j->two) {
+        batchN = BATCH2[LZ_SLANES][j->out8][j->mode];
+        NLN = LZ_SLANES;
+        need = ZRUN2_BYTES / (j->out8 ? 1 : 2) + 1;
+        bits = 32;
+    } else if (j->loop == LOOP_ZERO) {
         batchN = j->zk ? BATCH_ZK[j->out8][j->mode] : BATCH_Z[j->L == 8][j->out8][j->mode];
         NLN = LZ_ZLANES;
         need = (j->zk ? ZWORDS_K : ZWORDS_0) + 1;
@@ -962,12 +1091,12 @@ static void run_range(lz_range *r) {
     for (int q = 0; q < NLN; q++)
         if (active[q]) tl[nt++] = ln[q];
     while (nt > 0) {
-        int ok_ = BATCH[nt][j->out8][j->mode](j, tl, &cc);
+        int ok_ = (j->two ? BATCH2 : BATCH)[nt][j->out8][j->mode](j, tl, &cc);
         CRC_BAD_RETURN
         if (!ok_) {
             for (int q = 0; q < nt; q++) {
                 int64_t sf = ((int64_t)(j->total - 1) * 32 - (int64_t)tl[q].bp) / 32;
-                if (sf <= 0 && tl[q].o < tl[q].hi) finish(j, &tl[q]);
+                if ((sf <= 0 || (j->two && tl[q].hi - tl[q].o < need)) && tl[q].o < tl[q].hi) finish(j, &tl[q]);
             }
         }
         for (int q = 0; q < nt;) {
@@ -1018,11 +1147,13 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, i
     }
     /* mode: the fast-path mode, plus the lane loop << 2 (fastdec.py) */
     int loop = mode >= 0 ? (mode >> 2) & 3 : LOOP_SINGLE, zk = mode >= 0 ? (mode >> 4) & 7 : 0;
+    int two = mode >= 0 ? (mode >> 7) & 1 : 0;
+    if (two) loop = LOOP_SINGLE;
     mode = mode >= 0 ? mode & 3 : MODE_MIX;
     if (mode > 2) mode = MODE_MIX;
     if (loop > LOOP_ZERO) loop = LOOP_SINGLE;
     if (loop != LOOP_ZERO || zk > 4) zk = 0;
-    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, loop, zk};
+    lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, loop, zk, two};
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
     if (threads > n_stripes / 2) threads = n_stripes / 2 > 0 ? (int)(n_stripes / 2) : 1;
@@ -1164,10 +1295,17 @@ EXPORT int lz_decode_many(const lz_stream *st, int64_t n, int threads, int64_t *
 #define MIN_L 8
 #define PAIR_MEAN_BITS 14
 #define ZERO_MAX_K 4
-EXPORT void lz_build_tables(const int32_t *cls, int n, const uint16_t *lut3, int64_t n3, uint8_t *buf,
-                            int64_t *info) {
+/* lz_build_tables of a table set with two code tables (lens_b: the state-B code length of each class, 0: no code;
+ * follow: the classes after which state B holds; lens_b NULL: one code table).  The state-B table is written at
+ * entry B_OFF of buf (buf then has room for B_OFF + T_ENTRIES entries), the lane loop is the one-symbol loop and
+ * the kernel mode gets the flag 128 (two tables).  The fast-path mode is chosen by the state-A codes. */
+EXPORT void lz_build_tables2(const int32_t *cls, int n, const uint16_t *lut3, int64_t n3, uint8_t *buf,
+                             int64_t *info, const int32_t *lens_b, int follow) {
     const int32_t *kind = cls, *kk = cls + 16, *param = cls + 32, *cc = cls + 48;
-    int order[16], L = MIN_L, has_lut = 0;
+    int order[16], L = MIN_L, has_lut = 0, two = lens_b != NULL;
+    if (!two) follow = 0;
+    for (int j = 0; j < n; j++)
+        if (two && lens_b[j] > L) L = lens_b[j];
     for (int j = 0; j < n; j++) {
         int q = j;                                   /* insertion by (c, j) */
         while (q > 0 && cc[order[q - 1]] > cc[j]) { order[q] = order[q - 1]; q--; }
@@ -1214,7 +1352,10 @@ EXPORT void lz_build_tables(const int32_t *cls, int n, const uint16_t *lut3, int
             w_bits += (int64_t)(1 << (12 - cc[j])) * (cc[j] + kk[j]);
         }
     }
-    if (cc[j0] == 1 && kind[j0] == K_ZRUN && kk[j0] <= ZERO_MAX_K) {
+    if (two) {
+        loop = LOOP_SINGLE;
+        long_bits = 64;
+    } else if (cc[j0] == 1 && kind[j0] == K_ZRUN && kk[j0] <= ZERO_MAX_K) {
         zk = kk[j0];
         loop = LOOP_ZERO;
         long_bits = zk == 0 ? 33 - ZMAX : 32 - zk;
@@ -1225,32 +1366,53 @@ EXPORT void lz_build_tables(const int32_t *cls, int n, const uint16_t *lut3, int
         loop = LOOP_SINGLE;
         long_bits = 64;
     }
-    uint64_t *T = (uint64_t *)buf;
-    int64_t at = 0, code = -1, prev = 0;
-    for (int q = 0; q < n; q++) {
-        int j = order[q], c = cc[j], k = kk[j], tot = c + k;
-        code = code < 0 ? 0 : (code + 1) << (c - prev);
-        prev = c;
-        int lut_fast = as_lut[j] && mode != MODE_RANGE, range_fast = fast_range[j] && mode != MODE_LUT;
-        uint64_t e;
-        if (lut_fast || range_fast) {
-            uint32_t base = lut_fast ? base_lut[j] : kind[j] == K_RANGE ? (uint32_t)param[j] : 0;
-            uint64_t flags = (uint64_t)(j << 4) | (lut_fast && mode == MODE_MIX ? F_LUT : 0) |
-                             (tot > long_bits ? F_LONG : 0);
-            e = (uint64_t)tot | flags << 8 | (uint64_t)(64 - tot) << 16 | (uint64_t)tot << 24 |
-                (uint64_t)(uint32_t)(base - ((uint32_t)code << k)) << 32;
-        } else {
-            int run = loop == LOOP_ZERO && kind[j] == K_ZRUN && k > 0;
-            e = (uint64_t)tot | (uint64_t)((j << 4) | F_SLOW | (run ? F_LUT : 0)) << 8 | (uint64_t)63 << 16 |
-                (uint64_t)ADV_SLOW << 24;
+    for (int stt = 0; stt <= two; stt++) {
+        uint64_t *T = (uint64_t *)buf + (stt ? B_OFF : 0);
+        const int32_t *len = stt ? lens_b : cc;
+        int ord[16], m = 0;
+        for (int j = 0; j < n; j++) {         /* insertion by (length, j); classes without a code left out */
+            if (len[j] <= 0) continue;
+            int q = m++;
+            while (q > 0 && len[ord[q - 1]] > len[j]) { ord[q] = ord[q - 1]; q--; }
+            ord[q] = j;
         }
-        for (int64_t i = 0, m = (int64_t)1 << (L - c); i < m && at < ((int64_t)1 << L); i++) T[at++] = e;
+        int64_t at = 0, code = -1, prev = 0;
+        for (int q = 0; q < m; q++) {
+            int j = ord[q], c = len[j], k = kk[j], tot = c + k;
+            uint64_t nb = (uint64_t)((follow >> j) & 1) * SH_NEXT_B << 16;    /* the next state: bit 7 of sh */
+            code = code < 0 ? 0 : (code + 1) << (c - prev);
+            prev = c;
+            int lut_fast = as_lut[j] && mode != MODE_RANGE, range_fast = fast_range[j] && mode != MODE_LUT;
+            uint64_t e;
+            if (two && kind[j] == K_ZRUN && k <= ZRUN2_MAX_K) {
+                /* a short zero run: value a = its index (param -(code << k)), F_RUN */
+                e = (uint64_t)tot | (uint64_t)((j << 4) | F_RUN) << 8 | (uint64_t)(64 - tot) << 16 |
+                    (uint64_t)tot << 24 | (uint64_t)(uint32_t)(0u - ((uint32_t)code << k)) << 32;
+            } else if (lut_fast || range_fast) {
+                uint32_t base = lut_fast ? base_lut[j] : kind[j] == K_RANGE ? (uint32_t)param[j] : 0;
+                uint64_t flags = (uint64_t)(j << 4) | (lut_fast && mode == MODE_MIX ? F_LUT : 0) |
+                                 (tot > long_bits ? F_LONG : 0);
+                e = (uint64_t)tot | flags << 8 | (uint64_t)(64 - tot) << 16 | (uint64_t)tot << 24 |
+                    (uint64_t)(uint32_t)(base - ((uint32_t)code << k)) << 32;
+            } else {
+                int run = (loop == LOOP_ZERO || two) && kind[j] == K_ZRUN && k > 0;
+                e = (uint64_t)tot | (uint64_t)((j << 4) | F_SLOW | (run ? F_LUT : 0)) << 8 | (uint64_t)63 << 16 |
+                    (uint64_t)ADV_SLOW << 24;
+            }
+            e |= nb;
+            for (int64_t i = 0, r = (int64_t)1 << (L - c); i < r && at < ((int64_t)1 << L); i++) T[at++] = e;
+        }
+        uint64_t inv = 1 | (uint64_t)(F_INVALID | F_SLOW) << 8 | (uint64_t)63 << 16 | (uint64_t)ADV_SLOW << 24;
+        while (at < ((int64_t)1 << L)) T[at++] = inv;
     }
-    uint64_t inv = 1 | (uint64_t)(F_INVALID | F_SLOW) << 8 | (uint64_t)63 << 16 | (uint64_t)ADV_SLOW << 24;
-    while (at < ((int64_t)1 << L)) T[at++] = inv;
     info[0] = L;
     info[1] = mode;
-    info[2] = mode | loop << 2 | zk << 4;
+    info[2] = mode | loop << 2 | zk << 4 | two << 7;
+}
+
+EXPORT void lz_build_tables(const int32_t *cls, int n, const uint16_t *lut3, int64_t n3, uint8_t *buf,
+                            int64_t *info) {
+    lz_build_tables2(cls, n, lut3, n3, buf, info, NULL, 0);
 }
 
 EXPORT int lz_lanes(void) { return LZ_LANES; }

@@ -543,7 +543,7 @@ def _decompress_c(c: ct.Container, check_crc: bool, threads: int):
         ts = tables[s.table] if 0 <= s.table < n_tables else None
         sw, crcs = s.stripe_words, s.stripe_crcs
         S, numel = int(s.stripe_len), int(s.numel)
-        if ts is None or ts.lens_b is not None or not isinstance(sw, np.ndarray) or sw.dtype != u32 or not sw.flags.c_contiguous \
+        if ts is None or not isinstance(sw, np.ndarray) or sw.dtype != u32 or not sw.flags.c_contiguous \
                 or not 1 <= S <= 65536 or len(sw) != -(-numel // S) or s.offset % 4:
             return None
         if check_crc:

@@ -89,7 +89,8 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
         raise ValueError(f"out must be {numel} words of uint16 (or uint8 for 8-bit tables)")
     if kernel not in ("auto", "c", "numba"):
         raise ValueError(f"kernel must be 'auto', 'c' or 'numba', not {kernel!r}")
-    if tables.lens_b is not None:              # two code tables (version 5): the C kernel does not decode them
+    if tables.lens_b is not None and (kernel == "numba" or not out.flags.c_contiguous):
+        # two code tables (version 5) by the numba kernel of lutzip.codec.states (else the C kernel, as one table)
         return _decode_two_states(payload_words, stripe_words, numel, stripe_len, tables, name, out, crcs, kernel,
                                   first_stripe, crc_where)
     if kernel != "numba" and out.flags.c_contiguous:
@@ -118,6 +119,9 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
         if kernel == "c":
             from lutzip.errors import UnsupportedError
             raise UnsupportedError(f"the C decoder is not available: {fastdec.why_not()}")
+        if tables.lens_b is not None:
+            return _decode_two_states(payload_words, stripe_words, numel, stripe_len, tables, name, out, crcs,
+                                      kernel, first_stripe, crc_where)
     tables.validate()
     stripe_words = np.asarray(stripe_words, np.int64)
     if np.any(stripe_words < 2) or int(stripe_words.sum()) != len(payload_words):
@@ -148,11 +152,8 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
 
 def _decode_two_states(payload_words, stripe_words, numel, stripe_len, tables, name, out, crcs, kernel,
                        first_stripe, crc_where):
-    """:func:`decode_stripes` of a table set with two code tables (:mod:`lutzip.codec.states`; numba kernel)."""
-    if kernel == "c":
-        from lutzip.errors import UnsupportedError
-        raise UnsupportedError("the C decoder does not decode two code tables (format version 5); use the "
-                               "reference decoder")
+    """:func:`decode_stripes` of a table set with two code tables by the numba kernel of :mod:`lutzip.codec.states`
+    (``kernel="numba"``, no C decoder, or an ``out`` that is not C-contiguous)."""
     tables.validate()
     stripe_words = np.asarray(stripe_words, np.int64)
     if np.any(stripe_words < 2) or int(stripe_words.sum()) != len(payload_words):

@@ -57,6 +57,17 @@ KERNEL_LUT3 = 8192
 #: each table index width 8..12, with the shift as a constant).
 MIN_L = 8
 T_ENTRIES = 4096
+#: Two code tables (format version 5, :mod:`lutzip.codec.states`): the combined table of state B starts this many
+#: entries after that of state A (the kernel's LUT3 and unused space between them); every valid entry of either
+#: state carries the state after its symbol in bit 7 of ``sh`` (:data:`SH_NEXT_B`), and the kernel mode the flag
+#: :data:`TWO_STATES` (the lane loop is then the one-symbol loop with a state per lane).
+B_OFF = 8192
+SH_NEXT_B = 128
+TWO_STATES = 128
+#: In two-state tables a zero run of k <= ZRUN2_MAX_K is a fast entry with this flag (F_LONG is not used there): its
+#: value is the run's index; the two-state loop stores 64 bytes of zeros every step and moves on by 1 or index + 1
+F_RUN = F_LONG
+ZRUN2_MAX_K = 6
 #: Return codes of the kernel besides the decode errors (the ``ERR_*`` codes of bitstream.py): a CRC mismatch,
 #: stripe word counts that do not tile the payload, no memory.
 ERR_CRC, ERR_INDEX, ERR_NOMEM = 100, 101, 102
@@ -96,6 +107,8 @@ def _configure(lib):
     lib.lz_exact_count.restype = i64
     lib.lz_build_tables.argtypes = [vp, i32, vp, i64, vp, vp]
     lib.lz_build_tables.restype = None
+    lib.lz_build_tables2.argtypes = [vp, i32, vp, i64, vp, vp, vp, i32]
+    lib.lz_build_tables2.restype = None
     lib.lz_spin.argtypes = [i64]
     lib.lz_spin.restype = ctypes.c_uint64
     return lib
@@ -153,21 +166,23 @@ def combined_table(tables: TableSet):
 def _hit(tables: TableSet):
     """:func:`combined_table`'s cache entry (its tuple, then the LUT3 copy and the kernel mode)."""
     classes, lut3b = tuple(tables.classes), tables.lut3.tobytes()
+    two = None if tables.lens_b is None else (tuple(int(v) for v in tables.lens_b), int(tables.follow))
     m = _by_object.get(id(tables))
-    if m is not None and m[0]() is tables and m[1] == tables.word_bits and m[2] == classes and m[3] == lut3b:
+    if m is not None and m[0]() is tables and m[1] == tables.word_bits and m[2] == classes and m[3] == lut3b \
+            and m[5] == two:
         return m[4]             # the same object, unchanged: no hashing of its classes
     # the classes' fields as one flat tuple (kind, k, param, c of each, padded to 16: the kernel's cls array):
     # hashed in C, not by ClassSpec.__hash__
     pad = (0,) * (16 - len(classes))
     flat = (tuple(cl.kind for cl in classes) + pad + tuple(cl.k for cl in classes) + pad +
             tuple(cl.param for cl in classes) + pad + tuple(cl.c for cl in classes) + pad)
-    key = (tables.word_bits, flat, lut3b)
+    key = (tables.word_bits, flat, lut3b, two)
     hit = _table_cache.get(key)
     if hit is None:
         hit = _build_combined(tables, key)
     if len(_by_object) > 256:
         _by_object.clear()
-    _by_object[id(tables)] = (weakref.ref(tables), key[0], classes, lut3b, hit)   # hit keeps the LUT3 copy alive
+    _by_object[id(tables)] = (weakref.ref(tables), key[0], classes, lut3b, hit, two)   # hit keeps the LUT3 copy alive
     return hit
 
 
@@ -183,7 +198,7 @@ def kernel_mode(tables: TableSet) -> int:
 
 
 def _mode_of(hit) -> int:
-    return hit[1] if FORCE_SINGLE else hit[7]
+    return hit[1] | (hit[7] & TWO_STATES) if FORCE_SINGLE else hit[7]
 
 
 LOOP_NAMES = {LOOP_SINGLE: "one-symbol", LOOP_PAIR: "pair", LOOP_ZERO: "zero-first"}
@@ -228,13 +243,21 @@ def _build_combined(tables: TableSet, key):
     cls = cls1.reshape(4, 16)       # pointers from the 1-D array: __array_interface__ of a 2-D one took 44 us here
     lut3 = np.array(tables.lut3, np.uint16)       # a copy the cache owns: its pointer stays valid
     lb = lib()
+    two = key[3]
     if lb is not None:
-        buf = _zeroed_buf()
+        # two code tables: a buffer of its own (room for the state-B table at B_OFF; the gap is never written)
+        buf = _zeroed_buf() if two is None else np.zeros(_two_buf_size(), np.uint8)
         ptrs = (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls1))     # each _ptr 4-12 us here: once
         info = (ctypes.c_int64 * 3)()
-        lb.lz_build_tables(ptrs[2], len(classes), ptrs[1], lut3.size, ptrs[0], info)
+        if two is None:
+            lb.lz_build_tables(ptrs[2], len(classes), ptrs[1], lut3.size, ptrs[0], info)
+        else:
+            lens_b = np.zeros(16, np.int32)
+            lens_b[:len(two[0])] = two[0]
+            lb.lz_build_tables2(ptrs[2], len(classes), ptrs[1], lut3.size, ptrs[0], info, _ptr(lens_b), two[1])
         L, mode, kmode = info[0], info[1], info[2]
-        lut3k = buf[T_ENTRIES * ENTRY_DTYPE.itemsize:].view(np.uint16)
+        t0 = T_ENTRIES * ENTRY_DTYPE.itemsize
+        lut3k = buf[t0:t0 + 2 * KERNEL_LUT3].view(np.uint16)
     else:
         buf, mode, lut3k, L, kmode = kernel_tables_py(tables)
         ptrs = (_ptr(buf), _ptr(lut3) if lut3.size else None, _ptr(cls1))
@@ -244,9 +267,15 @@ def _build_combined(tables: TableSet, key):
     return hit
 
 
+def _two_buf_size() -> int:
+    return (B_OFF + T_ENTRIES) * ENTRY_DTYPE.itemsize
+
+
 def kernel_tables_py(tables: TableSet):
     """The kernel's tables of a valid table set in Python: ``(buf, mode, lut3k, L, kernel mode)`` (see
-    :func:`combined_table`; the reference of the C library's ``lz_build_tables``)."""
+    :func:`combined_table`; the reference of the C library's ``lz_build_tables`` and, for a set with two code
+    tables, ``lz_build_tables2``: the state-B table at entry :data:`B_OFF`)."""
+    two = tables.lens_b is not None
     L = max(tables.max_code_len, MIN_L)
     classes = tables.classes
     n3 = len(tables.lut3)
@@ -282,7 +311,9 @@ def kernel_tables_py(tables: TableSet):
     fast = set(as_lut) if mode == MODE_LUT else set(fast_range) if mode == MODE_RANGE else set(as_lut) | set(fast_range)
     w_fast = sum(2.0 ** -classes[j].c for j in fast)
     zk = 0
-    if c0.c == 1 and c0.kind == ZRUN and c0.k <= ZERO_MAX_K:
+    if two:
+        loop, long_bits = LOOP_SINGLE, 64
+    elif c0.c == 1 and c0.kind == ZRUN and c0.k <= ZERO_MAX_K:
         # the window keeps 33 bits after the zero words: 33 - ZMAX after up to ZMAX one-bit zeros, 32 - k after a run
         zk = c0.k
         loop, long_bits = LOOP_ZERO, 33 - ZMAX if zk == 0 else 32 - zk
@@ -290,34 +321,46 @@ def kernel_tables_py(tables: TableSet):
         loop, long_bits = LOOP_PAIR, 64
     else:
         loop, long_bits = LOOP_SINGLE, 64
-    buf = np.zeros(T_ENTRIES * ENTRY_DTYPE.itemsize + 2 * KERNEL_LUT3, np.uint8)
+    buf = np.zeros(_two_buf_size() if two else T_ENTRIES * ENTRY_DTYPE.itemsize + 2 * KERNEL_LUT3, np.uint8)
     # canonical codes: in (c, j) order each class's prefixes are the next 2^(L - c) entries, then the invalid ones;
-    # each entry packed into 64 bits (tot, flags, sh, adv, then param) and repeated over its class's prefixes
-    codes = tables.codes()
-    order = sorted(range(len(classes)), key=lambda j: (classes[j].c, j))
-    packed, counts = [], []
-    for j in order:
-        cl = classes[j]
-        lut_fast = j in as_lut and mode != MODE_RANGE
-        range_fast = j in fast_range and mode != MODE_LUT
-        if lut_fast or range_fast:
-            # x >> (64 - total) = code << k | index (a zero run of k = 0: code), so base + index is that plus
-            # base - (code << k), modulo 2^32
-            base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
-            flags = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0) | (F_LONG if cl.total > long_bits else 0)
-            e = cl.total | flags << 8 | (64 - cl.total) << 16 | cl.total << 24 | \
-                ((base - (codes[j] << cl.k)) % (1 << 32)) << 32
-        else:       # sh 63: the loop reads lut3k[0 or 1] before it leaves for the slow branch; F_LUT on a slow
-            # zero run of k > 0: the zero-first loop writes it itself
-            run = loop == LOOP_ZERO and cl.kind == ZRUN and cl.k > 0
-            e = cl.total | ((j << 4) | F_SLOW | (F_LUT if run else 0)) << 8 | 63 << 16 | ADV_SLOW << 24
-        packed.append(e)
-        counts.append(1 << (L - cl.c))
-    packed.append(1 | (F_INVALID | F_SLOW) << 8 | 63 << 16 | ADV_SLOW << 24)
-    counts.append((1 << L) - sum(counts))
-    buf[:8 << L].view("<u8")[:] = np.repeat(np.array(packed, np.uint64), counts)
-    buf[T_ENTRIES * ENTRY_DTYPE.itemsize:].view(np.uint16)[:] = lut3k
-    return buf, mode, lut3k, L, mode | loop << 2 | zk << 4
+    # each entry packed into 64 bits (tot, flags, sh, adv, then param) and repeated over its class's prefixes.
+    # Two code tables: the same for the state-B lengths (classes of length 0 have no code there) at entry B_OFF,
+    # every valid entry with SH_NEXT_B in sh when its class is in the follow mask
+    states = [[cl.c for cl in classes]] + ([[int(v) for v in tables.lens_b]] if two else [])
+    follow = int(tables.follow) if two else 0
+    from lutzip.codec.states import canonical_codes
+    for st, lens in enumerate(states):
+        codes = canonical_codes(lens)
+        order = sorted((j for j in range(len(classes)) if lens[j]), key=lambda j: (lens[j], j))
+        packed, counts = [], []
+        for j in order:
+            cl = classes[j]
+            c, tot = lens[j], lens[j] + cl.k
+            nb = SH_NEXT_B << 16 if (follow >> j) & 1 else 0
+            lut_fast = j in as_lut and mode != MODE_RANGE
+            range_fast = j in fast_range and mode != MODE_LUT
+            if two and cl.kind == ZRUN and cl.k <= ZRUN2_MAX_K:
+                # a short zero run (the two-state loop takes it branch-free): value = its index, F_LONG as F_RUN
+                e = tot | ((j << 4) | F_RUN) << 8 | (64 - tot) << 16 | tot << 24 | ((-(codes[j] << cl.k)) % (1 << 32)) << 32
+            elif lut_fast or range_fast:
+                # x >> (64 - total) = code << k | index (a zero run of k = 0: code), so base + index is that plus
+                # base - (code << k), modulo 2^32
+                base = as_lut[j] if lut_fast else (cl.param if cl.kind == RANGE else 0)
+                flags = (j << 4) | (F_LUT if lut_fast and mode == MODE_MIX else 0) | (F_LONG if tot > long_bits else 0)
+                e = tot | flags << 8 | (64 - tot) << 16 | tot << 24 | ((base - (codes[j] << cl.k)) % (1 << 32)) << 32
+            else:       # sh 63: the loop reads lut3k[0 or 1] before it leaves for the slow branch; F_LUT on a slow
+                # zero run of k > 0: the zero-first loop writes it itself
+                run = (loop == LOOP_ZERO or two) and cl.kind == ZRUN and cl.k > 0
+                e = tot | ((j << 4) | F_SLOW | (F_LUT if run else 0)) << 8 | 63 << 16 | ADV_SLOW << 24
+            packed.append(e | nb)
+            counts.append(1 << (L - c))
+        packed.append(1 | (F_INVALID | F_SLOW) << 8 | 63 << 16 | ADV_SLOW << 24)
+        counts.append((1 << L) - sum(counts))
+        t0 = 8 * B_OFF * st
+        buf[t0:t0 + (8 << L)].view("<u8")[:] = np.repeat(np.array(packed, np.uint64), counts)
+    t0 = T_ENTRIES * ENTRY_DTYPE.itemsize
+    buf[t0:t0 + 2 * KERNEL_LUT3].view(np.uint16)[:] = lut3k
+    return buf, mode, lut3k, L, mode | loop << 2 | zk << 4 | (TWO_STATES if two else 0)
 
 
 # ----------------------------------------------------------------------------------------------- entry points

@@ -17,8 +17,8 @@ the lengths of :func:`lutzip.codec.huffman.limited_code_lengths`) for ``F`` = th
 chosen greedily; the streams are then coded again with the zero runs planned for the two states (which class
 codes each chunk of a run, counting the state the run ends in and the code of the literal after it) and the
 lengths re-derived from that parse, and the smallest coding is kept where the table set's streams get smaller. Opt-in (``lutzip compress --states 2``, ``compress(..., states=2)``): the hardware core
-does not decode these table sets yet, and the C fast decoder is not chosen for them (the numba reference
-kernel decodes them).
+does not decode these table sets yet; the C fast decoder decodes them (a state per lane, docs/log/2026-12-decoder.md)
+and the numba kernel here is its reference.
 """
 from __future__ import annotations
 
