@@ -113,7 +113,7 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
     cur_ld = Signal(bool(0))             # cur is loaded this cycle
     nxt_ld = Signal(bool(0))             # nxt is loaded this cycle
     fl = Signal(bool(0))
-    fl_raw, fl_q, chg_q = [Signal(bool(0)) for _ in range(3)]
+    fl_raw = Signal(bool(0))
     inc = Signal(intbv(0)[2:])
     state_n = Signal(st.F_HDR)
     zc_n, cur_last_n, hstart, hbad, step, chain = [Signal(bool(0)) for _ in range(6)]
@@ -154,7 +154,11 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
             p2_alt.next = nxt_at0
         elif chain_b:
             p2_alt.next = r0_at0
-        p2_use.next = step and not (p2[5] and cur_last)
+        # = step and not (p2[5] and cur_last)
+        if p2[5]:
+            p2_use.next = credit_ok and e_s1c
+        else:
+            p2_use.next = credit_ok and e_s0
 
     @always_comb
     def vf_p2d():
@@ -179,14 +183,13 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         rp1.next = rp + 1
         ovr.next = exh or (cur_last and p2[5] and p2[5:0] != 0)
         fl_raw.next = flush and flush_tag == tag and (state == st.F_RUN or state == st.F_WAIT)
-        # the flush acts one cycle later (from flip-flops), unless the stripe ended meanwhile
-        fl.next = fl_q and not chg_q and (state == st.F_RUN or state == st.F_WAIT)
 
     @always_comb
     def vf_go():
         # nxt is needed only when the next symbol starts in it (p2 >= 32). A flush does not stop the word
         # registers (it only changes the state and suppresses the token), so their loads hang off few bits.
-        go.next = state == st.F_RUN and credit_ok and (cur_last or nx_ok or not p2[5])
+        # = RUN and credit_ok and (cur_last or nx_ok or not p2[5])
+        go.next = credit_ok and (e_g1 or (state == st.F_RUN and not p2[5]))
 
     @always_comb
     def vf_pop():
@@ -206,8 +209,8 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
 
     @always_seq(clk.posedge, reset=rst)
     def vf_flush_reg():
-        fl_q.next = fl_raw
-        chg_q.next = chain_a or chain_b
+        # the flush acts one cycle later (a flip-flop), unless the stripe ended meanwhile
+        fl.next = fl_raw and not (chain_a or chain_b) and (state_n == st.F_RUN or state_n == st.F_WAIT)
 
     @always_seq(clk.posedge, reset=rst)
     def vf_ring():
@@ -314,7 +317,10 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
     # and nxt_last and th[0] and r0f[0], e_hs / e_hb = the header start
     # / bad header without credit_ok, e_x = e_ca or e_cb or e_hs, e_y = e_ca or e_cb or (nx_ok and F_HDR),
     # e_nn = nx_ok and not F_DRAIN (inverted: after reset nxt_ld = 1)
+    # e_g1 = RUN and (cur_last or nx_ok) (go with p2 >= 32), e_s0 = RUN and not zc and not fl (step with
+    # p2 < 32), e_s1 = e_s0 and (cur_last or nx_ok) (step with p2 >= 32), e_s1c = e_s1 and not cur_last
     e_a, e_ca, e_cb, e_hs, e_hb, e_x, e_y, e_nn = [Signal(bool(0)) for _ in range(8)]
+    e_g1, e_s0, e_s1, e_s1c = [Signal(bool(0)) for _ in range(4)]
     d_nx, d_sr, d_last, d_hdr, d_mk, d_f0 = [Signal(bool(0)) for _ in range(6)]
 
     @always_comb
@@ -357,6 +363,11 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         e_x.next = ca or cb or hs
         e_y.next = ca or cb or hd
         e_nn.next = d_nx and state_n != st.F_DRAIN
+        fl_n = fl_raw and not (chain_a or chain_b)
+        e_g1.next = run and (cur_last_n or d_nx)
+        e_s0.next = run and not zc_n and not fl_n
+        e_s1.next = run and not zc_n and not fl_n and (cur_last_n or d_nx)
+        e_s1c.next = run and not zc_n and not fl_n and d_nx and not cur_last_n
 
     @always_comb
     def vf_steps():
@@ -368,7 +379,8 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         start_h.next = hstart
         hstart.next = credit_ok and e_hs
         hbad.next = credit_ok and e_hb
-        step.next = go and not fl and not zc
+        # = go and not fl and not zc
+        step.next = credit_ok and (e_s1 or (e_s0 and not p2[5]))
         chain.next = chain_a or chain_b
 
     @always_comb
