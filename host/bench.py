@@ -44,7 +44,11 @@ from lutzip.codec import container as ct
 from lutzip.codec.encoder import greedy_tableset
 from lutzip.weights.quantize import prepare
 
+#: the two-code-table column (``lutzip bench --states 2``; format version 5, software decoders only)
+STATES2 = "lutzip --states 2"
 COMPRESSORS = ["lutzip", "lutzip-greedy", "xz -9e", "bzip2 -9", "zlib -9", "zstd -19", "zipnn", "H0 bound"]
+#: the columns of :func:`format_table` (and the ``rate ...`` keys): the compressors, with the opt-in two-table one
+COLUMNS = COMPRESSORS[:1] + [STATES2] + COMPRESSORS[1:]
 
 
 def minilm_path():
@@ -142,7 +146,7 @@ def zipnn_size(raw: bytes, dtype: str = "bfloat16"):
 
 
 def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEFAULT_STRIPE,
-            general: bool = True, greedy: bool = True, bf16: bool = False) -> dict:
+            general: bool = True, greedy: bool = True, bf16: bool = False, states: int = 1) -> dict:
     """Sizes (bytes) of every compressor on the prepared arrays, and lutzip's encoder/decoder speed.
 
     Parameters
@@ -157,6 +161,9 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
         Also lutzip with the published greedy table sets (``lutzip-greedy``).
     bf16 : bool
         The arrays are bf16 bit patterns: also zipnn, when it is installed.
+    states : int
+        2: also the same container with two code tables where that is smaller (:func:`states2_size`), under
+        :data:`STATES2`, with ``states2_tables`` (table sets that got two code tables) and ``states2_version``.
 
     Returns
     -------
@@ -185,6 +192,8 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
             raise AssertionError(f"bench: tensor {k!r} did not round-trip")
     out["enc_MBps"] = len(raw) / enc / 1e6
     out["dec_MBps"] = len(raw) / dec / 1e6
+    if states == 2:
+        out[STATES2], out["states2_tables"], out["states2_version"] = states2_size(c, data, arrays)
     if greedy:
         t = time.perf_counter()
         g = ct.to_bytes(codec.compress(arrays, tableset_fn=greedy_tableset, stripe_len=stripe_len, attrs=attrs))
@@ -203,13 +212,45 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
     return out
 
 
+def states2_size(c, data: bytes, arrays: dict):
+    """``(bytes, two_table_sets, version)`` of container ``c`` rewritten with two code tables where that is smaller.
+
+    ``lutzip.codec.states.apply`` (L = 8, as ``compress(..., states=2)``) on the one-table container ``c``
+    (whose file is ``data``); the new file is parsed back, decoded (the numba reference kernel: the C decoder
+    and the hardware core do not decode two-table streams) and compared with ``arrays`` bit for bit. Where no
+    table set gains, ``apply`` keeps ``c`` and the file must be ``data`` itself (0 two-table sets).
+
+    Raises
+    ------
+    AssertionError
+        The two-table file did not decode to ``arrays``, its version does not match its table sets, or a
+        fallback file differs from ``data``.
+    """
+    from lutzip.codec import states as st
+    data2 = ct.to_bytes(st.apply(c, L=8))
+    p = ct.from_bytes(data2)
+    two = sum(1 for ts in p.tables if getattr(ts, "lens_b", None) is not None)
+    if (p.version == 5) != (two > 0):
+        raise AssertionError(f"bench: --states 2 file is version {p.version} with {two} two-table sets")
+    if not two and data2 != data:
+        raise AssertionError("bench: --states 2 kept one table everywhere but wrote a different file")
+    back = codec.decompress(p)
+    for k, a in arrays.items():
+        if not np.array_equal(np.ascontiguousarray(back[k]).view(np.uint8).reshape(-1),
+                              np.ascontiguousarray(a).view(np.uint8).reshape(-1)):
+            raise AssertionError(f"bench: tensor {k!r} did not round-trip with --states 2")
+    return len(data2), two, int(p.version)
+
+
 def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_len: int = codec.DEFAULT_STRIPE,
-        general: bool = True, accuracy=None, progress=None, modes=("int16",), greedy: bool = True) -> list:
+        general: bool = True, accuracy=None, progress=None, modes=("int16",), greedy: bool = True,
+        states: int = 1) -> list:
     """One result row per (mode, sparsity): ``{"mode", "sparsity", sizes..., rates...}``.
 
     ``modes`` are the integer modes (``"int16"``, ``"int8"``) run at every sparsity of ``prunes``; ``bf16`` adds
     one bf16 row (no pruning). Tensors a mode cannot code (integer shape constants for a quantisation, ...)
-    are left out of that mode's row, for every compressor alike.
+    are left out of that mode's row, for every compressor alike. ``states=2`` adds the two-code-table column
+    (:data:`STATES2`, :func:`states2_size`).
     """
     rows = []
     jobs = [(m, p) for m in modes for p in prunes] + ([("bf16", 0.0)] if bf16 else [])
@@ -217,8 +258,8 @@ def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_le
         prep, attrs = prepare(arrays, quantize=None if mode == "bf16" else mode, bf16=mode == "bf16",
                               prune_fraction=p, skip_unsupported=True)
         row = {"mode": mode, "sparsity": p, "tensors": len(prep)}
-        row.update(measure(prep, attrs, stripe_len, general, greedy=greedy, bf16=mode == "bf16"))
-        for name in COMPRESSORS:
+        row.update(measure(prep, attrs, stripe_len, general, greedy=greedy, bf16=mode == "bf16", states=states))
+        for name in COLUMNS:
             if name in row:
                 row[f"rate {name}"] = 1.0 - row[name] / row["raw"]
         if accuracy is not None:
@@ -234,8 +275,9 @@ def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_le
 
 def format_table(rows: list, title: str = "") -> str:
     """The benchmark table: compression rate (1 - compressed/original) of each compressor, and speeds."""
-    cols = [c for c in COMPRESSORS if any(c in r for r in rows)]
-    head = f"{'mode':5s} {'sparsity':>8s} {'raw MB':>8s} " + " ".join(f"{c:>13s}" for c in cols) + \
+    cols = [c for c in COLUMNS if any(c in r for r in rows)]
+    width = {c: max(13, len(c)) for c in cols}
+    head = f"{'mode':5s} {'sparsity':>8s} {'raw MB':>8s} " + " ".join(f"{c:>{width[c]}s}" for c in cols) + \
         f" {'lutzip<xz':>9s} {'enc MB/s':>8s} {'dec MB/s':>8s}"
     acc = any("accuracy" in r for r in rows)
     if acc:
@@ -248,7 +290,7 @@ def format_table(rows: list, title: str = "") -> str:
     lines.append("-" * len(head))
     for r in rows:
         s = f"{r['mode']:5s} {100 * r['sparsity']:7.0f}% {r['raw'] / 1e6:8.3f} "
-        s += " ".join(f"{100 * r[f'rate {c}']:12.2f}%" if c in r else f"{'-':>13s}" for c in cols)
+        s += " ".join(f"{100 * r[f'rate {c}']:{width[c] - 1}.2f}%" if c in r else f"{'-':>{width[c]}s}" for c in cols)
         win = ("yes" if r["lutzip"] < r["xz -9e"] else "NO") if "xz -9e" in r else "-"
         s += f" {win:>9s} {r['enc_MBps']:8.1f} {r['dec_MBps']:8.1f}"
         if acc:
@@ -260,7 +302,7 @@ def format_table(rows: list, title: str = "") -> str:
     return "\n".join(lines)
 
 
-SUMMARY = ["lutzip", "xz -9e", "zstd -19", "bzip2 -9", "zipnn", "H0 bound"]
+SUMMARY = ["lutzip", STATES2, "xz -9e", "zstd -19", "bzip2 -9", "zipnn", "H0 bound"]
 
 
 def format_summary(results: dict) -> str:
@@ -274,24 +316,37 @@ def format_summary(results: dict) -> str:
     Returns
     -------
     str
-        The table; the last column is lutzip's size relative to xz -9e (``-`` = smaller).
+        The table; the last column is lutzip's size relative to xz -9e (``-`` = smaller), followed by the
+        two-code-table file's (``2 tables vs xz``) when the rows have :data:`STATES2`.
     """
-    cols = [c for c in SUMMARY if any(c in r for rows in results.values() for r in rows)]
-    lines = ["| model | weights | mode | sparsity | " + " | ".join(cols) + " | lutzip vs xz |",
-             "|---|---:|---|---:|" + "---:|" * len(cols) + "---:|"]
+    all_rows = [r for rows in results.values() for r in rows]
+    cols = [c for c in SUMMARY if any(c in r for r in all_rows)]
+    two = STATES2 in cols
+    lines = ["| model | weights | mode | sparsity | " + " | ".join(cols) + " | lutzip vs xz |"
+             + (" 2 tables vs xz |" if two else ""),
+             "|---|---:|---|---:|" + "---:|" * len(cols) + "---:|" + ("---:|" if two else "")]
+
+    def vs(r, c):
+        return f"{100 * (r[c] / r['xz -9e'] - 1):+.2f} %" if "xz -9e" in r and c in r else "-"
+
     for label, rows in results.items():
         for r in rows:
             cells = []
             for c in cols:
                 v = f"{r[c] / r['raw']:.4f}" if c in r else "-"
-                cells.append(f"**{v}**" if c == "lutzip" and "xz -9e" in r and r[c] < r["xz -9e"] else v)
-            vs = f"{100 * (r['lutzip'] / r['xz -9e'] - 1):+.2f} %" if "xz -9e" in r else "-"
+                cells.append(f"**{v}**" if c in ("lutzip", STATES2) and "xz -9e" in r and c in r
+                             and r[c] < r["xz -9e"] else v)
             lines.append(f"| {label} | {r['weights']} | {r['mode']} | {100 * r['sparsity']:.0f} % | "
-                         + " | ".join(cells) + f" | {vs} |")
-    n = sum(1 for rows in results.values() for r in rows if "xz -9e" in r)
-    won = sum(1 for rows in results.values() for r in rows if "xz -9e" in r and r["lutzip"] < r["xz -9e"])
+                         + " | ".join(cells) + f" | {vs(r, 'lutzip')} |" + (f" {vs(r, STATES2)} |" if two else ""))
+    n = sum(1 for r in all_rows if "xz -9e" in r)
+    won = sum(1 for r in all_rows if "xz -9e" in r and r["lutzip"] < r["xz -9e"])
     lines.append("")
     lines.append(f"size / raw of the same bytes (lower is better); lutzip smaller than xz -9e in {won} of {n} cells")
+    if two:
+        n2 = sum(1 for r in all_rows if "xz -9e" in r and STATES2 in r)
+        won2 = sum(1 for r in all_rows if "xz -9e" in r and STATES2 in r and r[STATES2] < r["xz -9e"])
+        lines.append(f"{STATES2} (two code tables, format version 5; software decoders only, not the hardware "
+                     f"core): smaller than xz -9e in {won2} of {n2} cells")
     return "\n".join(lines)
 
 
@@ -351,7 +406,8 @@ def main(args) -> int:
         modes = ("int8", "int16") if real else ("int16",)
         bar = tqdm(total=len(modes) * len(args.prune) + 1, desc=label, disable=None, leave=False, file=sys.stderr)
         rows = run(arrays, args.prune, bf16=True, stripe_len=args.stripe, accuracy=acc,
-                   progress=lambda r: bar.update(1), modes=modes, greedy=not real)
+                   progress=lambda r: bar.update(1), modes=modes, greedy=not real,
+                   states=getattr(args, "states", 1) or 1)
         bar.close()
         results[label] = rows
         n = sum(int(np.asarray(a).size) for a in arrays.values())

@@ -226,3 +226,90 @@ def test_bench_scale_main_measures_and_checks(tmp_path, monkeypatch):
     r = json.loads((tmp_path / "r.json").read_text())
     assert r["checked"] == 3 and r["compress"]["peak_rss"] > 0 and r["lutz_bytes"] < r["file_bytes"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]     # its files are gone
+
+
+def _states_arrays():
+    rng = np.random.default_rng(3)
+    return {"w": rng.laplace(0, 0.05, (200, 150)).astype(np.float32)}
+
+
+def test_bench_states2_column_is_checked_and_not_larger():
+    """--states 2: the column is there, the file has two-table sets (no silent fallback) and is not larger."""
+    rows = bench.run(_states_arrays(), prunes=(0.0, 0.9), bf16=False, modes=("int8",), greedy=False, states=2)
+    for r in rows:
+        assert r[bench.STATES2] <= r["lutzip"]
+        assert abs(r[f"rate {bench.STATES2}"] - (1 - r[bench.STATES2] / r["raw"])) < 1e-12
+        assert (r["states2_version"] == 5) == (r["states2_tables"] > 0)
+    r90 = rows[1]
+    assert r90["states2_tables"] >= 1 and r90["states2_version"] == 5
+    assert r90[bench.STATES2] < 0.97 * r90["lutzip"]           # int8 90 %: the zero-run/literal switch pays
+    text = bench.format_table(rows, "t")
+    assert bench.STATES2 in text
+    summary = bench.format_summary({"m": rows})
+    assert "2 tables vs xz" in summary and "software decoders only" in summary
+    # the default run has neither the column nor its keys
+    plain = bench.run(_states_arrays(), prunes=(0.9,), bf16=False, modes=("int8",), greedy=False, general=False)
+    assert not any(k.startswith(bench.STATES2) or k.startswith("states2") or k == f"rate {bench.STATES2}"
+                   for k in plain[0])
+    assert "2 tables vs xz" not in bench.format_summary({"m": plain})
+
+
+def test_bench_states2_wrong_decode_fails(monkeypatch):
+    """A two-table file that decodes to different words stops the benchmark."""
+    from lutzip.codec import arrays as codec
+    real = codec.decompress
+
+    def bad(c, *a, **kw):
+        out = real(c, *a, **kw)
+        if c.version == 5:
+            out = {k: v.copy() for k, v in out.items()}
+            out["w"].reshape(-1)[7] ^= 1
+        return out
+    monkeypatch.setattr(codec, "decompress", bad)
+    with pytest.raises(AssertionError, match="states 2"):
+        bench.run(_states_arrays(), prunes=(0.9,), bf16=False, modes=("int8",), greedy=False, general=False,
+                  states=2)
+
+
+def test_bench_states2_reports_a_fallback(monkeypatch):
+    """The two-table count comes from the written file: a states path that kept one table reports 0 (and the same
+    size), which the column test above would reject; a fallback that still wrote a different file stops it."""
+    from lutzip.codec import states
+    monkeypatch.setattr(states, "apply", lambda c, **kw: c)
+    r = bench.run(_states_arrays(), prunes=(0.9,), bf16=False, modes=("int8",), greedy=False, general=False,
+                  states=2)[0]
+    assert r["states2_tables"] == 0 and r[bench.STATES2] == r["lutzip"] and r["states2_version"] < 5
+
+    from lutzip.codec import arrays as codec
+    from lutzip.codec import container as ct
+    arrays = {"w": np.arange(-200, 200, dtype=np.int16)}
+    c = codec.compress(arrays)
+    assert bench.states2_size(c, ct.to_bytes(c), arrays) == (len(ct.to_bytes(c)), 0, r["states2_version"])
+    with pytest.raises(AssertionError, match="different file"):
+        bench.states2_size(c, ct.to_bytes(c) + b"\0", arrays)
+
+
+@pytest.mark.skipif(models.real_model_path("silero-vad") is None, reason="silero-vad not installed")
+def test_bench_models_states2_command(monkeypatch, capsys, tmp_path):
+    """`lutzip bench models --states 2`: the column and the new JSON keys beside the unchanged ones."""
+    import json
+    from lutzip.cli import main
+    monkeypatch.setattr(models, "installed_real_models", lambda: ["silero-vad"])
+    assert main(["bench", "models", "--states", "2", "--prune", "0.9", "--json", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "| lutzip | lutzip --states 2 | xz -9e |" in out and "2 tables vs xz |" in out
+    rows = json.load(open(tmp_path / "r.json"))["silero-vad"]
+    assert [r["mode"] for r in rows] == ["int8", "int16", "bf16"]
+    for r in rows:
+        assert {"lutzip", "xz -9e", "rate lutzip", bench.STATES2, f"rate {bench.STATES2}", "states2_tables"} <= set(r)
+        assert r[bench.STATES2] <= r["lutzip"]
+    assert rows[0]["states2_tables"] > 0 and rows[0][bench.STATES2] < rows[0]["lutzip"]     # int8 90 %
+
+
+def test_bench_states_option_out_of_range_is_one_line_error(capsys):
+    from lutzip.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(["bench", "models", "--states", "3"])
+    assert e.value.code != 0
+    err = capsys.readouterr().err
+    assert "code tables" in err and "Traceback" not in err

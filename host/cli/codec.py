@@ -345,5 +345,8 @@ def register(sub):
                    help="--speed: the CPU to pin to (default: the last one this process may use)")
     p.add_argument("--cpu-time", action="store_true",
                    help="--speed: time with the thread's CPU time, not the wall clock (a loaded machine)")
+    p.add_argument("--states", type=int_in(1, 2, "code tables"), default=1, metavar="N",
+                   help="2: also a 'lutzip --states 2' column: each cell's file rewritten with two code tables where "
+                        "that is smaller, decoded back and checked (format version 5; software decoders only)")
     p.add_argument("--skip-unsupported", action="store_true", default=True, help=argparse.SUPPRESS)
     p.set_defaults(func=_bench)
