@@ -359,3 +359,28 @@ def test_real_model_tensors_agree(model, mode, p):
     out = lutzip.decompress(ct.to_bytes(c), threads=2)
     for k, v in prep.items():
         assert np.array_equal(out[k].view(np.uint8).ravel(), np.ascontiguousarray(v).view(np.uint8).ravel()), k
+
+
+def test_codes_longer_than_8_bits():
+    """A set whose codes reach 10 bits (the generic lane loop; sets of codes up to 8 bits run the L = 8 copy)."""
+    cls = [ClassSpec(1, ZRUN, 2, 0), ClassSpec(2, RANGE, 4, 16), ClassSpec(3, RANGE, 7, 128),
+           ClassSpec(10, RANGE, 4, 32), ClassSpec(10, ZRUN, 8, 0)]
+    two = TableSet(8, cls, lens_b=(0, 1, 2, 9, 0), follow=0b10001)
+    two.validate()
+    assert two.max_code_len == 10
+    rng = np.random.default_rng(9)
+    words = []
+    for _ in range(6000):
+        r = rng.random()
+        if r < 0.35:
+            words += [0] * int(rng.integers(1, 5))
+        elif r < 0.37:
+            words += [0] * int(rng.integers(5, 200))
+        r = rng.random()
+        words.append(int(rng.integers(16, 32)) if r < 0.5 else int(rng.integers(32, 48)) if r < 0.55
+                     else int(rng.integers(128, 256)))
+    words = np.array(words, np.uint8)
+    payload, sw, _ = states._encode2(words, 512, two)
+    assert fastdec.combined_table(two)[4] == 10
+    got = agree(payload, sw, len(words), 512, two)
+    assert np.array_equal(got, words)

@@ -866,13 +866,13 @@ static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) 
 #define SLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT; ln[q].st = st##q;
 
 /* returns 0 when a lane is too near the end of the payload for unchecked reads (nothing done), else 1 */
-#define DEFINE_STATE(NAME, OUT_TYPE, MODE, NL, SLOWF)                                                        \
+#define DEFINE_STATE(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                   \
     static int NAME(const lz_job *j, lz_lane *ln, lz_crc *cc) {                                              \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
         const lz_entry *T = j->T;                                                                            \
         const uint32_t *W = j->words;                                                                        \
-        const int Lsh = 64 - j->L;                                                                           \
+        const int Lsh = LSH;                                                                                 \
         const int64_t LIM = (j->total - 1) * 32;                                                             \
         OUT_T *lim[NL];                                                                                      \
         int64_t n = INT64_MAX, i;                                                                            \
@@ -889,8 +889,8 @@ static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) 
         return 1;                                                                                            \
     }
 #define DEFINE_NL2(NL, MODE)                                                                                 \
-    DEFINE_STATE(bstate16_##NL##_##MODE, uint16_t, MODE, NL, slow16)                                         \
-    DEFINE_STATE(bstate8_##NL##_##MODE, uint8_t, MODE, NL, slow8)
+    DEFINE_STATE(bstate16_##NL##_##MODE, uint16_t, MODE, NL, slow16, 64 - j->L)                              \
+    DEFINE_STATE(bstate8_##NL##_##MODE, uint8_t, MODE, NL, slow8, 64 - j->L)
 #define DEFINE_MODE2(MODE) DEFINE_NL2(1, MODE) DEFINE_NL2(2, MODE) DEFINE_NL2(3, MODE) DEFINE_NL2(4, MODE)     \
                            DEFINE_NL2(5, MODE) DEFINE_NL2(6, MODE)
 DEFINE_MODE2(0)
@@ -900,6 +900,16 @@ DEFINE_MODE2(2)
                         {bstate8_##NL##_0, bstate8_##NL##_1, bstate8_##NL##_2}}
 static const batch_fn BATCH2[7][2][3] = {{{0}}, BATCH2_ROW(1), BATCH2_ROW(2), BATCH2_ROW(3), BATCH2_ROW(4),
                                          BATCH2_ROW(5), BATCH2_ROW(6)};
+/* the LZ_SLANES-lane loop once more for L = 8 (the shift of the table index an immediate, as BATCH_L8) */
+#define DEFINE_STATE_X(...) DEFINE_STATE(__VA_ARGS__)
+#define DEFINE_SL8(MODE)                                                                                     \
+    DEFINE_STATE_X(bstate16_L8_##MODE, uint16_t, MODE, LZ_SLANES, slow16, 56)                                \
+    DEFINE_STATE_X(bstate8_L8_##MODE, uint8_t, MODE, LZ_SLANES, slow8, 56)
+DEFINE_SL8(0)
+DEFINE_SL8(1)
+DEFINE_SL8(2)
+static const batch_fn BATCH2_L8[2][3] = {{bstate16_L8_0, bstate16_L8_1, bstate16_L8_2},
+                                         {bstate8_L8_0, bstate8_L8_1, bstate8_L8_2}};
 
 
 /* ------------------------------------------------------------------------------------------- pair loop
@@ -1015,7 +1025,7 @@ static void run_range(lz_range *r) {
     int NLN;
     int64_t need, bits;
     if (j->two) {
-        batchN = BATCH2[LZ_SLANES][j->out8][j->mode];
+        batchN = j->L == 8 ? BATCH2_L8[j->out8][j->mode] : BATCH2[LZ_SLANES][j->out8][j->mode];
         NLN = LZ_SLANES;
         need = ZRUN2_BYTES / (j->out8 ? 1 : 2) + 1;
         bits = 32;
