@@ -19,6 +19,8 @@ for inputs under 4 MiB). The bf16 mode rounds float32 to bfloat16
 
 ``lutzip bench models`` runs every installed real model of :data:`lutzip.weights.models.REAL_MODELS` in int8 and
 int16 at 0 / 60 / 75 / 90 % and bf16, and prints one markdown table (:func:`format_summary`).
+``--states 2`` adds a ``lutzip --states 2`` column (:func:`states2_size`): each cell's file with two code tables
+where that is smaller (format version 5; software decoders only), decoded back and checked bit for bit.
 
 ``lutzip bench --speed [FILE]`` measures decoding speed instead (:func:`speed`): bf16 and int16 75 % pruned, one
 core, the numba reference kernel, the C kernel (alone, with its CRC checks, on 2 threads), lutzip's end-to-end
