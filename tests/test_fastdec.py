@@ -618,7 +618,7 @@ def test_fresh_build_in_an_empty_cache(tmp_path):
             "assert np.array_equal(decode_stripes(p, sw, 9000, 1000, ts, kernel='c'), w); print(fastdec.available())")
     env = dict(os.environ, LUTZIP_CACHE=str(tmp_path))
     for _ in range(2):
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
         assert r.returncode == 0 and r.stdout.strip() == "True", r.stderr[-2000:]
     assert list(tmp_path.glob("fastdec/*/_fastdec.so"))
 
