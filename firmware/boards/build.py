@@ -138,7 +138,8 @@ def keep_reset_copies(verilog) -> int:
     return n
 
 
-_NO_RW_RE = re.compile(r"^(reg \[\d+:0\] \w*(?:replay_bank\d+_mem_(?:lo|hi)|cmd_ring\d+_mem[01]) \[)", re.M)
+# (an instance name can carry a suffix: ``cmd_ring0_0`` when MyHDL met the name before in the process)
+_NO_RW_RE = re.compile(r"^(reg \[\d+:0\] \w*(?:replay_bank\d+\w*_mem_(?:lo|hi)|cmd_ring\d+\w*_mem[01]) \[)", re.M)
 
 
 def mark_no_rw_check(verilog) -> int:
