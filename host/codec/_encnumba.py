@@ -419,7 +419,7 @@ def _encode_kernel(words, S, sym_bits, sym_len, has_zrun, zr_choice, zr_bits, zr
     return p
 
 @njit(cache=True)
-def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params, lut3, out, err):
+def _decode_states_kernel(words, starts, nwords, S, n_total, lut1, L, nxt, kinds, ks, params, lut3, out, err):
     n_stripes = starts.shape[0]
     mask64 = np.uint64(0xFFFFFFFFFFFFFFFF)
     for s in range(n_stripes):
@@ -440,14 +440,15 @@ def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params
         have = 0
         o = lo
         hi = lo + n_exp
+        state = 0
         while o < hi:
             while have <= 32 and pos < end:
                 acc |= np.uint64(words[pos]) << np.uint64(32 - have)
                 have += 32
                 pos += 1
             err[2] = o - lo
-            prefix = acc >> np.uint64(64 - L)
-            e = lut1[prefix]
+            prefix = np.int64(acc >> np.uint64(64 - L))
+            e = lut1[(state << L) | prefix]
             if (e >> 14) & 1 == 0:
                 return 3
             tot = e & 63
@@ -462,6 +463,7 @@ def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params
                 idx = np.uint64(0)
             acc = (acc << np.uint64(tot)) & mask64
             have -= tot
+            state = nxt[cls]
             kind = kinds[cls]
             if kind == 0:
                 a = params[cls] + np.int64(idx)
@@ -485,3 +487,10 @@ def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params
         if have > 0 and acc != 0:
             return 8
     return 0
+
+
+@njit(cache=True)
+def _decode_kernel(words, starts, nwords, S, n_total, lut1, L, kinds, ks, params, lut3, out, err):
+    """One code table: :func:`_decode_states_kernel` that never leaves state A (LUT1 of ``1 << L`` entries)."""
+    return _decode_states_kernel(words, starts, nwords, S, n_total, lut1, L, np.zeros(16, np.int64), kinds, ks,
+                                 params, lut3, out, err)

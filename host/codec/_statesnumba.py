@@ -1,8 +1,9 @@
 """The numba kernels of :mod:`lutzip.codec.states` (two code tables, format version 5): imported on first use.
 
-``_decode2_kernel`` is ``_encnumba._decode_kernel`` with a state: LUT1 has ``2 << L`` entries, addressed by
-``state << L | prefix``; the state is 0 (A) at a stripe start and ``nxt[class]`` after each symbol. The error
-codes and the word / stripe reported in ``err`` are the same as the one-table kernel's.
+``_decode2_kernel`` is ``_encnumba._decode_states_kernel`` (the one-table ``_decode_kernel`` is that kernel
+never leaving state A): LUT1 has ``2 << L`` entries, addressed by ``state << L | prefix``; the state is 0 (A) at
+a stripe start and ``nxt[class]`` after each symbol. The error codes and the word / stripe reported in ``err`` are
+the same for both.
 
 ``_walk_kernel`` reads stripes the encoder has just written with a one-table set (trusted input) symbol by
 symbol: ``mode`` 0 counts the class pairs ``pairs[previous class, class]`` (previous 16: the stripe start),
@@ -13,76 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def _decode2_kernel(words, starts, nwords, S, n_total, lut1, L, nxt, kinds, ks, params, lut3, out, err):
-    n_stripes = starts.shape[0]
-    mask64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-    for s in range(n_stripes):
-        base = starts[s]
-        end = base + nwords[s]
-        lo = s * S
-        n_exp = min(S, n_total - lo)
-        hdr = words[base]
-        err[1] = s
-        if (hdr >> 16) != 0x4C5A:
-            err[2] = 0
-            return 1
-        if (hdr & 0xFFFF) + 1 != n_exp:
-            err[2] = 0
-            return 2
-        pos = base + 1
-        acc = np.uint64(0)
-        have = 0
-        o = lo
-        hi = lo + n_exp
-        state = 0
-        while o < hi:
-            while have <= 32 and pos < end:
-                acc |= np.uint64(words[pos]) << np.uint64(32 - have)
-                have += 32
-                pos += 1
-            err[2] = o - lo
-            prefix = np.int64(acc >> np.uint64(64 - L))
-            e = lut1[(state << L) | prefix]
-            if (e >> 14) & 1 == 0:
-                return 3
-            tot = e & 63
-            if tot > have:
-                return 4
-            cls = (e >> 10) & 15
-            c = (e >> 6) & 15
-            k = ks[cls]
-            if k > 0:
-                idx = ((acc << np.uint64(c)) & mask64) >> np.uint64(64 - k)
-            else:
-                idx = np.uint64(0)
-            acc = (acc << np.uint64(tot)) & mask64
-            have -= tot
-            state = nxt[cls]
-            kind = kinds[cls]
-            if kind == 0:
-                a = params[cls] + np.int64(idx)
-                if a >= lut3.shape[0]:
-                    return 5
-                out[o] = lut3[a]
-                o += 1
-            elif kind == 1:
-                out[o] = np.uint16(params[cls] + np.int64(idx))
-                o += 1
-            else:
-                m = np.int64(idx) + 1
-                if o + m > hi:
-                    return 6
-                for t in range(m):
-                    out[o + t] = 0
-                o += m
-        err[2] = n_exp
-        if pos < end or have >= 32:
-            return 7
-        if have > 0 and acc != 0:
-            return 8
-    return 0
+from lutzip.codec._encnumba import _decode_states_kernel as _decode2_kernel   # the one-table kernel's checks
 
 
 @njit(cache=True)
