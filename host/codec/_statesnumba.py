@@ -18,6 +18,21 @@ from lutzip.codec._encnumba import _decode_states_kernel as _decode2_kernel   # 
 
 
 @njit(cache=True)
+def _put_symbol(out, p, oacc, nacc, code, clen, k, idx):
+    """Append one symbol (a ``clen``-bit code, then ``k`` index bits) to the bit accumulator ``oacc`` of ``nacc``
+    bits; a full 32-bit word goes to ``out[p]``. Returns ``(p, oacc, nacc)``."""
+    ln = clen + k
+    oacc = (oacc << np.uint64(ln)) | (np.uint64(code) << np.uint64(k)) | idx
+    nacc += ln
+    if nacc >= 32:
+        nacc -= 32
+        out[p] = np.uint32((oacc >> np.uint64(nacc)) & np.uint64(0xFFFFFFFF))
+        p += 1
+        oacc &= (np.uint64(1) << np.uint64(nacc)) - np.uint64(1)
+    return p, oacc, nacc
+
+
+@njit(cache=True)
 def _walk_kernel(words, starts, nwords, lut1, L, kinds, ks, mode, nxt, codes2, lens2, out, out_sw, pairs):
     n_stripes = starts.shape[0]
     mask64 = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -64,14 +79,7 @@ def _walk_kernel(words, starts, nwords, lut1, L, kinds, ks, mode, nxt, codes2, l
                 prev = cls
             else:
                 j = state * 16 + cls
-                ln = lens2[j] + k
-                oacc = (oacc << np.uint64(ln)) | (np.uint64(codes2[j]) << np.uint64(k)) | idx
-                nacc += ln
-                if nacc >= 32:
-                    nacc -= 32
-                    out[p] = np.uint32((oacc >> np.uint64(nacc)) & np.uint64(0xFFFFFFFF))
-                    p += 1
-                    oacc &= (np.uint64(1) << np.uint64(nacc)) - np.uint64(1)
+                p, oacc, nacc = _put_symbol(out, p, oacc, nacc, codes2[j], lens2[j], k, idx)
                 state = nxt[cls]
         if mode == 1:
             if nacc > 0:
@@ -139,14 +147,8 @@ def _encode2_kernel(words, S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit, lens2
                 if j < 0 or lens2[state * 16 + j] == 0:
                     return -1 - i
                 idx = np.uint64(lit_idx[v])
-                ln = lens2[state * 16 + j] + ks[j]
-                oacc = (oacc << np.uint64(ln)) | (np.uint64(codes2[state * 16 + j]) << np.uint64(ks[j])) | idx
-                nacc += ln
-                if nacc >= 32:
-                    nacc -= 32
-                    out[p] = np.uint32((oacc >> np.uint64(nacc)) & np.uint64(0xFFFFFFFF))
-                    p += 1
-                    oacc &= (np.uint64(1) << np.uint64(nacc)) - np.uint64(1)
+                p, oacc, nacc = _put_symbol(out, p, oacc, nacc, codes2[state * 16 + j], lens2[state * 16 + j], ks[j],
+                                            idx)
                 pairs[prev, j] += 1
                 prev = j
                 state = nxt[j]
@@ -182,14 +184,8 @@ def _encode2_kernel(words, S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit, lens2
                     idx = np.uint64(lit_idx[0])
                 else:
                     idx = np.uint64(m - 1)
-                ln = lens2[state * 16 + j] + ks[j]
-                oacc = (oacc << np.uint64(ln)) | (np.uint64(codes2[state * 16 + j]) << np.uint64(ks[j])) | idx
-                nacc += ln
-                if nacc >= 32:
-                    nacc -= 32
-                    out[p] = np.uint32((oacc >> np.uint64(nacc)) & np.uint64(0xFFFFFFFF))
-                    p += 1
-                    oacc &= (np.uint64(1) << np.uint64(nacc)) - np.uint64(1)
+                p, oacc, nacc = _put_symbol(out, p, oacc, nacc, codes2[state * 16 + j], lens2[state * 16 + j], ks[j],
+                                            idx)
                 pairs[prev, j] += 1
                 prev = j
                 state = nxt[j]
