@@ -161,3 +161,22 @@ def test_decode_many_word_ranges_of_one_payload():
     assert both(edit=lambda m: (m[0], past, *m[2:]) if m is metas[2] else m)[0][:2] == (fastdec.ERR_INDEX, 2)
     # run 1 wholly past the end: no words
     assert both(edit=lambda m: (past, past, *m[2:]) if m is metas[1] else m)[0][:2] == (fastdec.ERR_INDEX, 1)
+
+
+def test_decode_many_looks_each_table_set_up_once(monkeypatch):
+    """One call of decode_many looks each table set object up once (then by identity), and decodes every run."""
+    rng = np.random.default_rng(5)
+    a, c = random_tableset(rng, W=16), zero_first_tableset(rng, W=16)
+    b = TableSet(16, list(a.classes), a.lut3.copy())        # equal to a, another object
+    rows, want = [], []
+    for ts in (a, c, a, b, a, c):
+        words = random_words(rng, ts, int(rng.integers(1, 2000)))
+        payload, sw = encode_stripes(words, ts, 256)
+        rows.append((payload, sw, len(words), 256, ts, np.empty(len(words), np.uint16), None))
+        want.append(words)
+    calls = []
+    real = fastdec._hit
+    monkeypatch.setattr(fastdec, "_hit", lambda ts: calls.append(id(ts)) or real(ts))
+    assert fastdec.decode_many(rows) == (0, 0, 0, 0)
+    assert sorted(calls) == sorted({id(a), id(b), id(c)})
+    assert all(np.array_equal(r[5], w) for r, w in zip(rows, want))

@@ -456,8 +456,11 @@ def decode_many(rows: list, threads: int = 1, payload=None):
     if payload is not None:
         n_pay = len(payload)
         base = _ptr(payload) if n_pay else 0
+    seen = {}                           # id -> hit of the table sets of this call (alive in rows until it returns)
     for pw, sw, numel, S, tables, out, crcs in rows:
-        hit = _hit(tables)
+        hit = seen.get(id(tables))
+        if hit is None:
+            hit = seen[id(tables)] = _hit(tables)
         keep.append(hit)
         ptrs = hit[5]
         if payload is None:
