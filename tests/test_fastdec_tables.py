@@ -2,6 +2,8 @@
 (``fastdec.kernel_tables_py``) byte for byte, with the same fast-path mode, lane loop and zero-run k, on random
 table sets of every kind mix, zero-first sets, short-symbol (pair loop) sets and the encoder's tables; and the
 table sets :func:`fastdec.decode_many` sees are looked up once per call."""
+import zlib
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,78 @@ def test_decode_many_agrees_with_decode():
         assert got == (0, 0, 0, 0) and np.array_equal(out, ref)
     except Exception:
         assert got[0] != 0
+
+
+def test_decode_many_word_ranges_of_one_payload():
+    """``decode_many(rows, payload=...)`` with ``(lo, hi)`` word ranges decodes as the rows of ``payload[lo:hi]``
+    arrays do: the same words, the same CRC error and stripe of a damaged run, a range past the payload's end
+    clamped as slicing clamps it (the kernel then reports ERR_INDEX); read-only stripe words and CRCs (the
+    address look-up's fallback) and writable ones alike."""
+    rng = np.random.default_rng(17)
+    sets = [random_tableset(rng, W=16), zero_first_tableset(rng, W=16)]
+    parts, metas, at = [], [], 0
+    for i in range(5):
+        ts = sets[i % 2]
+        words = random_words(rng, ts, int(rng.integers(1, 3000)))
+        payload, sw = encode_stripes(words, ts, 256)
+        starts = np.concatenate([[0], np.cumsum(sw, dtype=np.int64)])
+        crcs = np.array([zlib.crc32(payload[starts[j]:starts[j + 1]].astype("<u4").tobytes())
+                         for j in range(len(sw))], np.uint32)
+        if i % 2:
+            sw, crcs = sw.copy(), crcs.copy()
+            sw.flags.writeable = crcs.flags.writeable = False
+        parts.append(payload)
+        metas.append((at, at + len(payload), sw, crcs, ts, words))
+        at += len(payload)
+    buf = np.concatenate(parts)
+
+    def both(edit=lambda m: m, data=buf):
+        res = []
+        for ranged in (False, True):
+            outs, rows = [], []
+            for lo, hi, sw, crcs, ts, words in map(edit, metas):
+                out = np.empty(len(words), np.uint16)
+                outs.append(out)
+                rows.append(((lo, hi) if ranged else data[lo:hi], sw, len(words), 256, ts, out, crcs))
+            res.append((fastdec.decode_many(rows, payload=data if ranged else None), outs))
+        (rc_a, outs_a), (rc_b, outs_b) = res
+        assert rc_a == rc_b
+        if rc_a == (0, 0, 0, 0):
+            assert all(np.array_equal(a, b) for a, b in zip(outs_a, outs_b))
+        return rc_a, outs_a
+
+    rc, outs = both()
+    assert rc == (0, 0, 0, 0) and all(np.array_equal(o, m[5]) for o, m in zip(outs, metas))
+    bad = buf.copy()
+    bad[metas[3][0] + 5] ^= 1 << 7
+    rc, _ = both(data=bad)
+    assert rc[:2] == (fastdec.ERR_CRC, 3)
+    ro = buf.copy()
+    ro.flags.writeable = False
+    assert both(data=ro)[0] == (0, 0, 0, 0)
+    past = len(buf) + 10
+    # the last run to past the end: clamped to the end, its own words (it decodes)
+    assert both(edit=lambda m: (m[0], past, *m[2:]) if m is metas[-1] else m)[0] == (0, 0, 0, 0)
+    # run 2 to past the end: the words of runs 2..4, which its stripes do not tile
+    assert both(edit=lambda m: (m[0], past, *m[2:]) if m is metas[2] else m)[0][:2] == (fastdec.ERR_INDEX, 2)
+    # run 1 wholly past the end: no words
+    assert both(edit=lambda m: (past, past, *m[2:]) if m is metas[1] else m)[0][:2] == (fastdec.ERR_INDEX, 1)
+
+
+def test_decode_many_looks_each_table_set_up_once(monkeypatch):
+    """One call of decode_many looks each table set object up once (then by identity), and decodes every run."""
+    rng = np.random.default_rng(5)
+    a, c = random_tableset(rng, W=16), zero_first_tableset(rng, W=16)
+    b = TableSet(16, list(a.classes), a.lut3.copy())        # equal to a, another object
+    rows, want = [], []
+    for ts in (a, c, a, b, a, c):
+        words = random_words(rng, ts, int(rng.integers(1, 2000)))
+        payload, sw = encode_stripes(words, ts, 256)
+        rows.append((payload, sw, len(words), 256, ts, np.empty(len(words), np.uint16), None))
+        want.append(words)
+    calls = []
+    real = fastdec._hit
+    monkeypatch.setattr(fastdec, "_hit", lambda ts: calls.append(id(ts)) or real(ts))
+    assert fastdec.decode_many(rows) == (0, 0, 0, 0)
+    assert sorted(calls) == sorted({id(a), id(b), id(c)})
+    assert all(np.array_equal(r[5], w) for r, w in zip(rows, want))

@@ -563,11 +563,11 @@ def _decompress_c(c: ct.Container, check_crc: bool, threads: int):
         # a group stream's words are copied out per tensor: its buffer is temporary (not in a slab)
         out = (alloc if len(members) == 1 else np.empty)(numel, np.uint8 if bits == 8 else np.uint16)
         lo = s.offset // 4
-        if hi < lo:
+        if not 0 <= lo <= hi:
             return None
-        rows.append((payload[lo:hi], sw, numel, S, ts, out, crcs))
+        rows.append(((lo, hi), sw, numel, S, ts, out, crcs))     # payload[lo:hi]: one address look-up for all
         outs.append(out)
-    rc = fastdec.decode_many(rows, max(1, int(threads)))[0]
+    rc = fastdec.decode_many(rows, max(1, int(threads)), payload=payload)[0]
     if rc:
         return None
     result = {}
