@@ -588,17 +588,7 @@ def _design(W, L, lut_groups, ranges, fres, zruns, st: Stats | None = None) -> _
         freqs.append(F)
         lut3.append(np.asarray(members, np.int64).reshape(-1))
         n3 += len(lut3[-1])
-    classes += [(RANGE, k, base) for base, k, _F in ranges]
-    freqs += [F for _b, _k, F in ranges]
-    if fres > 0:
-        classes.append((RANGE, W, 0))
-        freqs.append(fres)
-    for k, F in zruns:
-        classes.append((ZRUN, k, 0))
-        freqs.append(F)
-    if not classes:
-        classes.append((RANGE, W, 0))
-        freqs.append(1)
+    _add_range_classes(W, ranges, fres, zruns, classes, freqs)
     if not lut3:
         lut3 = np.zeros(0, np.uint16)
     else:
@@ -616,6 +606,22 @@ def _design(W, L, lut_groups, ranges, fres, zruns, st: Stats | None = None) -> _
     return _Built(W, classes, lens, lut3)
 
 
+def _add_range_classes(W, ranges, fres, zruns, classes, freqs):
+    """Append a design's RANGE classes (``ranges``, then the residual class of ``fres``) and ZRUN classes to
+    ``classes`` / ``freqs``; a design left without any class gets the residual class (frequency 1)."""
+    classes += [(RANGE, k, base) for base, k, _F in ranges]
+    freqs += [F for _b, _k, F in ranges]
+    if fres > 0:
+        classes.append((RANGE, W, 0))
+        freqs.append(fres)
+    for k, F in zruns:
+        classes.append((ZRUN, k, 0))
+        freqs.append(F)
+    if not classes:
+        classes.append((RANGE, W, 0))
+        freqs.append(1)
+
+
 def _design_batch(W, L, specs, st: Stats):
     """:func:`_design` (without LUT classes) and :meth:`_Built.bits` of each ``(ranges, fres, zruns)`` of
     ``specs`` in one C call (``fastenc.design_bits_batch``): a list of ``(classes, lens, total bits)``, None
@@ -625,17 +631,8 @@ def _design_batch(W, L, specs, st: Stats):
         return [None] * len(specs)
     all_cls, all_fr, off = [], [], [0]
     for ranges, fres, zruns in specs:
-        cls = [(RANGE, k, base) for base, k, _F in ranges]
-        fr = [F for _b, _k, F in ranges]
-        if fres > 0:
-            cls.append((RANGE, W, 0))
-            fr.append(fres)
-        for k, F in zruns:
-            cls.append((ZRUN, k, 0))
-            fr.append(F)
-        if not cls:
-            cls.append((RANGE, W, 0))
-            fr.append(1)
+        cls, fr = [], []
+        _add_range_classes(W, ranges, fres, zruns, cls, fr)
         all_cls.append(cls)
         all_fr += fr
         off.append(len(all_fr))
