@@ -24,13 +24,17 @@ Pipeline (each box a file of :mod:`lutzip.hdl`)::
   discarded through tlast and the next packet is parsed as a header. No state waits on anything but input
   words and output space, so garbage never hangs the core.
 
-Tables: ``tbl_sel`` 0 LUT1 (addr < 2^L), 1 LUT2 (addr < 16), 2 LUT3 (addr < LUT3_DEPTH), 3 config (addr 0 =
+* ``STATES``: 1, or 2 code tables (format version 5; window front, L <= 11): LUT1 gets 2^(L+1) entries and a
+  next-state bit, the window loop a state register (:mod:`lutzip.hdl.fronts.window.loop_window_adder`).
+
+Tables: ``tbl_sel`` 0 LUT1 (addr < 2^L; STATES=2: addr < 2^(L+1), state << L | prefix), 1 LUT2 (addr < 16), 2 LUT3 (addr < LUT3_DEPTH), 3 config (addr 0 =
 number of valid LUT3 entries, clipped to LUT3_DEPTH); other addresses are ignored. Tables and config survive
 ``rst``.
 """
 from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 
 from lutzip.errors import UnsupportedError
+from lutzip.hdl.core.ports import check_states
 from lutzip.hdl.fronts.vector.front_vector import front_vector
 from lutzip.hdl.fronts.window.front_window import front_window, window_step
 from lutzip.hdl.fronts.window.loop_window_onehot import onehot_width
@@ -54,7 +58,7 @@ def decoder_core(clk, rst,
                  m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  err_valid, err_code, busy,
-                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window", STEP="adder"):
+                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window", STEP="adder", STATES=1):
     # every parameter checked up front (UnsupportedError names the parameter)
     if LUT1_RAM not in ("block", "distributed"):
         raise UnsupportedError(f"LUT1_RAM = {LUT1_RAM!r}: 'block' or 'distributed'")
@@ -66,20 +70,25 @@ def decoder_core(clk, rst,
         raise UnsupportedError(f"W = {W}: output words are 8 or 16 bits")
     if not 1 <= LUT3_DEPTH <= 4096:
         raise UnsupportedError(f"LUT3_DEPTH = {LUT3_DEPTH}: must be 1..4096")
+    check_states(STATES, L, FRONT)
     lut1_sync = LUT1_RAM == "block"
     vector = FRONT == "vector"
     # the window front's decode step: STEP="onehot" where it applies (block-RAM LUT1, L <= 11), else the adder
     # step; the vector front has no step (STEP is checked, then ignored)
-    step = window_step(STEP, lut1_sync, L)
+    step = window_step(STEP, lut1_sync, L, STATES)
     onehot = step == "onehot" and not vector
     sf_depth = SF_DEPTH_VECTOR if vector else SF_DEPTH
     abits = max(1, (LUT3_DEPTH - 1).bit_length())
-    n_lut1 = 1 << L
+    # LUT1: 2^L entries valid|class|c|c+k; with two code tables (STATES=2) 2^(L+1) entries addressed by
+    # state << L | prefix, each with the next state in bit 15 (docs/FORMAT.md section 2.1)
+    lut1_ab = L + STATES - 1
+    lut1_dw = 14 + STATES
+    n_lut1 = 1 << lut1_ab
 
     # ---------------------------------------------------------------- table writes
     lut1_we = Signal(bool(0))
-    lut1_wa = Signal(intbv(0)[L:])
-    lut1_wd = Signal(intbv(0)[15:])
+    lut1_wa = Signal(intbv(0)[lut1_ab:])
+    lut1_wd = Signal(intbv(0)[lut1_dw:])
     lut2_we = Signal(bool(0))
     lut2_wa = Signal(intbv(0)[4:])
     lut2_wd = Signal(intbv(0)[23:])
@@ -93,10 +102,10 @@ def decoder_core(clk, rst,
         lut1_we.next = tbl_we and tbl_sel == 0 and tbl_addr < n_lut1
         lut2_we.next = tbl_we and tbl_sel == 1 and tbl_addr < 16
         lut3_we.next = tbl_we and tbl_sel == 2 and tbl_addr < LUT3_DEPTH
-        lut1_wa.next = tbl_addr[L:0]
+        lut1_wa.next = tbl_addr[lut1_ab:0]
         lut2_wa.next = tbl_addr[4:0]
         lut3_wa.next = tbl_addr[abits:0]
-        lut1_wd.next = tbl_wdata[15:0]
+        lut1_wd.next = tbl_wdata[lut1_dw:0]
         lut2_wd.next = tbl_wdata[23:0]
         lut3_wd.next = tbl_wdata[W:0]
 
@@ -124,8 +133,8 @@ def decoder_core(clk, rst,
     t1_n, t2_n = [Signal(intbv(0)[16:]) for _ in range(2)]
     t3_n = Signal(intbv(0)[17:])   # n itself (S3 adds the 1 to the header's n - 1)
     t1_tag, t2_tag, t3_tag = [Signal(intbv(0)[TAG_BITS:]) for _ in range(3)]
-    lut1_addr = Signal(intbv(0)[L:])
-    lut1_q = Signal(intbv(0)[15:])
+    lut1_addr = Signal(intbv(0)[lut1_ab:])
+    lut1_q = Signal(intbv(0)[lut1_dw:])
     tok_issued = Signal(bool(0))   # F issued a token last cycle (counted against the symbol-FIFO credits)
     f_inflight = Signal(bool(0))   # tokens between F and S2 (vector front)
     # the one-hot step reads a one-hot c+k stored beside each LUT1 entry (loop_window_onehot)
@@ -133,8 +142,8 @@ def decoder_core(clk, rst,
     lut1_oh = Signal(intbv(0)[n_oh:]) if n_oh else None
     lut1_re = Signal(bool(1)) if n_oh else None
     lut1_t2 = Signal(intbv(0)[6:]) if n_oh else None   # a second copy of c+k (the one-hot step's yw adder)
-    lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, lut1_oh, lut1_re, lut1_t2, L=L,
-                      SYNC=lut1_sync, OH=n_oh)
+    lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, lut1_oh, lut1_re, lut1_t2, L=lut1_ab,
+                      SYNC=lut1_sync, OH=n_oh, WIDTH=lut1_dw)
     if vector:
         front = front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                               lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
@@ -145,7 +154,7 @@ def decoder_core(clk, rst,
                               lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                               t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
                               tok_issued, f_inflight, lut1_oh=lut1_oh, lut1_re=lut1_re, lut1_t2=lut1_t2, L=L,
-                              LUT1_SYNC=lut1_sync, STEP=step)
+                              LUT1_SYNC=lut1_sync, STEP=step, STATES=STATES)
 
     # ---------------------------------------------------------------- S2, S3
     t2_valid, t2_hdr = Signal(bool(0)), Signal(bool(0))

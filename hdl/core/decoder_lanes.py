@@ -64,7 +64,7 @@ def decoder_lanes(clk, rst,
                   tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                   err_valid, err_code, err_stripe, busy,
                   LANES=2, ROWS=0, ASSIGN=DEFAULT_ASSIGN, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
-                  STEP="adder"):
+                  STEP="adder", STATES=1):
     if isinstance(LANES, bool) or LANES not in LANE_CHOICES:
         raise UnsupportedError(f"LANES = {LANES!r}: choose from {', '.join(map(str, LANE_CHOICES))}")
     rows = ROWS or default_rows(LANES)
@@ -77,7 +77,7 @@ def decoder_lanes(clk, rst,
     kb = keep_bits(N)
     E = row_bits(N, W)
     lw = N * W
-    core_kw = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP)
+    core_kw = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP, STATES=STATES)
 
     cur = Signal(intbv(0, min=0, max=N))
     take = Signal(bool(0))

@@ -71,6 +71,23 @@ CHOICES = {"LUT1_RAM": ("block", "distributed"), "FRONT": ("window", "vector"), 
 #: Allowed ranges / sets of the core's integer parameters.
 RANGES = {"L": (1, 12), "LUT3_DEPTH": (1, 4096)}
 WIDTHS = (8, 16)
+#: Code tables the core decodes: 1, or 2 (format version 5, docs/FORMAT.md section 2.1).
+STATES_CHOICES = (1, 2)
+
+
+def check_states(STATES, L, FRONT) -> None:
+    """Raise :class:`UnsupportedError` (one line) unless the core can be built with ``STATES`` code tables.
+
+    ``STATES=2`` makes LUT1 ``2^(L+1)`` entries, written at ``tbl_addr = state << L | prefix`` (12 address bits:
+    ``L <= 11``), and is built by the window front only (docs/CORE.md section 1).
+    """
+    if isinstance(STATES, bool) or STATES not in STATES_CHOICES:
+        raise UnsupportedError(f"core parameter STATES={STATES!r}: 1 or 2 code tables")
+    if STATES == 2 and L > 11:
+        raise UnsupportedError(f"core parameter STATES=2 needs L <= 11 (LUT1 of 2^(L+1) entries behind the 12-bit "
+                               f"table address), not L={L}")
+    if STATES == 2 and FRONT != "window":
+        raise UnsupportedError(f"core parameter STATES=2 is built by the window front only, not FRONT={FRONT!r}")
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,8 @@ class CoreParams:
         ``"window"`` or ``"vector"``.
     STEP : str
         The window front's decode step: ``"adder"`` or ``"onehot"``.
+    STATES : int
+        Code tables: 1, or 2 (format version 5; :func:`check_states`).
 
     A new core parameter is one more field here (with its check below, if it needs one).
     """
@@ -101,6 +120,7 @@ class CoreParams:
     LUT1_RAM: str = "block"
     FRONT: str = "window"
     STEP: str = "adder"
+    STATES: int = 1
 
     def __post_init__(self):
         for name, (lo, hi) in RANGES.items():
@@ -113,6 +133,7 @@ class CoreParams:
             v = getattr(self, name)
             if v not in allowed:
                 raise UnsupportedError(f"core parameter {name}={v!r}: choose from {', '.join(allowed)}")
+        check_states(self.STATES, self.L, self.FRONT)
 
     @classmethod
     def make(cls, params=None, **more) -> "CoreParams":

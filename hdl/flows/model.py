@@ -23,7 +23,7 @@ from lutzip.errors import LutzError
 SEL_CONFIG = 3   #: tbl_sel of the config registers (address 0: number of valid LUT3 entries)
 
 
-def table_ops(ts: TableSet, L: int = 8, n_lut3: int | None = None) -> list:
+def table_ops(ts: TableSet, L: int = 8, n_lut3: int | None = None, states: int = 1) -> list:
     """The core's table writes ``(sel, addr, data)`` for ``ts``: LUT1, LUT2, LUT3, then the config word.
 
     Parameters
@@ -35,8 +35,10 @@ def table_ops(ts: TableSet, L: int = 8, n_lut3: int | None = None) -> list:
     n_lut3 : int, optional
         The LUT3 size written to the config register (default ``len(ts.lut3)``; smaller provokes
         ``ERR_LUT3_RANGE``).
+    states : int
+        The core's ``STATES`` (2: a two-table set's LUT1 of ``2^(L+1)`` entries, :func:`expand_hw`).
     """
-    ops = expand_hw(ts, L)
+    ops = expand_hw(ts, L, states)
     ops.append((SEL_CONFIG, 0, len(ts.lut3) if n_lut3 is None else int(n_lut3)))
     return ops
 
@@ -51,17 +53,24 @@ class CoreTables:
     ks: np.ndarray
     params: np.ndarray
     lut3: np.ndarray
+    #: ``STATES=2``: the next state after a symbol of each class (16 entries), else ``None``
+    nxt: np.ndarray | None = None
 
 
-def tables_from_ops(ops, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16) -> CoreTables:
-    """What the core's tables hold after the writes ``ops`` (list of ``(sel, addr, data)``)."""
-    lut1 = np.zeros(1 << L, np.int64)
+def tables_from_ops(ops, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16, STATES: int = 1) -> CoreTables:
+    """What the core's tables hold after the writes ``ops`` (list of ``(sel, addr, data)``).
+
+    With ``STATES=2`` LUT1 has ``2^(L+1)`` entries of 16 bits (bit 15: the next state); the core takes the next
+    state from the entry, the reference kernel from the class, so the valid entries of a class must agree on it
+    (:class:`LutzError` otherwise: such writes are no table set's)."""
+    two = STATES == 2
+    lut1 = np.zeros(1 << (L + 1 if two else L), np.int64)
     lut2 = np.zeros(16, np.int64)
     lut3 = {}
     n3 = 0
     for sel, addr, data in ops:
-        if sel == SEL_LUT1 and addr < (1 << L):
-            lut1[addr] = data & 0x7FFF
+        if sel == SEL_LUT1 and addr < len(lut1):
+            lut1[addr] = data & (0xFFFF if two else 0x7FFF)
         elif sel == SEL_LUT2 and addr < 16:
             lut2[addr] = data & 0x7FFFFF
         elif sel == SEL_LUT3 and addr < LUT3_DEPTH:
@@ -69,7 +78,17 @@ def tables_from_ops(ops, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16) -> Cor
         elif sel == SEL_CONFIG and addr == 0:
             n3 = min(data, LUT3_DEPTH)  # the core clips the configured size to its RAM
     l3 = np.array([lut3.get(a, 0) for a in range(n3)], np.uint16)
-    return CoreTables(L, lut1, (lut2 >> 21) & 3, (lut2 >> 16) & 31, lut2 & 0xFFFF, l3)
+    nxt = None
+    if two:
+        nxt = np.zeros(16, np.int64)
+        valid = (lut1 >> 14) & 1 == 1
+        for j in range(16):
+            bits = set(((lut1[valid & (((lut1 >> 10) & 15) == j)] >> 15) & 1).tolist())
+            if len(bits) > 1:
+                raise LutzError(f"LUT1 entries of class {j} disagree on the next state")
+            nxt[j] = bits.pop() if bits else 0
+        lut1 = lut1 & 0x7FFF
+    return CoreTables(L, lut1, (lut2 >> 21) & 3, (lut2 >> 16) & 31, lut2 & 0xFFFF, l3, nxt)
 
 
 def stripe_output(stripe, tables: CoreTables):
@@ -90,14 +109,19 @@ def stripe_output(stripe, tables: CoreTables):
     out = np.zeros(n, np.uint16)
     err = np.zeros(3, np.int64)
     t = tables
-    rc = bs._decode_kernel(stripe, np.zeros(1, np.int64), np.array([len(stripe)], np.int64), n, n, t.lut1, t.L,
-                           t.kinds, t.ks, t.params, t.lut3, out, err)
+    if t.nxt is None:
+        rc = bs._decode_kernel(stripe, np.zeros(1, np.int64), np.array([len(stripe)], np.int64), n, n, t.lut1, t.L,
+                               t.kinds, t.ks, t.params, t.lut3, out, err)
+    else:   # two code tables: the reference kernel of format version 5
+        from lutzip.codec._statesnumba import _decode2_kernel
+        rc = _decode2_kernel(stripe, np.zeros(1, np.int64), np.array([len(stripe)], np.int64), n, n, t.lut1, t.L,
+                             t.nxt, t.kinds, t.ks, t.params, t.lut3, out, err)
     if rc in (bs.ERR_OK, bs.ERR_LEFTOVER, bs.ERR_PADDING):
         return out, 0
     return out[:int(err[2])], int(rc)
 
 
-def expected_outputs(stripes, ops, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16) -> np.ndarray:
+def expected_outputs(stripes, ops, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16, STATES: int = 1) -> np.ndarray:
     """``(n, 3)`` rows ``(data, last, user)`` the core outputs for ``stripes`` after the table writes ``ops``.
 
     Parameters
@@ -106,10 +130,10 @@ def expected_outputs(stripes, ops, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 
         The packets, in order (one stripe each, header first).
     ops : list of (sel, addr, data)
         The table writes before the stream (e.g. :func:`table_ops`).
-    L, LUT3_DEPTH, W : int
+    L, LUT3_DEPTH, W, STATES : int
         The core's parameters.
     """
-    tables = tables_from_ops(ops, L, LUT3_DEPTH, W)
+    tables = tables_from_ops(ops, L, LUT3_DEPTH, W, STATES)
     rows = []
     for s in stripes:
         words, code = stripe_output(s, tables)

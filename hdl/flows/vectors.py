@@ -52,7 +52,7 @@ class Vectors:
         """Vectors for hand-made ``packets`` after the table writes ``ops``, for the core with ``params``."""
         p = CoreParams.make(params)
         stripes = [np.asarray(s, np.uint32) for s in packets]
-        return cls(list(ops), stripes, expected_outputs(stripes, ops, p.L, p.LUT3_DEPTH, p.W), p.as_dict())
+        return cls(list(ops), stripes, expected_outputs(stripes, ops, p.L, p.LUT3_DEPTH, p.W, p.STATES), p.as_dict())
 
 
 def make_vectors(ts: TableSet, words, stripe_len: int, L: int = 8, lut3_depth: int = 4096, corrupt=None,
@@ -75,20 +75,54 @@ def make_vectors(ts: TableSet, words, stripe_len: int, L: int = 8, lut3_depth: i
     n_lut3 : int, optional
         Overrides the config write (to provoke ``ERR_LUT3_RANGE``).
     **params
-        Further core parameters (``FRONT``, ``STEP``, ``LUT1_RAM``).
+        Further core parameters (``FRONT``, ``STEP``, ``LUT1_RAM``, ``STATES``). A set with two code tables
+        (format version 5) is coded by :mod:`lutzip.codec.states` and needs ``STATES=2``.
     """
     words = np.asarray(words).reshape(-1)
     if words.size == 0:
         raise LutzError("no words to encode")
-    payload, sw = bs.encode_stripes(words, ts, stripe_len)
+    if ts.n_states == 2:
+        from lutzip.codec import states
+        payload, sw, _ = states._encode2(words, stripe_len, ts)
+        ref = np.zeros(words.size, np.uint16)
+        starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))[:-1]]).astype(np.int64)
+        rc, _, _ = states.decode_stripes2(payload, starts, sw, stripe_len, words.size, ts, ref)
+        if rc:
+            raise LutzError(f"reference codec does not decode the two-table vectors (error {rc})")
+    else:
+        payload, sw = bs.encode_stripes(words, ts, stripe_len)
+        ref = bs.decode_stripes(payload, sw, words.size, stripe_len, ts)
     stripes = split_stripes(payload, sw)
-    ref = bs.decode_stripes(payload, sw, words.size, stripe_len, ts)
     if not np.array_equal(ref, words.astype(np.uint16)):
         raise LutzError("reference codec does not round-trip the vectors")
     if corrupt is not None:
         stripes = [np.asarray(s, np.uint32) for s in corrupt([s.copy() for s in stripes])]
-    return Vectors.from_packets(stripes, table_ops(ts, L, n_lut3), L=L, W=ts.word_bits, LUT3_DEPTH=lut3_depth,
-                                **params)
+    return Vectors.from_packets(stripes, table_ops(ts, L, n_lut3, params.get("STATES", 1)), L=L, W=ts.word_bits,
+                                LUT3_DEPTH=lut3_depth, **params)
+
+
+def container_vectors(c, tensor, L: int = 8, lut3_depth: int = 4096, **params) -> Vectors:
+    """The vectors of the stream that holds ``tensor`` of container ``c`` (its stripes as written, e.g. by
+    ``lutzip compress --states 2``): the table writes of its table set, then its packets.
+
+    Parameters
+    ----------
+    c : lutzip.codec.container.Container
+        The container.
+    tensor : str or int
+        A tensor's name or index.
+    L, lut3_depth, **params
+        The core's parameters (``W`` the table set's unless given: 8-bit words come out of a 16-bit core
+        zero-extended; ``STATES=2`` for a set with two code tables).
+    """
+    t = c.tensors[tensor] if isinstance(tensor, int) else next((x for x in c.tensors if x.name == tensor), None)
+    if t is None:
+        raise LutzError(f"no tensor {tensor!r} in the container")
+    s = c.stream_of(t)
+    ts = c.tables[s.table]
+    stripes = split_stripes(c.stripe_payload(s), s.stripe_words)
+    return Vectors.from_packets(stripes, table_ops(ts, L, None, params.get("STATES", 1)),
+                                **{"L": L, "W": ts.word_bits, "LUT3_DEPTH": lut3_depth, **params})
 
 
 def random_tableset(rng, W=16, L=8, max_classes=16, complete=True, lut_kmax=6, zrun_kmax=8) -> TableSet:

@@ -66,7 +66,7 @@ def row_bits(lanes: int, W: int) -> int:
 def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  pop, head, hvalid, w_valid, w_data, w_pop, busy,
                  LANE=0, LANES=1, ROWS=16, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
-                 STEP="adder", ASSIGN="rr"):
+                 STEP="adder", ASSIGN="rr", STATES=1):
     kb = keep_bits(LANES)
     # ------------------------------------------------------------------ this lane's input bits
     # (plain signals, not shadow slices: MyHDL's VHDL would slice a slice with the outer indices)
@@ -124,7 +124,8 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
     core = decoder_core(clk, rst, l_data, core_valid, core_ready, l_last,
                         c_data, c_valid, c_ready, c_last, c_user,
                         tbl_we, tbl_sel, tbl_addr, tbl_wdata, c_err_valid, c_err_code, c_busy,
-                        L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP)
+                        L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP,
+                        STATES=STATES)
 
     # ------------------------------------------------------------------ row packer
     xfer = Signal(bool(0))

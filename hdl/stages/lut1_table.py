@@ -19,6 +19,8 @@ rdata_oh        (``OH`` > 0, synchronous read only) the entry's ``c+k`` one-hot:
 L               address bits (2^L entries)
 SYNC            True: synchronous read (block RAM), False: asynchronous read (distributed RAM / LUTs)
 OH              width of ``rdata_oh`` (0: no one-hot copy)
+WIDTH           entry bits: 15, or 16 with two code tables (bit 15: the next state; ``L`` then counts the state
+                bit too: ``raddr`` = state << (L-1) | prefix)
 
 Contents survive reset. For N interleaved stripes each lane gets its own read port (or copy) of this table.
 """
@@ -26,8 +28,9 @@ from myhdl import Signal, always, always_comb, block, intbv
 
 
 @block
-def lut1_table(clk, we, waddr, wdata, raddr, rdata, rdata_oh=None, re=None, rdata_t2=None, L=8, SYNC=True, OH=0):
-    mem = [Signal(intbv(0)[15:]) for _ in range(1 << L)]
+def lut1_table(clk, we, waddr, wdata, raddr, rdata, rdata_oh=None, re=None, rdata_t2=None, L=8, SYNC=True, OH=0,
+               WIDTH=15):
+    mem = [Signal(intbv(0)[WIDTH:]) for _ in range(1 << L)]
     if OH and (not SYNC or re is None or rdata_t2 is None):
         raise ValueError("LUT1: the one-hot copy (OH) needs the synchronous read and a read enable")
 

@@ -175,15 +175,40 @@ def lut2_fields(entry):
     return (entry >> 21) & 0x3, (entry >> 16) & 0x1F, entry & 0xFFFF
 
 
-def expand_hw(tables: TableSet, L: int = 8):
+def expand_hw(tables: TableSet, L: int = 8, states: int = 1):
     """Table-write operations for a decoder with a LUT1 of ``L`` address bits.
 
-    Returns a list of ``(sel, addr, data)`` tuples: all of LUT1, all 16 LUT2 entries, then LUT3.
+    Parameters
+    ----------
+    tables : TableSet
+        The table set.
+    L : int
+        The decoder's LUT1 address bits (the state bit not counted).
+    states : int
+        Code tables the decoder reads (its ``STATES``): 1, or 2 (format version 5). A set with two code tables
+        needs 2; a one-table set is written the same way for either.
+
+    Returns a list of ``(sel, addr, data)`` tuples: all of LUT1, all 16 LUT2 entries, then LUT3. A two-table set's
+    LUT1 (``states=2``) is ``2^(L+1)`` entries at ``state << L | prefix``, each ``next|valid|class|c|c+k`` with the
+    next state in bit 15 (docs/FORMAT.md section 2.1).
     """
     tables.validate()
+    if states not in (1, 2):
+        from lutzip.errors import UnsupportedError
+        raise UnsupportedError(f"a decoder of {states!r} code tables: 1 or 2")
     if tables.lens_b is not None:
-        _one_table_only(tables)
-    ops = [(SEL_LUT1, a, int(v)) for a, v in enumerate(tables.lut1(L))]
+        if states != 2:
+            _one_table_only(tables)
+        if tables.max_code_len > L:
+            raise TableError(f"codes of {tables.max_code_len} bits do not fit a LUT1 of {L} address bits")
+        from lutzip.codec.states import state_lut1
+        lut1 = state_lut1(tables, L)
+        for j in range(len(tables.classes)):
+            if tables.follow >> j & 1:
+                lut1[((lut1 >> 14) & 1).astype(bool) & (((lut1 >> 10) & 0xF) == j)] |= 1 << 15
+        ops = [(SEL_LUT1, a, int(v)) for a, v in enumerate(lut1)]
+    else:
+        ops = [(SEL_LUT1, a, int(v)) for a, v in enumerate(tables.lut1(L))]
     ops += [(SEL_LUT2, a, int(v)) for a, v in enumerate(tables.lut2())]
     ops += [(SEL_LUT3, a, int(v)) for a, v in enumerate(tables.lut3)]
     return ops

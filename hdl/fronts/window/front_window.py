@@ -13,7 +13,8 @@ Decode step (``STEP``, :func:`window_step`)
 ``"onehot"``  :mod:`~lutzip.hdl.fronts.window.loop_window_onehot` steps by AND-OR selects with LUT1's one-hot
               ``c+k`` (faster, ~1500 LUT4 more), with :mod:`~lutzip.hdl.stages.input_fifo_defer`. It applies
               with the block-RAM LUT1 and L <= 11; **where it does not apply (distributed LUT1, L = 12) the
-              adder step is built** (ports, words, errors and latency are the same).
+              adder step is built** (ports, words, errors and latency are the same). With two code tables
+              (``STATES=2``) the adder step is built too.
 
 Interface
 ---------
@@ -28,6 +29,8 @@ idle                     (out) waiting for a header
 tok_issued               (out) a token was issued (= t1_valid), for the symbol-FIFO credits
 inflight                 (out) tokens between F and S2 that t1_valid does not show (none here)
 L, LUT1_SYNC, STEP       LUT1 address bits; LUT1 read registered (block RAM) or not; decode step (above)
+STATES                   code tables: 1, or 2 (``lut1_addr`` then has L + 1 bits, ``state << L | prefix``, and
+                         ``lut1_q`` 16, bit 15 the next state; :mod:`~lutzip.hdl.fronts.window.loop_window_adder`)
 """
 from myhdl import Signal, always_comb, block, concat, intbv
 
@@ -43,7 +46,7 @@ from lutzip.hdl.stages.input_fifo_shift import input_fifo_shift
 STEPS = ("adder", "onehot")
 
 
-def window_step(STEP, LUT1_SYNC, L):
+def window_step(STEP, LUT1_SYNC, L, STATES=1):
     """The decode step the window front builds for these parameters.
 
     Parameters
@@ -54,12 +57,14 @@ def window_step(STEP, LUT1_SYNC, L):
         LUT1 read registered (block RAM) or not (distributed RAM).
     L : int
         LUT1 address bits.
+    STATES : int
+        Code tables (1, or 2: format version 5; the one-hot step reads one table only).
 
     Returns
     -------
     str
-        ``"onehot"`` where it was asked for and applies (block-RAM LUT1, ``onehot_width(L)`` > 0), else
-        ``"adder"``.
+        ``"onehot"`` where it was asked for and applies (block-RAM LUT1, ``onehot_width(L)`` > 0, one code
+        table), else ``"adder"``.
 
     Raises
     ------
@@ -68,15 +73,15 @@ def window_step(STEP, LUT1_SYNC, L):
     """
     if STEP not in STEPS:
         raise UnsupportedError(f"STEP = {STEP!r}: 'adder' or 'onehot'")
-    return "onehot" if STEP == "onehot" and LUT1_SYNC and onehot_width(L) > 0 else "adder"
+    return "onehot" if STEP == "onehot" and LUT1_SYNC and onehot_width(L) > 0 and STATES == 1 else "adder"
 
 
 @block
 def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, lut1_addr, lut1_q,
                  credit_ok, flush, flush_tag, t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n,
                  t1_tag, idle, tok_issued, inflight, lut1_oh=None, lut1_re=None, lut1_t2=None, L=8,
-                 LUT1_SYNC=True, STEP="adder"):
-    onehot = window_step(STEP, LUT1_SYNC, L) == "onehot"
+                 LUT1_SYNC=True, STEP="adder", STATES=1):
+    onehot = window_step(STEP, LUT1_SYNC, L, STATES) == "onehot"
     oh_ports = (lut1_oh, lut1_re, lut1_t2)
     if onehot and any(p is None for p in oh_ports):
         raise UnsupportedError("front_window: the one-hot step needs lut1_oh, lut1_re and lut1_t2")
@@ -120,7 +125,7 @@ def front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tl
         fifo = input_fifo_shift if LUT1_SYNC else input_fifo_ring
         in_fifo = fifo(clk, rst, in_push, in_wdata, in_pop, h0, h1, h2, in_count, count_gt=in_gt)
         front = loop_window_adder(clk, rst, h0, h1, h2, in_gt, in_pop, lut1_addr, lut1_q, credit_ok, flush,
-                                  flush_tag, *tok, L=L, LUT1_SYNC=LUT1_SYNC)
+                                  flush_tag, *tok, L=L, LUT1_SYNC=LUT1_SYNC, STATES=STATES)
 
     @always_comb
     def wf_issued():

@@ -25,6 +25,9 @@ in_pop[2]                (out, comb) entries to pop this cycle: a discarded word
 lut1_addr[L], lut1_q[15] (out) LUT1 address, (in) the LUT1 entry of the current prefix: with ``LUT1_SYNC`` the
                          address is the next state's prefix, else the current prefix
 L, LUT1_SYNC             LUT1 address bits; LUT1 read registered (block RAM) or not
+STATES                   code tables (docs/FORMAT.md section 2.1): with 2, a state register (A at each stripe
+                         start, LUT1's next-state bit ``lut1_q[15]`` after each symbol) is one more LUT1 address
+                         bit: ``lut1_addr`` = state << L | prefix (L + 1 bits), the next state's with ``LUT1_SYNC``
 """
 from myhdl import Signal, always_comb, always_seq, block, concat, intbv, modbv
 
@@ -33,8 +36,34 @@ from lutzip.hdl.fronts.window.loop_window_ctrl import ST, WindowState, loop_wind
 
 @block
 def loop_window_adder(clk, rst, h0, h1, h2, in_gt, in_pop, lut1_addr, lut1_q, credit_ok, flush, flush_tag,
-                      t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, L=8, LUT1_SYNC=True):
+                      t_valid, t_hdr, t_ferr, t_sym, t_cls, t_c, t_first, t_n, t_tag, idle, L=8, LUT1_SYNC=True,
+                      STATES=1):
     w = WindowState()
+    two = STATES == 2
+    st_q = Signal(bool(0))   # STATES=2: the state the current symbol is read in (0: A, 1: B)
+    st_n = Signal(bool(0))   # its next value: A at a stripe start, LUT1's next-state bit after each symbol
+    states = ()
+    if two:
+        @always_comb
+        def fw_state_next():
+            st_n.next = st_q
+            if w.fl:
+                pass
+            elif w.state == ST.F_HDR:
+                if w.in_nonempty and credit_ok and not w.hdr_bad:
+                    st_n.next = 0
+            elif w.state == ST.F_RUN:
+                if w.go:
+                    if w.chain:
+                        st_n.next = 0
+                    else:
+                        st_n.next = lut1_q[15]
+
+        @always_seq(clk.posedge, reset=rst)
+        def fw_state_reg():
+            st_q.next = st_n
+
+        states = (fw_state_next, fw_state_reg)
     d_err = Signal(intbv(0)[4:])
     sym_top = Signal(intbv(0)[32:])   # (hi:lo << ptr)[63:32], the 32 bits at the pointer
     rf_base = Signal(bool(0))         # the refill's pop (part of in_pop)
@@ -90,11 +119,17 @@ def loop_window_adder(clk, rst, h0, h1, h2, in_gt, in_pop, lut1_addr, lut1_q, cr
                         pref_n.next = shv[96:96 - L]
                         sym_n.next = shv[96:64]
 
-        @always_comb
-        def fw_prefix():
-            # LUT1 read synchronously (block RAM): its address is the *next* prefix, so lut1_q holds the
-            # entry of the current prefix during the cycle
-            lut1_addr.next = pref_n
+        if two:
+            @always_comb
+            def fw_prefix():
+                # LUT1 read synchronously (block RAM) at the *next* state and prefix
+                lut1_addr.next = concat(st_n, pref_n)
+        else:
+            @always_comb
+            def fw_prefix():
+                # LUT1 read synchronously (block RAM): its address is the *next* prefix, so lut1_q holds the
+                # entry of the current prefix during the cycle
+                lut1_addr.next = pref_n
 
         @always_seq(clk.posedge, reset=rst)
         def fw_pref_regs():
@@ -114,11 +149,17 @@ def loop_window_adder(clk, rst, h0, h1, h2, in_gt, in_pop, lut1_addr, lut1_q, cr
         def fw_cur_shift():
             sh.next = win << w.ptr
 
-        @always_comb
-        def fw_prefix():
-            # LUT1 read asynchronously (distributed RAM) at the current prefix, selected from the window
-            # registers (a registered address would let yosys absorb it into a block RAM)
-            lut1_addr.next = sh[64:64 - L]
+        if two:
+            @always_comb
+            def fw_prefix():
+                # LUT1 read asynchronously (distributed RAM) at the current state and prefix
+                lut1_addr.next = concat(st_q, sh[64:64 - L])
+        else:
+            @always_comb
+            def fw_prefix():
+                # LUT1 read asynchronously (distributed RAM) at the current prefix, selected from the window
+                # registers (a registered address would let yosys absorb it into a block RAM)
+                lut1_addr.next = sh[64:64 - L]
 
         @always_comb
         def fw_cur_sym():
@@ -177,4 +218,4 @@ def loop_window_adder(clk, rst, h0, h1, h2, in_gt, in_pop, lut1_addr, lut1_q, cr
         else:
             in_pop.next = 0
 
-    return (ctrl,) + prefix + (fw_err, fw_refill, fw_pop)
+    return (ctrl,) + states + prefix + (fw_err, fw_refill, fw_pop)
