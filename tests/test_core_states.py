@@ -263,3 +263,18 @@ def test_verilator_throughput_v5_vs_v4(tmp_path, hdl_cache):
         rates[states] = (len(oc) - 1) / int(oc[-1] - oc[0])
     print(f"weights/cycle: v4 {rates[1]:.5f}, v5 {rates[2]:.5f}, ratio {rates[2] / rates[1]:.5f}")
     assert rates[2] > 0.99 * rates[1] and rates[2] > 0.95
+
+
+# ------------------------------------------------------------------------------------------------- N lanes
+@pytest.mark.parametrize("sim", ["myhdl", "verilator"])
+def test_lanes_two_state_stream(sim, tmp_path, hdl_cache):
+    """Two lanes of STATES=2 cores: random two-state symbols and the invalid state-B prefix stripes, in the order
+    one core gives them (docs/CORE.md section 6)."""
+    need(sim)
+    from lutzip.hdl.flows import lanes_sim as LS
+    rng = np.random.default_rng(5)
+    bad = bad_b_prefix_vectors()
+    good = [random_stripe2(rng, hand_table(), int(rng.integers(1, 200)))[0] for _ in range(8)]
+    lv = LS.LaneVectors.make(good[:4] + bad.stripes + good[4:], bad.table_ops, 2, **bad.params)
+    assert len(lv.errors) == 2
+    LS.check(lv, sim, workdir=tmp_path, build_dir=hdl_cache, in_gap=0.2, out_stall=0.3, seed=3)

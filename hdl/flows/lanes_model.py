@@ -79,7 +79,8 @@ def container_lanes(container, entry, lanes: int, first: int = 0, assign: str = 
     return lane_packets(list(container.stripes(entry)), lanes, first, assign, loads)
 
 
-def expected_beats(stripes, ops, lanes: int, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16, assign: str = "load"):
+def expected_beats(stripes, ops, lanes: int, L: int = 8, LUT3_DEPTH: int = 4096, W: int = 16, assign: str = "load",
+                   STATES: int = 1):
     """What the N-lane decoder outputs for ``stripes`` (the stream, in order) after the table writes ``ops``.
 
     Returns
@@ -94,7 +95,7 @@ def expected_beats(stripes, ops, lanes: int, L: int = 8, LUT3_DEPTH: int = 4096,
     n = check_lanes(lanes)
     if not stripes:
         raise LutzError("no stripes")
-    tables = tables_from_ops(ops, L, LUT3_DEPTH, W)
+    tables = tables_from_ops(ops, L, LUT3_DEPTH, W, STATES)
     lane_of = assign_lanes(stripes, n, assign)[0]
     beats, errors = [], []
     for i, s in enumerate(stripes):

@@ -56,7 +56,7 @@ class LaneVectors:
     def make(cls, stripes, ops, lanes, rows=0, assign="load", **params) -> "LaneVectors":
         p = CoreParams.make(params)
         stripes = [np.asarray(s, np.uint32) for s in stripes]
-        beats, errors = expected_beats(stripes, ops, lanes, p.L, p.LUT3_DEPTH, p.W, assign)
+        beats, errors = expected_beats(stripes, ops, lanes, p.L, p.LUT3_DEPTH, p.W, assign, p.STATES)
         return cls(list(ops), stripes, check_lanes(lanes), beats, errors, p.as_dict(), rows, assign)
 
     @classmethod
