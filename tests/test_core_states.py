@@ -159,23 +159,29 @@ def test_model_matches_software_decoder_v5():
 def test_parameter_checks():
     assert CoreParams.make(STATES=2).STATES == 2
     for bad, msg in [({"STATES": 3}, "STATES=3"), ({"STATES": True}, "STATES=True"),
-                     ({"STATES": 2, "L": 12}, "L <= 11"), ({"STATES": 2, "FRONT": "vector"}, "window front")]:
+                     ({"STATES": 2, "L": 12}, "L <= 11"), ({"STATES": 2, "L": 12, "FRONT": "vector"}, "L <= 11")]:
         with pytest.raises(UnsupportedError, match=msg):
             CoreParams.make(**bad)
     from lutzip.hdl.core.decoder_core import decoder_core
     from lutzip.hdl.core.ports import core_signals
-    with pytest.raises(UnsupportedError, match="window front"):
-        decoder_core(**core_signals(), STATES=2, FRONT="vector")
+    with pytest.raises(UnsupportedError, match="L <= 11"):
+        decoder_core(**core_signals(), STATES=2, L=12)
     # STATES=2 with STEP="onehot" builds the adder step (as L = 12 does)
     from lutzip.hdl.fronts.window.front_window import window_step
     assert window_step("onehot", True, 8, 2) == "adder" and window_step("onehot", True, 8, 1) == "onehot"
 
 
 # ------------------------------------------------------------------------------------------------- MyHDL
-@pytest.mark.parametrize("ram", ["block", "distributed"])
-def test_myhdl_real_v5_stream(ram):
-    c, _ = v5_container(seed=3)
-    vec = container_vectors(c, "w", LUT1_RAM=ram, **TWO)
+#: the builds under test: the window front with either LUT1 read, the vector front
+FRONTS = {"window": {"FRONT": "window"}, "window-dist": {"FRONT": "window", "LUT1_RAM": "distributed"},
+          "vector": {"FRONT": "vector"}}
+SLOW_VECTOR = pytest.param("vector", marks=pytest.mark.slow)   # default run: the vector front in MyHDL only
+
+
+@pytest.mark.parametrize("front", ["window", "window-dist", SLOW_VECTOR])
+def test_myhdl_real_v5_stream(front):
+    c, _ = v5_container(seed=3, n=4000)
+    vec = container_vectors(c, "w", **FRONTS[front], **TWO)
     S.check(vec, "myhdl", in_gap=0.15, out_stall=0.25, seed=4)
 
 
@@ -191,9 +197,10 @@ def test_myhdl_one_table_image_on_two_state_core():
     S.check(vec, "myhdl", in_gap=0.1, out_stall=0.3, seed=2)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_myhdl_random_two_state_sets(seed):
-    """Random two-state table sets (any kinds, random follow masks), random symbols; both LUT1 read styles."""
+    """Random two-state table sets (any kinds, random follow masks), random symbols; both fronts, both LUT1
+    read styles."""
     rng = np.random.default_rng(seed)
     W = [16, 8][seed % 2]
     ts = random_tableset2(rng, W=W)
@@ -202,14 +209,14 @@ def test_myhdl_random_two_state_sets(seed):
         p, w = random_stripe2(rng, ts, int(rng.integers(1, 150)))
         pk.append(p)
         words += w
-    vec = Vectors.from_packets(pk, M.table_ops(ts, 8, states=2), W=W, LUT1_RAM=["block", "distributed"][seed],
-                               **TWO)
+    vec = Vectors.from_packets(pk, M.table_ops(ts, 8, states=2), W=W, **list(FRONTS.values())[seed], **TWO)
     assert not vec.expected[:, 2].any() and vec.expected[:, 0].tolist() == words
     S.check(vec, "myhdl", in_gap=0.2, out_stall=0.2, seed=seed)
 
 
-def test_myhdl_invalid_state_b_prefix():
-    vec = bad_b_prefix_vectors()
+@pytest.mark.parametrize("front", ["window", "vector"])
+def test_myhdl_invalid_state_b_prefix(front):
+    vec = bad_b_prefix_vectors(**FRONTS[front])
     codes = vec.expected[vec.expected[:, 2] == 1, 0].tolist()
     assert codes == [bs.ERR_INVALID_PREFIX, bs.ERR_OVERRUN]
     assert vec.expected[:, 1].sum() == 6
@@ -217,18 +224,26 @@ def test_myhdl_invalid_state_b_prefix():
 
 
 # --------------------------------------------------------------------------------- four simulators
-@pytest.fixture(scope="module")
-def sim_case(tmp_path_factory, hdl_cache):
+_sim_cases = {}
+
+
+@pytest.fixture(params=["window", SLOW_VECTOR])
+def sim_case(request, tmp_path_factory, hdl_cache):
+    """A real two-state stream and the invalid state-B prefix vectors with their MyHDL runs (once per front)."""
+    front = request.param
+    if front in _sim_cases:
+        return _sim_cases[front]
     c, _ = v5_container(seed=4, n=3000, zeros=0.75, stripe_len=700)
-    vec = container_vectors(c, "w", W=16, **TWO)      # int8 words, zero-extended by the 16-bit core
+    vec = container_vectors(c, "w", W=16, **FRONTS[front], **TWO)      # int8 words, zero-extended by the 16-bit core
     stim = S.make_stimulus(vec, in_gap=0.2, out_stall=0.3, seed=8)
     ref = S.run("myhdl", stim, tmp_path_factory.mktemp("myhdl-v5"), vec.params, build_dir=hdl_cache)
     assert S.first_difference(ref, vec.expected) is None
-    bvec = bad_b_prefix_vectors()
+    bvec = bad_b_prefix_vectors(**FRONTS[front])
     bstim = S.make_stimulus(bvec, in_gap=0.3, out_stall=0.3, seed=9)
     bref = S.run("myhdl", bstim, tmp_path_factory.mktemp("myhdl-v5bad"), bvec.params, build_dir=hdl_cache)
     assert S.first_difference(bref, bvec.expected) is None
-    return (vec, stim, ref), (bvec, bstim, bref)
+    _sim_cases[front] = (vec, stim, ref), (bvec, bstim, bref)
+    return _sim_cases[front]
 
 
 @pytest.mark.parametrize("sim", [s for s in S.SIMULATORS if s != "myhdl"])
@@ -244,7 +259,8 @@ def test_converted_hdl_v5(sim, sim_case, tmp_path, hdl_cache):
         assert diff is None, diff
 
 
-def test_verilator_throughput_v5_vs_v4(tmp_path, hdl_cache):
+@pytest.mark.parametrize("front", ["window", SLOW_VECTOR])
+def test_verilator_throughput_v5_vs_v4(front, tmp_path, hdl_cache):
     """One weight per cycle on a two-state stream as on the one-table stream of the same tensor (source always
     valid, sink always ready): the ratio of the two rates is printed and must be 1 within 1 %."""
     need("verilator")
@@ -255,25 +271,26 @@ def test_verilator_throughput_v5_vs_v4(tmp_path, hdl_cache):
     for states in (1, 2):
         c = ct.from_bytes(api.compress({"w": a}, states=states, stripe_len=4096))
         assert c.tables[0].n_states == states
-        vec = container_vectors(c, "w", STATES=2)
+        vec = container_vectors(c, "w", FRONT=front, STATES=2)
         out = S.run("verilator", S.make_stimulus(vec, drain=8), tmp_path / str(states), vec.params,
                     build_dir=hdl_cache)
         assert S.first_difference(out, vec.expected) is None
         oc = out.out_cycles
         rates[states] = (len(oc) - 1) / int(oc[-1] - oc[0])
-    print(f"weights/cycle: v4 {rates[1]:.5f}, v5 {rates[2]:.5f}, ratio {rates[2] / rates[1]:.5f}")
+    print(f"{front}: weights/cycle: v4 {rates[1]:.5f}, v5 {rates[2]:.5f}, ratio {rates[2] / rates[1]:.5f}")
     assert rates[2] > 0.99 * rates[1] and rates[2] > 0.95
 
 
 # ------------------------------------------------------------------------------------------------- N lanes
-@pytest.mark.parametrize("sim", ["myhdl", "verilator"])
-def test_lanes_two_state_stream(sim, tmp_path, hdl_cache):
+@pytest.mark.parametrize("sim,front", [("myhdl", "window"), ("verilator", "window"),
+                                       pytest.param("myhdl", "vector", marks=pytest.mark.slow)])
+def test_lanes_two_state_stream(sim, front, tmp_path, hdl_cache):
     """Two lanes of STATES=2 cores: random two-state symbols and the invalid state-B prefix stripes, in the order
     one core gives them (docs/CORE.md section 6)."""
     need(sim)
     from lutzip.hdl.flows import lanes_sim as LS
     rng = np.random.default_rng(5)
-    bad = bad_b_prefix_vectors()
+    bad = bad_b_prefix_vectors(**FRONTS[front])
     good = [random_stripe2(rng, hand_table(), int(rng.integers(1, 200)))[0] for _ in range(8)]
     lv = LS.LaneVectors.make(good[:4] + bad.stripes + good[4:], bad.table_ops, 2, **bad.params)
     assert len(lv.errors) == 2

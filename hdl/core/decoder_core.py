@@ -24,8 +24,10 @@ Pipeline (each box a file of :mod:`lutzip.hdl`)::
   discarded through tlast and the next packet is parsed as a header. No state waits on anything but input
   words and output space, so garbage never hangs the core.
 
-* ``STATES``: 1, or 2 code tables (format version 5; window front, L <= 11): LUT1 gets 2^(L+1) entries and a
-  next-state bit, the window loop a state register (:mod:`lutzip.hdl.fronts.window.loop_window_adder`).
+* ``STATES``: 1, or 2 code tables (format version 5; L <= 11): LUT1 gets 2^(L+1) entries and a next-state
+  bit, the window loop a state register (:mod:`lutzip.hdl.fronts.window.loop_window_adder`), the vector front
+  TL copies and next-position vectors per state and the state beside its pointer
+  (:mod:`lutzip.hdl.fronts.vector.loop_vector`).
 
 Tables: ``tbl_sel`` 0 LUT1 (addr < 2^L; STATES=2: addr < 2^(L+1), state << L | prefix), 1 LUT2 (addr < 16), 2 LUT3 (addr < LUT3_DEPTH), 3 config (addr 0 =
 number of valid LUT3 entries, clipped to LUT3_DEPTH); other addresses are ignored. Tables and config survive
@@ -148,7 +150,8 @@ def decoder_core(clk, rst,
         front = front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                               lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                               t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
-                              tok_issued, f_inflight, L=L, LUT1_SYNC=lut1_sync)
+                              tok_issued, f_inflight, L=L, LUT1_SYNC=lut1_sync,
+                              **({"STATES": STATES} if STATES != 1 else {}))
     else:
         front = front_window(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                               lut1_addr, lut1_q, sf_credit, flush, flush_tag,

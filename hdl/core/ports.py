@@ -75,19 +75,17 @@ WIDTHS = (8, 16)
 STATES_CHOICES = (1, 2)
 
 
-def check_states(STATES, L, FRONT) -> None:
+def check_states(STATES, L, FRONT=None) -> None:
     """Raise :class:`UnsupportedError` (one line) unless the core can be built with ``STATES`` code tables.
 
     ``STATES=2`` makes LUT1 ``2^(L+1)`` entries, written at ``tbl_addr = state << L | prefix`` (12 address bits:
-    ``L <= 11``), and is built by the window front only (docs/CORE.md section 1).
+    ``L <= 11``; docs/CORE.md section 1).
     """
     if isinstance(STATES, bool) or STATES not in STATES_CHOICES:
         raise UnsupportedError(f"core parameter STATES={STATES!r}: 1 or 2 code tables")
     if STATES == 2 and L > 11:
         raise UnsupportedError(f"core parameter STATES=2 needs L <= 11 (LUT1 of 2^(L+1) entries behind the 12-bit "
                                f"table address), not L={L}")
-    if STATES == 2 and FRONT != "window":
-        raise UnsupportedError(f"core parameter STATES=2 is built by the window front only, not FRONT={FRONT!r}")
 
 
 @dataclass(frozen=True)

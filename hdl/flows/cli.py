@@ -30,6 +30,8 @@ def add_core_params(p, target_defaults=False):
     p.add_argument("--lut1-ram", choices=("block", "distributed"),
                    help="LUT1 read: registered (block RAM; iCE40) or asynchronous (LUT RAM; ECP5 / Xilinx); default "
                    + (dflt or "block"))
+    p.add_argument("--states", type=int, choices=(1, 2), default=1,
+                   help="code tables: 2 also decodes two-table sets (format version 5, --states 2 files); default 1")
 
 
 def add_lanes_param(p, bench=False):
@@ -59,9 +61,10 @@ def core_params(args):
     target = getattr(args, "target", None)
     if target:
         from lutzip.hdl.flows.synth import core_params as for_target
-        return for_target(target, args.L, args.W, args.lut3_depth, args.front, args.step, args.lut1_ram)
+        return for_target(target, args.L, args.W, args.lut3_depth, args.front, args.step, args.lut1_ram,
+                          getattr(args, "states", 1))
     given = {"FRONT": args.front, "STEP": args.step, "LUT1_RAM": args.lut1_ram}
-    return CoreParams.make(L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth,
+    return CoreParams.make(L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, STATES=getattr(args, "states", 1),
                            **{k: v for k, v in given.items() if v is not None})
 
 
@@ -111,7 +114,8 @@ def _cmd_synth(args) -> int:
     bd = Path(args.out) / args.target if args.out else None
     first = sy.synth(args.target, L=p.L, W=p.W, LUT3_DEPTH=p.LUT3_DEPTH, seed=seeds[0], freq_mhz=args.freq,
                      pnr=not args.no_pnr, build_dir=bd, front=p.FRONT, step=p.STEP, lut1_ram=p.LUT1_RAM,
-                     more_seeds=seeds[1:] if not args.no_pnr else (), lanes=args.lanes, assign=args.assign)
+                     more_seeds=seeds[1:] if not args.no_pnr else (), lanes=args.lanes, assign=args.assign,
+                     states=p.STATES)
     results = [first] + first.pop("more", [])
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))

@@ -133,7 +133,8 @@ def run_tool(cmd, cwd, log_name, timeout=3600):
 
 
 # ----------------------------------------------------------------------------------------------- the core
-def core_params(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, front=None, step=None, lut1_ram=None) -> CoreParams:
+def core_params(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, front=None, step=None, lut1_ram=None,
+                states=1) -> CoreParams:
     """The core parameters :func:`synth` builds for ``target`` (``None``: the target's choice).
 
     Parameters
@@ -164,7 +165,7 @@ def core_params(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, front=None, ste
     front = front or ("vector" if ecp5 else "window")
     step = step or ("onehot" if target == "ice40-hx8k" and front == "window" else "adder")
     lut1_ram = lut1_ram or ("distributed" if ecp5 and front == "window" else "block")
-    return CoreParams.make(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=lut1_ram, FRONT=front, STEP=step)
+    return CoreParams.make(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=lut1_ram, FRONT=front, STEP=step, STATES=states)
 
 
 # ------------------------------------------------------------------------------------------- conversion
@@ -445,7 +446,8 @@ def mark_lane_buffers(verilog: str) -> str:
 
 
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
-          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1, assign="load"):
+          core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1, assign="load",
+          states=1):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -460,7 +462,7 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`, default buffer rows) in the pin-saving top
     :func:`lutzip.hdl.lanes.pnr_top.decoder_lanes_pnr` is built instead of the core (``assign``: its ``ASSIGN``), and ``params`` holds ``LANES`` and ``ASSIGN``.
     """
-    params = core_params(target, L, W, LUT3_DEPTH, front, step, lut1_ram)
+    params = core_params(target, L, W, LUT3_DEPTH, front, step, lut1_ram, states)
     t = TARGETS[target]
     tmp = None
     if build_dir is None:

@@ -16,13 +16,15 @@ i_valid, i_hdr, i_ovr, i_w[32], i_wn[32], i_ptr[5], i_first, i_n[16], i_tag
                          token from the front
 o_valid, o_hdr, o_ferr[4], o_sym[32], o_cls[4], o_c[4], o_first, o_n[16], o_tag
                          (out, registered) token for S2 (bad header: o_ferr = 1, o_sym = the word)
+i_st                     (optional; two code tables) the state the token's symbol is read in: LUT1 is read at
+                         ``i_st << L | prefix`` (``lut1_addr`` L + 1 bits, ``lut1_q`` 16 bits)
 """
 from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
 
 
 @block
 def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i_ptr, i_first, i_n, i_tag,
-                o_valid, o_hdr, o_ferr, o_sym, o_cls, o_c, o_first, o_n, o_tag, L=8, SYNC=True):
+                o_valid, o_hdr, o_ferr, o_sym, o_cls, o_c, o_first, o_n, o_tag, L=8, SYNC=True, i_st=None):
     a_valid, a_hdr, a_ovr, a_first = [Signal(bool(0)) for _ in range(4)]
     a_n = Signal(intbv(0)[16:])
     a_tag = Signal(intbv(0)[len(i_tag):])
@@ -36,16 +38,30 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
     c_n = Signal(intbv(0)[16:])
     c_tag = Signal(intbv(0)[len(i_tag):])
     c_sym = Signal(intbv(0)[32:])
-    c_q = Signal(intbv(0)[15:])
+    c_q = Signal(intbv(0)[len(lut1_q):])
     tot = Signal(intbv(0)[6:])
 
     @always_comb
     def al_shift():
         sh.next = concat(i_w, i_wn) << i_ptr
 
-    @always_comb
-    def al_addr():
-        lut1_addr.next = a_sym[32:32 - L]
+    if i_st is None:
+        @always_comb
+        def al_addr():
+            lut1_addr.next = a_sym[32:32 - L]
+        st_regs = ()
+    else:
+        a_st = Signal(bool(0))
+
+        @always_comb
+        def al_addr():
+            lut1_addr.next = concat(a_st, a_sym[32:32 - L])
+
+        @always_seq(clk.posedge, reset=rst)
+        def al_st():
+            a_st.next = i_st
+
+        st_regs = (al_st,)
 
     @always_comb
     def al_tot():
@@ -59,7 +75,7 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
             # ECP5 (:mod:`lutzip.hdl.flows.bram_outreg`)
             c_q.next = lut1_q
     else:
-        b_q = Signal(intbv(0)[15:])   # the asynchronous read, registered in step (b)
+        b_q = Signal(intbv(0)[len(lut1_q):])   # the asynchronous read, registered in step (b)
 
         @always(clk.posedge)
         def al_lut1():
@@ -108,4 +124,4 @@ def align_stage(clk, rst, lut1_addr, lut1_q, i_valid, i_hdr, i_ovr, i_w, i_wn, i
         else:
             o_ferr.next = 0
 
-    return al_shift, al_addr, al_tot, al_lut1, al_regs
+    return (al_shift, al_addr, al_tot, al_lut1, al_regs) + st_regs

@@ -19,20 +19,22 @@ r1_flags[3]              (out) flags of the entry at ``rp + 1``: [0] starts a st
                          and ``mk``), [1] ``last``, [2] ``n`` = 0; lets the front keep the head's flags in
                          flip-flops
 DEPTH                    entries, a power of two; pointers have one more bit to tell full from empty
+vs, r0_vs                (optional; two code tables) the entry's next-state vector, stored and read as ``v0``
 """
 from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 
 
 @block
 def entry_ring(clk, rst, push, w, wn, meta, v0, v1, v2, v3, v4, v5, flags, rp, wp,
-               r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5, r1_flags, DEPTH=16):
+               r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5, r1_flags, DEPTH=16, vs=None, r0_vs=None):
     ab = (DEPTH - 1).bit_length()
     if 1 << ab != DEPTH:
         raise ValueError(f"DEPTH = {DEPTH}: a power of two")
     m_w = [Signal(intbv(0)[32:]) for _ in range(DEPTH)]
     m_wn = [Signal(intbv(0)[32:]) for _ in range(DEPTH)]
     m_f = [Signal(intbv(0)[len(meta):]) for _ in range(DEPTH)]
-    m_v0, m_v1, m_v2, m_v3, m_v4, m_v5 = [[Signal(intbv(0)[32:]) for _ in range(DEPTH)] for _ in range(6)]
+    vw = len(v0)
+    m_v0, m_v1, m_v2, m_v3, m_v4, m_v5 = [[Signal(intbv(0)[vw:]) for _ in range(DEPTH)] for _ in range(6)]
     m_s = [Signal(intbv(0)[len(flags):]) for _ in range(DEPTH)]
     wa = Signal(intbv(0)[ab:])
     ra0 = Signal(intbv(0)[ab:])
@@ -76,4 +78,17 @@ def entry_ring(clk, rst, push, w, wn, meta, v0, v1, v2, v3, v4, v5, flags, rp, w
         r0_v5.next = m_v5[ra0]
         r1_flags.next = m_s[ra1]
 
-    return ring_store, ring_wp, ring_addr, ring_read
+    if vs is None:
+        return ring_store, ring_wp, ring_addr, ring_read
+    m_vs = [Signal(intbv(0)[len(vs):]) for _ in range(DEPTH)]
+
+    @always(clk.posedge)
+    def ring_store_s():
+        if push:
+            m_vs[wa].next = vs
+
+    @always_comb
+    def ring_read_s():
+        r0_vs.next = m_vs[ra0]
+
+    return ring_store, ring_wp, ring_addr, ring_read, ring_store_s, ring_read_s

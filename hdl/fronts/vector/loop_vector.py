@@ -45,6 +45,12 @@ t_valid, t_hdr, t_ovr, t_w[32], t_wn[32], t_ptr[5], t_first, t_n[16], t_tag
                          ``t_ptr`` of ``t_w:t_wn``; t_ovr: the symbol needs bits past the packet (overrun
                          unless its prefix is invalid); t_first on a stripe's first symbol with t_n = n - 1
 idle                     (out) waiting for a header
+r0_vs, t_st, STATES      two code tables (``STATES=2``, docs/FORMAT.md section 2.1): the vectors hold ``nx`` for
+                         both states (bits 31..0: A, 63..32: B) and ``r0_vs`` the next state after a symbol at
+                         each bit (same halves). The loop carries ``s2``, the state of the symbol at ``p2``,
+                         beside ``p2``: its select reads the half of ``s2`` (a 2:1 by a flip-flop before each
+                         64:1 select) and a seventh select gives the next ``s2``; a stripe starts in state A
+                         (``nx`` and next state at bit 0 of the A half). ``t_st`` (out) is the token's state.
 
 Enables: the word registers' loads (``cur_ld``, ``nxt_ld``, the ring pop ``inc``) and the step conditions
 (``adv``, ``chain_a``, ``chain_b``, ``hstart``, ``hbad``) are products of ``credit_ok``, ``p2[5]`` and a dozen
@@ -65,7 +71,8 @@ P2_COPY_XOR = (0x3f, 0x15, 0x2a, 0x33, 0x0c, 0x1e)
 def loop_vector(clk, rst, rp, pop, push, push_flags,
                 r0_w, r0_wn, r0_meta, r0_v0, r0_v1, r0_v2, r0_v3, r0_v4, r0_v5, r1_flags,
                 credit_ok, flush, flush_tag,
-                t_valid, t_hdr, t_ovr, t_w, t_wn, t_ptr, t_first, t_n, t_tag, idle):
+                t_valid, t_hdr, t_ovr, t_w, t_wn, t_ptr, t_first, t_n, t_tag, idle, r0_vs=None, t_st=None,
+                STATES=1):
     st = enum("F_HDR", "F_RUN", "F_WAIT", "F_DRAIN", encoding="one_hot")
     state = Signal(st.F_HDR)
     pb = len(rp)
@@ -74,8 +81,9 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
     # the current word and the next one
     cur_w, cur_wn, nxt_w, nxt_wn = [Signal(intbv(0)[32:]) for _ in range(4)]
     cur_meta, nxt_meta = [Signal(intbv(0)[mb:]) for _ in range(2)]
-    cur_v0, cur_v1, cur_v2, cur_v3, cur_v4, cur_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
-    nxt_v0, nxt_v1, nxt_v2, nxt_v3, nxt_v4, nxt_v5 = [Signal(intbv(0)[32:]) for _ in range(6)]
+    vw = len(r0_v0)                      # 32, or 64 with two code tables (A half, B half)
+    cur_v0, cur_v1, cur_v2, cur_v3, cur_v4, cur_v5 = [Signal(intbv(0)[vw:]) for _ in range(6)]
+    nxt_v0, nxt_v1, nxt_v2, nxt_v3, nxt_v4, nxt_v5 = [Signal(intbv(0)[vw:]) for _ in range(6)]
     nx_ok = Signal(bool(0))
     nxt_start_r = Signal(bool(0))        # nxt_start, registered when nxt is loaded
     nxt_z_r = Signal(bool(0))            # nxt's n = 0, the same way
@@ -133,13 +141,103 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         nxt_at0.next = concat(nxt_v5[0], nxt_v4[0], nxt_v3[0], nxt_v2[0], nxt_v1[0], nxt_v0[0])
         r0_at0.next = concat(r0_v5[0], r0_v4[0], r0_v3[0], r0_v2[0], r0_v1[0], r0_v0[0])
 
-    # the loop: the start of the symbol after the next one, from the word the next one starts in
-    sel0 = select64(cur_v0, nxt_v0, q0, b0, INV=P2_COPY_XOR[0])
-    sel1 = select64(cur_v1, nxt_v1, q1, b1, INV=P2_COPY_XOR[1])
-    sel2 = select64(cur_v2, nxt_v2, q2, b2, INV=P2_COPY_XOR[2])
-    sel3 = select64(cur_v3, nxt_v3, q3, b3, INV=P2_COPY_XOR[3])
-    sel4 = select64(cur_v4, nxt_v4, q4, b4, INV=P2_COPY_XOR[4])
-    sel5 = select64(cur_v5, nxt_v5, q5, b5, INV=P2_COPY_XOR[5])
+    two = STATES == 2
+    if two:
+        # two code tables: the loop's state s2 (of the symbol at p2) picks each vector's half before the select
+        s2, s2_n, s2_d, s2_alt, s1, bs = [Signal(bool(0)) for _ in range(6)]
+        cur_vs, nxt_vs = [Signal(intbv(0)[vw:]) for _ in range(2)]
+        cm0, cm1, cm2, cm3, cm4, cm5, cms = [Signal(intbv(0)[32:]) for _ in range(7)]
+        nm0, nm1, nm2, nm3, nm4, nm5, nms = [Signal(intbv(0)[32:]) for _ in range(7)]
+
+        @always_comb
+        def vf_half():
+            if s2:
+                cm0.next = cur_v0[64:32]
+                cm1.next = cur_v1[64:32]
+                cm2.next = cur_v2[64:32]
+                cm3.next = cur_v3[64:32]
+                cm4.next = cur_v4[64:32]
+                cm5.next = cur_v5[64:32]
+                cms.next = cur_vs[64:32]
+                nm0.next = nxt_v0[64:32]
+                nm1.next = nxt_v1[64:32]
+                nm2.next = nxt_v2[64:32]
+                nm3.next = nxt_v3[64:32]
+                nm4.next = nxt_v4[64:32]
+                nm5.next = nxt_v5[64:32]
+                nms.next = nxt_vs[64:32]
+            else:
+                cm0.next = cur_v0[32:0]
+                cm1.next = cur_v1[32:0]
+                cm2.next = cur_v2[32:0]
+                cm3.next = cur_v3[32:0]
+                cm4.next = cur_v4[32:0]
+                cm5.next = cur_v5[32:0]
+                cms.next = cur_vs[32:0]
+                nm0.next = nxt_v0[32:0]
+                nm1.next = nxt_v1[32:0]
+                nm2.next = nxt_v2[32:0]
+                nm3.next = nxt_v3[32:0]
+                nm4.next = nxt_v4[32:0]
+                nm5.next = nxt_v5[32:0]
+                nms.next = nxt_vs[32:0]
+
+        sel0 = select64(cm0, nm0, q0, b0, INV=P2_COPY_XOR[0])
+        sel1 = select64(cm1, nm1, q1, b1, INV=P2_COPY_XOR[1])
+        sel2 = select64(cm2, nm2, q2, b2, INV=P2_COPY_XOR[2])
+        sel3 = select64(cm3, nm3, q3, b3, INV=P2_COPY_XOR[3])
+        sel4 = select64(cm4, nm4, q4, b4, INV=P2_COPY_XOR[4])
+        sel5 = select64(cm5, nm5, q5, b5, INV=P2_COPY_XOR[5])
+        sels = select64(cms, nms, q0, bs, INV=P2_COPY_XOR[0])
+
+        @always_comb
+        def vf_s2():
+            # as vf_p2: a stripe's first symbol is read in state A, the one after it in the state its entry says
+            s2_alt.next = s2
+            if hstart or chain_a:
+                s2_alt.next = nxt_vs[0]
+            elif chain_b:
+                s2_alt.next = r0_vs[0]
+            s2_n.next = bs
+            if p2_use:
+                s2_d.next = bs
+            else:
+                s2_d.next = s2_alt
+
+        @always_seq(clk.posedge, reset=rst)
+        def vf_s2_regs():
+            s2.next = s2_d
+            # the state of the symbol at ptr (the token's): A at a stripe start, s2 after a step (as vf_regs)
+            if hstart or chain_a or chain_b:
+                s1.next = 0
+            elif step:
+                s1.next = s2
+
+        @always_seq(clk.posedge, reset=rst)
+        def vf_words_s():
+            # as vf_words
+            if cur_ld:
+                if m_cb:
+                    cur_vs.next = r0_vs
+                else:
+                    cur_vs.next = nxt_vs
+            if nxt_ld:
+                nxt_vs.next = r0_vs
+
+        @always_seq(clk.posedge, reset=rst)
+        def vf_tok_s():
+            t_st.next = s1
+
+        states = (vf_half, sels, vf_s2, vf_s2_regs, vf_words_s, vf_tok_s)
+    else:
+        # the loop: the start of the symbol after the next one, from the word the next one starts in
+        sel0 = select64(cur_v0, nxt_v0, q0, b0, INV=P2_COPY_XOR[0])
+        sel1 = select64(cur_v1, nxt_v1, q1, b1, INV=P2_COPY_XOR[1])
+        sel2 = select64(cur_v2, nxt_v2, q2, b2, INV=P2_COPY_XOR[2])
+        sel3 = select64(cur_v3, nxt_v3, q3, b3, INV=P2_COPY_XOR[3])
+        sel4 = select64(cur_v4, nxt_v4, q4, b4, INV=P2_COPY_XOR[4])
+        sel5 = select64(cur_v5, nxt_v5, q5, b5, INV=P2_COPY_XOR[5])
+        states = ()
 
     @always_comb
     def vf_select():
@@ -459,4 +557,4 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
 
     return (vf_fields, vf_select, vf_flags, vf_go, vf_pop, vf_level, vf_idle, vf_flush_reg, vf_ring, vf_words,
             vf_regs, vf_p2d, sel0, sel1, sel2, sel3, sel4, sel5, vf_p2, vf_p2_regs, vf_next, vf_state, vf_tok,
-            vf_early_next, vf_early_regs, vf_steps, vf_ld)
+            vf_early_next, vf_early_regs, vf_steps, vf_ld) + states

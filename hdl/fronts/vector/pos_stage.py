@@ -40,6 +40,10 @@ o_v0 .. o_v5 [32]        bit b of ``nx[j]`` at bit j of ``o_v<b>`` (``nx`` modul
                          with ``c+k > 32`` wrap, and those are reported as invalid prefixes later)
 L                        LUT1 address bits
 CAP                      words accepted and not yet popped (at most the ring depth)
+STATES                   code tables (docs/FORMAT.md section 2.1). With 2, TL has two copies per bit position,
+                         one per state (``tl_wa`` = state << L | prefix, ``tl_wd`` = next state | ``c+k``);
+                         ``o_v<b>`` are 64 bits (bits 31..0: ``nx`` in state A, 63..32: in state B) and ``o_vs``
+                         (64 bits, the same halves) holds the next state after a symbol at each bit
 """
 from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, concat, intbv, modbv
 
@@ -52,7 +56,7 @@ META_BITS = 20   # entry flags: n[19:4] | first[3] | hdr[2] | mk[1] | last[0]
 
 @block
 def pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast, tl_we, tl_wa, tl_wd, pop,
-              o_push, o_w, o_wn, o_meta, o_v0, o_v1, o_v2, o_v3, o_v4, o_v5, L=8, CAP=14):
+              o_push, o_w, o_wn, o_meta, o_v0, o_v1, o_v2, o_v3, o_v4, o_v5, o_vs=None, L=8, CAP=14, STATES=1):
     rdy = Signal(bool(0))
     acc = Signal(bool(0))
     occ = Signal(intbv(0, min=0, max=CAP + 4))
@@ -153,14 +157,32 @@ def pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast
 
     # one TL copy per bit position j, read (block RAM) at the prefix at j of the pair P takes; the RAM output
     # is registered once more (Q), then nx[j] = j + TL
-    tq = [Signal(intbv(0)[6:]) for _ in range(32)]
-    tq2 = [Signal(intbv(0)[6:]) for _ in range(32)]
-    tq3 = [Signal(intbv(0)[6:]) for _ in range(32)]
-    nxs = [Signal(modbv(0)[6:]) for _ in range(32)]
-    readers = [tl_read(clk, tl_we, tl_wa, tl_wd, ca, cb, tq[j], J=j, L=L) for j in range(32)]
-    adders = [tl_next(clk, tq[j], tq2[j], tq3[j], nxs[j], J=j) for j in range(32)]
-    # bit-sliced vectors: bit j of v<b> = bit b of nx[j]
-    vb0, vb1, vb2, vb3, vb4, vb5 = [ConcatSignal(*[nxs[j](b) for j in reversed(range(32))]) for b in range(6)]
+    if STATES == 2:
+        # per bit position a TL copy of each state's half; bit 32 * state + j of v<b> = bit b of nx[j] in that state
+        tq = [Signal(intbv(0)[7:]) for _ in range(64)]
+        tq2 = [Signal(intbv(0)[7:]) for _ in range(64)]
+        tq3 = [Signal(intbv(0)[7:]) for _ in range(64)]
+        nxs = [Signal(modbv(0)[6:]) for _ in range(64)]
+        nss = [Signal(bool(0)) for _ in range(64)]
+        readers = [tl_read(clk, tl_we, tl_wa, tl_wd, ca, cb, tq[i], J=i % 32, L=L, HALF=i // 32) for i in range(64)]
+        adders = [tl_next(clk, tq[i], tq2[i], tq3[i], nxs[i], J=i % 32, ns=nss[i]) for i in range(64)]
+        vb0, vb1, vb2, vb3, vb4, vb5 = [ConcatSignal(*[nxs[i](b) for i in reversed(range(64))]) for b in range(6)]
+        vbs = ConcatSignal(*[nss[i] for i in reversed(range(64))])
+
+        @always_comb
+        def p_out_s():
+            o_vs.next = vbs
+
+        adders = adders + [p_out_s]
+    else:
+        tq = [Signal(intbv(0)[6:]) for _ in range(32)]
+        tq2 = [Signal(intbv(0)[6:]) for _ in range(32)]
+        tq3 = [Signal(intbv(0)[6:]) for _ in range(32)]
+        nxs = [Signal(modbv(0)[6:]) for _ in range(32)]
+        readers = [tl_read(clk, tl_we, tl_wa, tl_wd, ca, cb, tq[j], J=j, L=L) for j in range(32)]
+        adders = [tl_next(clk, tq[j], tq2[j], tq3[j], nxs[j], J=j) for j in range(32)]
+        # bit-sliced vectors: bit j of v<b> = bit b of nx[j]
+        vb0, vb1, vb2, vb3, vb4, vb5 = [ConcatSignal(*[nxs[j](b) for j in reversed(range(32))]) for b in range(6)]
 
     @always_comb
     def p_out():
