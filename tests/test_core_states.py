@@ -223,6 +223,27 @@ def test_myhdl_invalid_state_b_prefix(front):
     S.check(vec, "myhdl", in_gap=0.2, out_stall=0.3, seed=5)
 
 
+@pytest.mark.parametrize("front", ["window", "vector"])
+def test_myhdl_corrupt_v5_stripes(front):
+    """Bit flips, truncations and garbage payloads in a real two-state stream: the words and error markers the
+    model gives (state-B prefixes read where the state says), and resynchronisation at the next stripe."""
+    rng = np.random.default_rng(21)
+    c, _ = v5_container(seed=6, n=2400, stripe_len=200)
+    vec = container_vectors(c, "w", W=16, **FRONTS[front], **TWO)
+    st = [s.copy() for s in vec.stripes]
+    for i in range(0, len(st), 2):
+        kind = i // 2 % 3
+        if kind == 0:
+            st[i][int(rng.integers(1, len(st[i])))] ^= np.uint32(1 << int(rng.integers(0, 32)))
+        elif kind == 1:
+            st[i] = st[i][:max(1, len(st[i]) // 2)]
+        else:
+            st[i][1:] = rng.integers(0, 1 << 32, len(st[i]) - 1, dtype=np.uint64).astype(np.uint32)
+    bad = Vectors.from_packets(st, vec.table_ops, **vec.params)
+    assert bad.expected[:, 2].sum() >= 3
+    S.check(bad, "myhdl", in_gap=0.2, out_stall=0.3, seed=6)
+
+
 # --------------------------------------------------------------------------------- four simulators
 _sim_cases = {}
 
