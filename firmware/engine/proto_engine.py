@@ -69,7 +69,10 @@ None converts to the HDL of before.
 
 Registered full flags: with ``RESULT_REG`` the decoded-word FIFO and the descriptor FIFO also take ``fifo``'s
 ``FULL_REG`` (their full flag a flip-flop, the same flag cycle for cycle), so that the result path's handshake and
-the decoded-word FIFO's write enable start from flip-flops instead of a pointer compare (2026-12-07 afternoon).
+the decoded-word FIFO's write enable start from flip-flops instead of a pointer compare, and the perf counters take
+``EVENT_REG`` (the core's stream taps through a flip-flop before they count; the same COUNTERS frames) and the
+response framer ``INIT_END`` (its CRCs and byte index set at a frame's end instead of the next one's start: off the
+frame start's wide enable), 2026-12-07 afternoon.
 
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
@@ -350,9 +353,11 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                    DEPTH=DESC_DEPTH, **full_reg)
     u_cnt = perf_counters(clk, blk_rst(), busy, core_s_tvalid, core_s_tready,
                           core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
-                          link_err, rx_hs, tx_hs, counters, BITS=COUNTER_BITS)
+                          link_err, rx_hs, tx_hs, counters, BITS=COUNTER_BITS,
+                          **({"EVENT_REG": True} if RESULT_REG else {}))
     fr_params = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
-                     CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ)
+                     CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ,
+                     **({"INIT_END": True} if RESULT_REG else {}))
     fr_in = (barrier_req, qfo_tvalid, qfo_tready)
     if RST_REG:
         from lutzip.firmware.engine.reset_reg import reset_reg
