@@ -122,13 +122,15 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     return res
 
 
-_KEEP_RE = re.compile(r"^(always @\(posedge [^)]*\) begin: \w+_reset_reg\d*_c_keep)$", re.M)
+_KEEP_RE = re.compile(r"^(always @\(posedge [^)]*\) begin: \w+_(?:reset_reg\d*_c_keep|c_keep_\w+))$", re.M)
 
 
 def keep_reset_copies(verilog) -> int:
     """Mark the processes of :func:`lutzip.firmware.engine.reset_reg.reset_reg` (``proto_engine``'s
-    ``RST_REG``) with ``(* keep *)`` in the converted Verilog, so that yosys keeps each block's reset flip-flop
-    instead of merging the identical copies into one; returns how many were marked (0: the file is unchanged).
+    ``RST_REG``) and those named ``c_keep_*`` (``proto_engine_cdc``'s framer and parser reset copies with
+    ``CORE_RST_REG``) with ``(* keep *)`` in the converted Verilog, so that yosys keeps each block's reset
+    flip-flop instead of merging the identical copies into one; returns how many were marked (0: the file is
+    unchanged).
     """
     verilog = Path(verilog)
     text = verilog.read_text()

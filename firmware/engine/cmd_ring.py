@@ -36,7 +36,9 @@ def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid,
         FIFO have left it), ``empty`` the FIFO too. False converts to the HDL of before. A ring of more than
         ``2 ** SPLIT_BITS`` entries is two RAMs (the address's top bit selects), each read into its own output
         register, the choice between them made on the FIFO's write: no multiplexer between
-        a RAM and its output register (the ECP5's DP16KD holds 2048 entries of 9 bits).
+        a RAM and its output register (the ECP5's DP16KD holds 2048 entries of 9 bits); that ring's ``free`` is
+        a register too, loaded with the value the others compute from the pointers in the next cycle (the
+        same value in every cycle; the parser's room check no longer starts with two subtractions, 2026-12-07).
     """
     AW = max(1, (DEPTH - 1).bit_length())
     assert 1 << AW == DEPTH, "DEPTH must be a power of two"
@@ -121,13 +123,27 @@ def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid,
                 cnt.next = 0
                 fw.next = 0
                 fr.next = 0
+                free.next = DEPTH
             else:
+                # free from flip-flops: DEPTH - (ws - rp) of the pointers' next values, as the other rings' free
+                # one cycle later (the parser's room check and ACK credit then start from flip-flops)
+                wsn = modbv(0)[AW + 1:]
+                wsn[:] = ws
                 if rollback:
                     ws.next = wp
+                    wsn[:] = wp
                 elif we:
                     ws.next = ws + 1
+                    wsn[:] = ws + 1
                 if commit:
                     wp.next = ws
+                rpn = modbv(0)[AW + 1:]
+                rpn[:] = rp
+                if iss:
+                    rpn[:] = rp + 1
+                dn = modbv(0)[AW + 1:]
+                dn[:] = wsn - rpn
+                free.next = DEPTH - dn
                 v1.next = iss
                 v2.next = v1
                 if iss:
@@ -147,9 +163,6 @@ def cmd_ring(clk, rst, we, wdata, commit, rollback, m_axis_tdata, m_axis_tvalid,
 
         @always_comb
         def c_flags_p():
-            d = modbv(0)[AW + 1:]
-            d[:] = ws - rp
-            free.next = DEPTH - d
             m_axis_tdata.next = fq[fr[2:0]]
             m_axis_tvalid.next = fw != fr
             empty.next = wp == rp and cnt == 0

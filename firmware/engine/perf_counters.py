@@ -35,7 +35,7 @@ class CounterPort:
 @block
 def perf_counters(clk, rst, core_busy, core_s_axis_tvalid, core_s_axis_tready, core_m_axis_tvalid,
                   core_m_axis_tready, core_m_axis_tlast, core_m_axis_tuser, link_err, rx_hs, tx_hs, rd, BITS=40,
-                  EVENT_BITS=32):
+                  EVENT_BITS=32, EVENT_REG=False):
     """Counters of the decoder core's streams and of the link, cleared by ``rst``.
 
     Parameters
@@ -57,6 +57,14 @@ def perf_counters(clk, rst, core_busy, core_s_axis_tvalid, core_s_axis_tready, c
     EVENT_BITS : int
         Width of the counters of rare events (``stripes``, ``link_errors``, ``decode_errors``: 4 * 10**9
         before they wrap; saves logic on the small iCE40).
+    EVENT_REG : bool
+        The decoder core's taps (busy, input stall, output stall, word, stripe, decode error) pass through a
+        flip-flop each before they count: every core counter counts one cycle later, the same totals once the
+        core is idle -- which it is whenever a COUNTERS frame reads them (the barrier waits for it), so the
+        frames carry the same values. The link's taps (``rx_hs``, ``tx_hs``, ``link_err``; bytes move while a
+        COUNTERS frame is read) count as without. So the core's stream handshakes do not fan out to the
+        counters' enables in their own cycle (``proto_engine``'s ``RESULT_REG``: the two-domain ULX3S build at
+        100 MHz). False converts to the HDL of before.
     """
     assert len(COUNTER_NAMES) == 10, "perf_counters defines 10 counters; COUNTER_NAMES lists " \
         f"{len(COUNTER_NAMES)}: add the new counter's register, increment and read line here"
@@ -101,6 +109,62 @@ def perf_counters(clk, rst, core_busy, core_s_axis_tvalid, core_s_axis_tready, c
             nxt.next = c_rx
         else:
             nxt.next = c_tx
+
+    if EVENT_REG:
+        e_busy, e_sin, e_sout, e_words, e_stripes, e_derr = [Signal(bool(0)) for _ in range(6)]
+
+        @always(clk.posedge)
+        def c_events():
+            if rst:
+                e_busy.next = 0
+                e_sin.next = 0
+                e_sout.next = 0
+                e_words.next = 0
+                e_stripes.next = 0
+                e_derr.next = 0
+            else:
+                e_busy.next = core_busy
+                e_sin.next = core_busy and core_s_axis_tready and not core_s_axis_tvalid
+                e_sout.next = core_m_axis_tvalid and not core_m_axis_tready
+                e_words.next = core_m_axis_tvalid and core_m_axis_tready and not core_m_axis_tuser
+                e_stripes.next = core_m_axis_tvalid and core_m_axis_tready and core_m_axis_tlast
+                e_derr.next = core_m_axis_tvalid and core_m_axis_tready and core_m_axis_tuser
+
+        @always(clk.posedge)
+        def count_r():
+            if rst:
+                k_cycles.next = 0
+                k_busy.next = 0
+                k_sin.next = 0
+                k_sout.next = 0
+                k_words.next = 0
+                k_stripes.next = 0
+                k_lerr.next = 0
+                k_derr.next = 0
+                k_rx.next = 0
+                k_tx.next = 0
+            else:
+                k_cycles.next = k_cycles + 1
+                if e_busy:
+                    k_busy.next = k_busy + 1
+                if e_sin:
+                    k_sin.next = k_sin + 1
+                if e_sout:
+                    k_sout.next = k_sout + 1
+                if e_words:
+                    k_words.next = k_words + 1
+                if e_stripes:
+                    k_stripes.next = k_stripes + 1
+                if e_derr:
+                    k_derr.next = k_derr + 1
+                if link_err:
+                    k_lerr.next = k_lerr + 1
+                if rx_hs:
+                    k_rx.next = k_rx + 1
+                if tx_hs:
+                    k_tx.next = k_tx + 1
+
+        return outs, read, c_events, count_r
 
     @always(clk.posedge)
     def count():

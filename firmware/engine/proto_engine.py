@@ -61,6 +61,19 @@ barrier and replay-done requests and the descriptor FIFO's valid / ready are gat
 reset (the framer takes nothing from the blocks in T + 1, as without). The perf counters are cleared at the end
 of T + 1 instead of T (their cycle count after a RESET frame is one less). False converts to the HDL of before.
 
+Reset copies: the keywords ``fr_rst`` and ``rx_rst`` (default None: ``rst``) are the resets of the response framer
+and the frame parser, each a copy of ``rst`` from a flip-flop of its own (the same value in every cycle), so
+that those two blocks' synchronous resets do not wait for the one ``rst`` net across the die
+(:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc` with ``CORE_RST_REG``, 2026-12-07 afternoon).
+None converts to the HDL of before.
+
+Registered full flags: with ``RESULT_REG`` the decoded-word FIFO and the descriptor FIFO also take ``fifo``'s
+``FULL_REG`` (their full flag a flip-flop, the same flag cycle for cycle), so that the result path's handshake and
+the decoded-word FIFO's write enable start from flip-flops instead of a pointer compare, and the perf counters take
+``EVENT_REG`` (the core's stream taps through a flip-flop before they count; the same COUNTERS frames) and the
+response framer ``INIT_END`` (its CRCs and byte index set at a frame's end instead of the next one's start: off the
+frame start's wide enable), 2026-12-07 afternoon.
+
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
 link's clock; the IDENT frame then carries it as a trailing u32 (24 bytes instead of 20). 0 converts to the HDL
@@ -123,7 +136,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
                  CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False,
-                 RESULT_REG=False, RST_REG=False, RING_PIPE=False):
+                 RESULT_REG=False, RST_REG=False, RING_PIPE=False, fr_rst=None, rx_rst=None):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -260,7 +273,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         elif quiet != 15:
             quiet.next = quiet + 1
 
-    u_rx = frame_rx(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
+    u_rx = frame_rx(clk, rst if rx_rst is None else rx_rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                     ring_we, ring_wdata, ring_commit, ring_rollback, ring_free,
                     next_seq, ack_req, nack_req, nack_reason, ident_req, soft_rst, mode_words, link_err, hunting,
                     gap_tick, MAX_PAYLOAD=MAX_PAYLOAD, FAST_CRC=FAST_CRC, REPLAY_WORDS=REPLAY_WORDS)
@@ -332,16 +345,19 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         dq_port = (dq_tdata, dq_tvalid, dq_tready)
     else:
         dq_port = (dfo_tdata, dfo_tvalid, dfo_tready)
-    u_dfifo = fifo(clk, blk_rst(), dfi_tdata, dfi_tvalid, dfi_tready, *dq_port, DEPTH=DATA_DEPTH)
+    full_reg = {"FULL_REG": True} if RESULT_REG else {}
+    u_dfifo = fifo(clk, blk_rst(), dfi_tdata, dfi_tvalid, dfi_tready, *dq_port, DEPTH=DATA_DEPTH, **full_reg)
     if RESULT_REG:
         u_dfifo = [u_dfifo, axis_skid(clk, blk_rst(), *dq_port, dfo_tdata, dfo_tvalid, dfo_tready)]
     u_qfifo = fifo(clk, blk_rst(), qfi_tdata, qfi_tvalid, qfi_tready, qfo_tdata, qfo_tvalid, qfo_tready,
-                   DEPTH=DESC_DEPTH)
+                   DEPTH=DESC_DEPTH, **full_reg)
     u_cnt = perf_counters(clk, blk_rst(), busy, core_s_tvalid, core_s_tready,
                           core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
-                          link_err, rx_hs, tx_hs, counters, BITS=COUNTER_BITS)
+                          link_err, rx_hs, tx_hs, counters, BITS=COUNTER_BITS,
+                          **({"EVENT_REG": True} if RESULT_REG else {}))
     fr_params = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
-                     CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ)
+                     CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ,
+                     **({"INIT_END": True} if RESULT_REG else {}))
     fr_in = (barrier_req, qfo_tvalid, qfo_tready)
     if RST_REG:
         from lutzip.firmware.engine.reset_reg import reset_reg
@@ -370,7 +386,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         u_rr = [reset_reg(clk, rst, soft_rst, q) for q in rr_q] + [c_fr_gate]
     if REPLAY_WORDS:
         fr_params.update(replay_req=f_rpd if RST_REG else rp_done, rcounters=rcounters, REPLAY_WORDS=REPLAY_WORDS)
-    u_fr = resp_framer(clk, rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
+    u_fr = resp_framer(clk, rst if fr_rst is None else fr_rst, soft_rst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                        ack_req, nack_req, nack_reason, ident_req, fr_in[0], next_seq, credit,
                        qfo_tdata, fr_in[1], fr_in[2], dfo_tdata, dfo_tvalid, dfo_tready,
                        counters, fr_idle, res_idle, **fr_params)

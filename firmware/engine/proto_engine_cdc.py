@@ -15,7 +15,9 @@ every two-domain top) makes the core domain's reset the synchroniser's output th
 flip-flop, without the asynchronous set: the synchroniser sits beside its source (the PLL's lock, in a corner of
 the die), this flip-flop among the reset's loads. The core domain's reset rises one core cycle after the
 synchroniser's (a clock edge is needed: while the PLL is not locked its output still runs) and falls one cycle
-later; the whole domain sees the one reset.
+later; the whole domain sees the one reset. With it the response framer and the frame parser take their reset
+from two more flip-flops of the same input (``proto_engine``'s ``fr_rst`` / ``rx_rst``: the same value in every
+cycle, each placed beside its block; the board flow keeps them apart, ``c_keep_*``), 2026-12-07 afternoon.
 """
 from myhdl import Signal, always, always_comb, block, intbv
 
@@ -86,12 +88,23 @@ def proto_engine_cdc(clk, rst, core_clk, s_axis_tdata, s_axis_tvalid, s_axis_tre
     if rst_reg:
         core_rst_s = Signal(bool(1))
         u_crst_s = cdc_reset(core_clk, arst, core_rst_s)
+        fr_rst, rx_rst = Signal(bool(1)), Signal(bool(1))
+        params.update(fr_rst=fr_rst, rx_rst=rx_rst)
 
         @always(core_clk.posedge)
         def c_crst():
             core_rst.next = core_rst_s
 
-        u_crst = [u_crst_s, c_crst]
+        # the framer's and the parser's copies of core_rst (kept apart by the board flow: c_keep_*)
+        @always(core_clk.posedge)
+        def c_keep_fr():
+            fr_rst.next = core_rst_s
+
+        @always(core_clk.posedge)
+        def c_keep_rx():
+            rx_rst.next = core_rst_s
+
+        u_crst = [u_crst_s, c_crst, c_keep_fr, c_keep_rx]
     else:
         u_crst = cdc_reset(core_clk, arst, core_rst)
     u_rx = cdc_fifo(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,

@@ -32,7 +32,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready,
                 counters, idle, res_idle, replay_req=None, rcounters=None,
                 L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0):
+                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0, INIT_END=False):
     """Board -> host frames, one byte per cycle on ``m_axis_*``.
 
     Parameters
@@ -68,6 +68,13 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
     REPLAY_WORDS : int
         Replay buffer words (0: none, protocol version 1). Above 0 the IDENT frame reports protocol version 2
         and the buffer size (units of ``REPLAY_UNIT`` words).
+    INIT_END : bool
+        The header CRC, the frame CRC, the byte index and the word half (``c8``, ``c32``, ``idx``, ``bsel``)
+        are set to their start values when a frame ends (and in reset) instead of when the next one starts:
+        nothing reads them between frames, so the bytes are the same cycle for cycle, and those 44 flip-flops
+        leave the frame start's wide enable / reset net (``proto_engine``'s ``RESULT_REG``: the two-domain ULX3S
+        build at 100 MHz). False converts to the netlist of before (the ``INIT_END`` branches are constants, as
+        the ``RP`` ones).
 
     Every ``RP`` branch below is a Python constant: MyHDL writes it into the HDL (``1'b0`` / ``False`` in the
     build without replay) and synthesis removes it; the yosys netlists of every top are those of the two blocks
@@ -110,7 +117,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
     cidx = counters.idx              # its index (drives the counter bank's read port)
     cpos = Signal(modbv(0)[3:])
     c8 = Signal(intbv(0)[8:])
-    c32 = Signal(intbv(0)[32:])
+    c32 = Signal(intbv(0xFFFFFFFF if INIT_END else 0)[32:])
     adv = Signal(bool(0))
 
     @always_comb
@@ -199,6 +206,11 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
             m_axis_tvalid.next = 0
             is_data.next = 0
             ftype.next = 0
+            if INIT_END:
+                idx.next = 0
+                bsel.next = 0
+                c8.next = 0
+                c32.next = 0xFFFFFFFF
         else:
             # latch requests
             if nack_req:
@@ -281,10 +293,11 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                         left.next = n
                         psr.next = v
                         is_data.next = dt
-                        idx.next = 0
-                        bsel.next = 0
-                        c8.next = 0
-                        c32.next = 0xFFFFFFFF
+                        if not INIT_END:
+                            idx.next = 0
+                            bsel.next = 0
+                            c8.next = 0
+                            c32.next = 0xFFFFFFFF
                 elif state == ST.F_HDR:
                     idx.next = idx + 1
                     if idx >= 1 and idx <= 5:
@@ -323,5 +336,10 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                     idx.next = idx + 1
                     if idx == 3:
                         state.next = ST.F_IDLE
+                        if INIT_END:
+                            idx.next = 0
+                            bsel.next = 0
+                            c8.next = 0
+                            c32.next = 0xFFFFFFFF
 
     return u_c8, u_c32, c_byte, c_adv, c_flags, c_pop, fsm
