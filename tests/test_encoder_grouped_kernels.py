@@ -85,3 +85,54 @@ def test_group_walk_equals_python_walk(seed):
         assert gz._grid is not None
         for Mv in (1, 3, 8, 15, 16):
             assert gz.partitions(Mv) == _python_partitions(gz, Mv)
+
+
+def _sparse_int8(seed, n=60000):
+    rng = np.random.default_rng(seed)
+    w = np.clip(np.rint(rng.laplace(0, [3, 12, 40, 6][seed % 4], n)), -127, 127).astype(np.int8).view(np.uint8)
+    # zero runs of many lengths (runs of up to a few hundred words: several ZRUN index lengths pay)
+    pos = 0
+    while pos < n:
+        r = int(rng.geometric(1 / [3, 30, 200][int(rng.integers(0, 3))]))
+        w[pos:pos + r] = 0
+        pos += r + int(rng.integers(1, 40))
+    return w
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_zrun_estimate_sets_equals_numba_estimate(seed):
+    """The batched estimate (fastenc.zrun_estimate_sets) = numba's _zrun_estimate at each set's own table column
+    (inf where the set leaves no class for values), for sets of 1..6 index lengths."""
+    st = Stats.of(_sparse_int8(seed), 8, 4096)
+    gz = encoder._Grouped(st, 8, 16 if seed != 3 else 4, False)
+    lmus, tab = gz.table()
+    mus = 2.0 ** lmus
+    rng = np.random.default_rng(seed)
+    sets = [tuple(sorted(rng.choice(gz.maxk + 1, size=int(rng.integers(1, min(6, gz.maxk + 1) + 1)),
+                                    replace=False).tolist())) for _ in range(40)]
+    for rounds in (0, 2, 3):
+        got = fastenc.zrun_estimate_sets(gz.runs, sets, tab, mus, 8, rounds, float(CLASS_BITS))
+        for ks, d in zip(sets, got):
+            Mv = gz.M - len(ks)
+            if Mv < 0:
+                assert d == encoder.INF
+                continue
+            ref = nb._zrun_estimate(np.asarray(gz.runs, np.int64), np.array(ks, np.int64),
+                                    np.ascontiguousarray(tab[:, Mv]), mus, 8, rounds, float(CLASS_BITS))[0]
+            assert d == ref, (ks, rounds)
+    assert any(d < encoder.INF for d in got)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_zrun_sets_batched_equals_one_by_one(seed, monkeypatch):
+    """_Grouped.zrun_sets with the batched estimates = with one estimate a set (the search's path without the
+    batch kernel): the same sets in the same order, the same estimates."""
+    st = Stats.of(_sparse_int8(seed), 8, 4096)
+    args = [dict(), dict(max_z=3, beam=2, keep=1, exhaustive=1), dict(beam=3, keep=2, exhaustive=2)]
+    got = [encoder._Grouped(st, 8, 16, False).zrun_sets(**a) for a in args]
+    monkeypatch.delattr(fastenc, "zrun_estimate_sets")
+    ref = [encoder._Grouped(st, 8, 16, False).zrun_sets(**a) for a in args]
+    for g, r in zip(got, ref):
+        assert [x[0] for x in g] == [x[0] for x in r] and len(g) >= 1
+        for (_k1, (d1, l1, z1)), (_k2, (d2, l2, z2)) in zip(g, r):
+            assert d1 == d2 and l1 == l2 and np.array_equal(z1, z2)

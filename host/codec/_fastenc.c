@@ -1097,6 +1097,37 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
     return dual_best;
 }
 
+/* lze_zrun_estimate of each of ns ZRUN sets (the set s: zks[off[s]:off[s + 1]], at most 32 index lengths) into
+ * d[s]: its table column is tab[:, M - nz] (tab: G rows of M + 1), INF where M - nz < 0 (as
+ * encoder._Grouped.estimate). Returns -1 for a set of more than 32 index lengths. */
+EXPORT int lze_zrun_estimate_sets(int64_t nr, const int64_t *runs, int64_t ns, const int64_t *off, const int64_t *zks,
+                                  const double *tab, int64_t M, int64_t G, const double *mus, int64_t L,
+                                  int64_t rounds, double class_bits, double *d)
+{
+    double colbuf[64], zF[32];
+    double *col = G <= 64 ? colbuf : malloc(G * sizeof(double));
+    if (!col)
+        return -1;
+    int rc = 0;
+    for (int64_t s = 0; s < ns; s++) {
+        int64_t nz = off[s + 1] - off[s], Mv = M - nz, g;
+        if (nz > 32) {
+            rc = -1;
+            break;
+        }
+        if (Mv < 0) {
+            d[s] = INF;
+            continue;
+        }
+        for (int64_t x = 0; x < G; x++)
+            col[x] = tab[x * (M + 1) + Mv];
+        d[s] = lze_zrun_estimate(nr, runs, nz, zks + off[s], col, G, mus, L, rounds, class_bits, &g, zF);
+    }
+    if (col != colbuf)
+        free(col);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------------------------ stripe coder */
 /* Code n words (uint16, or uint8 when !wide) into stripes of S words: out gets each stripe's header word and
  * its bits MSB-first in 32-bit words, stripe_words[s] its word count. sym[v] = bits << 8 | length (0 = value

@@ -1041,37 +1041,57 @@ class _Grouped:
         kept sets are re-estimated with three rounds."""
         if not self.runs.any() or self.M < 2:
             return []
-        memo = {}
+        memo = {}                       # set -> its estimate (rounds 2), in the order the search asks for them
+        kern = _k()
+        many = None
+        if hasattr(kern, "zrun_estimate_sets"):
+            lmus, tab = self.table()
+            mus = self.__dict__.get("_mus")
+            if mus is None:
+                mus = self._mus = 2.0 ** lmus
+            runs = self.runs
+
+            def many(sets):             # the estimates of several sets in one C call (the same floats)
+                return kern.zrun_estimate_sets(runs, sets, tab, mus, self.L, 2, float(CLASS_BITS))
+
+        def fill(sets):
+            """Estimate the sets of ``sets`` not yet estimated, in that order (as ``est`` one by one would)."""
+            new = [ks for ks in sets if ks not in memo]
+            if many is None:
+                for ks in new:
+                    memo[ks] = self.estimate(ks, 2)[0]
+            else:
+                memo.update(zip(new, many(new)))
 
         def est(ks):
             if ks not in memo:
-                memo[ks] = self.estimate(ks, 2)
-            return memo[ks][0]
+                fill((ks,))
+            return memo[ks]
 
         ks_all = range(self.maxk + 1)
         top = min(max_z, self.maxk + 1, self.M - 1)
         # every set of up to ``full`` classes (the estimate is far from monotone in the set), then the beam
         full = min(exhaustive, top)
-        for size in range(1, full + 1):
-            for ks in itertools.combinations(ks_all, size):
-                est(ks)
-        frontier = sorted((v[0], ks) for ks, v in memo.items() if len(ks) == full)[:beam]
+        fill([ks for size in range(1, full + 1) for ks in itertools.combinations(ks_all, size)])
+        frontier = sorted((v, ks) for ks, v in memo.items() if len(ks) == full)[:beam]
         for _size in range(full + 1, top + 1):
             cand = {tuple(sorted(ks + (k,))) for _, ks in frontier for k in ks_all if k not in ks}
+            fill(list(cand))            # (in the set's order: the order est() would meet them below)
             frontier = sorted((est(ks), ks) for ks in cand)[:beam]
         # local search from the best set: swap one index length for another, add or drop one
-        cur = min(memo, key=lambda ks: memo[ks][0])
+        cur = min(memo, key=memo.get)
         for _pass in range(4):
             moves = {tuple(sorted(set(cur) - {a} | {b})) for a in cur for b in ks_all if b not in cur}
             if len(cur) < min(max_z, self.M - 1):
                 moves |= {tuple(sorted(cur + (b,))) for b in ks_all if b not in cur}
             if len(cur) > 1:
                 moves |= {tuple(x for x in cur if x != a) for a in cur}
+            fill(list(moves))
             nxt = min(moves, key=est, default=cur)
             if est(nxt) >= est(cur):
                 break
             cur = nxt
-        ranked = sorted((v[0], ks) for ks, v in memo.items())
+        ranked = sorted((v, ks) for ks, v in memo.items())
         return [(ks, self.estimate(ks, 3)) for _, ks in ranked[:keep]]
 
     def _score(self, blocks, res_F, zks, zF):

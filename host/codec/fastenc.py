@@ -70,6 +70,7 @@ def _configure(lib):
         "lze_group_walk": ([i64, i64, i64, vp, vp, vp, vp, i64, i64, vp, vp, vp, vp, vp], i32),
         "lze_zrun_parse_counts": ([i64, vp, i64, i64, vp, vp, vp], i32),
         "lze_zrun_estimate": ([i64, vp, i64, vp, vp, i64, vp, i64, i64, f64, vp, vp], f64),
+        "lze_zrun_estimate_sets": ([i64, vp, i64, vp, vp, vp, i64, i64, vp, i64, i64, f64, vp], i32),
         "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_symbols": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
         "lze_trie_walk": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp], i64),
@@ -417,6 +418,24 @@ def _zrun_estimate(runs, zk, tabcol, mus, L, rounds, class_bits):
     d = lib().lze_zrun_estimate(len(runs), _p(runs), len(zk), _p(zk), _p(tabcol), len(mus), _p(mus), int(L),
                                 int(rounds), float(class_bits), _ptr(g), _p(zF))
     return d, int(g[0]), zF
+
+
+def zrun_estimate_sets(runs, sets, tab, mus, L, rounds, class_bits):
+    """:func:`_zrun_estimate`'s dual value of every ZRUN set of ``sets`` (tuples) in one call, each at its own table
+    column ``tab[:, M - len(set)]`` (``tab``: the grid's ``(G, M + 1)`` table; inf where that is negative), as
+    ``encoder._Grouped.estimate`` gives it: a list of floats."""
+    if not sets:
+        return []
+    runs, tab, mus = _i64(runs), _f64(tab), _f64(mus)
+    off = np.zeros(len(sets) + 1, np.int64)
+    np.cumsum([len(x) for x in sets], out=off[1:])
+    zks = np.fromiter(_itchain.from_iterable(sets), np.int64, int(off[-1]))
+    out = np.empty(len(sets))
+    G, M1 = tab.shape
+    if lib().lze_zrun_estimate_sets(len(runs), _p(runs), len(sets), _ptr(off), _p(zks), _ptr(tab), M1 - 1, G,
+                                    _ptr(mus), int(L), int(rounds), float(class_bits), _ptr(out)):
+        raise ValueError("zrun_estimate_sets: more than 32 index lengths in a set")
+    return out.tolist()
 
 
 def encode(flat, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words):
