@@ -136,3 +136,58 @@ def test_zrun_sets_batched_equals_one_by_one(seed, monkeypatch):
         assert [x[0] for x in g] == [x[0] for x in r] and len(g) >= 1
         for (_k1, (d1, l1, z1)), (_k2, (d2, l2, z2)) in zip(g, r):
             assert d1 == d2 and l1 == l2 and np.array_equal(z1, z2)
+
+
+def _designs_list(gz, zks, zF, **kw):
+    out = []
+    for ts, bits in gz.designs(zks, None if zF is None else np.array(zF, np.float64), **kw):
+        b = ts if isinstance(ts, encoder._Built) else None
+        out.append((bits, ts.tableset() if b is not None else ts))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_grouped_designs_equals_python_loop(seed, monkeypatch):
+    """_Grouped.designs through fastenc.grouped_designs (one C call) = the Python loop: the same table sets with the
+    same bits in the same order -- with zeros as a value and with ZRUN sets (their counts re-estimated between the
+    rounds), several rounds and tops, a LUT3 limit that drops designs, L 8 and 12."""
+    st = Stats.of(_sparse_int8(seed), 8, 4096)
+    cases = []
+    for L in (8, 12):
+        cases.append((True, L, (), None, dict()))
+        gz = encoder._Grouped(st, L, 16, False)
+        for zks, (_v, _l, zF) in gz.zrun_sets(beam=3, keep=3, exhaustive=2):
+            cases.append((False, L, zks, zF, dict()))
+            cases.append((False, L, zks, zF, dict(iters=3, top=3)))
+            cases.append((False, L, zks, zF, dict(iters=1, top=1)))
+        cases.append((False, L, (0, 3), None, dict(tablesets=True)))
+    parts = encoder._Grouped(st, 8, 16, True).partitions(16)
+    exact = sorted({sum(1 << b[0] for b in blocks) for blocks, _r in parts})      # limits a part's LUT3 meets
+    for m in sorted({1, 2, 3, 5, 8, 12, 16, 24, 32, 48} | set(exact)):  # LUT3 limits that drop some designs
+        cases.append((True, 8, (), None, dict(lut3_max=m)))
+        cases.append((False, 8, (1, 4), None, dict(lut3_max=m)))
+
+    def run():
+        res = []
+        for zeros, L, zks, zF, kw in cases:
+            kw = dict(kw)
+            lut3_max = kw.pop("lut3_max", encoder.MAX_LUT3)
+            gz = encoder._Grouped(st, L, 16, zeros, lut3_max)
+            res.append(_designs_list(gz, zks, zF, **({"tablesets": False} | kw)))
+        return res
+    got = run()
+    calls = []
+    real = fastenc.grouped_designs
+    monkeypatch.setattr(fastenc, "grouped_designs", lambda *a: calls.append(1) or real(*a))
+    run()
+    assert len(calls) == len(cases)                 # (every case took the C loop)
+    monkeypatch.delattr(fastenc, "grouped_designs")
+    ref = run()
+    assert sum(len(r) for r in ref) > len(cases) and any(len(r) < 2 for r in ref)
+    for c, (g, r) in enumerate(zip(got, ref)):
+        assert len(g) == len(r), c
+        for (gb, gts), (rb, rts) in zip(g, r):
+            assert gb == rb, c
+            assert gts.word_bits == rts.word_bits and np.array_equal(gts.lut3, rts.lut3), c
+            assert [(x.kind, x.k, x.param, x.total) for x in gts.classes] == \
+                [(x.kind, x.k, x.param, x.total) for x in rts.classes], c

@@ -2197,3 +2197,217 @@ EXPORT int64_t lze_design_bits_batch(int64_t nd, const int64_t *off, const int64
     }
     return 0;
 }
+
+/* encoder._Grouped.designs of one ZRUN set in one call: `iters` rounds of (score every partition -- as
+ * lze_score_parts, with the set's run symbol counts zF --, design and cost the `top` best not yet tried with these
+ * counts, then re-estimate zF from the optimal parse at the round's best design's code lengths). Partition p has
+ * the blocks poff[p] .. poff[p + 1] (index length bk, count bF, first rank bs) and the residual count resF[p] (0:
+ * none); a block's LUT3 entries are order[s0 .. min(s0 + 2^k, R)], padded with the last. zF (nz, in/out scratch).
+ * Per design d (at most iters * top): nc[d] classes (rows kind, k, param in cls + 48 d), their code lengths
+ * (lens + 16 d), n3[d] LUT3 entries (lut3 + cap3 d), and its total bits (payload + table metadata: head_bits +
+ * class_bits nc + lut3w n3; INFINITY when a present value is not covered); a design of more than lut3_max LUT3
+ * entries is not returned (as the Python loop skips it). Returns the designs, -2 where the Python path must decide
+ * (a part or design over 16 or 2^L classes, more than 16 ZRUN classes, LUT3 beyond cap3), -1 without memory. */
+EXPORT int64_t lze_grouped_designs(int64_t np_, const int64_t *poff, const int64_t *bk, const double *bF,
+                                   const int64_t *bs, const double *resF, int64_t R, const int64_t *order, int64_t W,
+                                   int64_t L, int64_t lut3_max, int64_t nz, const int64_t *zks, double *zF,
+                                   int64_t iters, int64_t top, double class_bits, double lut3_bits,
+                                   int64_t head_bits, int64_t lut3w, int64_t nrp, const int64_t *runsp,
+                                   int64_t nw, const int64_t *with0, int64_t off, const int64_t *cum, int64_t nr,
+                                   const int64_t *runs, int64_t hist0, int64_t n_stripes, int64_t cap3,
+                                   int64_t *out_nc, int64_t *out_cls, int64_t *out_lens, int64_t *out_n3,
+                                   uint16_t *out_lut3, double *out_bits)
+{
+    int64_t maxc = (int64_t)1 << L;
+    if (maxc > 16)
+        maxc = 16;
+    (void)maxc;
+    if (nz > 16 || top > 16 || np_ < 1)
+        return -2;
+    for (int64_t p = 0; p < np_; p++)
+        if (poff[p + 1] - poff[p] + (resF[p] > 0) + nz > 16)
+            return -2;                      /* (the score's arrays below hold 16 classes) */
+    double *sc = malloc(np_ * sizeof(double));
+    int64_t *seen_n = malloc(iters * top * sizeof(int64_t) + 1);
+    int64_t *seen_z = malloc((iters * top * (nz + 1) + 1) * sizeof(int64_t));
+    if (!sc || !seen_n || !seen_z) {
+        free(sc);
+        free(seen_n);
+        free(seen_z);
+        return -1;
+    }
+    int64_t nseen = 0, count = 0, rc = 0;
+    for (int64_t it = 0; it < iters && rc == 0; it++) {
+        /* the scores (lze_score_parts of the part's F and ks, then zF and zks) */
+        for (int64_t p = 0; p < np_; p++) {
+            double w[16];
+            int64_t c[16], ks[16], l3 = 0, n = 0;
+            for (int64_t b = poff[p]; b < poff[p + 1]; b++) {
+                double r = rint(bF[b]);
+                w[n] = r > 1.0 ? r : 1.0;
+                ks[n++] = bk[b];
+                l3 += (int64_t)1 << bk[b];
+            }
+            if (resF[p] > 0) {
+                double r = rint(resF[p]);
+                w[n] = r > 1.0 ? r : 1.0;
+                ks[n++] = W;
+            }
+            for (int64_t j = 0; j < nz; j++) {
+                double r = rint(zF[j]);
+                w[n] = r > 1.0 ? r : 1.0;
+                ks[n++] = zks[j];
+            }
+            if (n == 0) {
+                sc[p] = INF;
+                continue;
+            }
+            if (n >= 2) {
+                if (lze_package_merge(n, w, L, c)) {
+                    rc = -1;
+                    break;
+                }
+            } else
+                c[0] = 1;
+            double dot = 0.0;
+            for (int64_t j = 0; j < n; j++)
+                dot += w[j] * (double)(c[j] + ks[j]);
+            sc[p] = dot + (double)((int64_t)class_bits * n) + lut3_bits * (double)l3;
+        }
+        if (rc)
+            break;
+        /* the top parts by (score, index): sorted(zip(scores, range(n)))[:top] */
+        int64_t pick[16], npick = 0;
+        for (int64_t t = 0; t < top && t < np_; t++) {
+            int64_t m = -1;
+            for (int64_t p = 0; p < np_; p++) {
+                int taken = 0;
+                for (int64_t q = 0; q < npick; q++)
+                    taken |= pick[q] == p;
+                if (taken)
+                    continue;
+                if (m < 0 || sc[p] < sc[m])
+                    m = p;
+            }
+            pick[npick++] = m;
+        }
+        int64_t best_d = -1;
+        double best_bits = INFINITY;
+        for (int64_t t = 0; t < npick; t++) {
+            int64_t p = pick[t], dup = 0;
+            for (int64_t q = 0; q < nseen && !dup; q++) {
+                if (seen_n[q] != p)
+                    continue;
+                int same = 1;
+                for (int64_t j = 0; j < nz; j++)
+                    same &= seen_z[q * (nz + 1) + j] == (int64_t)zF[j];
+                dup = same;
+            }
+            if (dup)
+                continue;
+            seen_n[nseen] = p;
+            for (int64_t j = 0; j < nz; j++)
+                seen_z[nseen * (nz + 1) + j] = (int64_t)zF[j];
+            nseen++;
+            /* the design: LUT classes of the blocks, the residual RANGE class, the ZRUN classes */
+            int64_t *cls3 = out_cls + 48 * count, *lens = out_lens + 16 * count, nc = 0, n3 = 0;
+            uint16_t *l3 = out_lut3 + cap3 * count;
+            double fr[16];
+            for (int64_t b = poff[p]; b < poff[p + 1]; b++) {
+                int64_t g = (int64_t)1 << bk[b], s0 = bs[b], e = s0 + g < R ? s0 + g : R;
+                if (n3 + g > cap3 || e <= s0) {
+                    rc = -2;
+                    break;
+                }
+                cls3[3 * nc] = 0;
+                cls3[3 * nc + 1] = bk[b];
+                cls3[3 * nc + 2] = n3;
+                fr[nc++] = bF[b];
+                for (int64_t i = s0; i < s0 + g; i++)
+                    l3[n3++] = (uint16_t)order[i < e ? i : e - 1];
+            }
+            if (rc)
+                break;
+            if (resF[p] > 0) {
+                cls3[3 * nc] = 1;
+                cls3[3 * nc + 1] = W;
+                cls3[3 * nc + 2] = 0;
+                fr[nc++] = resF[p];
+            }
+            for (int64_t j = 0; j < nz; j++) {
+                cls3[3 * nc] = 2;
+                cls3[3 * nc + 1] = zks[j];
+                cls3[3 * nc + 2] = 0;
+                fr[nc++] = zF[j];
+            }
+            if (nc == 0) {
+                cls3[0] = 1;
+                cls3[1] = W;
+                cls3[2] = 0;
+                fr[nc++] = 1.0;
+            }
+            if (n3 > lut3_max)
+                continue;
+            double r = lze_design_bits(nc, cls3, fr, L, lens, l3, nw, with0, off, cum, nr, runs, hist0, n_stripes);
+            if (r == -2.0) {
+                rc = -2;
+                break;
+            }
+            if (r < 0) {
+                rc = -1;
+                break;
+            }
+            double bits = (r >= INF ? INFINITY : r) + (double)(head_bits + (int64_t)class_bits * nc + lut3w * n3);
+            out_nc[count] = nc;
+            out_n3[count] = n3;
+            out_bits[count] = bits;
+            if (bits < best_bits) {
+                best_bits = bits;
+                best_d = count;
+            }
+            count++;
+        }
+        if (rc || nz == 0 || best_d < 0)
+            break;
+        if (it + 1 == iters)
+            break;                          /* (the Python loop re-estimates here too; nothing reads it after) */
+        /* re-estimate the run symbol counts: the optimal parse at the best design's lengths (_zero_costs) */
+        {
+            int64_t nc = out_nc[best_d], kinds[16], ks[16], params[16], tot[16], zk[16], ztot[16], nzz = 0, len0;
+            int64_t zero = 0, cnt[17];
+            const int64_t *c3 = out_cls + 48 * best_d, *ln = out_lens + 16 * best_d;
+            int64_t l3i[4096];
+            int64_t n3 = out_n3[best_d];
+            int64_t *l3b = n3 <= 4096 ? l3i : malloc(n3 * sizeof(int64_t));
+            if (!l3b) {
+                rc = -1;
+                break;
+            }
+            for (int64_t i = 0; i < n3; i++)
+                l3b[i] = out_lut3[cap3 * best_d + i];
+            for (int64_t j = 0; j < nc; j++) {
+                kinds[j] = c3[3 * j];
+                ks[j] = c3[3 * j + 1];
+                params[j] = c3[3 * j + 2];
+                tot[j] = ks[j] + ln[j];
+                if (kinds[j] == 2) {
+                    zk[nzz] = ks[j];
+                    ztot[nzz++] = tot[j];
+                }
+            }
+            lze_lengths_at(1, &zero, nc, kinds, ks, params, tot, l3b, &len0);
+            if (l3b != l3i)
+                free(l3b);
+            if (lze_zrun_parse_counts(nrp, runsp, len0, nzz, zk, ztot, cnt)) {
+                rc = -1;
+                break;
+            }
+            for (int64_t j = 0; j < nz; j++)
+                zF[j] = (double)cnt[j] > 1.0 ? (double)cnt[j] : 1.0;
+        }
+    }
+    free(sc);
+    free(seen_n);
+    free(seen_z);
+    return rc ? rc : count;
+}

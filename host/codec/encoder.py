@@ -1145,6 +1145,22 @@ class _Grouped:
             yield ts.tableset() if tablesets else ts, ts.bits(st)
             return
         parts = self.partitions(Mv)
+        kern = _k()
+        if hasattr(kern, "grouped_designs"):       # the whole loop below in one C call (the same designs)
+            flats = self.__dict__.setdefault("_gflat", {})
+            got = flats.get(id(parts))
+            if got is None or got[0] is not parts:
+                got = flats[id(parts)] = (parts, kern.grouped_parts(parts))
+            if self.__dict__.get("_order64") is None:
+                self._order64 = np.ascontiguousarray(self.order, np.int64)
+            out = kern.grouped_designs(got[1], self.R, self._order64, W, L, self.lut3_max, zks, zF, iters, top,
+                                       CLASS_BITS, self.lut3_bits, TABLE_HEAD_BITS, min(LUT3_BITS, W), self.runs,
+                                       _stats_args(st))
+            if out is not None:
+                for classes, lens, lut3, bits in out:
+                    ts = _Built(W, classes, lens, lut3, (st, bits))
+                    yield ts.tableset() if tablesets else ts, bits
+                return
         seen = set()
         for _it in range(iters):
             scored = sorted(zip(self._scores(parts, zks, zF), range(len(parts))))
