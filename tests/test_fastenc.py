@@ -302,6 +302,44 @@ def test_zero_run_token_loop_agrees_with_numba(dtype):
         enc.encode(w2)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_word_loops_agree_with_numba(dtype):
+    """The C coder's loops for stripes of few zeros (with ZRUN classes: non-zero stretches up to the bitmap's next
+    zero, then the run) and for tables without ZRUN classes (the branch-free bit writer of 8-bit words) write the
+    numba coder's words, for stripe lengths around multiples of 64 and runs at stripe ends; an uncovered word is
+    reported at the same index."""
+    rng = np.random.default_rng(12)
+    W = 8 * np.dtype(dtype).itemsize
+    n = 30000
+    x = np.rint(rng.laplace(0, 9, n)).astype(np.int64) % (1 << W)
+    x[rng.random(n) < 0.08] = 0
+    x[:70] = 0
+    x[-65:] = 0
+    w = x.astype(dtype)
+    tables = [TableSet(W, [ClassSpec(2, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(1, ZRUN, 2, 0)]),
+              TableSet(W, [ClassSpec(1, RANGE, 3, 0), ClassSpec(2, RANGE, W, 0)]),
+              best_tableset(w, W)]
+    checked = 0
+    for ts in tables:
+        for S in (63, 64, 65, 1000, 4096):
+            enc = StripeEncoder(ts, S)
+            pay, sw = enc.encode(w)
+            p, ref, sw_n = _numba_stripes(enc, w, S)
+            assert np.array_equal(pay, ref) and np.array_equal(sw, sw_n), (S, ts.classes)
+            checked += enc.has_zrun
+    assert checked >= 5
+    for ts in (TableSet(W, [ClassSpec(1, RANGE, W - 1, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(2, ZRUN, 3, 0)]),
+               TableSet(W, [ClassSpec(1, RANGE, W - 1, 0)])):
+        w2 = (np.arange(5000) % 5 + 1).astype(dtype)
+        w2[::13] = 0
+        w2[3210] = 1 << (W - 1)                                     # beyond RANGE(0, W - 1)
+        enc = StripeEncoder(ts, 1000)
+        p, _, _ = _numba_stripes(enc, w2, 1000)
+        assert p == -1 - 3210
+        with pytest.raises(TableError, match="word 3210"):
+            enc.encode(w2)
+
+
 def test_uncovered_word_is_a_table_error():
     ts = TableSet(16, [ClassSpec(1, RANGE, 4, 0), ClassSpec(1, ZRUN, 2, 0)])
     w = np.array([0, 0, 3, 15, 16, 2], np.uint16)

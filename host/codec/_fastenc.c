@@ -1206,14 +1206,35 @@ __attribute__((noinline)) static int64_t encode_words(const void *words, int64_t
             out[p++] = (uint32_t)(acc >> nacc);                                                                    \
         }                                                                                                          \
     } while (0)
-        if (!has_zrun && wide) {
-            for (; i < hi; i++) {
-                uint64_t e = sym[w16[i]];
-                unsigned ln = (unsigned)(e & 0xFF);
-                if (!ln)
-                    return -1 - i;
-                PUT(e >> 8, ln);
-            }
+#define PUT_NB(b, ln)                                                                                              \
+    do {                                                                                                           \
+        acc = (acc << (ln)) | (b);                                                                                 \
+        nacc += (ln);                                                                                              \
+        unsigned full_ = nacc >= 32;                                                                               \
+        nacc -= full_ << 5;                                                                                        \
+        out[p] = (uint32_t)(acc >> nacc);                                                                          \
+        p += full_;                                                                                                \
+    } while (0)
+        if (!has_zrun) {
+            /* 8-bit words: the branch-free bit writer (8-bit symbols are short: a full word's branch
+             * mispredicts every few symbols; 16-bit ones measured faster with the branch); out has room for the
+             * pending word (lze_encode) */
+            if (wide)
+                for (; i < hi; i++) {
+                    uint64_t e = sym[w16[i]];
+                    unsigned ln = (unsigned)(e & 0xFF);
+                    if (!ln)
+                        return -1 - i;
+                    PUT(e >> 8, ln);
+                }
+            else
+                for (; i < hi; i++) {
+                    uint64_t e = sym[w8[i]];
+                    unsigned ln = (unsigned)(e & 0xFF);
+                    if (!ln)
+                        return -1 - i;
+                    PUT_NB(e >> 8, ln);
+                }
         } else {
             while (i < hi) {
                 unsigned v = wide ? w16[i] : w8[i];
@@ -1256,6 +1277,7 @@ __attribute__((noinline)) static int64_t encode_words(const void *words, int64_t
                 i++;
             }
         }
+#undef PUT_NB
 #undef PUT
         if (nacc > 0)
             out[p++] = (uint32_t)(acc << (32 - nacc));
@@ -1299,14 +1321,25 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
         out[p] = (uint32_t)(acc >> nacc);                                                                          \
         p += full_;                                                                                                \
     } while (0)
-        if (!has_zrun && wide) {
-            for (; i < hi; i++) {
-                uint64_t e = sym[w16[i]];
-                unsigned ln = (unsigned)(e & 0xFF);
-                if (!ln)
-                    return -1 - i;
-                PUT(e >> 8, ln);
-            }
+        if (!has_zrun) {
+            /* 8-bit words: the branch-free bit writer (8-bit symbols are short: a full word's branch
+             * mispredicts every few symbols; 16-bit ones measured faster with the branch) */
+            if (wide)
+                for (; i < hi; i++) {
+                    uint64_t e = sym[w16[i]];
+                    unsigned ln = (unsigned)(e & 0xFF);
+                    if (!ln)
+                        return -1 - i;
+                    PUT(e >> 8, ln);
+                }
+            else
+                for (; i < hi; i++) {
+                    uint64_t e = sym[w8[i]];
+                    unsigned ln = (unsigned)(e & 0xFF);
+                    if (!ln)
+                        return -1 - i;
+                    PUT_NB(e >> 8, ln);
+                }
         } else if (bm) {
             /* zero runs: a bitmap of the stripe's zero words; each step codes one token -- a non-zero word or a
              * whole zero run (its length from the bitmap by ctz, its code from rcode) -- without a branch on
@@ -1388,6 +1421,51 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
             }
         } else {
         words:
+            if (!wide) {
+                /* 8-bit: the stretch of non-zero words up to the next zero word (from the bitmap) in a loop
+                 * without the zero test (a zero every few words mispredicts it), then the run as below */
+                int64_t nw = (hi - lo + 63) / 64;
+                while (i < hi) {
+                    int64_t j = i - lo, q = j >> 6;
+                    uint64_t z = bm[q] & (~(uint64_t)0 << (j & 63));
+                    while (!z && ++q < nw)
+                        z = bm[q];
+                    int64_t e0 = z ? lo + 64 * q + __builtin_ctzll(z) : hi;
+                    for (; i < e0; i++) {
+                        uint64_t e = sym[w8[i]];
+                        unsigned ln = (unsigned)(e & 0xFF);
+                        if (!ln)
+                            return -1 - i;
+                        PUT_NB(e >> 8, ln);
+                    }
+                    if (i >= hi)
+                        break;
+                    int64_t r = 1;
+                    while (i + r < hi && w8[i + r] == 0)
+                        r++;
+                    i += r;
+                    while (r > 0) {
+                        int64_t ch = zr_choice[r];
+                        uint64_t b;
+                        unsigned ln;
+                        if (ch == -2)
+                            return -1 - (i - r);
+                        if (ch == -1) {
+                            b = sym[0] >> 8;
+                            ln = (unsigned)(sym[0] & 0xFF);
+                            r -= 1;
+                        } else {
+                            int64_t m = (int64_t)1 << zr_k[ch];
+                            if (m > r)
+                                m = r;
+                            b = zr_bits[ch] | (uint64_t)(m - 1);
+                            ln = (unsigned)zr_len[ch];
+                            r -= m;
+                        }
+                        PUT_NB(b, ln);
+                    }
+                }
+            }
             while (i < hi) {
                 unsigned v = wide ? w16[i] : w8[i];
                 if (has_zrun && v == 0) {
