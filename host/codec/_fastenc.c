@@ -15,6 +15,9 @@
 
 /* ------------------------------------------------------------------------------------------ statistics */
 /* bit j set where words[j] == 0, for j < nb (nb <= 64) */
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
 static inline uint64_t zero_mask16(const uint16_t *w, int nb)
@@ -855,26 +858,51 @@ __attribute__((optimize("O3"))) static void group_dp16(int64_t R, const double *
         start[m] = -1;
     }
     for (int64_t j = 1; j <= R; j++) {
+        /* the choice and the source of each entry in one word (cs << 32 | source: one select instead of two);
+         * a source entry at INF cannot win: every cost is positive, so v >= INF >= acc[m] there (the push
+         * form's test b < INF is implied) */
         double acc[GMM];
-        int64_t ach[GMM], ast[GMM];
+        int64_t acs[GMM];
         for (int m = 0; m < GMM; m++) {
             acc[m] = INF;
-            ach[m] = -1;
-            ast[m] = -1;
+            acs[m] = -1;
         }
+#if defined(__AVX2__)
+        /* the 16 entries in four vectors of four (the compiler kept them scalar) */
+        __m256d a0 = _mm256_set1_pd(INF), a1 = a0, a2 = a0, a3 = a0;
+        __m256d s0 = _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), s1 = s0, s2 = s0, s3 = s0;
+#define PULL1(a, s, q)                                                               \
+            do {                                                                     \
+                __m256d v = _mm256_add_pd(_mm256_loadu_pd(fr + 4 * (q)), cs);        \
+                __m256d lt = _mm256_cmp_pd(v, a, _CMP_LT_OQ);                        \
+                a = _mm256_blendv_pd(a, v, lt);                                      \
+                s = _mm256_blendv_pd(s, pk, lt);                                     \
+            } while (0)
+#define PULL(i_, cost_, c_)                                                          \
+        do {                                                                         \
+            const double *fr = best + (i_) * W1;                                     \
+            __m256d cs = _mm256_set1_pd(cost_);                                      \
+            __m256d pk = _mm256_castsi256_pd(_mm256_set1_epi64x(                     \
+                (int64_t)(((uint64_t)(c_) << 32) | (uint64_t)(i_))));                \
+            PULL1(a0, s0, 0);                                                        \
+            PULL1(a1, s1, 1);                                                        \
+            PULL1(a2, s2, 2);                                                        \
+            PULL1(a3, s3, 3);                                                        \
+        } while (0)
+#else
 #define PULL(i_, cost_, c_)                                                          \
         do {                                                                         \
             const double *fr = best + (i_) * W1;                                     \
             double cs = (cost_);                                                     \
-            int64_t cc = (c_), sv = (i_);                                            \
+            int64_t pk = (int64_t)(((uint64_t)(c_) << 32) | (uint64_t)(i_));        \
             for (int m = 0; m < GMM; m++) {                                          \
-                double b = fr[m], v = b + cs;                                        \
-                int ok = (b < INF) & (v < acc[m]);                                   \
+                double v = fr[m] + cs;                                               \
+                int ok = v < acc[m];                                                 \
                 acc[m] = ok ? v : acc[m];                                            \
-                ach[m] = ok ? cc : ach[m];                                           \
-                ast[m] = ok ? sv : ast[m];                                           \
+                acs[m] = ok ? pk : acs[m];                                           \
             }                                                                        \
         } while (0)
+#endif
         if (j < R) {
             int64_t k = kmax;
             while (k > 0 && ((int64_t)1 << k) > j)
@@ -893,13 +921,25 @@ __attribute__((optimize("O3"))) static void group_dp16(int64_t R, const double *
             }
         }
 #undef PULL
+#if defined(__AVX2__)
+#undef PULL1
+        _mm256_storeu_pd(acc, a0);
+        _mm256_storeu_pd(acc + 4, a1);
+        _mm256_storeu_pd(acc + 8, a2);
+        _mm256_storeu_pd(acc + 12, a3);
+        _mm256_storeu_pd((double *)acs, s0);
+        _mm256_storeu_pd((double *)(acs + 4), s1);
+        _mm256_storeu_pd((double *)(acs + 8), s2);
+        _mm256_storeu_pd((double *)(acs + 12), s3);
+#endif
         best[j * W1] = INF;
         ch[j * W1] = -1;
         start[j * W1] = -1;
         for (int m = 0; m < GMM; m++) {
+            int64_t x = acs[m];
             best[j * W1 + 1 + m] = acc[m];
-            ch[j * W1 + 1 + m] = ach[m];
-            start[j * W1 + 1 + m] = ast[m];
+            ch[j * W1 + 1 + m] = x < 0 ? -1 : x >> 32;
+            start[j * W1 + 1 + m] = x < 0 ? -1 : (int64_t)(uint32_t)x;
         }
     }
 }
