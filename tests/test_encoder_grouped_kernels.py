@@ -191,3 +191,20 @@ def test_grouped_designs_equals_python_loop(seed, monkeypatch):
             assert gts.word_bits == rts.word_bits and np.array_equal(gts.lut3, rts.lut3), c
             assert [(x.kind, x.k, x.param, x.total) for x in gts.classes] == \
                 [(x.kind, x.k, x.param, x.total) for x in rts.classes], c
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_group_parts_equals_flattened_partitions(seed):
+    """fastenc.group_parts (the grid's walks, repeats left out, flattened in C) = fastenc.grouped_parts of the
+    Python-side list of _Grouped.partitions, for every budget."""
+    st = Stats.of(_sparse_int8(seed), 8, 4096)
+    for zeros, M in ((True, 16), (False, 16), (False, 5)):
+        gz = encoder._Grouped(st, 8, M, zeros)
+        gz.table()
+        pre = np.r_[0.0, np.cumsum(gz.freq)]
+        for Mv in range(1, gz.M + 1):
+            got = fastenc.group_parts(*gz._grid, pre, Mv, gz.W + 1)
+            ref = fastenc.grouped_parts(gz.partitions(Mv))
+            assert len(got[0]) == len(gz.partitions(Mv)) + 1
+            for a, b in zip(got, ref):
+                assert np.array_equal(a, b), (zeros, M, Mv)

@@ -1018,6 +1018,57 @@ EXPORT int lze_group_walk(int64_t R, int64_t M, int64_t ng, const double *best, 
     return 0;
 }
 
+/* encoder._Grouped.partitions flattened for lze_grouped_designs: lze_group_walk at every multiplier, the
+ * partitions without a walk left out, a partition equal to an earlier one (the same index lengths in rank order and
+ * the same residual count) left out; the kept ones in grid order, their blocks in rank order: poff (ng + 1), bk, bF,
+ * bs (ng (M + 1) room), resF (ng). Returns the partitions kept, -1 on tables that do not walk back or without
+ * memory. */
+EXPORT int64_t lze_group_parts(int64_t R, int64_t M, int64_t ng, const double *best, const int64_t *ch,
+                               const int64_t *start, const double *pre, int64_t Mv, int64_t Wp1, int64_t *poff,
+                               int64_t *bk, double *bF, int64_t *bs, double *resF)
+{
+    int64_t W1 = M + 1;
+    int64_t *nb = malloc(ng * sizeof(int64_t)), *tk = malloc(ng * W1 * sizeof(int64_t)),
+            *ts = malloc(ng * W1 * sizeof(int64_t));
+    double *tr = malloc(ng * sizeof(double)), *tF = malloc(ng * W1 * sizeof(double));
+    int64_t np_ = -1;
+    if (nb && tk && ts && tr && tF && lze_group_walk(R, M, ng, best, ch, start, pre, Mv, Wp1, nb, tr, tk, tF, ts) == 0) {
+        np_ = 0;
+        poff[0] = 0;
+        for (int64_t g = 0; g < ng; g++) {
+            int64_t n = nb[g];
+            if (n < 0)
+                continue;
+            int dup = 0;
+            for (int64_t q = 0; q < np_ && !dup; q++) {
+                if (poff[q + 1] - poff[q] != n || !(resF[q] == tr[g]))
+                    continue;
+                int same = 1;
+                for (int64_t b = 0; b < n && same; b++)
+                    same = bk[poff[q] + b] == tk[g * W1 + n - 1 - b];
+                dup = same;
+            }
+            if (dup)
+                continue;
+            int64_t o = poff[np_];
+            for (int64_t b = 0; b < n; b++) {
+                bk[o + b] = tk[g * W1 + n - 1 - b];
+                bF[o + b] = tF[g * W1 + n - 1 - b];
+                bs[o + b] = ts[g * W1 + n - 1 - b];
+            }
+            resF[np_] = tr[g];
+            poff[np_ + 1] = o + n;
+            np_++;
+        }
+    }
+    free(nb);
+    free(tk);
+    free(ts);
+    free(tr);
+    free(tF);
+    return np_;
+}
+
 EXPORT int lze_zrun_parse_counts(int64_t nr, const int64_t *runs, int64_t single, int64_t nz, const int64_t *zk,
                                  const int64_t *ztot, int64_t *out)
 {

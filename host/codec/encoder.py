@@ -1021,6 +1021,21 @@ class _Grouped:
             self._parts[Mv] = out
         return self._parts[Mv]
 
+    def _flat_parts(self, Mv):
+        """:meth:`partitions` as ``fastenc.grouped_parts`` flattens them (C kernels), made once per ``Mv``: from
+        the grid's tables in one call where they are kept (``fastenc.group_parts``), else from the list."""
+        flats = self.__dict__.setdefault("_gflat", {})
+        got = flats.get(Mv)
+        if got is None:
+            self.table()
+            kern = _k()
+            if getattr(self, "_grid", None) is not None and hasattr(kern, "group_parts"):
+                got = kern.group_parts(*self._grid, np.r_[0.0, np.cumsum(self.freq)], Mv, self.W + 1)
+            else:
+                got = kern.grouped_parts(self.partitions(Mv))
+            flats[Mv] = got
+        return got
+
     def estimate(self, zks, rounds: int = 2):
         """``(dual value, log2 mu at the optimum, run symbol counts)`` of the ZRUN set ``zks``."""
         lmus, tab = self.table()
@@ -1144,16 +1159,12 @@ class _Grouped:
             ts = _design(W, L, [], [], 0, list(zip(zks, zF)), st)
             yield ts.tableset() if tablesets else ts, ts.bits(st)
             return
-        parts = self.partitions(Mv)
         kern = _k()
         if hasattr(kern, "grouped_designs"):       # the whole loop below in one C call (the same designs)
-            flats = self.__dict__.setdefault("_gflat", {})
-            got = flats.get(id(parts))
-            if got is None or got[0] is not parts:
-                got = flats[id(parts)] = (parts, kern.grouped_parts(parts))
+            flat = self._flat_parts(Mv)
             if self.__dict__.get("_order64") is None:
                 self._order64 = np.ascontiguousarray(self.order, np.int64)
-            out = kern.grouped_designs(got[1], self.R, self._order64, W, L, self.lut3_max, zks, zF, iters, top,
+            out = kern.grouped_designs(flat, self.R, self._order64, W, L, self.lut3_max, zks, zF, iters, top,
                                        CLASS_BITS, self.lut3_bits, TABLE_HEAD_BITS, min(LUT3_BITS, W), self.runs,
                                        _stats_args(st))
             if out is not None:
@@ -1161,6 +1172,7 @@ class _Grouped:
                     ts = _Built(W, classes, lens, lut3, (st, bits))
                     yield ts.tableset() if tablesets else ts, bits
                 return
+        parts = self.partitions(Mv)
         seen = set()
         for _it in range(iters):
             scored = sorted(zip(self._scores(parts, zks, zF), range(len(parts))))

@@ -70,6 +70,7 @@ def _configure(lib):
         "lze_group_walk": ([i64, i64, i64, vp, vp, vp, vp, i64, i64, vp, vp, vp, vp, vp], i32),
         "lze_zrun_parse_counts": ([i64, vp, i64, i64, vp, vp, vp], i32),
         "lze_zrun_estimate": ([i64, vp, i64, vp, vp, i64, vp, i64, i64, f64, vp, vp], f64),
+        "lze_group_parts": ([i64, i64, i64, vp, vp, vp, vp, i64, i64, vp, vp, vp, vp, vp], i64),
         "lze_grouped_designs": ([i64, vp, vp, vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp, i64, i64, f64, f64, i64,
                                  i64, i64, vp, i64, vp, i64, vp, i64, vp, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_zrun_estimate_sets": ([i64, vp, i64, vp, vp, vp, i64, i64, vp, i64, i64, f64, vp], i32),
@@ -452,6 +453,26 @@ def grouped_parts(parts):
     resF = np.array([r for _b, r in parts], np.float64)
     cap3 = max([sum(1 << x[0] for x in b) for b, _r in parts], default=0)
     return poff, bk, bF, bs, resF, max(cap3, 1)
+
+
+def group_parts(best, ch, start, pre, Mv, Wp1):
+    """:func:`group_walk`'s partitions without repeats (``encoder._Grouped.partitions``: the same list, in grid
+    order) as :func:`grouped_parts` gives them, in one call (``lze_group_parts``)."""
+    G, R1, M1 = best.shape
+    pre = _f64(pre)
+    poff = np.empty(G + 1, np.int64)
+    bk, bs, bF = np.empty(G * M1, np.int64), np.empty(G * M1, np.int64), np.empty(G * M1)
+    resF = np.empty(G)
+    n = lib().lze_group_parts(R1 - 1, M1 - 1, G, _ptr(best), _ptr(ch), _ptr(start), _ptr(pre), int(Mv), int(Wp1),
+                              _ptr(poff), _ptr(bk), _ptr(bF), _ptr(bs), _ptr(resF))
+    if n < 0:
+        raise RuntimeError("grouped DP: the tables do not walk back")
+    poff = poff[:n + 1].copy()
+    m = int(poff[-1])
+    c = np.zeros(m + 1, np.int64)
+    np.cumsum(np.left_shift(1, bk[:m]), out=c[1:])
+    cap3 = max(1, int((c[poff[1:]] - c[poff[:-1]]).max()) if n else 1)      # the most LUT3 entries of a part
+    return poff, bk[:m].copy(), bF[:m].copy(), bs[:m].copy(), resF[:n].copy(), cap3
 
 
 def grouped_designs(flat, R, order, W, L, lut3_max, zks, zF, iters, top, class_bits, lut3_bits, head_bits, lut3w,
