@@ -104,6 +104,22 @@ def test_zrun_approx_agrees_with_python(monkeypatch):
     assert checked > 500
 
 
+def test_byte_histogram_any_length_and_alignment():
+    """The 8-bit histogram (eight words a load, eight partial counts) = numpy's bincount added to what the histogram
+    held, for lengths around multiples of 8 (0 to 8 words left over), unaligned starts and runs of one value."""
+    rng = np.random.default_rng(21)
+    base = rng.integers(0, 256, 5000).astype(np.uint8)
+    base[1000:2500] = 0
+    base[3000:3100] = 255
+    for n in (0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 4095, 4096, 4097):
+        for start in (0, 1, 3, 7):
+            w = base[start:start + n]
+            prior = rng.integers(0, 1000, 256).astype(np.int64)
+            hist = prior.copy()
+            fastenc.stats(w, 4096, hist, None)
+            assert np.array_equal(hist, prior + np.bincount(w, minlength=256)), (n, start)
+
+
 @pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
 def test_statistics_and_costs_agree(kind):
     rng = np.random.default_rng(1)

@@ -105,20 +105,32 @@ EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t
                     hist[w16[i]]++;
             }
         } else {
-            /* four partial histograms (8 KB): repeated values (zeros) would chain every increment on the last */
-            int64_t h8[4][256];
-            memset(h8, 0, sizeof(h8));
+            /* eight partial histograms (8 KB of uint32: repeated values -- zeros -- would chain every increment
+             * on the last), the words read eight at a time (one load instead of eight: 2.5x on MiniLM int8);
+             * parts of at most 2^31 words, so no count wraps */
+            uint32_t h8[8][256];
             int64_t i = 0;
-            for (; i + 4 <= n; i += 4) {
-                h8[0][w8[i]]++;
-                h8[1][w8[i + 1]]++;
-                h8[2][w8[i + 2]]++;
-                h8[3][w8[i + 3]]++;
+            while (i < n) {
+                memset(h8, 0, sizeof(h8));
+                int64_t end = n - i > ((int64_t)1 << 31) ? i + ((int64_t)1 << 31) : n;
+                for (; i + 8 <= end; i += 8) {
+                    uint64_t x;
+                    memcpy(&x, w8 + i, 8);          /* (the byte order does not matter: every byte is counted) */
+                    h8[0][x & 255]++;
+                    h8[1][(x >> 8) & 255]++;
+                    h8[2][(x >> 16) & 255]++;
+                    h8[3][(x >> 24) & 255]++;
+                    h8[4][(x >> 32) & 255]++;
+                    h8[5][(x >> 40) & 255]++;
+                    h8[6][(x >> 48) & 255]++;
+                    h8[7][x >> 56]++;
+                }
+                for (; i < end; i++)
+                    h8[0][w8[i]]++;
+                for (int v = 0; v < 256; v++)
+                    hist[v] += (int64_t)h8[0][v] + h8[1][v] + h8[2][v] + h8[3][v] + h8[4][v] + h8[5][v] + h8[6][v] +
+                               h8[7][v];
             }
-            for (; i < n; i++)
-                h8[0][w8[i]]++;
-            for (int v = 0; v < 256; v++)
-                hist[v] += h8[0][v] + h8[1][v] + h8[2][v] + h8[3][v];
         }
     }
     if (!do_runs)
