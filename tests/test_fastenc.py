@@ -120,6 +120,26 @@ def test_byte_histogram_any_length_and_alignment():
             assert np.array_equal(hist, prior + np.bincount(w, minlength=256)), (n, start)
 
 
+def test_zrun_parse_counts_agree_with_numba():
+    """The zero-run parse's symbol counts (C: choices forward, weights backward) = the numba kernel's (count vectors
+    per run length), for random run histograms, 0 to 6 ZRUN classes, with and without the single-zero symbol."""
+    rng = np.random.default_rng(31)
+    checked = 0
+    for trial in range(300):
+        nr = int(rng.integers(1, 5000)) if trial % 7 else int(rng.integers(1, 4))
+        runs = np.where(rng.random(nr) < 0.3, rng.integers(0, 1000, nr), 0).astype(np.int64)
+        runs[0] = 0
+        nz = int(rng.integers(0, 7))
+        zk = np.sort(rng.choice(13, size=nz, replace=False)).astype(np.int64)
+        zt = (zk + rng.integers(1, 12, nz)).astype(np.int64)
+        single = int(rng.integers(0, 5)) if trial % 3 else 0
+        got = fastenc._zrun_parse_counts(runs, single, zk, zt)
+        ref = nb._zrun_parse_counts(runs, single, zk, zt)
+        assert np.array_equal(got, ref), trial
+        checked += int(got.sum() > 0)
+    assert checked > 150
+
+
 @pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
 def test_statistics_and_costs_agree(kind):
     rng = np.random.default_rng(1)

@@ -1084,20 +1084,19 @@ EXPORT int64_t lze_group_parts(int64_t R, int64_t M, int64_t ng, const double *b
 EXPORT int lze_zrun_parse_counts(int64_t nr, const int64_t *runs, int64_t single, int64_t nz, const int64_t *zk,
                                  const int64_t *ztot, int64_t *out)
 {
+    /* the DP's costs and choices forward; then the counts backward: a run of r words takes its choice's symbol
+     * and leaves the parse of r - m, so the runs[r] parses of length r pass their weight on to r - m (the numba
+     * kernel's count vectors per length, summed: the same integer totals, without (maxr + 1) (nz + 1) counts) */
     int64_t maxr = nr - 1;
     const int64_t inf = (int64_t)1 << 60;
-    int64_t *cost = malloc((maxr + 1) * sizeof(int64_t));
-    int64_t *cnt = calloc((maxr + 1) * (nz + 1), sizeof(int64_t));
-    if (!cost || !cnt) {
-        free(cost);
-        free(cnt);
+    int64_t *cost = malloc((3 * (maxr + 1) + 1) * sizeof(int64_t));
+    if (!cost)
         return -1;
-    }
+    int64_t *ch = cost + (maxr + 1), *w = ch + (maxr + 1);
     for (int64_t r = 0; r <= maxr; r++)
         cost[r] = inf;
     cost[0] = 0;
     memset(out, 0, (nz + 1) * sizeof(int64_t));
-    int64_t Z = nz + 1;
     for (int64_t r = 1; r <= maxr; r++) {
         int64_t bc = -2;
         if (single > 0 && cost[r - 1] + single < cost[r]) {
@@ -1113,22 +1112,26 @@ EXPORT int lze_zrun_parse_counts(int64_t nr, const int64_t *runs, int64_t single
                 bc = j;
             }
         }
+        ch[r] = bc;
+    }
+    for (int64_t r = 0; r <= maxr; r++)
+        w[r] = runs[r];
+    for (int64_t r = maxr; r >= 1; r--) {
+        int64_t x = w[r], bc = ch[r];
+        if (x == 0 || bc == -2)         /* (a length without a parse counts nothing, as the numba kernel's zeros) */
+            continue;
         if (bc == -1) {
-            memcpy(cnt + r * Z, cnt + (r - 1) * Z, Z * sizeof(int64_t));
-            cnt[r * Z + nz] += 1;
-        } else if (bc >= 0) {
+            out[nz] += x;
+            w[r - 1] += x;
+        } else {
             int64_t m = (int64_t)1 << zk[bc];
             if (m > r)
                 m = r;
-            memcpy(cnt + r * Z, cnt + (r - m) * Z, Z * sizeof(int64_t));
-            cnt[r * Z + bc] += 1;
+            out[bc] += x;
+            w[r - m] += x;
         }
-        if (runs[r])
-            for (int64_t j = 0; j < Z; j++)
-                out[j] += runs[r] * cnt[r * Z + j];
     }
     free(cost);
-    free(cnt);
     return 0;
 }
 
