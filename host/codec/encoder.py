@@ -1346,7 +1346,13 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         zd = zds[n]
         if n not in full:
             consider(zd.designs(0, W, L, st, screen if with_z and zd is zds[with_z[0]] else None))
-        cands = sorted((zd.lower_bound(t), t) for t in zd.t_candidates(effort))
+        # (designs(0) has been considered for this set now, just above or in the screening: the same designs
+        # again -- t = 0 is the only size where effort <= 0 or no value is left -- cannot win, consider keeps the
+        # first of equal bits; the LUT DP of lower_bound is not needed then)
+        tc = zd.t_candidates(effort)
+        if tc == [0]:
+            continue
+        cands = sorted((zd.lower_bound(t), t) for t in tc)
         # the bound is loose, so besides the most promising sizes always try "every value in LUT3" (or the
         # largest LUT3) and the median size
         picks = cands[:max_t]
