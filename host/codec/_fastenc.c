@@ -1153,8 +1153,9 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
         }
         order[j + 1] = x;
     }
+    double za[32];                      /* (the sums in a local array: zF may alias runs for the compiler) */
     for (int64_t j = 0; j < nz; j++)
-        zF[j] = 0.0;
+        za[j] = 0.0;
     for (int64_t r = 1; r < nr; r++) {
         if (runs[r] == 0)
             continue;
@@ -1163,15 +1164,15 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
             int64_t j = order[oi];
             if (oi < nz - 1) {
                 int64_t q = rem >> zk[j];
-                zF[j] += (double)(runs[r] * q);
+                za[j] += (double)(runs[r] * q);
                 rem -= q << zk[j];
             } else {
-                zF[j] += (double)(runs[r] * ((rem + ((int64_t)1 << zk[j]) - 1) >> zk[j]));
+                za[j] += (double)(runs[r] * ((rem + ((int64_t)1 << zk[j]) - 1) >> zk[j]));
             }
         }
     }
     for (int64_t j = 0; j < nz; j++)
-        zF[j] = zF[j] > 1.0 ? zF[j] : 1.0;
+        zF[j] = za[j] > 1.0 ? za[j] : 1.0;
     double dual_best = -INF;
     int64_t gbest = 0;
     for (int64_t rnd = 0; rnd <= rounds; rnd++) {
