@@ -346,7 +346,7 @@ def test_word_loops_agree_with_numba(dtype):
     reported at the same index."""
     rng = np.random.default_rng(12)
     W = 8 * np.dtype(dtype).itemsize
-    n = 30000
+    n = 70000                           # (8-bit tensors of 65536 words and more are coded a pair of words a step)
     x = np.rint(rng.laplace(0, 9, n)).astype(np.int64) % (1 << W)
     x[rng.random(n) < 0.08] = 0
     x[:70] = 0
@@ -354,6 +354,9 @@ def test_word_loops_agree_with_numba(dtype):
     w = x.astype(dtype)
     tables = [TableSet(W, [ClassSpec(2, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(1, ZRUN, 2, 0)]),
               TableSet(W, [ClassSpec(1, RANGE, 3, 0), ClassSpec(2, RANGE, W, 0)]),
+              # codes of up to 20 bits: pairs of more than 32 bits are coded word by word
+              TableSet(W, [ClassSpec(1, RANGE, 2, 0), ClassSpec(12, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0)]),
+              TableSet(W, [ClassSpec(1, RANGE, 2, 0), ClassSpec(12, RANGE, W, 0)]),
               best_tableset(w, W)]
     checked = 0
     for ts in tables:
@@ -366,14 +369,15 @@ def test_word_loops_agree_with_numba(dtype):
     assert checked >= 5
     for ts in (TableSet(W, [ClassSpec(1, RANGE, W - 1, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(2, ZRUN, 3, 0)]),
                TableSet(W, [ClassSpec(1, RANGE, W - 1, 0)])):
-        w2 = (np.arange(5000) % 5 + 1).astype(dtype)
-        w2[::13] = 0
-        w2[3210] = 1 << (W - 1)                                     # beyond RANGE(0, W - 1)
-        enc = StripeEncoder(ts, 1000)
-        p, _, _ = _numba_stripes(enc, w2, 1000)
-        assert p == -1 - 3210
-        with pytest.raises(TableError, match="word 3210"):
-            enc.encode(w2)
+        for bad in (3210, 3211, 69999):                             # first or second of a pair, the last word
+            w2 = (np.arange(70000) % 5 + 1).astype(dtype)
+            w2[::13] = 0
+            w2[bad] = 1 << (W - 1)                                  # beyond RANGE(0, W - 1)
+            enc = StripeEncoder(ts, 1000)
+            p, _, _ = _numba_stripes(enc, w2, 1000)
+            assert p == -1 - bad
+            with pytest.raises(TableError, match=f"word {bad}"):
+                enc.encode(w2)
 
 
 def test_uncovered_word_is_a_table_error():
