@@ -85,3 +85,126 @@ def test_group_walk_equals_python_walk(seed):
         assert gz._grid is not None
         for Mv in (1, 3, 8, 15, 16):
             assert gz.partitions(Mv) == _python_partitions(gz, Mv)
+
+
+def _sparse_int8(seed, n=60000):
+    rng = np.random.default_rng(seed)
+    w = np.clip(np.rint(rng.laplace(0, [3, 12, 40, 6][seed % 4], n)), -127, 127).astype(np.int8).view(np.uint8)
+    # zero runs of many lengths (runs of up to a few hundred words: several ZRUN index lengths pay)
+    pos = 0
+    while pos < n:
+        r = int(rng.geometric(1 / [3, 30, 200][int(rng.integers(0, 3))]))
+        w[pos:pos + r] = 0
+        pos += r + int(rng.integers(1, 40))
+    return w
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_zrun_estimate_sets_equals_numba_estimate(seed):
+    """The batched estimate (fastenc.zrun_estimate_sets) = numba's _zrun_estimate at each set's own table column
+    (inf where the set leaves no class for values), for sets of 1..6 index lengths."""
+    st = Stats.of(_sparse_int8(seed), 8, 4096)
+    gz = encoder._Grouped(st, 8, 16 if seed != 3 else 4, False)
+    lmus, tab = gz.table()
+    mus = 2.0 ** lmus
+    rng = np.random.default_rng(seed)
+    sets = [tuple(sorted(rng.choice(gz.maxk + 1, size=int(rng.integers(1, min(6, gz.maxk + 1) + 1)),
+                                    replace=False).tolist())) for _ in range(40)]
+    for rounds in (0, 2, 3):
+        got = fastenc.zrun_estimate_sets(gz.runs, sets, tab, mus, 8, rounds, float(CLASS_BITS))
+        for ks, d in zip(sets, got):
+            Mv = gz.M - len(ks)
+            if Mv < 0:
+                assert d == encoder.INF
+                continue
+            ref = nb._zrun_estimate(np.asarray(gz.runs, np.int64), np.array(ks, np.int64),
+                                    np.ascontiguousarray(tab[:, Mv]), mus, 8, rounds, float(CLASS_BITS))[0]
+            assert d == ref, (ks, rounds)
+    assert any(d < encoder.INF for d in got)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_zrun_sets_batched_equals_one_by_one(seed, monkeypatch):
+    """_Grouped.zrun_sets with the batched estimates = with one estimate a set (the search's path without the
+    batch kernel): the same sets in the same order, the same estimates."""
+    st = Stats.of(_sparse_int8(seed), 8, 4096)
+    args = [dict(), dict(max_z=3, beam=2, keep=1, exhaustive=1), dict(beam=3, keep=2, exhaustive=2)]
+    got = [encoder._Grouped(st, 8, 16, False).zrun_sets(**a) for a in args]
+    monkeypatch.delattr(fastenc, "zrun_estimate_sets")
+    ref = [encoder._Grouped(st, 8, 16, False).zrun_sets(**a) for a in args]
+    for g, r in zip(got, ref):
+        assert [x[0] for x in g] == [x[0] for x in r] and len(g) >= 1
+        for (_k1, (d1, l1, z1)), (_k2, (d2, l2, z2)) in zip(g, r):
+            assert d1 == d2 and l1 == l2 and np.array_equal(z1, z2)
+
+
+def _designs_list(gz, zks, zF, **kw):
+    out = []
+    for ts, bits in gz.designs(zks, None if zF is None else np.array(zF, np.float64), **kw):
+        b = ts if isinstance(ts, encoder._Built) else None
+        out.append((bits, ts.tableset() if b is not None else ts))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_grouped_designs_equals_python_loop(seed, monkeypatch):
+    """_Grouped.designs through fastenc.grouped_designs (one C call) = the Python loop: the same table sets with the
+    same bits in the same order -- with zeros as a value and with ZRUN sets (their counts re-estimated between the
+    rounds), several rounds and tops, a LUT3 limit that drops designs, L 8 and 12."""
+    st = Stats.of(_sparse_int8(seed), 8, 4096)
+    cases = []
+    for L in (8, 12):
+        cases.append((True, L, (), None, dict()))
+        gz = encoder._Grouped(st, L, 16, False)
+        for zks, (_v, _l, zF) in gz.zrun_sets(beam=3, keep=3, exhaustive=2):
+            cases.append((False, L, zks, zF, dict()))
+            cases.append((False, L, zks, zF, dict(iters=3, top=3)))
+            cases.append((False, L, zks, zF, dict(iters=1, top=1)))
+        cases.append((False, L, (0, 3), None, dict(tablesets=True)))
+    parts = encoder._Grouped(st, 8, 16, True).partitions(16)
+    exact = sorted({sum(1 << b[0] for b in blocks) for blocks, _r in parts})      # limits a part's LUT3 meets
+    for m in sorted({1, 2, 3, 5, 8, 12, 16, 24, 32, 48} | set(exact)):  # LUT3 limits that drop some designs
+        cases.append((True, 8, (), None, dict(lut3_max=m)))
+        cases.append((False, 8, (1, 4), None, dict(lut3_max=m)))
+
+    def run():
+        res = []
+        for zeros, L, zks, zF, kw in cases:
+            kw = dict(kw)
+            lut3_max = kw.pop("lut3_max", encoder.MAX_LUT3)
+            gz = encoder._Grouped(st, L, 16, zeros, lut3_max)
+            res.append(_designs_list(gz, zks, zF, **({"tablesets": False} | kw)))
+        return res
+    got = run()
+    calls = []
+    real = fastenc.grouped_designs
+    monkeypatch.setattr(fastenc, "grouped_designs", lambda *a: calls.append(1) or real(*a))
+    run()
+    assert len(calls) == len(cases)                 # (every case took the C loop)
+    monkeypatch.delattr(fastenc, "grouped_designs")
+    ref = run()
+    assert sum(len(r) for r in ref) > len(cases) and any(len(r) < 2 for r in ref)
+    for c, (g, r) in enumerate(zip(got, ref)):
+        assert len(g) == len(r), c
+        for (gb, gts), (rb, rts) in zip(g, r):
+            assert gb == rb, c
+            assert gts.word_bits == rts.word_bits and np.array_equal(gts.lut3, rts.lut3), c
+            assert [(x.kind, x.k, x.param, x.total) for x in gts.classes] == \
+                [(x.kind, x.k, x.param, x.total) for x in rts.classes], c
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_group_parts_equals_flattened_partitions(seed):
+    """fastenc.group_parts (the grid's walks, repeats left out, flattened in C) = fastenc.grouped_parts of the
+    Python-side list of _Grouped.partitions, for every budget."""
+    st = Stats.of(_sparse_int8(seed), 8, 4096)
+    for zeros, M in ((True, 16), (False, 16), (False, 5)):
+        gz = encoder._Grouped(st, 8, M, zeros)
+        gz.table()
+        pre = np.r_[0.0, np.cumsum(gz.freq)]
+        for Mv in range(1, gz.M + 1):
+            got = fastenc.group_parts(*gz._grid, pre, Mv, gz.W + 1)
+            ref = fastenc.grouped_parts(gz.partitions(Mv))
+            assert len(got[0]) == len(gz.partitions(Mv)) + 1
+            for a, b in zip(got, ref):
+                assert np.array_equal(a, b), (zeros, M, Mv)

@@ -104,6 +104,42 @@ def test_zrun_approx_agrees_with_python(monkeypatch):
     assert checked > 500
 
 
+def test_byte_histogram_any_length_and_alignment():
+    """The 8-bit histogram (eight words a load, eight partial counts) = numpy's bincount added to what the histogram
+    held, for lengths around multiples of 8 (0 to 8 words left over), unaligned starts and runs of one value."""
+    rng = np.random.default_rng(21)
+    base = rng.integers(0, 256, 5000).astype(np.uint8)
+    base[1000:2500] = 0
+    base[3000:3100] = 255
+    for n in (0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 4095, 4096, 4097):
+        for start in (0, 1, 3, 7):
+            w = base[start:start + n]
+            prior = rng.integers(0, 1000, 256).astype(np.int64)
+            hist = prior.copy()
+            fastenc.stats(w, 4096, hist, None)
+            assert np.array_equal(hist, prior + np.bincount(w, minlength=256)), (n, start)
+
+
+def test_zrun_parse_counts_agree_with_numba():
+    """The zero-run parse's symbol counts (C: choices forward, weights backward) = the numba kernel's (count vectors
+    per run length), for random run histograms, 0 to 6 ZRUN classes, with and without the single-zero symbol."""
+    rng = np.random.default_rng(31)
+    checked = 0
+    for trial in range(300):
+        nr = int(rng.integers(1, 5000)) if trial % 7 else int(rng.integers(1, 4))
+        runs = np.where(rng.random(nr) < 0.3, rng.integers(0, 1000, nr), 0).astype(np.int64)
+        runs[0] = 0
+        nz = int(rng.integers(0, 7))
+        zk = np.sort(rng.choice(13, size=nz, replace=False)).astype(np.int64)
+        zt = (zk + rng.integers(1, 12, nz)).astype(np.int64)
+        single = int(rng.integers(0, 5)) if trial % 3 else 0
+        got = fastenc._zrun_parse_counts(runs, single, zk, zt)
+        ref = nb._zrun_parse_counts(runs, single, zk, zt)
+        assert np.array_equal(got, ref), trial
+        checked += int(got.sum() > 0)
+    assert checked > 150
+
+
 @pytest.mark.parametrize("kind", ["bf16", "sparse16", "int8"])
 def test_statistics_and_costs_agree(kind):
     rng = np.random.default_rng(1)
@@ -300,6 +336,48 @@ def test_zero_run_token_loop_agrees_with_numba(dtype):
     assert p == -1 - 2345
     with pytest.raises(TableError, match="word 2345"):
         enc.encode(w2)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_word_loops_agree_with_numba(dtype):
+    """The C coder's loops for stripes of few zeros (with ZRUN classes: non-zero stretches up to the bitmap's next
+    zero, then the run) and for tables without ZRUN classes (the branch-free bit writer of 8-bit words) write the
+    numba coder's words, for stripe lengths around multiples of 64 and runs at stripe ends; an uncovered word is
+    reported at the same index."""
+    rng = np.random.default_rng(12)
+    W = 8 * np.dtype(dtype).itemsize
+    n = 70000                           # (8-bit tensors of 65536 words and more are coded a pair of words a step)
+    x = np.rint(rng.laplace(0, 9, n)).astype(np.int64) % (1 << W)
+    x[rng.random(n) < 0.08] = 0
+    x[:70] = 0
+    x[-65:] = 0
+    w = x.astype(dtype)
+    tables = [TableSet(W, [ClassSpec(2, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(1, ZRUN, 2, 0)]),
+              TableSet(W, [ClassSpec(1, RANGE, 3, 0), ClassSpec(2, RANGE, W, 0)]),
+              # codes of up to 20 bits: pairs of more than 32 bits are coded word by word
+              TableSet(W, [ClassSpec(1, RANGE, 2, 0), ClassSpec(12, RANGE, W, 0), ClassSpec(2, ZRUN, 0, 0)]),
+              TableSet(W, [ClassSpec(1, RANGE, 2, 0), ClassSpec(12, RANGE, W, 0)]),
+              best_tableset(w, W)]
+    checked = 0
+    for ts in tables:
+        for S in (63, 64, 65, 1000, 4096):
+            enc = StripeEncoder(ts, S)
+            pay, sw = enc.encode(w)
+            p, ref, sw_n = _numba_stripes(enc, w, S)
+            assert np.array_equal(pay, ref) and np.array_equal(sw, sw_n), (S, ts.classes)
+            checked += enc.has_zrun
+    assert checked >= 5
+    for ts in (TableSet(W, [ClassSpec(1, RANGE, W - 1, 0), ClassSpec(2, ZRUN, 0, 0), ClassSpec(2, ZRUN, 3, 0)]),
+               TableSet(W, [ClassSpec(1, RANGE, W - 1, 0)])):
+        for bad in (3210, 3211, 69999):                             # first or second of a pair, the last word
+            w2 = (np.arange(70000) % 5 + 1).astype(dtype)
+            w2[::13] = 0
+            w2[bad] = 1 << (W - 1)                                  # beyond RANGE(0, W - 1)
+            enc = StripeEncoder(ts, 1000)
+            p, _, _ = _numba_stripes(enc, w2, 1000)
+            assert p == -1 - bad
+            with pytest.raises(TableError, match=f"word {bad}"):
+                enc.encode(w2)
 
 
 def test_uncovered_word_is_a_table_error():

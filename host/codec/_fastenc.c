@@ -15,6 +15,9 @@
 
 /* ------------------------------------------------------------------------------------------ statistics */
 /* bit j set where words[j] == 0, for j < nb (nb <= 64) */
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>
 static inline uint64_t zero_mask16(const uint16_t *w, int nb)
@@ -102,20 +105,32 @@ EXPORT void lze_stats(const void *words, int64_t n, int wide, int64_t S, int64_t
                     hist[w16[i]]++;
             }
         } else {
-            /* four partial histograms (8 KB): repeated values (zeros) would chain every increment on the last */
-            int64_t h8[4][256];
-            memset(h8, 0, sizeof(h8));
+            /* eight partial histograms (8 KB of uint32: repeated values -- zeros -- would chain every increment
+             * on the last), the words read eight at a time (one load instead of eight: 2.5x on MiniLM int8);
+             * parts of at most 2^31 words, so no count wraps */
+            uint32_t h8[8][256];
             int64_t i = 0;
-            for (; i + 4 <= n; i += 4) {
-                h8[0][w8[i]]++;
-                h8[1][w8[i + 1]]++;
-                h8[2][w8[i + 2]]++;
-                h8[3][w8[i + 3]]++;
+            while (i < n) {
+                memset(h8, 0, sizeof(h8));
+                int64_t end = n - i > ((int64_t)1 << 31) ? i + ((int64_t)1 << 31) : n;
+                for (; i + 8 <= end; i += 8) {
+                    uint64_t x;
+                    memcpy(&x, w8 + i, 8);          /* (the byte order does not matter: every byte is counted) */
+                    h8[0][x & 255]++;
+                    h8[1][(x >> 8) & 255]++;
+                    h8[2][(x >> 16) & 255]++;
+                    h8[3][(x >> 24) & 255]++;
+                    h8[4][(x >> 32) & 255]++;
+                    h8[5][(x >> 40) & 255]++;
+                    h8[6][(x >> 48) & 255]++;
+                    h8[7][x >> 56]++;
+                }
+                for (; i < end; i++)
+                    h8[0][w8[i]]++;
+                for (int v = 0; v < 256; v++)
+                    hist[v] += (int64_t)h8[0][v] + h8[1][v] + h8[2][v] + h8[3][v] + h8[4][v] + h8[5][v] + h8[6][v] +
+                               h8[7][v];
             }
-            for (; i < n; i++)
-                h8[0][w8[i]]++;
-            for (int v = 0; v < 256; v++)
-                hist[v] += h8[0][v] + h8[1][v] + h8[2][v] + h8[3][v];
         }
     }
     if (!do_runs)
@@ -855,26 +870,51 @@ __attribute__((optimize("O3"))) static void group_dp16(int64_t R, const double *
         start[m] = -1;
     }
     for (int64_t j = 1; j <= R; j++) {
+        /* the choice and the source of each entry in one word (cs << 32 | source: one select instead of two);
+         * a source entry at INF cannot win: every cost is positive, so v >= INF >= acc[m] there (the push
+         * form's test b < INF is implied) */
         double acc[GMM];
-        int64_t ach[GMM], ast[GMM];
+        int64_t acs[GMM];
         for (int m = 0; m < GMM; m++) {
             acc[m] = INF;
-            ach[m] = -1;
-            ast[m] = -1;
+            acs[m] = -1;
         }
+#if defined(__AVX2__)
+        /* the 16 entries in four vectors of four (the compiler kept them scalar) */
+        __m256d a0 = _mm256_set1_pd(INF), a1 = a0, a2 = a0, a3 = a0;
+        __m256d s0 = _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), s1 = s0, s2 = s0, s3 = s0;
+#define PULL1(a, s, q)                                                               \
+            do {                                                                     \
+                __m256d v = _mm256_add_pd(_mm256_loadu_pd(fr + 4 * (q)), cs);        \
+                __m256d lt = _mm256_cmp_pd(v, a, _CMP_LT_OQ);                        \
+                a = _mm256_blendv_pd(a, v, lt);                                      \
+                s = _mm256_blendv_pd(s, pk, lt);                                     \
+            } while (0)
+#define PULL(i_, cost_, c_)                                                          \
+        do {                                                                         \
+            const double *fr = best + (i_) * W1;                                     \
+            __m256d cs = _mm256_set1_pd(cost_);                                      \
+            __m256d pk = _mm256_castsi256_pd(_mm256_set1_epi64x(                     \
+                (int64_t)(((uint64_t)(c_) << 32) | (uint64_t)(i_))));                \
+            PULL1(a0, s0, 0);                                                        \
+            PULL1(a1, s1, 1);                                                        \
+            PULL1(a2, s2, 2);                                                        \
+            PULL1(a3, s3, 3);                                                        \
+        } while (0)
+#else
 #define PULL(i_, cost_, c_)                                                          \
         do {                                                                         \
             const double *fr = best + (i_) * W1;                                     \
             double cs = (cost_);                                                     \
-            int64_t cc = (c_), sv = (i_);                                            \
+            int64_t pk = (int64_t)(((uint64_t)(c_) << 32) | (uint64_t)(i_));        \
             for (int m = 0; m < GMM; m++) {                                          \
-                double b = fr[m], v = b + cs;                                        \
-                int ok = (b < INF) & (v < acc[m]);                                   \
+                double v = fr[m] + cs;                                               \
+                int ok = v < acc[m];                                                 \
                 acc[m] = ok ? v : acc[m];                                            \
-                ach[m] = ok ? cc : ach[m];                                           \
-                ast[m] = ok ? sv : ast[m];                                           \
+                acs[m] = ok ? pk : acs[m];                                           \
             }                                                                        \
         } while (0)
+#endif
         if (j < R) {
             int64_t k = kmax;
             while (k > 0 && ((int64_t)1 << k) > j)
@@ -893,13 +933,25 @@ __attribute__((optimize("O3"))) static void group_dp16(int64_t R, const double *
             }
         }
 #undef PULL
+#if defined(__AVX2__)
+#undef PULL1
+        _mm256_storeu_pd(acc, a0);
+        _mm256_storeu_pd(acc + 4, a1);
+        _mm256_storeu_pd(acc + 8, a2);
+        _mm256_storeu_pd(acc + 12, a3);
+        _mm256_storeu_pd((double *)acs, s0);
+        _mm256_storeu_pd((double *)(acs + 4), s1);
+        _mm256_storeu_pd((double *)(acs + 8), s2);
+        _mm256_storeu_pd((double *)(acs + 12), s3);
+#endif
         best[j * W1] = INF;
         ch[j * W1] = -1;
         start[j * W1] = -1;
         for (int m = 0; m < GMM; m++) {
+            int64_t x = acs[m];
             best[j * W1 + 1 + m] = acc[m];
-            ch[j * W1 + 1 + m] = ach[m];
-            start[j * W1 + 1 + m] = ast[m];
+            ch[j * W1 + 1 + m] = x < 0 ? -1 : x >> 32;
+            start[j * W1 + 1 + m] = x < 0 ? -1 : (int64_t)(uint32_t)x;
         }
     }
 }
@@ -978,23 +1030,73 @@ EXPORT int lze_group_walk(int64_t R, int64_t M, int64_t ng, const double *best, 
     return 0;
 }
 
+/* encoder._Grouped.partitions flattened for lze_grouped_designs: lze_group_walk at every multiplier, the
+ * partitions without a walk left out, a partition equal to an earlier one (the same index lengths in rank order and
+ * the same residual count) left out; the kept ones in grid order, their blocks in rank order: poff (ng + 1), bk, bF,
+ * bs (ng (M + 1) room), resF (ng). Returns the partitions kept, -1 on tables that do not walk back or without
+ * memory. */
+EXPORT int64_t lze_group_parts(int64_t R, int64_t M, int64_t ng, const double *best, const int64_t *ch,
+                               const int64_t *start, const double *pre, int64_t Mv, int64_t Wp1, int64_t *poff,
+                               int64_t *bk, double *bF, int64_t *bs, double *resF)
+{
+    int64_t W1 = M + 1;
+    int64_t *nb = malloc(ng * sizeof(int64_t)), *tk = malloc(ng * W1 * sizeof(int64_t)),
+            *ts = malloc(ng * W1 * sizeof(int64_t));
+    double *tr = malloc(ng * sizeof(double)), *tF = malloc(ng * W1 * sizeof(double));
+    int64_t np_ = -1;
+    if (nb && tk && ts && tr && tF && lze_group_walk(R, M, ng, best, ch, start, pre, Mv, Wp1, nb, tr, tk, tF, ts) == 0) {
+        np_ = 0;
+        poff[0] = 0;
+        for (int64_t g = 0; g < ng; g++) {
+            int64_t n = nb[g];
+            if (n < 0)
+                continue;
+            int dup = 0;
+            for (int64_t q = 0; q < np_ && !dup; q++) {
+                if (poff[q + 1] - poff[q] != n || !(resF[q] == tr[g]))
+                    continue;
+                int same = 1;
+                for (int64_t b = 0; b < n && same; b++)
+                    same = bk[poff[q] + b] == tk[g * W1 + n - 1 - b];
+                dup = same;
+            }
+            if (dup)
+                continue;
+            int64_t o = poff[np_];
+            for (int64_t b = 0; b < n; b++) {
+                bk[o + b] = tk[g * W1 + n - 1 - b];
+                bF[o + b] = tF[g * W1 + n - 1 - b];
+                bs[o + b] = ts[g * W1 + n - 1 - b];
+            }
+            resF[np_] = tr[g];
+            poff[np_ + 1] = o + n;
+            np_++;
+        }
+    }
+    free(nb);
+    free(tk);
+    free(ts);
+    free(tr);
+    free(tF);
+    return np_;
+}
+
 EXPORT int lze_zrun_parse_counts(int64_t nr, const int64_t *runs, int64_t single, int64_t nz, const int64_t *zk,
                                  const int64_t *ztot, int64_t *out)
 {
+    /* the DP's costs and choices forward; then the counts backward: a run of r words takes its choice's symbol
+     * and leaves the parse of r - m, so the runs[r] parses of length r pass their weight on to r - m (the numba
+     * kernel's count vectors per length, summed: the same integer totals, without (maxr + 1) (nz + 1) counts) */
     int64_t maxr = nr - 1;
     const int64_t inf = (int64_t)1 << 60;
-    int64_t *cost = malloc((maxr + 1) * sizeof(int64_t));
-    int64_t *cnt = calloc((maxr + 1) * (nz + 1), sizeof(int64_t));
-    if (!cost || !cnt) {
-        free(cost);
-        free(cnt);
+    int64_t *cost = malloc((3 * (maxr + 1) + 1) * sizeof(int64_t));
+    if (!cost)
         return -1;
-    }
+    int64_t *ch = cost + (maxr + 1), *w = ch + (maxr + 1);
     for (int64_t r = 0; r <= maxr; r++)
         cost[r] = inf;
     cost[0] = 0;
     memset(out, 0, (nz + 1) * sizeof(int64_t));
-    int64_t Z = nz + 1;
     for (int64_t r = 1; r <= maxr; r++) {
         int64_t bc = -2;
         if (single > 0 && cost[r - 1] + single < cost[r]) {
@@ -1010,22 +1112,26 @@ EXPORT int lze_zrun_parse_counts(int64_t nr, const int64_t *runs, int64_t single
                 bc = j;
             }
         }
+        ch[r] = bc;
+    }
+    for (int64_t r = 0; r <= maxr; r++)
+        w[r] = runs[r];
+    for (int64_t r = maxr; r >= 1; r--) {
+        int64_t x = w[r], bc = ch[r];
+        if (x == 0 || bc == -2)         /* (a length without a parse counts nothing, as the numba kernel's zeros) */
+            continue;
         if (bc == -1) {
-            memcpy(cnt + r * Z, cnt + (r - 1) * Z, Z * sizeof(int64_t));
-            cnt[r * Z + nz] += 1;
-        } else if (bc >= 0) {
+            out[nz] += x;
+            w[r - 1] += x;
+        } else {
             int64_t m = (int64_t)1 << zk[bc];
             if (m > r)
                 m = r;
-            memcpy(cnt + r * Z, cnt + (r - m) * Z, Z * sizeof(int64_t));
-            cnt[r * Z + bc] += 1;
+            out[bc] += x;
+            w[r - m] += x;
         }
-        if (runs[r])
-            for (int64_t j = 0; j < Z; j++)
-                out[j] += runs[r] * cnt[r * Z + j];
     }
     free(cost);
-    free(cnt);
     return 0;
 }
 
@@ -1047,8 +1153,9 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
         }
         order[j + 1] = x;
     }
+    double za[32];                      /* (the sums in a local array: zF may alias runs for the compiler) */
     for (int64_t j = 0; j < nz; j++)
-        zF[j] = 0.0;
+        za[j] = 0.0;
     for (int64_t r = 1; r < nr; r++) {
         if (runs[r] == 0)
             continue;
@@ -1057,15 +1164,15 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
             int64_t j = order[oi];
             if (oi < nz - 1) {
                 int64_t q = rem >> zk[j];
-                zF[j] += (double)(runs[r] * q);
+                za[j] += (double)(runs[r] * q);
                 rem -= q << zk[j];
             } else {
-                zF[j] += (double)(runs[r] * ((rem + ((int64_t)1 << zk[j]) - 1) >> zk[j]));
+                za[j] += (double)(runs[r] * ((rem + ((int64_t)1 << zk[j]) - 1) >> zk[j]));
             }
         }
     }
     for (int64_t j = 0; j < nz; j++)
-        zF[j] = zF[j] > 1.0 ? zF[j] : 1.0;
+        zF[j] = za[j] > 1.0 ? za[j] : 1.0;
     double dual_best = -INF;
     int64_t gbest = 0;
     for (int64_t rnd = 0; rnd <= rounds; rnd++) {
@@ -1095,6 +1202,37 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
     }
     *gbest_out = gbest;
     return dual_best;
+}
+
+/* lze_zrun_estimate of each of ns ZRUN sets (the set s: zks[off[s]:off[s + 1]], at most 32 index lengths) into
+ * d[s]: its table column is tab[:, M - nz] (tab: G rows of M + 1), INF where M - nz < 0 (as
+ * encoder._Grouped.estimate). Returns -1 for a set of more than 32 index lengths. */
+EXPORT int lze_zrun_estimate_sets(int64_t nr, const int64_t *runs, int64_t ns, const int64_t *off, const int64_t *zks,
+                                  const double *tab, int64_t M, int64_t G, const double *mus, int64_t L,
+                                  int64_t rounds, double class_bits, double *d)
+{
+    double colbuf[64], zF[32];
+    double *col = G <= 64 ? colbuf : malloc(G * sizeof(double));
+    if (!col)
+        return -1;
+    int rc = 0;
+    for (int64_t s = 0; s < ns; s++) {
+        int64_t nz = off[s + 1] - off[s], Mv = M - nz, g;
+        if (nz > 32) {
+            rc = -1;
+            break;
+        }
+        if (Mv < 0) {
+            d[s] = INF;
+            continue;
+        }
+        for (int64_t x = 0; x < G; x++)
+            col[x] = tab[x * (M + 1) + Mv];
+        d[s] = lze_zrun_estimate(nr, runs, nz, zks + off[s], col, G, mus, L, rounds, class_bits, &g, zF);
+    }
+    if (col != colbuf)
+        free(col);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ stripe coder */
@@ -1175,14 +1313,35 @@ __attribute__((noinline)) static int64_t encode_words(const void *words, int64_t
             out[p++] = (uint32_t)(acc >> nacc);                                                                    \
         }                                                                                                          \
     } while (0)
-        if (!has_zrun && wide) {
-            for (; i < hi; i++) {
-                uint64_t e = sym[w16[i]];
-                unsigned ln = (unsigned)(e & 0xFF);
-                if (!ln)
-                    return -1 - i;
-                PUT(e >> 8, ln);
-            }
+#define PUT_NB(b, ln)                                                                                              \
+    do {                                                                                                           \
+        acc = (acc << (ln)) | (b);                                                                                 \
+        nacc += (ln);                                                                                              \
+        unsigned full_ = nacc >= 32;                                                                               \
+        nacc -= full_ << 5;                                                                                        \
+        out[p] = (uint32_t)(acc >> nacc);                                                                          \
+        p += full_;                                                                                                \
+    } while (0)
+        if (!has_zrun) {
+            /* 8-bit words: the branch-free bit writer (8-bit symbols are short: a full word's branch
+             * mispredicts every few symbols; 16-bit ones measured faster with the branch); out has room for the
+             * pending word (lze_encode) */
+            if (wide)
+                for (; i < hi; i++) {
+                    uint64_t e = sym[w16[i]];
+                    unsigned ln = (unsigned)(e & 0xFF);
+                    if (!ln)
+                        return -1 - i;
+                    PUT(e >> 8, ln);
+                }
+            else
+                for (; i < hi; i++) {
+                    uint64_t e = sym[w8[i]];
+                    unsigned ln = (unsigned)(e & 0xFF);
+                    if (!ln)
+                        return -1 - i;
+                    PUT_NB(e >> 8, ln);
+                }
         } else {
             while (i < hi) {
                 unsigned v = wide ? w16[i] : w8[i];
@@ -1225,6 +1384,7 @@ __attribute__((noinline)) static int64_t encode_words(const void *words, int64_t
                 i++;
             }
         }
+#undef PUT_NB
 #undef PUT
         if (nacc > 0)
             out[p++] = (uint32_t)(acc << (32 - nacc));
@@ -1268,14 +1428,25 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
         out[p] = (uint32_t)(acc >> nacc);                                                                          \
         p += full_;                                                                                                \
     } while (0)
-        if (!has_zrun && wide) {
-            for (; i < hi; i++) {
-                uint64_t e = sym[w16[i]];
-                unsigned ln = (unsigned)(e & 0xFF);
-                if (!ln)
-                    return -1 - i;
-                PUT(e >> 8, ln);
-            }
+        if (!has_zrun) {
+            /* 8-bit words: the branch-free bit writer (8-bit symbols are short: a full word's branch
+             * mispredicts every few symbols; 16-bit ones measured faster with the branch) */
+            if (wide)
+                for (; i < hi; i++) {
+                    uint64_t e = sym[w16[i]];
+                    unsigned ln = (unsigned)(e & 0xFF);
+                    if (!ln)
+                        return -1 - i;
+                    PUT(e >> 8, ln);
+                }
+            else
+                for (; i < hi; i++) {
+                    uint64_t e = sym[w8[i]];
+                    unsigned ln = (unsigned)(e & 0xFF);
+                    if (!ln)
+                        return -1 - i;
+                    PUT_NB(e >> 8, ln);
+                }
         } else if (bm) {
             /* zero runs: a bitmap of the stripe's zero words; each step codes one token -- a non-zero word or a
              * whole zero run (its length from the bitmap by ctz, its code from rcode) -- without a branch on
@@ -1357,6 +1528,51 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
             }
         } else {
         words:
+            if (!wide) {
+                /* 8-bit: the stretch of non-zero words up to the next zero word (from the bitmap) in a loop
+                 * without the zero test (a zero every few words mispredicts it), then the run as below */
+                int64_t nw = (hi - lo + 63) / 64;
+                while (i < hi) {
+                    int64_t j = i - lo, q = j >> 6;
+                    uint64_t z = bm[q] & (~(uint64_t)0 << (j & 63));
+                    while (!z && ++q < nw)
+                        z = bm[q];
+                    int64_t e0 = z ? lo + 64 * q + __builtin_ctzll(z) : hi;
+                    for (; i < e0; i++) {
+                        uint64_t e = sym[w8[i]];
+                        unsigned ln = (unsigned)(e & 0xFF);
+                        if (!ln)
+                            return -1 - i;
+                        PUT_NB(e >> 8, ln);
+                    }
+                    if (i >= hi)
+                        break;
+                    int64_t r = 1;
+                    while (i + r < hi && w8[i + r] == 0)
+                        r++;
+                    i += r;
+                    while (r > 0) {
+                        int64_t ch = zr_choice[r];
+                        uint64_t b;
+                        unsigned ln;
+                        if (ch == -2)
+                            return -1 - (i - r);
+                        if (ch == -1) {
+                            b = sym[0] >> 8;
+                            ln = (unsigned)(sym[0] & 0xFF);
+                            r -= 1;
+                        } else {
+                            int64_t m = (int64_t)1 << zr_k[ch];
+                            if (m > r)
+                                m = r;
+                            b = zr_bits[ch] | (uint64_t)(m - 1);
+                            ln = (unsigned)zr_len[ch];
+                            r -= m;
+                        }
+                        PUT_NB(b, ln);
+                    }
+                }
+            }
             while (i < hi) {
                 unsigned v = wide ? w16[i] : w8[i];
                 if (has_zrun && v == 0) {
@@ -2165,4 +2381,218 @@ EXPORT int64_t lze_design_bits_batch(int64_t nd, const int64_t *off, const int64
         bits[d] = r;
     }
     return 0;
+}
+
+/* encoder._Grouped.designs of one ZRUN set in one call: `iters` rounds of (score every partition -- as
+ * lze_score_parts, with the set's run symbol counts zF --, design and cost the `top` best not yet tried with these
+ * counts, then re-estimate zF from the optimal parse at the round's best design's code lengths). Partition p has
+ * the blocks poff[p] .. poff[p + 1] (index length bk, count bF, first rank bs) and the residual count resF[p] (0:
+ * none); a block's LUT3 entries are order[s0 .. min(s0 + 2^k, R)], padded with the last. zF (nz, in/out scratch).
+ * Per design d (at most iters * top): nc[d] classes (rows kind, k, param in cls + 48 d), their code lengths
+ * (lens + 16 d), n3[d] LUT3 entries (lut3 + cap3 d), and its total bits (payload + table metadata: head_bits +
+ * class_bits nc + lut3w n3; INFINITY when a present value is not covered); a design of more than lut3_max LUT3
+ * entries is not returned (as the Python loop skips it). Returns the designs, -2 where the Python path must decide
+ * (a part or design over 16 or 2^L classes, more than 16 ZRUN classes, LUT3 beyond cap3), -1 without memory. */
+EXPORT int64_t lze_grouped_designs(int64_t np_, const int64_t *poff, const int64_t *bk, const double *bF,
+                                   const int64_t *bs, const double *resF, int64_t R, const int64_t *order, int64_t W,
+                                   int64_t L, int64_t lut3_max, int64_t nz, const int64_t *zks, double *zF,
+                                   int64_t iters, int64_t top, double class_bits, double lut3_bits,
+                                   int64_t head_bits, int64_t lut3w, int64_t nrp, const int64_t *runsp,
+                                   int64_t nw, const int64_t *with0, int64_t off, const int64_t *cum, int64_t nr,
+                                   const int64_t *runs, int64_t hist0, int64_t n_stripes, int64_t cap3,
+                                   int64_t *out_nc, int64_t *out_cls, int64_t *out_lens, int64_t *out_n3,
+                                   uint16_t *out_lut3, double *out_bits)
+{
+    int64_t maxc = (int64_t)1 << L;
+    if (maxc > 16)
+        maxc = 16;
+    (void)maxc;
+    if (nz > 16 || top > 16 || np_ < 1)
+        return -2;
+    for (int64_t p = 0; p < np_; p++)
+        if (poff[p + 1] - poff[p] + (resF[p] > 0) + nz > 16)
+            return -2;                      /* (the score's arrays below hold 16 classes) */
+    double *sc = malloc(np_ * sizeof(double));
+    int64_t *seen_n = malloc(iters * top * sizeof(int64_t) + 1);
+    int64_t *seen_z = malloc((iters * top * (nz + 1) + 1) * sizeof(int64_t));
+    if (!sc || !seen_n || !seen_z) {
+        free(sc);
+        free(seen_n);
+        free(seen_z);
+        return -1;
+    }
+    int64_t nseen = 0, count = 0, rc = 0;
+    for (int64_t it = 0; it < iters && rc == 0; it++) {
+        /* the scores (lze_score_parts of the part's F and ks, then zF and zks) */
+        for (int64_t p = 0; p < np_; p++) {
+            double w[16];
+            int64_t c[16], ks[16], l3 = 0, n = 0;
+            for (int64_t b = poff[p]; b < poff[p + 1]; b++) {
+                double r = rint(bF[b]);
+                w[n] = r > 1.0 ? r : 1.0;
+                ks[n++] = bk[b];
+                l3 += (int64_t)1 << bk[b];
+            }
+            if (resF[p] > 0) {
+                double r = rint(resF[p]);
+                w[n] = r > 1.0 ? r : 1.0;
+                ks[n++] = W;
+            }
+            for (int64_t j = 0; j < nz; j++) {
+                double r = rint(zF[j]);
+                w[n] = r > 1.0 ? r : 1.0;
+                ks[n++] = zks[j];
+            }
+            if (n == 0) {
+                sc[p] = INF;
+                continue;
+            }
+            if (n >= 2) {
+                if (lze_package_merge(n, w, L, c)) {
+                    rc = -1;
+                    break;
+                }
+            } else
+                c[0] = 1;
+            double dot = 0.0;
+            for (int64_t j = 0; j < n; j++)
+                dot += w[j] * (double)(c[j] + ks[j]);
+            sc[p] = dot + (double)((int64_t)class_bits * n) + lut3_bits * (double)l3;
+        }
+        if (rc)
+            break;
+        /* the top parts by (score, index): sorted(zip(scores, range(n)))[:top] */
+        int64_t pick[16], npick = 0;
+        for (int64_t t = 0; t < top && t < np_; t++) {
+            int64_t m = -1;
+            for (int64_t p = 0; p < np_; p++) {
+                int taken = 0;
+                for (int64_t q = 0; q < npick; q++)
+                    taken |= pick[q] == p;
+                if (taken)
+                    continue;
+                if (m < 0 || sc[p] < sc[m])
+                    m = p;
+            }
+            pick[npick++] = m;
+        }
+        int64_t best_d = -1;
+        double best_bits = INFINITY;
+        for (int64_t t = 0; t < npick; t++) {
+            int64_t p = pick[t], dup = 0;
+            for (int64_t q = 0; q < nseen && !dup; q++) {
+                if (seen_n[q] != p)
+                    continue;
+                int same = 1;
+                for (int64_t j = 0; j < nz; j++)
+                    same &= seen_z[q * (nz + 1) + j] == (int64_t)zF[j];
+                dup = same;
+            }
+            if (dup)
+                continue;
+            seen_n[nseen] = p;
+            for (int64_t j = 0; j < nz; j++)
+                seen_z[nseen * (nz + 1) + j] = (int64_t)zF[j];
+            nseen++;
+            /* the design: LUT classes of the blocks, the residual RANGE class, the ZRUN classes */
+            int64_t *cls3 = out_cls + 48 * count, *lens = out_lens + 16 * count, nc = 0, n3 = 0;
+            uint16_t *l3 = out_lut3 + cap3 * count;
+            double fr[16];
+            for (int64_t b = poff[p]; b < poff[p + 1]; b++) {
+                int64_t g = (int64_t)1 << bk[b], s0 = bs[b], e = s0 + g < R ? s0 + g : R;
+                if (n3 + g > cap3 || e <= s0) {
+                    rc = -2;
+                    break;
+                }
+                cls3[3 * nc] = 0;
+                cls3[3 * nc + 1] = bk[b];
+                cls3[3 * nc + 2] = n3;
+                fr[nc++] = bF[b];
+                for (int64_t i = s0; i < s0 + g; i++)
+                    l3[n3++] = (uint16_t)order[i < e ? i : e - 1];
+            }
+            if (rc)
+                break;
+            if (resF[p] > 0) {
+                cls3[3 * nc] = 1;
+                cls3[3 * nc + 1] = W;
+                cls3[3 * nc + 2] = 0;
+                fr[nc++] = resF[p];
+            }
+            for (int64_t j = 0; j < nz; j++) {
+                cls3[3 * nc] = 2;
+                cls3[3 * nc + 1] = zks[j];
+                cls3[3 * nc + 2] = 0;
+                fr[nc++] = zF[j];
+            }
+            if (nc == 0) {
+                cls3[0] = 1;
+                cls3[1] = W;
+                cls3[2] = 0;
+                fr[nc++] = 1.0;
+            }
+            if (n3 > lut3_max)
+                continue;
+            double r = lze_design_bits(nc, cls3, fr, L, lens, l3, nw, with0, off, cum, nr, runs, hist0, n_stripes);
+            if (r == -2.0) {
+                rc = -2;
+                break;
+            }
+            if (r < 0) {
+                rc = -1;
+                break;
+            }
+            double bits = (r >= INF ? INFINITY : r) + (double)(head_bits + (int64_t)class_bits * nc + lut3w * n3);
+            out_nc[count] = nc;
+            out_n3[count] = n3;
+            out_bits[count] = bits;
+            if (bits < best_bits) {
+                best_bits = bits;
+                best_d = count;
+            }
+            count++;
+        }
+        if (rc || nz == 0 || best_d < 0)
+            break;
+        if (it + 1 == iters)
+            break;                          /* (the Python loop re-estimates here too; nothing reads it after) */
+        /* re-estimate the run symbol counts: the optimal parse at the best design's lengths (_zero_costs) */
+        {
+            int64_t nc = out_nc[best_d], kinds[16], ks[16], params[16], tot[16], zk[16], ztot[16], nzz = 0, len0;
+            int64_t zero = 0, cnt[17];
+            const int64_t *c3 = out_cls + 48 * best_d, *ln = out_lens + 16 * best_d;
+            int64_t l3i[4096];
+            int64_t n3 = out_n3[best_d];
+            int64_t *l3b = n3 <= 4096 ? l3i : malloc(n3 * sizeof(int64_t));
+            if (!l3b) {
+                rc = -1;
+                break;
+            }
+            for (int64_t i = 0; i < n3; i++)
+                l3b[i] = out_lut3[cap3 * best_d + i];
+            for (int64_t j = 0; j < nc; j++) {
+                kinds[j] = c3[3 * j];
+                ks[j] = c3[3 * j + 1];
+                params[j] = c3[3 * j + 2];
+                tot[j] = ks[j] + ln[j];
+                if (kinds[j] == 2) {
+                    zk[nzz] = ks[j];
+                    ztot[nzz++] = tot[j];
+                }
+            }
+            lze_lengths_at(1, &zero, nc, kinds, ks, params, tot, l3b, &len0);
+            if (l3b != l3i)
+                free(l3b);
+            if (lze_zrun_parse_counts(nrp, runsp, len0, nzz, zk, ztot, cnt)) {
+                rc = -1;
+                break;
+            }
+            for (int64_t j = 0; j < nz; j++)
+                zF[j] = (double)cnt[j] > 1.0 ? (double)cnt[j] : 1.0;
+        }
+    }
+    free(sc);
+    free(seen_n);
+    free(seen_z);
+    return rc ? rc : count;
 }

@@ -1021,6 +1021,21 @@ class _Grouped:
             self._parts[Mv] = out
         return self._parts[Mv]
 
+    def _flat_parts(self, Mv):
+        """:meth:`partitions` as ``fastenc.grouped_parts`` flattens them (C kernels), made once per ``Mv``: from
+        the grid's tables in one call where they are kept (``fastenc.group_parts``), else from the list."""
+        flats = self.__dict__.setdefault("_gflat", {})
+        got = flats.get(Mv)
+        if got is None:
+            self.table()
+            kern = _k()
+            if getattr(self, "_grid", None) is not None and hasattr(kern, "group_parts"):
+                got = kern.group_parts(*self._grid, np.r_[0.0, np.cumsum(self.freq)], Mv, self.W + 1)
+            else:
+                got = kern.grouped_parts(self.partitions(Mv))
+            flats[Mv] = got
+        return got
+
     def estimate(self, zks, rounds: int = 2):
         """``(dual value, log2 mu at the optimum, run symbol counts)`` of the ZRUN set ``zks``."""
         lmus, tab = self.table()
@@ -1041,37 +1056,57 @@ class _Grouped:
         kept sets are re-estimated with three rounds."""
         if not self.runs.any() or self.M < 2:
             return []
-        memo = {}
+        memo = {}                       # set -> its estimate (rounds 2), in the order the search asks for them
+        kern = _k()
+        many = None
+        if hasattr(kern, "zrun_estimate_sets"):
+            lmus, tab = self.table()
+            mus = self.__dict__.get("_mus")
+            if mus is None:
+                mus = self._mus = 2.0 ** lmus
+            runs = self.runs
+
+            def many(sets):             # the estimates of several sets in one C call (the same floats)
+                return kern.zrun_estimate_sets(runs, sets, tab, mus, self.L, 2, float(CLASS_BITS))
+
+        def fill(sets):
+            """Estimate the sets of ``sets`` not yet estimated, in that order (as ``est`` one by one would)."""
+            new = [ks for ks in sets if ks not in memo]
+            if many is None:
+                for ks in new:
+                    memo[ks] = self.estimate(ks, 2)[0]
+            else:
+                memo.update(zip(new, many(new)))
 
         def est(ks):
             if ks not in memo:
-                memo[ks] = self.estimate(ks, 2)
-            return memo[ks][0]
+                fill((ks,))
+            return memo[ks]
 
         ks_all = range(self.maxk + 1)
         top = min(max_z, self.maxk + 1, self.M - 1)
         # every set of up to ``full`` classes (the estimate is far from monotone in the set), then the beam
         full = min(exhaustive, top)
-        for size in range(1, full + 1):
-            for ks in itertools.combinations(ks_all, size):
-                est(ks)
-        frontier = sorted((v[0], ks) for ks, v in memo.items() if len(ks) == full)[:beam]
+        fill([ks for size in range(1, full + 1) for ks in itertools.combinations(ks_all, size)])
+        frontier = sorted((v, ks) for ks, v in memo.items() if len(ks) == full)[:beam]
         for _size in range(full + 1, top + 1):
             cand = {tuple(sorted(ks + (k,))) for _, ks in frontier for k in ks_all if k not in ks}
+            fill(list(cand))            # (in the set's order: the order est() would meet them below)
             frontier = sorted((est(ks), ks) for ks in cand)[:beam]
         # local search from the best set: swap one index length for another, add or drop one
-        cur = min(memo, key=lambda ks: memo[ks][0])
+        cur = min(memo, key=memo.get)
         for _pass in range(4):
             moves = {tuple(sorted(set(cur) - {a} | {b})) for a in cur for b in ks_all if b not in cur}
             if len(cur) < min(max_z, self.M - 1):
                 moves |= {tuple(sorted(cur + (b,))) for b in ks_all if b not in cur}
             if len(cur) > 1:
                 moves |= {tuple(x for x in cur if x != a) for a in cur}
+            fill(list(moves))
             nxt = min(moves, key=est, default=cur)
             if est(nxt) >= est(cur):
                 break
             cur = nxt
-        ranked = sorted((v[0], ks) for ks, v in memo.items())
+        ranked = sorted((v, ks) for ks, v in memo.items())
         return [(ks, self.estimate(ks, 3)) for _, ks in ranked[:keep]]
 
     def _score(self, blocks, res_F, zks, zF):
@@ -1124,6 +1159,19 @@ class _Grouped:
             ts = _design(W, L, [], [], 0, list(zip(zks, zF)), st)
             yield ts.tableset() if tablesets else ts, ts.bits(st)
             return
+        kern = _k()
+        if hasattr(kern, "grouped_designs"):       # the whole loop below in one C call (the same designs)
+            flat = self._flat_parts(Mv)
+            if self.__dict__.get("_order64") is None:
+                self._order64 = np.ascontiguousarray(self.order, np.int64)
+            out = kern.grouped_designs(flat, self.R, self._order64, W, L, self.lut3_max, zks, zF, iters, top,
+                                       CLASS_BITS, self.lut3_bits, TABLE_HEAD_BITS, min(LUT3_BITS, W), self.runs,
+                                       _stats_args(st))
+            if out is not None:
+                for classes, lens, lut3, bits in out:
+                    ts = _Built(W, classes, lens, lut3, (st, bits))
+                    yield ts.tableset() if tablesets else ts, bits
+                return
         parts = self.partitions(Mv)
         seen = set()
         for _it in range(iters):
@@ -1298,7 +1346,13 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         zd = zds[n]
         if n not in full:
             consider(zd.designs(0, W, L, st, screen if with_z and zd is zds[with_z[0]] else None))
-        cands = sorted((zd.lower_bound(t), t) for t in zd.t_candidates(effort))
+        # (designs(0) has been considered for this set now, just above or in the screening: the same designs
+        # again -- t = 0 is the only size where effort <= 0 or no value is left -- cannot win, consider keeps the
+        # first of equal bits; the LUT DP of lower_bound is not needed then)
+        tc = zd.t_candidates(effort)
+        if tc == [0]:
+            continue
+        cands = sorted((zd.lower_bound(t), t) for t in tc)
         # the bound is loose, so besides the most promising sizes always try "every value in LUT3" (or the
         # largest LUT3) and the median size
         picks = cands[:max_t]

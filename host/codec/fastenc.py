@@ -70,6 +70,10 @@ def _configure(lib):
         "lze_group_walk": ([i64, i64, i64, vp, vp, vp, vp, i64, i64, vp, vp, vp, vp, vp], i32),
         "lze_zrun_parse_counts": ([i64, vp, i64, i64, vp, vp, vp], i32),
         "lze_zrun_estimate": ([i64, vp, i64, vp, vp, i64, vp, i64, i64, f64, vp, vp], f64),
+        "lze_group_parts": ([i64, i64, i64, vp, vp, vp, vp, i64, i64, vp, vp, vp, vp, vp], i64),
+        "lze_grouped_designs": ([i64, vp, vp, vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp, i64, i64, f64, f64, i64,
+                                 i64, i64, vp, i64, vp, i64, vp, i64, vp, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
+        "lze_zrun_estimate_sets": ([i64, vp, i64, vp, vp, vp, i64, i64, vp, i64, i64, f64, vp], i32),
         "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_symbols": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
         "lze_trie_walk": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp], i64),
@@ -417,6 +421,85 @@ def _zrun_estimate(runs, zk, tabcol, mus, L, rounds, class_bits):
     d = lib().lze_zrun_estimate(len(runs), _p(runs), len(zk), _p(zk), _p(tabcol), len(mus), _p(mus), int(L),
                                 int(rounds), float(class_bits), _ptr(g), _p(zF))
     return d, int(g[0]), zF
+
+
+def zrun_estimate_sets(runs, sets, tab, mus, L, rounds, class_bits):
+    """:func:`_zrun_estimate`'s dual value of every ZRUN set of ``sets`` (tuples) in one call, each at its own table
+    column ``tab[:, M - len(set)]`` (``tab``: the grid's ``(G, M + 1)`` table; inf where that is negative), as
+    ``encoder._Grouped.estimate`` gives it: a list of floats."""
+    if not sets:
+        return []
+    runs, tab, mus = _i64(runs), _f64(tab), _f64(mus)
+    off = np.zeros(len(sets) + 1, np.int64)
+    np.cumsum([len(x) for x in sets], out=off[1:])
+    zks = np.fromiter(_itchain.from_iterable(sets), np.int64, int(off[-1]))
+    out = np.empty(len(sets))
+    G, M1 = tab.shape
+    if lib().lze_zrun_estimate_sets(len(runs), _p(runs), len(sets), _ptr(off), _p(zks), _ptr(tab), M1 - 1, G,
+                                    _ptr(mus), int(L), int(rounds), float(class_bits), _ptr(out)):
+        raise ValueError("zrun_estimate_sets: more than 32 index lengths in a set")
+    return out.tolist()
+
+
+def grouped_parts(parts):
+    """The flattened arrays of a list of grouped partitions (``encoder._Grouped.partitions``) for
+    :func:`grouped_designs`: ``(poff, k, F, first rank, residual F, most LUT3 entries of a part)``."""
+    poff = np.zeros(len(parts) + 1, np.int64)
+    np.cumsum([len(b) for b, _r in parts], out=poff[1:])
+    blocks = [x for b, _r in parts for x in b]
+    bk = np.array([x[0] for x in blocks], np.int64)
+    bF = np.array([x[1] for x in blocks], np.float64)
+    bs = np.array([x[2] for x in blocks], np.int64)
+    resF = np.array([r for _b, r in parts], np.float64)
+    cap3 = max([sum(1 << x[0] for x in b) for b, _r in parts], default=0)
+    return poff, bk, bF, bs, resF, max(cap3, 1)
+
+
+def group_parts(best, ch, start, pre, Mv, Wp1):
+    """:func:`group_walk`'s partitions without repeats (``encoder._Grouped.partitions``: the same list, in grid
+    order) as :func:`grouped_parts` gives them, in one call (``lze_group_parts``)."""
+    G, R1, M1 = best.shape
+    pre = _f64(pre)
+    poff = np.empty(G + 1, np.int64)
+    bk, bs, bF = np.empty(G * M1, np.int64), np.empty(G * M1, np.int64), np.empty(G * M1)
+    resF = np.empty(G)
+    n = lib().lze_group_parts(R1 - 1, M1 - 1, G, _ptr(best), _ptr(ch), _ptr(start), _ptr(pre), int(Mv), int(Wp1),
+                              _ptr(poff), _ptr(bk), _ptr(bF), _ptr(bs), _ptr(resF))
+    if n < 0:
+        raise RuntimeError("grouped DP: the tables do not walk back")
+    poff = poff[:n + 1].copy()
+    m = int(poff[-1])
+    c = np.zeros(m + 1, np.int64)
+    np.cumsum(np.left_shift(1, bk[:m]), out=c[1:])
+    cap3 = max(1, int((c[poff[1:]] - c[poff[:-1]]).max()) if n else 1)      # the most LUT3 entries of a part
+    return poff, bk[:m].copy(), bF[:m].copy(), bs[:m].copy(), resF[:n].copy(), cap3
+
+
+def grouped_designs(flat, R, order, W, L, lut3_max, zks, zF, iters, top, class_bits, lut3_bits, head_bits, lut3w,
+                    runs, sargs):
+    """``encoder._Grouped.designs`` of the ZRUN set ``zks`` (run symbol counts ``zF``) over the partitions ``flat``
+    (:func:`grouped_parts`) in one call (``lze_grouped_designs``): a list of ``(classes, lens, lut3, total bits)``
+    in the order the Python loop yields them (the same floats), or None where the Python path must decide."""
+    poff, bk, bF, bs, resF, cap3 = flat
+    nz = len(zks)
+    zk = np.array(zks, np.int64)
+    zFa = np.array(zF, np.float64)          # (a copy: the kernel re-estimates it in place)
+    runs = _i64(runs)
+    nd = iters * top
+    nc, n3, bits = np.empty(nd, np.int64), np.empty(nd, np.int64), np.empty(nd)
+    cls, lens, lut3 = np.empty((nd, 16, 3), np.int64), np.empty((nd, 16), np.int64), np.empty((nd, cap3), np.uint16)
+    r = lib().lze_grouped_designs(len(resF), _ptr(poff), _p(bk), _p(bF), _p(bs), _ptr(resF), int(R), _ptr(order),
+                                  int(W), int(L), int(lut3_max), nz, _p(zk), _p(zFa), int(iters), int(top),
+                                  float(class_bits), float(lut3_bits), int(head_bits), int(lut3w), len(runs),
+                                  _p(runs), *sargs[0], int(cap3), _ptr(nc), _ptr(cls), _ptr(lens), _ptr(n3),
+                                  _ptr(lut3), _ptr(bits))
+    if r == -2:
+        return None
+    if r < 0:
+        raise MemoryError("grouped designs: no memory")
+    ncl, n3l, bl = nc.tolist(), n3.tolist(), bits.tolist()
+    return [([tuple(x) for x in cls[d, :ncl[d]].tolist()], lens[d, :ncl[d]].tolist(), lut3[d, :n3l[d]].copy(),
+             bl[d]) for d in range(r)]
 
 
 def encode(flat, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words):
