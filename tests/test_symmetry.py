@@ -103,3 +103,16 @@ def test_estimate_smaller_for_a_basis_same_for_random():
     rnd = {"fc": basis["fc"]}
     r2 = sy.estimate(rnd)
     assert r2["tensors"] == {} and r2["with_rows"] == r2["base"]
+
+
+def test_estimate_keeps_rows_that_do_not_pay_plain():
+    """Two equal all-zero rows in a random tensor: a copy is found, but coding the tensor without that row saves
+    less than its descriptor, so the estimate leaves the tensor as it is."""
+    a = np.random.default_rng(2).integers(-60, 60, (64, 64)).astype(np.int8)
+    a[10] = 0
+    a[11] = 0
+    a[12] = 0
+    kinds = sy.find(codec.to_words(a)[0], a.shape, "int8")
+    assert sy.summary(kinds)["copy"] == 2
+    r = sy.estimate({"fc": a})
+    assert r["tensors"] == {} and r["with_rows"] == r["base"] and r["descriptor"] == 0

@@ -181,7 +181,8 @@ def estimate(arrays: dict, attrs: dict | None = None, kinds_allowed=ALL, states:
 
     Each tensor with at least ``min_saving_rows`` non-plain rows is replaced by its :func:`reduce` words (a 1-D
     array of its dtype; the same encoder, ``states=2``: :func:`lutzip.codec.states.apply` as well), checked with
-    :func:`expand` to give the tensor back bit for bit; the descriptors' bytes are added. Returns ``{"base",
+    :func:`expand` to give the tensor back bit for bit, where that tensor alone plus its descriptor codes smaller
+    than the tensor as it is (what an encoder would choose); the descriptors' bytes are added. Returns ``{"base",
     "with_rows", "descriptor", "tensors": {name: summary}}``.
     """
     from lutzip.codec import arrays as codec
@@ -189,8 +190,8 @@ def estimate(arrays: dict, attrs: dict | None = None, kinds_allowed=ALL, states:
     from lutzip.codec import states as st
     from lutzip.codec.layout import stored
 
-    def size(d):
-        c = codec.compress(d, attrs=attrs)
+    def size(d, at=attrs):
+        c = codec.compress(d, attrs=at)
         if states == 2:
             c = st.apply(c, L=8)
         return len(ct.to_bytes(c))
@@ -211,7 +212,13 @@ def estimate(arrays: dict, attrs: dict | None = None, kinds_allowed=ALL, states:
         r = reduce(words, a.shape, kinds)
         if not np.array_equal(expand(r, a.shape, kinds, dtype), words):
             raise AssertionError(f"row kinds of {name!r} do not give the tensor back")
-        reduced[name] = r.view(a.dtype) if r.dtype.itemsize == a.dtype.itemsize else r
+        r = r.view(a.dtype) if r.dtype.itemsize == a.dtype.itemsize else r
+        one = {name: dict((attrs or {}).get(name, {}))} if attrs else None
+        # an encoder would use the row kinds only where they pay: the tensor alone, coded both ways
+        if size({name: r}, one) + descriptor_bytes(kinds) >= size({name: arr}, one):
+            reduced[name] = arr
+            continue
+        reduced[name] = r
         out["descriptor"] += descriptor_bytes(kinds)
         out["tensors"][name] = summary(kinds)
     out["with_rows"] = size(reduced) + out["descriptor"] if out["tensors"] else out["base"]
