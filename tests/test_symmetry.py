@@ -116,3 +116,15 @@ def test_estimate_keeps_rows_that_do_not_pay_plain():
     assert sy.summary(kinds)["copy"] == 2
     r = sy.estimate({"fc": a})
     assert r["tensors"] == {} and r["with_rows"] == r["base"] and r["descriptor"] == 0
+
+
+def test_main_prints_the_table(tmp_path, capsys):
+    path = tmp_path / "basis.npz"
+    np.savez(path, stft=dft_basis(128, "int8").astype(np.float32), fc=np.random.default_rng(3).normal(0, 1, (64, 64)))
+    assert sy.main([str(path), "--cells", "int8:0,int16:90"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4 and out[2].startswith(f"| {path} | int8 0 % |") and "| int16 90 % |" in out[3]
+    cols = [c.strip() for c in out[2].split("|")[1:-1]]
+    base, mirror, both = (int(c) for c in cols[2:5])
+    assert both < mirror < base and cols[-1].startswith("stft ")
+    assert sy.main([str(path), "--cells", "int4:0"]) == 2

@@ -223,3 +223,58 @@ def estimate(arrays: dict, attrs: dict | None = None, kinds_allowed=ALL, states:
         out["tensors"][name] = summary(kinds)
     out["with_rows"] = size(reduced) + out["descriptor"] if out["tensors"] else out["base"]
     return out
+
+
+#: the cells of ``lutzip bench models``: (mode, pruned fraction)
+CELLS = (("int8", 0.0), ("int8", 0.6), ("int8", 0.75), ("int8", 0.9), ("int16", 0.0), ("int16", 0.6),
+         ("int16", 0.75), ("int16", 0.9), ("bf16", 0.0))
+
+
+def table_rows(model: str, cells=CELLS):
+    """Markdown rows ``| model | cell | --states 2 | + mirror | + mirror and copy | xz -9e | ... vs xz |`` of a model
+    (a name of ``lutzip.weights.models.REAL_MODELS`` or a weight file), prepared as ``lutzip bench models`` does."""
+    import lzma
+    from lutzip.bench import load_model
+    from lutzip.weights.quantize import prepare
+    label, arrays = load_model(model)
+    for mode, p in cells:
+        prep, attrs = prepare(arrays, quantize=None if mode == "bf16" else mode, bf16=mode == "bf16",
+                              prune_fraction=p, skip_unsupported=True)
+        raw = b"".join(np.ascontiguousarray(a).tobytes() for a in prep.values())
+        xz = len(lzma.compress(raw, preset=9 | lzma.PRESET_EXTREME))
+        m = estimate(prep, attrs, (MIRROR, NEG_MIRROR))
+        b = estimate(prep, attrs, ALL)
+
+        def vs(n):
+            return f"{(n / xz - 1) * 100:+.2f} %"
+        yield (f"| {label} | {mode} {round(p * 100)} % | {m['base']} | {m['with_rows']} | {b['with_rows']} | {xz} | "
+               f"{vs(m['base'])} | {vs(m['with_rows'])} | {vs(b['with_rows'])} | "
+               f"{', '.join(f'{k} {v}' for k, v in b['tensors'].items())} |")
+
+
+def main(argv=None) -> int:
+    """``python -m lutzip.codec.symmetry MODEL... [--cells int8:0,bf16:0]``: the cost-model table of
+    docs/log/2026-12-compression.md (2026-12-07 afternoon 2) for the given models."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m lutzip.codec.symmetry", description=main.__doc__)
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--cells", default="", help="e.g. int8:0,int16:75 (default: all nine cells)")
+    args = ap.parse_args(argv)
+    cells = CELLS
+    if args.cells:
+        want = set(args.cells.split(","))
+        cells = tuple(c for c in CELLS if f"{c[0]}:{round(c[1] * 100)}" in want)
+        if not cells:
+            print(f"error: no cell of {sorted(want)}; cells are mode:percent, e.g. int8:0", file=__import__("sys").stderr)
+            return 2
+    print("| model | cell | lutzip --states 2 | + mirror kind | + mirror and copy kinds | xz -9e | today vs xz | "
+          "mirror vs xz | both vs xz | tensors with row kinds |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for model in args.models:
+        for row in table_rows(model, cells):
+            print(row, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
