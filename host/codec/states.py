@@ -287,7 +287,21 @@ def _replan(c, group, ts, two, coded, after, L, greedy, rounds):
     return best[1], best[2], best[0]
 
 
-def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan: int = 2):
+def _redesign(c, group, ts, L):
+    """:func:`lutzip.codec.states_design.redesign` on a group's streams, as ``(after, tableset, coded)`` with
+    ``after`` in the terms of :func:`apply` (stream bytes + the table bytes beyond the one-table set's), or
+    ``None``."""
+    from lutzip.codec.decode import decode_stripes
+    from lutzip.codec import states_design as sd
+    words = [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts) for s in group]
+    got = sd.redesign(words, [s.stripe_len for s in group], ts, L)
+    if got is None:
+        return None
+    two, coded, size = got
+    return size - sd.table_bytes(ts), two, coded
+
+
+def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan: int = 2, redesign: bool = False):
     """A copy of container ``c`` whose table sets have two code tables where that makes their streams smaller.
 
     Parameters
@@ -301,9 +315,14 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
     replan : int
         Rounds of coding the streams again with zero runs planned for the two states and the code lengths
         re-derived from that parse (:func:`_replan`; 0: only the one-table encoder's symbols, rewritten).
+    redesign : bool
+        For 8-bit table sets, also try classes cut for the two states (:func:`lutzip.codec.states_design.redesign`:
+        a new LUT3 and class set); kept where its streams plus its table bytes are the smallest. Off by default:
+        it saves 0-0.2 % of the dense int8 cells for 10-25x the CPU time of the rest of ``apply``
+        (docs/log/2026-12-compression.md, 2026-12-07 afternoon 2).
     report : list, optional
-        Gets one dict per table set that was tried: ``{"table", "follow", "before", "after"}`` (payload bytes of
-        its streams).
+        Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned"}``
+        (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves).
 
     Returns
     -------
@@ -341,11 +360,17 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
                 two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan)
             if best is None or after < best[0]:
                 best = (after, two, coded)
+        redesigned = False
+        if redesign and ts.word_bits == 8:
+            got = _redesign(c, group, ts, L)
+            if got is not None and (best is None or got[0] < best[0]):
+                best, redesigned = got, True
         if best is None:
             continue
         after, two, coded = best
         if report is not None:
-            report.append({"table": ti, "follow": two.follow, "before": before, "after": after})
+            report.append({"table": ti, "follow": two.follow, "before": before, "after": after,
+                           "redesigned": redesigned})
         if after >= before:
             continue
         new_tables[ti] = two

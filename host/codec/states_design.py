@@ -1,0 +1,302 @@
+"""Class sets designed for two code tables (format version 5), for 8-bit table sets: an encoder choice only.
+
+:func:`lutzip.codec.states.apply` keeps the one-table encoder's classes and only gives them a second vector of
+code lengths. On dense int8 tensors that leaves most of what the previous value says unused: the classes were
+cut for one order-0 code (e.g. a 16-value class for 2..9 whose members are common after a small value and rare
+after a large one), and the state a symbol is read in can only change its *class* code. Here the classes are cut
+for the two states instead (docs/log/2026-12-compression.md, 2026-12-07 afternoon 2):
+
+1. a magnitude threshold ``T`` splits the values into small (``|v| < T``, zero included) and large ones; the
+   state of a word is "the previous word was small" (state B) or not (state A, also at a stripe start);
+2. each of the two value lists, sorted by count, is cut into consecutive LUT classes of ``2^k`` entries by a
+   dynamic programme whose cost is the two-state ideal code length (``-sum_s n_s log2(n_s / N_s)``) plus the
+   index bits; the tails of both lists go to one RANGE escape class of ``W`` index bits; a class never mixes
+   small and large values, so ``F`` (the follow mask) is exactly the small classes and the one-table encoder's
+   ZRUN classes (kept as they are);
+3. the code lengths come from package-merge on the state-split counts, the streams are coded by
+   :func:`lutzip.codec.states._encode2` (zero runs planned for the two states) and the lengths re-derived from
+   that parse's class pairs.
+
+The set is a plain version-5 table set: every decoder reads it as before (no format change). The caller
+(:func:`lutzip.codec.states.apply`) keeps it only where the streams plus the table set's own bytes get smaller.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lutzip.codec.tables import LUT, MAX_CLASSES, RANGE, ZRUN, ClassSpec, TableSet
+from lutzip.errors import TableError
+
+#: the largest LUT class (index bits) the design cuts
+MAX_K = 7
+
+
+def signed8(words: np.ndarray) -> np.ndarray:
+    """The int8 values of 8-bit words (two's complement), as int64."""
+    w = np.asarray(words).astype(np.int64)
+    return np.where(w >= 128, w - 256, w)
+
+
+def state_counts(words_list, T: int):
+    """``(hist_a, hist_b)``: counts of each 8-bit word read in state A (after a word of magnitude >= ``T``, or first
+    in its array) and in state B (after a word of magnitude < ``T``)."""
+    ha = np.zeros(256, np.int64)
+    hb = np.zeros(256, np.int64)
+    for w in words_list:
+        w = np.asarray(w).astype(np.int64).reshape(-1)
+        if not w.size:
+            continue
+        small = np.abs(signed8(w)) < T
+        sb = np.zeros(w.size, bool)
+        sb[1:] = small[:-1]
+        ha += np.bincount(w[~sb], minlength=256)
+        hb += np.bincount(w[sb], minlength=256)
+    return ha, hb
+
+
+def _xlogx(x):
+    x = np.asarray(x, np.float64)
+    return np.where(x > 0, x * np.log2(np.maximum(x, 1e-300)), 0.0)
+
+
+def ideal_bits(ha: np.ndarray, hb: np.ndarray) -> float:
+    """Bits of the words under the two-state order-0 model of the values themselves (a lower bound for step 2)."""
+    out = 0.0
+    for h in (ha, hb):
+        n = float(h.sum())
+        if n:
+            out += n * np.log2(n) - float(_xlogx(h).sum())
+    return out
+
+
+def thresholds(words_list, keep: int = 2, candidates=range(1, 65)):
+    """The ``keep`` magnitude thresholds of the smallest :func:`ideal_bits`, best first."""
+    scored = []
+    for T in candidates:
+        ha, hb = state_counts(words_list, T)
+        if ha.sum() == 0 or hb.sum() == 0:
+            continue
+        scored.append((ideal_bits(ha, hb), T))
+    scored.sort()
+    return [T for _, T in scored[:keep]]
+
+
+def _code_cost(x, mu, L: int):
+    """``min over l in 1..L of x * l + mu * 2^-l`` (Lagrangian code bits of a class of count ``x``; ``mu`` None: the
+    ideal ``-x log2 x``, the ``N log2 N`` left out)."""
+    x = np.asarray(x, np.float64)
+    if mu is None:
+        return -_xlogx(x)
+    ls = np.arange(1, L + 1, dtype=np.float64)
+    return np.min(x[..., None] * ls + mu * np.exp2(-ls), axis=-1)
+
+
+def _cut(a: np.ndarray, b: np.ndarray, max_m: int, max_k: int = MAX_K, mu=(None, None), L: int = 8):
+    """Dynamic programme over one value list (counts ``a``, ``b`` per state, sorted by ``a + b`` descending).
+
+    Returns ``(f, back)``: ``f[m, i]`` the cost (``-sum x log2 x`` of the classes' state counts plus index bits)
+    of the first ``i`` values cut into ``m`` classes; ``back[m, i] = (k, start)`` of the last class (a class that
+    runs past the list's end is padded)."""
+    n = len(a)
+    A = np.concatenate([[0], np.cumsum(a)]).astype(np.float64)
+    B = np.concatenate([[0], np.cumsum(b)]).astype(np.float64)
+    f = np.full((max_m + 1, n + 1), np.inf)
+    back = np.full((max_m + 1, n + 1, 2), -1, np.int64)
+    f[0, 0] = 0.0
+    idx = np.arange(n)
+    for m in range(1, max_m + 1):
+        for k in range(max_k + 1):
+            end = idx + (1 << k)
+            j = np.minimum(end, n)
+            sa = A[j] - A[idx]
+            sb = B[j] - B[idx]
+            cost = f[m - 1, :n] + _code_cost(sa, mu[0], L) + _code_cost(sb, mu[1], L) + (sa + sb) * k
+            full = (end <= n) & np.isfinite(cost)
+            t, c, s = j[full], cost[full], idx[full]          # distinct targets
+            better = c < f[m, t]
+            f[m, t[better]] = c[better]
+            back[m, t[better], 0] = k
+            back[m, t[better], 1] = s[better]
+            pad = (end > n) & np.isfinite(cost)
+            if pad.any():
+                i = int(idx[pad][np.argmin(cost[pad])])
+                if cost[i] < f[m, n]:
+                    f[m, n] = cost[i]
+                    back[m, n] = (k, i)
+    return f, back
+
+
+def _classes_of(back, order, m: int, i: int):
+    """The ``(k, values)`` of the classes of the cut ending at ``(m, i)`` (:func:`_cut`), in list order."""
+    out = []
+    while m > 0 and i > 0:
+        k, start = (int(x) for x in back[m, i])
+        out.append((k, start, i))
+        m, i = m - 1, start
+    if i != 0:
+        raise AssertionError("cut does not start at the list head")
+    out.reverse()
+    return [(k, [int(order[x]) for x in range(s, e)]) for k, s, e in out]
+
+
+#: Lagrange multipliers tried for the two states' Kraft sums, as multiples of ``N_s / ln 2`` (1: the ideal lengths)
+MU_FACTORS = (0.7, 0.85, 1.0, 1.2, 1.45)
+
+
+def _partition(ha, hb, zr, T: int, room: int, mu, L: int):
+    """One cut of the small and the large values into at most ``room`` LUT classes plus the escape
+    (:func:`_cut` per list, the tails joined into the escape): ``(small, large, rest)`` lists of ``(k, values)``
+    and the escape's values, or ``None``."""
+    vals = np.arange(256)
+    mag = np.abs(signed8(vals))
+    present = (ha + hb) > 0
+    if zr:
+        present[0] = False
+    lists = []
+    for sel in (mag < T, mag >= T):
+        v = vals[sel & present]
+        order = v[np.argsort(-(ha[v] + hb[v]), kind="stable")]
+        f, back = _cut(ha[order], hb[order], room, MAX_K, mu, L)
+        tail_a = np.concatenate([np.cumsum(ha[order][::-1])[::-1], [0]]) if len(order) else np.zeros(1)
+        tail_b = np.concatenate([np.cumsum(hb[order][::-1])[::-1], [0]]) if len(order) else np.zeros(1)
+        lists.append((order, f, back, tail_a, tail_b))
+    (o1, f1, b1, ta1, tb1), (o2, f2, b2, ta2, tb2) = lists
+    best = None
+    for m1 in range(room + 1):
+        for m2 in range(room + 1 - m1):
+            ok1 = np.nonzero(np.isfinite(f1[m1]))[0]
+            ok2 = np.nonzero(np.isfinite(f2[m2]))[0]
+            if not len(ok1) or not len(ok2):
+                continue
+            ea = ta1[ok1][:, None] + ta2[ok2][None, :]
+            eb = tb1[ok1][:, None] + tb2[ok2][None, :]
+            tot = (f1[m1][ok1][:, None] + f2[m2][ok2][None, :] + _code_cost(ea, mu[0], L) + _code_cost(eb, mu[1], L)
+                   + (ea + eb) * 8)
+            p = np.unravel_index(int(np.argmin(tot)), tot.shape)
+            if best is None or tot[p] < best[0]:
+                best = (float(tot[p]), m1, int(ok1[p[0]]), m2, int(ok2[p[1]]))
+    if best is None:
+        return None
+    _, m1, i1, m2, i2 = best
+    small = _classes_of(b1, o1, m1, i1)
+    large = _classes_of(b2, o2, m2, i2)
+    covered = set(v for _, ms in small + large for v in ms)
+    rest = [v for v in range(256) if v not in covered and not (zr and v == 0)]
+    return small, large, rest
+
+
+def _build(ha, hb, zr, small, large, rest, L: int):
+    """The table set of a partition (:func:`_partition`), its code lengths by package-merge on the value-level
+    state counts; ``(tableset, estimated bits)``."""
+    from lutzip.codec.states import _lengths
+    za = int(ha[0]) if zr else 0                          # zeros: one ZRUN symbol each (an estimate)
+    zb = int(hb[0]) if zr else 0
+    lut3, specs, ca, cb, follow = [], [], [], [], 0
+    for group, in_f in ((small, True), (large, False)):
+        for k, members in group:
+            param = len(lut3)
+            lut3 += members + [members[-1]] * ((1 << k) - len(members))
+            if in_f:
+                follow |= 1 << len(specs)
+            specs.append((LUT, k, param))
+            ca.append(float(ha[members].sum()))
+            cb.append(float(hb[members].sum()))
+    specs.append((RANGE, 8, 0))
+    ca.append(float(ha[rest].sum()))
+    cb.append(float(hb[rest].sum()))
+    for cl in zr:
+        follow |= 1 << len(specs)
+        specs.append((ZRUN, cl.k, 0))
+        ca.append(za / len(zr))
+        cb.append(zb / len(zr))
+    la = _lengths(ca, L, True)
+    lb = _lengths(cb, L, True)
+    bits = sum(x * l + y * m + (x + y) * sp[1] for x, y, l, m, sp in zip(ca, cb, la, lb, specs))
+    classes = [ClassSpec(int(c), kind, k, param) for c, (kind, k, param) in zip(la, specs)]
+    two = TableSet(8, classes, np.array(lut3, np.uint16), lens_b=tuple(int(x) for x in lb), follow=int(follow))
+    two.validate()
+    return two, float(bits)
+
+
+def design_two(words_list, zruns, T: int, L: int = 8, factors=MU_FACTORS):
+    """A two-state 8-bit table set for the words (steps 1-2 of the module text), or ``None`` when there is no room.
+
+    ``zruns``: the ZRUN classes (``ClassSpec``) of the one-table set, kept; value 0 is then left to them. The cut is
+    made for each pair of Lagrange multipliers of ``factors`` (the states' Kraft sums: the classes' integer code
+    lengths enter the cut's cost) and the ideal lengths; the partition of the fewest bits after package-merge is
+    kept. Returns ``(tableset, estimated_bits)``.
+    """
+    ha, hb = state_counts(words_list, T)
+    zr = [cl for cl in zruns if cl.kind == ZRUN]
+    room = MAX_CLASSES - len(zr) - 1                      # the escape class
+    if room < 2 or not ha.sum() or not hb.sum():
+        return None
+    NA, NB = float(ha.sum()) / np.log(2), float(hb.sum()) / np.log(2)
+    mus = [(None, None)] + [(fa * NA, fb * NB) for fa in factors for fb in factors]
+    best, seen = None, set()
+    for mu in mus:
+        part = _partition(ha, hb, zr, T, room, mu, L)
+        if part is None:
+            continue
+        key = repr(part)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            got = _build(ha, hb, zr, *part, L)
+        except TableError:
+            continue
+        if best is None or got[1] < best[1]:
+            best = got
+    return best
+
+
+def relength(two: TableSet, pairs: np.ndarray, L: int = 8) -> TableSet:
+    """``two`` with both code-length vectors re-derived (package-merge, every class a code in both states) from the
+    class-pair counts ``pairs`` of a parse (17 x 16; row 16: the stripe start)."""
+    from lutzip.codec.states import _lengths
+    n = len(two.classes)
+    inF = np.array([(two.follow >> j) & 1 for j in range(MAX_CLASSES)] + [0], bool)
+    ca = pairs[~inF].sum(0)[:n]
+    cb = pairs[inF].sum(0)[:n]
+    la = _lengths(ca.tolist(), L, True)
+    lb = _lengths(cb.tolist(), L, True)
+    out = TableSet(two.word_bits, [ClassSpec(int(a), cl.kind, cl.k, cl.param) for a, cl in zip(la, two.classes)],
+                   two.lut3.copy(), lens_b=tuple(int(b) for b in lb), follow=two.follow)
+    out.validate()
+    return out
+
+
+def table_bytes(ts: TableSet) -> int:
+    """Bytes the table set takes in the container's table block (version 5)."""
+    from lutzip.codec.container import _pack_tables
+    return len(_pack_tables([ts], 5))
+
+
+def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: int = 2, rounds: int = 2):
+    """The smallest coding of the streams ``words_list`` (stripe lengths ``stripe_lens``) with a table set of
+    :func:`design_two`, or ``None`` (not an 8-bit set, or nothing could be designed).
+
+    Returns ``(tableset, [(payload, stripe_words)], bytes)``: ``bytes`` the streams' payload plus the table set's
+    own bytes (:func:`table_bytes`), so it compares with the one-table set's streams plus its table bytes.
+    """
+    from lutzip.codec.states import _encode2
+    if ts.word_bits != 8:
+        return None
+    zr = [cl for cl in ts.classes if cl.kind == ZRUN]
+    best = None
+    for T in thresholds(words_list, n_thresholds):
+        got = design_two(words_list, zr, T, L)
+        if got is None:
+            continue
+        cur = got[0]
+        for _ in range(int(rounds) + 1):
+            try:
+                res = [_encode2(w, S, cur) for w, S in zip(words_list, stripe_lens)]
+            except TableError:
+                break
+            size = sum(4 * int(sw.astype(np.int64).sum()) for _, sw, _ in res) + table_bytes(cur)
+            if best is None or size < best[2]:
+                best = (cur, [(p, sw) for p, sw, _ in res], size)
+            cur = relength(cur, sum(pr for _, _, pr in res), L)
+    return best
