@@ -281,6 +281,30 @@ def test_converted_hdl_v5(sim, sim_case, tmp_path, hdl_cache):
 
 
 @pytest.mark.parametrize("front", ["window", SLOW_VECTOR])
+def test_one_table_stream_same_cycles(front, tmp_path, hdl_cache):
+    """A version-4 stream (one code table, errors included) gives the same words in the same cycles on the
+    STATES=2 core as on the STATES=1 core (Verilator): the second table costs no cycle, latency included."""
+    need("verilator")
+    rng = np.random.default_rng(12)
+    w = np.round(rng.laplace(0, 3, 5000)).astype(np.int8).view(np.uint8)
+    w[rng.random(w.size) < 0.7] = 0
+    from lutzip.codec.encoder import best_tableset
+
+    def corrupt(st):
+        st[2][1] ^= np.uint32(0x80000000)
+        st[4] = st[4][:2]
+        return st
+
+    outs = []
+    for states in (1, 2):
+        vec = make_vectors(best_tableset(w, 8), w, 600, corrupt=corrupt, W=16, FRONT=front, STATES=states)
+        stim = S.make_stimulus(vec, in_gap=0.2, out_stall=0.3, seed=12)
+        outs.append(S.run("verilator", stim, tmp_path / str(states), vec.params, build_dir=hdl_cache))
+        assert S.first_difference(outs[-1], vec.expected) is None
+    assert S.first_cycle_difference(outs[0], outs[1]) is None
+
+
+@pytest.mark.parametrize("front", ["window", SLOW_VECTOR])
 def test_verilator_throughput_v5_vs_v4(front, tmp_path, hdl_cache):
     """One weight per cycle on a two-state stream as on the one-table stream of the same tensor (source always
     valid, sink always ready): the ratio of the two rates is printed and must be 1 within 1 %."""

@@ -75,8 +75,9 @@ def make_vectors(ts: TableSet, words, stripe_len: int, L: int = 8, lut3_depth: i
     n_lut3 : int, optional
         Overrides the config write (to provoke ``ERR_LUT3_RANGE``).
     **params
-        Further core parameters (``FRONT``, ``STEP``, ``LUT1_RAM``, ``STATES``). A set with two code tables
-        (format version 5) is coded by :mod:`lutzip.codec.states` and needs ``STATES=2``.
+        Further core parameters (``FRONT``, ``STEP``, ``LUT1_RAM``, ``STATES``; ``W`` the table set's unless
+        given). A set with two code tables (format version 5) is coded by :mod:`lutzip.codec.states` and needs
+        ``STATES=2``.
     """
     words = np.asarray(words).reshape(-1)
     if words.size == 0:
@@ -97,8 +98,8 @@ def make_vectors(ts: TableSet, words, stripe_len: int, L: int = 8, lut3_depth: i
         raise LutzError("reference codec does not round-trip the vectors")
     if corrupt is not None:
         stripes = [np.asarray(s, np.uint32) for s in corrupt([s.copy() for s in stripes])]
-    return Vectors.from_packets(stripes, table_ops(ts, L, n_lut3, params.get("STATES", 1)), L=L, W=ts.word_bits,
-                                LUT3_DEPTH=lut3_depth, **params)
+    return Vectors.from_packets(stripes, table_ops(ts, L, n_lut3, params.get("STATES", 1)),
+                                **{"L": L, "W": ts.word_bits, "LUT3_DEPTH": lut3_depth, **params})
 
 
 def container_vectors(c, tensor, L: int = 8, lut3_depth: int = 4096, **params) -> Vectors:

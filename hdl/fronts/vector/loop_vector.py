@@ -48,8 +48,9 @@ idle                     (out) waiting for a header
 r0_vs, t_st, STATES      two code tables (``STATES=2``, docs/FORMAT.md section 2.1): the vectors hold ``nx`` for
                          both states (bits 31..0: A, 63..32: B) and ``r0_vs`` the next state after a symbol at
                          each bit (same halves). The loop carries ``s2``, the state of the symbol at ``p2``,
-                         beside ``p2``: its select reads the half of ``s2`` (a 2:1 by a flip-flop before each
-                         64:1 select) and a seventh select gives the next ``s2``; a stripe starts in state A
+                         beside ``p2``: each vector has a 64:1 select per half and the flip-flop ``s2`` picks one
+                         (a 2:1 after the selects, before the loop's last multiplexer); a seventh pair of
+                         selects gives the next ``s2``; a stripe starts in state A
                          (``nx`` and next state at bit 0 of the A half). ``t_st`` (out) is the token's state.
 
 Enables: the word registers' loads (``cur_ld``, ``nxt_ld``, the ring pop ``inc``) and the step conditions
@@ -143,52 +144,83 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
 
     two = STATES == 2
     if two:
-        # two code tables: the loop's state s2 (of the symbol at p2) picks each vector's half before the select
+        # two code tables: the loop's state s2 (of the symbol at p2) picks the half of each vector
         s2, s2_n, s2_d, s2_alt, s1, bs = [Signal(bool(0)) for _ in range(6)]
         cur_vs, nxt_vs = [Signal(intbv(0)[vw:]) for _ in range(2)]
-        cm0, cm1, cm2, cm3, cm4, cm5, cms = [Signal(intbv(0)[32:]) for _ in range(7)]
-        nm0, nm1, nm2, nm3, nm4, nm5, nms = [Signal(intbv(0)[32:]) for _ in range(7)]
+        # one select tree per vector half (A: bits 31..0, B: 63..32), the half picked after the select by the
+        # flip-flop s2: the 2:1 meets the loop's last multiplexer (p2_d), not the data of the 64:1
+        ba0, ba1, ba2, ba3, ba4, ba5, bas = [Signal(bool(0)) for _ in range(7)]
+        bb0, bb1, bb2, bb3, bb4, bb5, bbs = [Signal(bool(0)) for _ in range(7)]
+        # the halves as signals of their own (wires; the ECP5 select mapping finds each select's inputs by name)
+        ca0, ca1, ca2, ca3, ca4, ca5, cas, na0, na1, na2, na3, na4, na5, nas = [Signal(intbv(0)[32:]) for _ in range(14)]
+        cb0, cb1, cb2, cb3, cb4, cb5, cbs, nb0, nb1, nb2, nb3, nb4, nb5, nbs = [Signal(intbv(0)[32:]) for _ in range(14)]
+
+        @always_comb
+        def vf_halves():
+            ca0.next = cur_v0[32:0]
+            ca1.next = cur_v1[32:0]
+            ca2.next = cur_v2[32:0]
+            ca3.next = cur_v3[32:0]
+            ca4.next = cur_v4[32:0]
+            ca5.next = cur_v5[32:0]
+            cas.next = cur_vs[32:0]
+            na0.next = nxt_v0[32:0]
+            na1.next = nxt_v1[32:0]
+            na2.next = nxt_v2[32:0]
+            na3.next = nxt_v3[32:0]
+            na4.next = nxt_v4[32:0]
+            na5.next = nxt_v5[32:0]
+            nas.next = nxt_vs[32:0]
+            cb0.next = cur_v0[64:32]
+            cb1.next = cur_v1[64:32]
+            cb2.next = cur_v2[64:32]
+            cb3.next = cur_v3[64:32]
+            cb4.next = cur_v4[64:32]
+            cb5.next = cur_v5[64:32]
+            cbs.next = cur_vs[64:32]
+            nb0.next = nxt_v0[64:32]
+            nb1.next = nxt_v1[64:32]
+            nb2.next = nxt_v2[64:32]
+            nb3.next = nxt_v3[64:32]
+            nb4.next = nxt_v4[64:32]
+            nb5.next = nxt_v5[64:32]
+            nbs.next = nxt_vs[64:32]
+
+        sel0 = select64(ca0, na0, q0, ba0, INV=P2_COPY_XOR[0])
+        sel1 = select64(ca1, na1, q1, ba1, INV=P2_COPY_XOR[1])
+        sel2 = select64(ca2, na2, q2, ba2, INV=P2_COPY_XOR[2])
+        sel3 = select64(ca3, na3, q3, ba3, INV=P2_COPY_XOR[3])
+        sel4 = select64(ca4, na4, q4, ba4, INV=P2_COPY_XOR[4])
+        sel5 = select64(ca5, na5, q5, ba5, INV=P2_COPY_XOR[5])
+        selb0 = select64(cb0, nb0, q0, bb0, INV=P2_COPY_XOR[0])
+        selb1 = select64(cb1, nb1, q1, bb1, INV=P2_COPY_XOR[1])
+        selb2 = select64(cb2, nb2, q2, bb2, INV=P2_COPY_XOR[2])
+        selb3 = select64(cb3, nb3, q3, bb3, INV=P2_COPY_XOR[3])
+        selb4 = select64(cb4, nb4, q4, bb4, INV=P2_COPY_XOR[4])
+        selb5 = select64(cb5, nb5, q5, bb5, INV=P2_COPY_XOR[5])
+        sela_s = select64(cas, nas, q0, bas, INV=P2_COPY_XOR[0])
+        selb_s = select64(cbs, nbs, q1, bbs, INV=P2_COPY_XOR[1])
 
         @always_comb
         def vf_half():
             if s2:
-                cm0.next = cur_v0[64:32]
-                cm1.next = cur_v1[64:32]
-                cm2.next = cur_v2[64:32]
-                cm3.next = cur_v3[64:32]
-                cm4.next = cur_v4[64:32]
-                cm5.next = cur_v5[64:32]
-                cms.next = cur_vs[64:32]
-                nm0.next = nxt_v0[64:32]
-                nm1.next = nxt_v1[64:32]
-                nm2.next = nxt_v2[64:32]
-                nm3.next = nxt_v3[64:32]
-                nm4.next = nxt_v4[64:32]
-                nm5.next = nxt_v5[64:32]
-                nms.next = nxt_vs[64:32]
+                b0.next = bb0
+                b1.next = bb1
+                b2.next = bb2
+                b3.next = bb3
+                b4.next = bb4
+                b5.next = bb5
+                bs.next = bbs
             else:
-                cm0.next = cur_v0[32:0]
-                cm1.next = cur_v1[32:0]
-                cm2.next = cur_v2[32:0]
-                cm3.next = cur_v3[32:0]
-                cm4.next = cur_v4[32:0]
-                cm5.next = cur_v5[32:0]
-                cms.next = cur_vs[32:0]
-                nm0.next = nxt_v0[32:0]
-                nm1.next = nxt_v1[32:0]
-                nm2.next = nxt_v2[32:0]
-                nm3.next = nxt_v3[32:0]
-                nm4.next = nxt_v4[32:0]
-                nm5.next = nxt_v5[32:0]
-                nms.next = nxt_vs[32:0]
+                b0.next = ba0
+                b1.next = ba1
+                b2.next = ba2
+                b3.next = ba3
+                b4.next = ba4
+                b5.next = ba5
+                bs.next = bas
 
-        sel0 = select64(cm0, nm0, q0, b0, INV=P2_COPY_XOR[0])
-        sel1 = select64(cm1, nm1, q1, b1, INV=P2_COPY_XOR[1])
-        sel2 = select64(cm2, nm2, q2, b2, INV=P2_COPY_XOR[2])
-        sel3 = select64(cm3, nm3, q3, b3, INV=P2_COPY_XOR[3])
-        sel4 = select64(cm4, nm4, q4, b4, INV=P2_COPY_XOR[4])
-        sel5 = select64(cm5, nm5, q5, b5, INV=P2_COPY_XOR[5])
-        sels = select64(cms, nms, q0, bs, INV=P2_COPY_XOR[0])
+        sels = (vf_halves, selb0, selb1, selb2, selb3, selb4, selb5, sela_s, selb_s)
 
         @always_comb
         def vf_s2():
