@@ -208,3 +208,34 @@ def test_group_parts_equals_flattened_partitions(seed):
             assert len(got[0]) == len(gz.partitions(Mv)) + 1
             for a, b in zip(got, ref):
                 assert np.array_equal(a, b), (zeros, M, Mv)
+
+
+def test_build_without_avx2_gives_the_same_tables(tmp_path, monkeypatch):
+    """The kernels built without -march=native (the build's fallback: no AVX2, the scalar grid DP rows and block
+    costs) give the same grid tables and the same partitions as the library in use."""
+    import ctypes
+
+    from lutzip.codec import cbuild
+    cc = cbuild.compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    flags = [f for f in fastenc.FLAGS if f != "-march=native"]
+    cbuild.build(cc, fastenc.SOURCE, tmp_path / "_fastenc.so", flags, libs=("-lm",), variants=[flags])
+    plain = fastenc._configure(ctypes.CDLL(str(tmp_path / "_fastenc.so")))
+    rng = np.random.default_rng(8)
+    ln2 = 0.6931471805599453
+    cases = []
+    for trial in range(12):
+        R = int(rng.integers(1, 260))
+        freq = np.rint(_freqs(rng, R)) + 1.0
+        M = 16 if trial % 3 else int(rng.integers(1, 17))
+        kmax = min(8, max(0, (R - 1).bit_length()))
+        mus = list(2.0 ** rng.uniform(5, 20, 8))
+        mus += [2.0 ** 9 * freq[min(3, R - 1)] / ln2, np.nextafter(2.0 ** 9 * freq[0] / ln2, 0)]
+        cases.append((freq, M, kmax, np.array(mus)))
+    ref = [fastenc.group_dp_grid(f, M, k, mus, 8, 8, float(CLASS_BITS), 8.0) for f, M, k, mus in cases]
+    monkeypatch.setitem(fastenc._state, "lib", plain)
+    got = [fastenc.group_dp_grid(f, M, k, mus, 8, 8, float(CLASS_BITS), 8.0) for f, M, k, mus in cases]
+    for (f, M, k, mus), a, b in zip(cases, ref, got):
+        for x, y in zip(a, b):
+            assert np.array_equal(x, y), (len(f), M)

@@ -843,6 +843,69 @@ __attribute__((optimize("O3"))) static void group_dp16(int64_t R, const double *
     const int64_t W1 = GMM + 1, K1 = kmax + 1;
     /* costs: cost[j * K1 + k] of the block k ending at j < R (source j - 2^k >= 0); cost[R * K1 + ...] unused;
      * row R's: cost[(R + 1 + i) * 2 + 0/1] = block / residual from source i */
+#if defined(__AVX2__)
+    /* four ranks j at a time for each k: the same operations lane by lane (the division is IEEE in AVX2 too;
+     * floor(log2) from the exponent bits, 2^-c built from its exponent: exact), lanes where best_c would take
+     * log2 itself (near a power of two, F <= 0, not a normal number) redone by best_c */
+    for (int64_t k = 0; k <= kmax; k++) {
+        int64_t g = (int64_t)1 << k, j = g < 1 ? 1 : g;
+        if (j >= R)
+            break;
+        const __m256d vmu = _mm256_set1_pd(mu), va = _mm256_set1_pd(mu * 0.6931471805599453);
+        const __m256d vk = _mm256_set1_pd((double)k), vcls = _mm256_set1_pd(class_bits);
+        const __m256d vl3 = _mm256_set1_pd(lut3_bits * (double)g);
+        const __m256i mant = _mm256_set1_epi64x((int64_t)(((uint64_t)1 << 52) - 1));
+        const __m256i lo_f = _mm256_set1_epi64x(((int64_t)1 << 22) - 1);
+        const __m256i hi_f = _mm256_set1_epi64x((int64_t)(((uint64_t)1 << 52) - ((uint64_t)1 << 23)));
+        const __m256i e_one = _mm256_set1_epi64x(1), e_max = _mm256_set1_epi64x(0x7fe);
+        const __m256i bias = _mm256_set1_epi64x(1023), c_lo = _mm256_set1_epi64x(1), c_hi = _mm256_set1_epi64x(L);
+        const __m256i magic_i = _mm256_set1_epi64x(0x4330000000000000LL);
+        const __m256d magic = _mm256_set1_pd(4503599627370496.0);          /* 2^52: int -> double for 0..2^52 */
+        const __m256i e1023 = _mm256_set1_epi64x(1023);
+        for (; j + 4 <= R; j += 4) {
+            __m256d F = _mm256_sub_pd(_mm256_loadu_pd(pre + j), _mm256_loadu_pd(pre + j - g));
+            __m256d x = _mm256_div_pd(va, F);
+            __m256i b = _mm256_castpd_si256(x);
+            __m256i e = _mm256_srli_epi64(b, 52);                         /* (sign bit: e > 0x7ff) */
+            __m256i f = _mm256_and_si256(b, mant);
+            /* a lane for best_c: e == 0, e >= 0x7ff (incl. negative), f < 2^22, f > 2^52 - 2^23; or F <= 0 */
+            __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi64(e_one, e), _mm256_cmpgt_epi64(e, e_max));
+            bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(_mm256_add_epi64(lo_f, e_one), f));
+            bad = _mm256_or_si256(bad, _mm256_cmpgt_epi64(f, hi_f));
+            bad = _mm256_or_si256(bad, _mm256_castpd_si256(_mm256_cmp_pd(F, _mm256_setzero_pd(), _CMP_LE_OQ)));
+            __m256i c0 = _mm256_sub_epi64(e, bias);
+            __m256d best = _mm256_setzero_pd();
+            for (int t = 0; t < 2; t++) {
+                __m256i c = _mm256_add_epi64(c0, _mm256_set1_epi64x(t));
+                c = _mm256_blendv_epi8(c, c_lo, _mm256_cmpgt_epi64(c_lo, c));         /* c < 1: 1 */
+                c = _mm256_blendv_epi8(c, c_hi, _mm256_cmpgt_epi64(c, c_hi));         /* c > L: L */
+                __m256d cd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(c, magic_i)), magic);
+                __m256d p2 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_sub_epi64(e1023, c), 52));
+                __m256d v = _mm256_add_pd(_mm256_mul_pd(F, cd), _mm256_mul_pd(vmu, p2));
+                best = t == 0 ? v : _mm256_blendv_pd(best, v, _mm256_cmp_pd(v, best, _CMP_LT_OQ));
+            }
+            __m256d cs = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(F, vk), best), vcls), vl3);
+            double out[4];
+            _mm256_storeu_pd(out, cs);
+            int bm = _mm256_movemask_pd(_mm256_castsi256_pd(bad));
+            for (int q = 0; q < 4; q++) {
+                if (bm >> q & 1) {
+                    int64_t cb;
+                    double Fq = pre[j + q] - pre[j + q - g];
+                    double cc = best_c(Fq, mu, L, &cb);
+                    out[q] = Fq * k + cc + class_bits + lut3_bits * g;
+                }
+                cost[(j + q) * K1 + k] = out[q];
+            }
+        }
+        for (; j < R; j++) {
+            int64_t cb;
+            double F = pre[j] - pre[j - g];
+            double cc = best_c(F, mu, L, &cb);
+            cost[j * K1 + k] = F * k + cc + class_bits + lut3_bits * g;
+        }
+    }
+#else
     for (int64_t j = 1; j < R; j++)
         for (int64_t k = 0; k <= kmax && ((int64_t)1 << k) <= j; k++) {
             int64_t g = (int64_t)1 << k, cb;
@@ -850,6 +913,7 @@ __attribute__((optimize("O3"))) static void group_dp16(int64_t R, const double *
             double cc = best_c(F, mu, L, &cb);
             cost[j * K1 + k] = F * k + cc + class_bits + lut3_bits * g;
         }
+#endif
     double *costR = cost + (R + 1) * K1;
     for (int64_t i = 0; i < R; i++) {
         int64_t cb;

@@ -509,8 +509,9 @@ def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
     for floor in (0.0, 1.0):
         if hasattr(kern, "zrun_approx"):        # every single and pair in one C call (the same floats)
             one, two = kern.zrun_approx(st.runs, maxk, n_nonzero, floor)
-            singles = sorted((float(one[k]), (k,)) for k in range(maxk + 1))
-            pairs = sorted((float(two[ks]), ks) for ks in itertools.combinations(range(maxk + 1), 2))
+            one, two = one.tolist(), two.tolist()          # (Python floats: the same values, no numpy scalars)
+            singles = sorted((one[k], (k,)) for k in range(maxk + 1))
+            pairs = sorted((two[a][b], (a, b)) for a, b in itertools.combinations(range(maxk + 1), 2))
         else:
             singles = sorted((approx((k,), floor), (k,)) for k in range(maxk + 1))
             pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
