@@ -13,6 +13,8 @@ import itertools
 
 import numpy as np
 
+from lutzip.codec import fastenc
+
 #: tensors of fewer words keep their order (the estimate is noise there, and the index byte per axis costs)
 MIN_WORDS = 4096
 #: tensors with fewer zero words than this fraction keep their order (an order only moves the zeros)
@@ -50,7 +52,12 @@ def run_counts(nonzero: np.ndarray) -> np.ndarray:
 def symbol_bits(literal_counts: np.ndarray, nonzero: np.ndarray) -> float:
     """Order-0 entropy in bits of a word sequence read as literals (the non-zero words, counted by value in
     ``literal_counts``: the same in every order) and zero runs (:func:`run_counts` of the flat mask)."""
-    c = np.concatenate((literal_counts, run_counts(nonzero))).astype(np.float64)
+    return _bits(literal_counts, run_counts(nonzero))
+
+
+def _bits(literal_counts: np.ndarray, runs: np.ndarray) -> float:
+    """:func:`symbol_bits` of the literal counts and the zero-run counts (:func:`run_counts`)."""
+    c = np.concatenate((literal_counts, runs)).astype(np.float64)
     c = c[c > 0]
     if c.size <= 1:
         return 0.0
@@ -76,15 +83,20 @@ def choose_axes(arr: np.ndarray) -> tuple | None:
         return None
     lits = np.bincount(words[nonzero], minlength=1)
     lits = lits[lits > 0]
-    best, best_bits = None, symbol_bits(lits, nonzero) * (1.0 - MIN_GAIN)
     mask = nonzero.reshape(arr.shape)
-    seen = {tuple(a for a in range(arr.ndim) if arr.shape[a] != 1)}   # word orders tried (the own one first)
-    for axes in itertools.permutations(range(arr.ndim)):
+    own = tuple(range(arr.ndim))
+    orders, seen = [], {tuple(a for a in own if arr.shape[a] != 1)}   # word orders tried (the own one first)
+    for axes in itertools.permutations(own):
         moved = tuple(a for a in axes if arr.shape[a] != 1)
-        if moved in seen:                    # the same order of words as one tried (axes of size 1 moved)
-            continue
-        seen.add(moved)
-        bits = symbol_bits(lits, np.ascontiguousarray(mask.transpose(axes)).reshape(-1))
+        if moved not in seen:                # not the same order of words as one tried (axes of size 1 moved)
+            seen.add(moved)
+            orders.append(axes)
+    runs = fastenc.layout_runs(mask, [own] + orders, RUN_CAP)   # the C walk of every order, no copies
+    if runs is None:
+        runs = [run_counts(np.ascontiguousarray(mask.transpose(axes)).reshape(-1)) for axes in [own] + orders]
+    best, best_bits = None, _bits(lits, runs[0]) * (1.0 - MIN_GAIN)
+    for axes, r in zip(orders, runs[1:]):
+        bits = _bits(lits, r)
         if bits < best_bits:
             best, best_bits = axes, bits
     return best
