@@ -2681,9 +2681,19 @@ EXPORT int lze_layout_runs(const uint8_t *mask, int64_t nd, const int64_t *shape
     }
     for (int64_t p = 0; p < np_; p++) {
         int64_t s[4] = {1, 1, 1, 1}, st[4] = {0, 0, 0, 0};
-        for (int64_t j = 0; j < nd; j++) {
-            s[4 - nd + j] = shape[perms[p * nd + j]];
-            st[4 - nd + j] = cstride[perms[p * nd + j]];
+        int64_t m = 4;                       /* the axes from the innermost, merged where the outer one steps
+                                                over the inner one's span (the same words in the same order) */
+        for (int64_t j = nd - 1; j >= 0; j--) {
+            int64_t a = perms[p * nd + j];
+            if (shape[a] == 1)
+                continue;
+            if (m < 4 && cstride[a] == st[m] * s[m])
+                s[m] *= shape[a];
+            else {
+                m--;
+                s[m] = shape[a];
+                st[m] = cstride[a];
+            }
         }
         int64_t run = 0, k = 0;              /* the runs, branch-free: each word stores the current run at
                                                 buf[k] and moves k on where a non-zero word ends one */

@@ -10,6 +10,7 @@ accelerator told the order) transposes back.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def sample_block(arr: np.ndarray) -> np.ndarray:
     """A leading block of ``arr`` of at most :data:`SAMPLE_WORDS` words: its largest axis cut to its first half
     until the block fits (every axis keeps its neighbours, so the zero runs of every order look alike)."""
     shape = list(arr.shape)
-    while int(np.prod(shape)) > SAMPLE_WORDS:
+    while math.prod(shape) > SAMPLE_WORDS:
         j = int(np.argmax(shape))
         shape[j] = (shape[j] + 1) // 2
     return arr[tuple(slice(0, n) for n in shape)]
