@@ -2660,3 +2660,80 @@ EXPORT int64_t lze_grouped_designs(int64_t np_, const int64_t *poff, const int64
     free(seen_z);
     return rc ? rc : count;
 }
+
+/* ------------------------------------------------------------------------------------------ axis orders */
+/* lutzip/codec/layout.py's run_counts of a mask read in np_ axis orders at once (layout.choose_axes): mask (one
+ * byte a word, 0 or 1, C-contiguous) of shape shape[0 .. nd - 1] (1 <= nd <= 4); order p reads the axes
+ * perms[p * nd .. p * nd + nd - 1], outermost first (numpy.transpose's axes). Each maximal zero run of length r
+ * counts as r >> capshift symbols of length cap = 1 << capshift and one of length r % cap when that is not 0.
+ * Order p's counts go to out[p * maxout ..] as run_counts gives them: the counts of the lengths 1 .. cap - 1 that
+ * occur, by length, then the number of cap-long symbols when it is not 0; nout[p] is how many. hist: cap int64,
+ * zero on entry and left zero; buf: n + 1 int64 (the runs of one order, n the mask's size). Returns 0, or
+ * -1 when an order has more than maxout counts. */
+EXPORT int lze_layout_runs(const uint8_t *mask, int64_t nd, const int64_t *shape, int64_t np_, const int64_t *perms,
+                           int64_t capshift, int64_t *hist, int64_t *buf, int64_t maxout, int64_t *out,
+                           int64_t *nout)
+{
+    int64_t cstride[4], n = 1, cap = (int64_t)1 << capshift;
+    for (int64_t a = nd - 1; a >= 0; a--) {
+        cstride[a] = n;
+        n *= shape[a];
+    }
+    for (int64_t p = 0; p < np_; p++) {
+        int64_t s[4] = {1, 1, 1, 1}, st[4] = {0, 0, 0, 0};
+        int64_t m = 4;                       /* the axes from the innermost, merged where the outer one steps
+                                                over the inner one's span (the same words in the same order) */
+        for (int64_t j = nd - 1; j >= 0; j--) {
+            int64_t a = perms[p * nd + j];
+            if (shape[a] == 1)
+                continue;
+            if (m < 4 && cstride[a] == st[m] * s[m])
+                s[m] *= shape[a];
+            else {
+                m--;
+                s[m] = shape[a];
+                st[m] = cstride[a];
+            }
+        }
+        int64_t run = 0, k = 0;              /* the runs, branch-free: each word stores the current run at
+                                                buf[k] and moves k on where a non-zero word ends one */
+        for (int64_t i0 = 0; i0 < s[0]; i0++)
+            for (int64_t i1 = 0; i1 < s[1]; i1++)
+                for (int64_t i2 = 0; i2 < s[2]; i2++) {
+                    const uint8_t *q = mask + i0 * st[0] + i1 * st[1] + i2 * st[2];
+                    const int64_t s3 = s[3], st3 = st[3];
+                    for (int64_t i3 = 0; i3 < s3; i3++) {
+                        int64_t v = q[i3 * st3];
+                        buf[k] = run;
+                        k += v & (run != 0);
+                        run = (run + 1) & (v - 1);
+                    }
+                }
+        if (run)
+            buf[k++] = run;
+        int64_t full = 0, maxr = 0;
+        for (int64_t j = 0; j < k; j++) {
+            int64_t r = buf[j] & (cap - 1);
+            full += buf[j] >> capshift;
+            hist[r]++;
+            maxr = r > maxr ? r : maxr;
+        }
+        hist[0] = 0;
+        int64_t c = 0, *o = out + p * maxout;
+        for (int64_t r = 1; r <= maxr; r++) {
+            if (hist[r]) {
+                if (c == maxout)
+                    return -1;
+                o[c++] = hist[r];
+                hist[r] = 0;
+            }
+        }
+        if (full) {
+            if (c == maxout)
+                return -1;
+            o[c++] = full;
+        }
+        nout[p] = c;
+    }
+    return 0;
+}

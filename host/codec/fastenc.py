@@ -90,6 +90,7 @@ def _configure(lib):
                            i64),
         "lze_arena_free": ([], None),
         "lze_design_bits_batch": ([i64, vp, vp, vp, i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], i64),
+        "lze_layout_runs": ([vp, i64, vp, i64, vp, i64, vp, vp, i64, vp, vp], i32),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -305,6 +306,28 @@ def _zrun_symbols_kernel(runs, ks):
     out = np.empty(len(ks), np.int64)
     lib().lze_zrun_symbols(len(runs), _p(runs), len(ks), _p(ks), _p(out))
     return out
+
+
+def layout_runs(mask: np.ndarray, orders, cap: int):
+    """:func:`lutzip.codec.layout.run_counts` of ``mask.transpose(axes).reshape(-1)`` for every ``axes`` of
+    ``orders`` (the same int64 arrays), without the transposing copies: ``mask`` a C-contiguous bool array of
+    1 to 4 axes, ``cap`` a power of two. ``None`` without the C library."""
+    lb = lib()
+    if lb is None:
+        return None
+    mask = np.ascontiguousarray(mask, np.bool_)
+    nd, n = mask.ndim, mask.size
+    assert 1 <= nd <= 4 and cap > 0 and cap & (cap - 1) == 0
+    perms = np.array(orders, np.int64).reshape(-1, nd)
+    maxout = min(cap - 1, math.isqrt(2 * n) + 1) + 1    # distinct run lengths r: 1 + 2 + .. + r <= n
+    out = np.empty((len(perms), maxout), np.int64)
+    nout = np.empty(len(perms), np.int64)
+    bytes_, shape, hist = mask.view(np.uint8), np.array(mask.shape, np.int64), np.zeros(cap, np.int64)
+    buf = np.empty(n + 1, np.int64)
+    if lb.lze_layout_runs(_ptr(bytes_), nd, _ptr(shape), len(perms), _p(perms), cap.bit_length() - 1, _ptr(hist),
+                          _ptr(buf), maxout, _p(out), _ptr(nout)):
+        raise AssertionError("layout_runs: more run lengths than bound")
+    return [out[p, :k] for p, k in enumerate(nout.tolist())]
 
 
 def zrun_approx(runs, maxk, n_nonzero, floor):

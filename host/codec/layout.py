@@ -10,8 +10,11 @@ accelerator told the order) transposes back.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
+
+from lutzip.codec import fastenc
 
 #: tensors of fewer words keep their order (the estimate is noise there, and the index byte per axis costs)
 MIN_WORDS = 4096
@@ -50,7 +53,12 @@ def run_counts(nonzero: np.ndarray) -> np.ndarray:
 def symbol_bits(literal_counts: np.ndarray, nonzero: np.ndarray) -> float:
     """Order-0 entropy in bits of a word sequence read as literals (the non-zero words, counted by value in
     ``literal_counts``: the same in every order) and zero runs (:func:`run_counts` of the flat mask)."""
-    c = np.concatenate((literal_counts, run_counts(nonzero))).astype(np.float64)
+    return _bits(literal_counts, run_counts(nonzero))
+
+
+def _bits(literal_counts: np.ndarray, runs: np.ndarray) -> float:
+    """:func:`symbol_bits` of the literal counts and the zero-run counts (:func:`run_counts`)."""
+    c = np.concatenate((literal_counts, runs)).astype(np.float64)
     c = c[c > 0]
     if c.size <= 1:
         return 0.0
@@ -76,15 +84,20 @@ def choose_axes(arr: np.ndarray) -> tuple | None:
         return None
     lits = np.bincount(words[nonzero], minlength=1)
     lits = lits[lits > 0]
-    best, best_bits = None, symbol_bits(lits, nonzero) * (1.0 - MIN_GAIN)
     mask = nonzero.reshape(arr.shape)
-    seen = {tuple(a for a in range(arr.ndim) if arr.shape[a] != 1)}   # word orders tried (the own one first)
-    for axes in itertools.permutations(range(arr.ndim)):
+    own = tuple(range(arr.ndim))
+    orders, seen = [], {tuple(a for a in own if arr.shape[a] != 1)}   # word orders tried (the own one first)
+    for axes in itertools.permutations(own):
         moved = tuple(a for a in axes if arr.shape[a] != 1)
-        if moved in seen:                    # the same order of words as one tried (axes of size 1 moved)
-            continue
-        seen.add(moved)
-        bits = symbol_bits(lits, np.ascontiguousarray(mask.transpose(axes)).reshape(-1))
+        if moved not in seen:                # not the same order of words as one tried (axes of size 1 moved)
+            seen.add(moved)
+            orders.append(axes)
+    runs = fastenc.layout_runs(mask, [own] + orders, RUN_CAP)   # the C walk of every order, no copies
+    if runs is None:
+        runs = [run_counts(np.ascontiguousarray(mask.transpose(axes)).reshape(-1)) for axes in [own] + orders]
+    best, best_bits = None, _bits(lits, runs[0]) * (1.0 - MIN_GAIN)
+    for axes, r in zip(orders, runs[1:]):
+        bits = _bits(lits, r)
         if bits < best_bits:
             best, best_bits = axes, bits
     return best
@@ -94,7 +107,7 @@ def sample_block(arr: np.ndarray) -> np.ndarray:
     """A leading block of ``arr`` of at most :data:`SAMPLE_WORDS` words: its largest axis cut to its first half
     until the block fits (every axis keeps its neighbours, so the zero runs of every order look alike)."""
     shape = list(arr.shape)
-    while int(np.prod(shape)) > SAMPLE_WORDS:
+    while math.prod(shape) > SAMPLE_WORDS:
         j = int(np.argmax(shape))
         shape[j] = (shape[j] + 1) // 2
     return arr[tuple(slice(0, n) for n in shape)]
