@@ -983,17 +983,17 @@ static const batch_fn BATCH2_L8[2][3] = {{bstate16_L8_0, bstate16_L8_1, bstate16
     "movzbl 2(%[t],%%rdx,8), %%edi\n\t"                                                                      \
     "shrx %%rdi, %%rax, %%rax\n\t"                                                                           \
     "add 4(%[t],%%rdx,8), %%eax\n\t"                                                                         \
-    LUTLOAD1                                                                                                 \
-    "mov %[op" #Q "], %%rdi\n\t"                                                                             \
-    "mov %%ax, (%%rdi,%[i],4)\n\t"                                                                           \
     "mov %%rsi, %%rdx\n\t"                                                                                   \
     "shr $56, %%rdx\n\t"                                                                                     \
-    "movzbl 3(%[t],%%rdx,8), %%eax\n\t"                                                                      \
-    "add %%eax, %%ecx\n\t"                                                                                   \
-    "movzbl 2(%[t],%%rdx,8), %%eax\n\t"                                                                      \
-    "shrx %%rax, %%rsi, %%rsi\n\t"                                                                           \
+    "movzbl 3(%[t],%%rdx,8), %%edi\n\t"                                                                      \
+    "add %%edi, %%ecx\n\t"                                                                                   \
+    "movzbl 2(%[t],%%rdx,8), %%edi\n\t"                                                                      \
+    "shrx %%rdi, %%rsi, %%rsi\n\t"                                                                           \
     "add 4(%[t],%%rdx,8), %%esi\n\t"                                                                         \
+    LUTLOAD1                                                                                                 \
     LUTLOAD2                                                                                                 \
+    "mov %[op" #Q "], %%rdi\n\t"                                                                             \
+    "mov %%ax, (%%rdi,%[i],4)\n\t"                                                                           \
     "mov %%si, 2(%%rdi,%[i],4)\n\t"                                                                          \
     "cmp $64, %%ecx\n\t"                                                                                     \
     "ja 9" #Q "f\n\t"                                                                                        \
