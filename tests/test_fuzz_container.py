@@ -53,11 +53,14 @@ def _arrays():
 ARRAYS = _arrays()
 ATTRS = {"fc.weight": {"scale": 0.015625}, "conv": {"scale": 0.1, "source_dtype": "float32"}}
 # version 3 with one stream of its own (fc.weight) and two group streams spanning several 64-word stripes
-GOOD = ct.to_bytes(codec.compress(ARRAYS, stripe_len=64, attrs=ATTRS, group_below=256))
+# (its metadata block stored, so that the fuzzer changes the index's own bytes)
+GOOD = ct.to_bytes(codec.compress(ARRAYS, stripe_len=64, attrs=ATTRS, group_below=256), compress_meta=False)
 GOOD_C = ct.from_bytes(GOOD)
 META_LEN = ct.HEADER.unpack_from(GOOD)[3]
 META = GOOD[ct.HEADER_SIZE:ct.HEADER_SIZE + META_LEN]
 PAYLOAD = GOOD[ct.HEADER_SIZE + META_LEN:]
+# the same index as an LZMA2-compressed block (header flags bit 0, reserved = its length): a third seed
+META_Z, FLAGS_Z, RAW_Z = ct.pack_meta_block(META, 3, compress=True)
 # the same arrays in a version-2 file (the older layout, still read): a second seed of the metadata fuzzer
 GOOD_V2 = ct.to_bytes(codec.compress(ARRAYS, stripe_len=64, attrs=ATTRS, group_below=0), version=2)
 GOOD_V2_C = ct.from_bytes(GOOD_V2)
@@ -183,6 +186,21 @@ def test_the_unmutated_file_decodes_exactly():
 def test_fuzz_metadata_with_recomputed_crcs(ops):
     """Mutated tables and tensor index, valid header and metadata CRC: only the semantic checks stand."""
     check_case(assemble(mutate_meta(META, ops), PAYLOAD), original_payload=True)
+
+
+def test_the_unmutated_compressed_block_decodes_exactly():
+    assert FLAGS_Z == ct.META_LZMA and RAW_Z == META_LEN
+    assert check_case(assemble(META_Z, PAYLOAD, flags=FLAGS_Z, reserved=RAW_Z), original_payload=True) == "ok"
+
+
+@given(ops=hst.lists(meta_op, min_size=1, max_size=4), raw=hst.sampled_from([0, -1, 1, None]))
+@settings(max_examples=200, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_fuzz_compressed_metadata_with_recomputed_crcs(ops, raw):
+    """Mutated LZMA2 block (and its length field off by one or not), valid header and metadata CRC."""
+    block = mutate_meta(META_Z, ops)
+    reserved = RAW_Z + raw if raw is not None else 256 * len(block)
+    check_case(assemble(block, PAYLOAD, flags=FLAGS_Z, reserved=reserved), original_payload=True)
 
 
 def test_the_unmutated_v2_file_decodes_exactly():

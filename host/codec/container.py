@@ -22,6 +22,9 @@ READ_VERSIONS = (2, 3, 4, 5)   # read (and written on request; 5: two code table
 TS_STATES = 0x80         # version 5: bit 7 of a table set's W byte: two code tables (docs/FORMAT.md, section 2.1)
 HEADER = struct.Struct("<4sHHIIQII")  # magic, version, flags, meta_len, meta_crc, payload_len, reserved, hdr_crc
 HEADER_SIZE = HEADER.size  # 32
+META_LZMA = 0x0001       # header flags bit 0 (versions 3-5): the metadata block is a raw LZMA2 stream (FORMAT.md, 4)
+META_RATIO = 256         # a compressed metadata block expands to at most this many times its stored bytes
+META_DICT_MAX = 1 << 24  # LZMA2 dictionary: max(4096, the block's length), at most 16 MiB (encoder and decoder)
 MAX_NDIM = 8
 MAX_NAME = 4096
 MAX_ATTRS = 1 << 20
@@ -640,7 +643,7 @@ def coded_bytes(c: Container) -> dict:
     return out
 
 
-def to_bytes(c: Container, version: int | None = None) -> bytes:
+def to_bytes(c: Container, version: int | None = None, compress_meta: bool | None = None) -> bytes:
     """Serialise a container.
 
     Parameters
@@ -657,15 +660,83 @@ def to_bytes(c: Container, version: int | None = None) -> bytes:
     FormatError
         A field out of range, a layout the version cannot express (e.g. streams not in the order of their
         first tensor), or ``version`` not 2, 3, 4 or 5.
+
+    ``compress_meta``: as ``compress`` of :func:`pack_meta_block` (default: the metadata block LZMA-compressed
+    where that is smaller; never in version 2).
     """
     if version is None:
         version = version_for(c)
     if version not in READ_VERSIONS:
         raise FormatError(f"cannot write .lutz version {version} (this writer knows {', '.join(map(str, READ_VERSIONS))})")
     meta = _pack_meta_v3(c, version) if version >= 3 else _pack_meta_v2(c)
+    meta, flags, raw_len = pack_meta_block(meta, version, compress_meta)
     payload = np.asarray(c.payload, "<u4").tobytes()
-    head = struct.pack("<4sHHIIQI", MAGIC, version, 0, len(meta), zlib.crc32(meta), len(payload), 0)
+    head = struct.pack("<4sHHIIQI", MAGIC, version, flags, len(meta), zlib.crc32(meta), len(payload), raw_len)
     return head + struct.pack("<I", zlib.crc32(head)) + meta + payload
+
+
+def _meta_filters(raw_len: int, preset: int | None = None) -> list:
+    import lzma
+    f = {"id": lzma.FILTER_LZMA2, "dict_size": min(max(4096, raw_len), META_DICT_MAX)}
+    if preset is not None:
+        f["preset"] = preset
+    return [f]
+
+
+#: the LZMA literal-context and position bits the writer tries on a block of up to 256 KiB (the smallest is kept;
+#: pb = 0 saves 22-73 B on real indexes of 2-9 KB against liblzma's default lc 3, pb 2)
+_META_PROPS = ((3, 0), (0, 0), (1, 0), (2, 0), (0, 2), (1, 2), (2, 2), (3, 2))
+
+
+def pack_meta_block(meta: bytes, version: int, compress: bool | None = None) -> tuple:
+    """The metadata block as stored: ``(block, header flags, header reserved field)`` (docs/FORMAT.md, section 4).
+
+    ``compress``: ``None`` (default) the LZMA2-compressed block (flags bit 0, ``reserved`` = the block's length)
+    where that is smaller, else the block itself; ``False`` never compressed; ``True`` compressed whenever the
+    format allows it (version >= 3, at most :data:`META_RATIO` times the compressed bytes, Python's ``lzma``
+    present), even when larger.
+    """
+    if compress is False or version < 3 or not meta or len(meta) > 0xFFFFFFFF:
+        return meta, 0, 0
+    try:
+        import lzma
+    except ImportError:                  # a Python without lzma writes the block as it is
+        return meta, 0, 0
+    z = None
+    for lc, pb in _META_PROPS if len(meta) <= 1 << 18 else _META_PROPS[:1]:   # lc, pb: in the stream's first chunk
+        f = _meta_filters(len(meta), 9 | lzma.PRESET_EXTREME)
+        f[0].update(lc=lc, pb=pb)
+        t = lzma.compress(meta, format=lzma.FORMAT_RAW, filters=f)
+        z = t if z is None or len(t) < len(z) else z
+    if len(meta) > META_RATIO * len(z) or (compress is None and len(z) >= len(meta)):
+        return meta, 0, 0
+    return z, META_LZMA, len(meta)
+
+
+def unpack_meta_block(block: bytes, raw_len: int) -> bytes:
+    """The metadata of a compressed block (flags bit 0) of ``raw_len`` bytes (the checked header field).
+
+    Never produces more than ``raw_len`` bytes (the decoder's output and dictionary are bounded by it); a
+    stream that is invalid, ends early, runs on, or is followed by other bytes is a one-line FormatError.
+    """
+    try:
+        import lzma
+    except ImportError:
+        raise UnsupportedError("this file's metadata block is LZMA-compressed and this Python has no lzma module")
+    d = lzma.LZMADecompressor(format=lzma.FORMAT_RAW, filters=_meta_filters(raw_len))
+    try:
+        out = d.decompress(block, raw_len)
+        if len(out) == raw_len and not d.eof and d.decompress(b"", 1):
+            raise FormatError(f"compressed metadata block expands to more than the {raw_len} bytes of the header")
+    except lzma.LZMAError as e:
+        raise FormatError(f"compressed metadata block is invalid (LZMA2: {e})") from None
+    if not d.eof:
+        raise FormatError(f"compressed metadata block is truncated ({len(out)} of {raw_len} bytes decoded)")
+    if len(out) != raw_len:
+        raise FormatError(f"compressed metadata block expands to {len(out)} bytes, the header says {raw_len}")
+    if d.unused_data:
+        raise FormatError(f"{len(d.unused_data)} bytes after the end of the compressed metadata block")
+    return out
 
 
 def write(path, c: Container, version: int | None = None) -> int:
@@ -790,9 +861,13 @@ def _parse(mv: memoryview) -> Container:
     if version not in READ_VERSIONS:
         raise FormatError(f"unsupported .lutz version {version} (this reader knows "
                           f"{' and '.join(map(str, READ_VERSIONS))}; re-compress the original weights with this lutzip)")
-    if flags != 0:
+    if flags & ~META_LZMA or (flags and version < 3):
         raise FormatError(f"unknown flags {flags:#x} in the header")
-    if reserved != 0:
+    if flags & META_LZMA:                 # reserved = the metadata's length once decompressed
+        if not 0 < reserved <= META_RATIO * meta_len:
+            raise FormatError(f"compressed metadata length {reserved} out of range (1..{META_RATIO} x the "
+                              f"{meta_len} stored bytes)")
+    elif reserved != 0:
         raise FormatError(f"reserved header field is {reserved:#x}, must be 0")
     if payload_len % 4:
         raise FormatError(f"payload length {payload_len} is not a multiple of 4")
@@ -803,6 +878,8 @@ def _parse(mv: memoryview) -> Container:
     meta = bytes(mv[HEADER_SIZE:HEADER_SIZE + meta_len])
     if zlib.crc32(meta) != meta_crc:
         raise CorruptError("metadata CRC mismatch: tables or tensor index are corrupt")
+    if flags & META_LZMA:
+        meta = unpack_meta_block(meta, reserved)
     if version == 2:
         tables, tensors = _parse_meta_v2(meta, payload_len)
         streams = None
@@ -813,6 +890,7 @@ def _parse(mv: memoryview) -> Container:
         payload = payload.astype(np.uint32)
     c = Container(tables, tensors, payload)
     c.version = version
+    c.meta_flags = flags
     if streams is not None:
         c._streams = streams
     return c

@@ -414,10 +414,10 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
             payload = np.memmap(pf, np.dtype("<u4"), "r", shape=(n_words,)) if n_words else np.zeros(0, "<u4")
             c = ct.Container(tables, entries, payload)
             version = ct.version_for(c)
-            meta = ct._pack_meta_v3(c, version)
+            meta, flags, raw_len = ct.pack_meta_block(ct._pack_meta_v3(c, version), version)
             c.payload = None
             del payload
-            head = struct.pack("<4sHHIIQI", ct.MAGIC, version, 0, len(meta), zlib.crc32(meta), offset, 0)
+            head = struct.pack("<4sHHIIQI", ct.MAGIC, version, flags, len(meta), zlib.crc32(meta), offset, raw_len)
             head += struct.pack("<I", zlib.crc32(head))
             with ct.atomic_output(path) as f:
                 f.write(head)
