@@ -129,7 +129,8 @@ def test_ulx3s_standin_flow_with_pll(tmp_path):
 @pytest.mark.timeout(3600)      # ~20 min of place and route on a loaded 2-core machine
 def test_ulx3s_real_design_core_at_100mhz(tmp_path):
     """The real ULX3S design (decoder core, 32 K-word replay buffer) with the core at 100 MHz (the goal; met
-    since 2026-12-07: 100.29 MHz at seed 1, docs/log/2026-12-boards.md)."""
+    at seed 1 since 2026-12-07: 101.15 MHz on the afternoon-2 tree, seed 3 100.42 MHz, seed 2 not met: 92.56 MHz;
+    docs/log/2026-12-boards.md)."""
     if not all(sy.find_tool(t, required=False) for t in ("yosys", "nextpnr-ecp5")):
         pytest.skip("yosys / nextpnr-ecp5 not installed")
     # in a process of its own with PYTHONHASHSEED=0: MyHDL's set order moves lines in the Verilog, and the
