@@ -12,13 +12,12 @@ import pytest
 from lutzip import api
 from lutzip.codec import bitstream as bs
 from lutzip.codec import container as ct
-from lutzip.codec.states import canonical_codes
 from lutzip.codec.tables import LUT, RANGE, ZRUN, ClassSpec, TableSet, expand_hw
 from lutzip.errors import UnsupportedError
 from lutzip.hdl.core.ports import CoreParams
 from lutzip.hdl.flows import model as M
 from lutzip.hdl.flows import simulate as S
-from lutzip.hdl.flows.vectors import Vectors, container_vectors, make_vectors, random_tableset
+from lutzip.hdl.flows.vectors import Vectors, container_vectors, make_vectors, random_stripe, random_tableset
 
 TWO = {"STATES": 2}
 
@@ -66,39 +65,6 @@ def random_tableset2(rng, W=16, L=8):
     follow = int(rng.integers(1, 1 << n))
     ts.lens_b, ts.follow = tuple(lb), follow
     return ts.validate()
-
-
-def random_stripe2(rng, ts: TableSet, n_max: int):
-    """A packet of random symbols of a two-state set (each symbol of a class with a code in the state it is read
-    in) and the words it decodes to."""
-    codes = [ts.codes(), canonical_codes(ts.lens_b)]
-    lens = [[cl.c for cl in ts.classes], list(ts.lens_b)]
-    acc, nbits, words, state = 0, 0, [], 0
-    while len(words) < n_max:
-        cand = [j for j in range(len(ts.classes)) if lens[state][j]]
-        j = int(rng.choice(cand))
-        cl = ts.classes[j]
-        idx = int(rng.integers(0, 1 << cl.k))
-        if cl.kind == LUT:
-            out = [int(ts.lut3[cl.param + idx])]
-        elif cl.kind == RANGE:
-            out = [cl.param + idx]
-        else:
-            room = n_max - len(words)
-            if idx + 1 > room:
-                idx = int(rng.integers(0, min(room, 1 << cl.k)))
-            out = [0] * (idx + 1)
-        c = lens[state][j]
-        acc = (acc << (c + cl.k)) | (codes[state][j] << cl.k) | idx
-        nbits += c + cl.k
-        words += out
-        state = (ts.follow >> j) & 1
-        if rng.random() < 1.0 / max(4, n_max // 2):
-            break
-    pad = -nbits % 32 if nbits else 32
-    acc <<= pad
-    nw = (nbits + pad) // 32
-    return [bs.STRIPE_MARKER | (len(words) - 1)] + [(acc >> (32 * (nw - 1 - i))) & 0xFFFFFFFF for i in range(nw)], words
 
 
 def bad_b_prefix_vectors(**params):
@@ -206,7 +172,7 @@ def test_myhdl_random_two_state_sets(seed):
     ts = random_tableset2(rng, W=W)
     pk, words = [], []
     for _ in range(6):
-        p, w = random_stripe2(rng, ts, int(rng.integers(1, 150)))
+        p, w = random_stripe(rng, ts, int(rng.integers(1, 150)))
         pk.append(p)
         words += w
     vec = Vectors.from_packets(pk, M.table_ops(ts, 8, states=2), W=W, **list(FRONTS.values())[seed], **TWO)
@@ -336,7 +302,7 @@ def test_lanes_two_state_stream(sim, front, tmp_path, hdl_cache):
     from lutzip.hdl.flows import lanes_sim as LS
     rng = np.random.default_rng(5)
     bad = bad_b_prefix_vectors(**FRONTS[front])
-    good = [random_stripe2(rng, hand_table(), int(rng.integers(1, 200)))[0] for _ in range(8)]
+    good = [random_stripe(rng, hand_table(), int(rng.integers(1, 200)))[0] for _ in range(8)]
     lv = LS.LaneVectors.make(good[:4] + bad.stripes + good[4:], bad.table_ops, 2, **bad.params)
     assert len(lv.errors) == 2
     LS.check(lv, sim, workdir=tmp_path, build_dir=hdl_cache, in_gap=0.2, out_stall=0.3, seed=3)

@@ -157,12 +157,22 @@ def random_tableset(rng, W=16, L=8, max_classes=16, complete=True, lut_kmax=6, z
 def random_stripe(rng, ts: TableSet, n_max: int, zrun_max=None):
     """One stripe packet of random symbols of ``ts`` (any class, any index) and the words it decodes to.
 
-    Returns ``(packet, words)``; ``n`` (the header count) is at most ``n_max`` and at least 1.
+    Returns ``(packet, words)``; ``n`` (the header count) is at most ``n_max`` and at least 1. With two code tables
+    (``ts.lens_b``, format version 5) each symbol is of a class with a code in the state it is read in, and the next
+    state follows ``ts.follow``.
     """
-    codes = ts.codes()
-    acc, nbits, words = 0, 0, []
+    lens = [[cl.c for cl in ts.classes]]
+    codes = [ts.codes()]
+    if ts.lens_b is not None:
+        from lutzip.codec.states import canonical_codes
+        lens.append(list(ts.lens_b))
+        codes.append(canonical_codes(ts.lens_b))
+    acc, nbits, words, state = 0, 0, [], 0
     while len(words) < n_max:
-        j = int(rng.integers(len(ts.classes)))
+        if ts.lens_b is None:
+            j = int(rng.integers(len(ts.classes)))
+        else:
+            j = int(rng.choice([i for i in range(len(ts.classes)) if lens[state][i]]))
         cl = ts.classes[j]
         idx = int(rng.integers(0, 1 << cl.k))
         if cl.kind == LUT:
@@ -174,9 +184,12 @@ def random_stripe(rng, ts: TableSet, n_max: int, zrun_max=None):
             if idx + 1 > room:
                 idx = int(rng.integers(0, min(room, 1 << cl.k)))
             out = [0] * (idx + 1)
-        acc = (acc << cl.total) | (codes[j] << cl.k) | idx
-        nbits += cl.total
+        c = lens[state][j]
+        acc = (acc << (c + cl.k)) | (codes[state][j] << cl.k) | idx
+        nbits += c + cl.k
         words += out
+        if ts.lens_b is not None:
+            state = (ts.follow >> j) & 1
         if rng.random() < 1.0 / max(4, n_max // 2) and words:
             break
     pad = -nbits % 32 if nbits else 32
