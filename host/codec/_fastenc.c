@@ -1311,6 +1311,24 @@ EXPORT int lze_zrun_estimate_sets(int64_t nr, const int64_t *runs, int64_t ns, c
 #ifndef ZRUN_TOKEN_SHARE
 #define ZRUN_TOKEN_SHARE 4
 #endif
+/* one chunk of a zero run of r words (r >= 1; zr_choice[r] != -2: a run class or a literal zero covers it): its
+ * code bits b and length ln; r goes down by the words the chunk covers */
+#define ZRUN_CHUNK(r, b, ln)                                                                                       \
+    do {                                                                                                           \
+        int64_t ch_ = zr_choice[r];                                                                                \
+        if (ch_ == -1) {                                                                                           \
+            b = sym[0] >> 8;                                                                                       \
+            ln = (unsigned)(sym[0] & 0xFF);                                                                        \
+            r -= 1;                                                                                                \
+        } else {                                                                                                   \
+            int64_t m_ = (int64_t)1 << zr_k[ch_];                                                                  \
+            if (m_ > r)                                                                                            \
+                m_ = r;                                                                                            \
+            b = zr_bits[ch_] | (uint64_t)(m_ - 1);                                                                 \
+            ln = (unsigned)zr_len[ch_];                                                                            \
+            r -= m_;                                                                                               \
+        }                                                                                                          \
+    } while (0)
 static void run_codes(int64_t rmax, const uint64_t *sym, const int64_t *zr_choice, const uint64_t *zr_bits,
                       const int64_t *zr_len, const int64_t *zr_k, uint64_t *code)
 {
@@ -1321,25 +1339,13 @@ static void run_codes(int64_t rmax, const uint64_t *sym, const int64_t *zr_choic
         int64_t r = r0;
         int ok = 1;
         while (r > 0 && ok) {
-            int64_t ch = zr_choice[r];
             uint64_t b;
             unsigned ln;
-            if (ch == -2) {
+            if (zr_choice[r] == -2) {
                 ok = 0;
                 break;
             }
-            if (ch == -1) {
-                b = sym[0] >> 8;
-                ln = (unsigned)(sym[0] & 0xFF);
-                r -= 1;
-            } else {
-                int64_t m = (int64_t)1 << zr_k[ch];
-                if (m > r)
-                    m = r;
-                b = zr_bits[ch] | (uint64_t)(m - 1);
-                ln = (unsigned)zr_len[ch];
-                r -= m;
-            }
+            ZRUN_CHUNK(r, b, ln);
             if (ln == 0 || len + ln > 32)
                 ok = 0;
             else {
@@ -1351,116 +1357,12 @@ static void run_codes(int64_t rmax, const uint64_t *sym, const int64_t *zr_choic
     }
 }
 
-/* the word-by-word coder (without zero runs, or without memory for the token loop's tables) */
-__attribute__((noinline)) static int64_t encode_words(const void *words, int64_t n, int wide, int64_t S,
-                                                      const uint64_t *sym, int has_zrun, const int64_t *zr_choice,
-                                                      const uint64_t *zr_bits, const int64_t *zr_len,
-                                                      const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words)
-{
-    const uint16_t *w16 = (const uint16_t *)words;
-    const uint8_t *w8 = (const uint8_t *)words;
-    int64_t n_stripes = (n + S - 1) / S;
-    int64_t p = 0;
-    for (int64_t s = 0; s < n_stripes; s++) {
-        int64_t lo = s * S, hi = lo + S < n ? lo + S : n;
-        int64_t start = p;
-        out[p++] = 0x4C5A0000u | (uint32_t)(hi - lo - 1);
-        uint64_t acc = 0;
-        unsigned nacc = 0;
-        int64_t i = lo;
-#define PUT(b, ln)                                                                                                 \
-    do {                                                                                                           \
-        acc = (acc << (ln)) | (b);                                                                                 \
-        nacc += (ln);                                                                                              \
-        if (nacc >= 32) {                                                                                          \
-            nacc -= 32;                                                                                            \
-            out[p++] = (uint32_t)(acc >> nacc);                                                                    \
-        }                                                                                                          \
-    } while (0)
-#define PUT_NB(b, ln)                                                                                              \
-    do {                                                                                                           \
-        acc = (acc << (ln)) | (b);                                                                                 \
-        nacc += (ln);                                                                                              \
-        unsigned full_ = nacc >= 32;                                                                               \
-        nacc -= full_ << 5;                                                                                        \
-        out[p] = (uint32_t)(acc >> nacc);                                                                          \
-        p += full_;                                                                                                \
-    } while (0)
-        if (!has_zrun) {
-            /* 8-bit words: the branch-free bit writer (8-bit symbols are short: a full word's branch
-             * mispredicts every few symbols; 16-bit ones measured faster with the branch); out has room for the
-             * pending word (lze_encode) */
-            if (wide)
-                for (; i < hi; i++) {
-                    uint64_t e = sym[w16[i]];
-                    unsigned ln = (unsigned)(e & 0xFF);
-                    if (!ln)
-                        return -1 - i;
-                    PUT(e >> 8, ln);
-                }
-            else
-                for (; i < hi; i++) {
-                    uint64_t e = sym[w8[i]];
-                    unsigned ln = (unsigned)(e & 0xFF);
-                    if (!ln)
-                        return -1 - i;
-                    PUT_NB(e >> 8, ln);
-                }
-        } else {
-            while (i < hi) {
-                unsigned v = wide ? w16[i] : w8[i];
-                if (has_zrun && v == 0) {
-                    int64_t r = 1;
-                    if (wide)
-                        while (i + r < hi && w16[i + r] == 0)
-                            r++;
-                    else
-                        while (i + r < hi && w8[i + r] == 0)
-                            r++;
-                    i += r;
-                    while (r > 0) {
-                        int64_t ch = zr_choice[r];
-                        uint64_t b;
-                        unsigned ln;
-                        if (ch == -2)
-                            return -1 - (i - r);
-                        if (ch == -1) {
-                            b = sym[0] >> 8;
-                            ln = (unsigned)(sym[0] & 0xFF);
-                            r -= 1;
-                        } else {
-                            int64_t m = (int64_t)1 << zr_k[ch];
-                            if (m > r)
-                                m = r;
-                            b = zr_bits[ch] | (uint64_t)(m - 1);
-                            ln = (unsigned)zr_len[ch];
-                            r -= m;
-                        }
-                        PUT(b, ln);
-                    }
-                    continue;
-                }
-                uint64_t e = sym[v];
-                unsigned ln = (unsigned)(e & 0xFF);
-                if (!ln)
-                    return -1 - i;
-                PUT(e >> 8, ln);
-                i++;
-            }
-        }
-#undef PUT_NB
-#undef PUT
-        if (nacc > 0)
-            out[p++] = (uint32_t)(acc << (32 - nacc));
-        stripe_words[s] = (uint32_t)(p - start);
-    }
-    return p;
-}
-
-__attribute__((noinline)) static int64_t encode_stripes(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
-                              const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len,
-                              const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words, const uint64_t *rcode,
-                              int64_t rmax, uint64_t *bm)
+/* the stripe coder: with zero runs the token loop over a bitmap of zero words (bm, with rcode the run codes) or,
+ * in stripes of few zeros, word by word; without zero runs word by word */
+static inline __attribute__((always_inline)) int64_t
+encode_stripes(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
+               const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len, const int64_t *zr_k,
+               uint32_t *out, uint32_t *stripe_words, const uint64_t *rcode, int64_t rmax, uint64_t *bm)
 {
     const uint16_t *w16 = (const uint16_t *)words;
     const uint8_t *w8 = (const uint8_t *)words;
@@ -1570,23 +1472,11 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
                         r++;
                 i += r;
                 while (r > 0) {
-                    int64_t ch = zr_choice[r];
                     uint64_t b;
                     unsigned ln;
-                    if (ch == -2)
+                    if (zr_choice[r] == -2)
                         return -1 - (i - r);
-                    if (ch == -1) {
-                        b = sym[0] >> 8;
-                        ln = (unsigned)(sym[0] & 0xFF);
-                        r -= 1;
-                    } else {
-                        int64_t m = (int64_t)1 << zr_k[ch];
-                        if (m > r)
-                            m = r;
-                        b = zr_bits[ch] | (uint64_t)(m - 1);
-                        ln = (unsigned)zr_len[ch];
-                        r -= m;
-                    }
+                    ZRUN_CHUNK(r, b, ln);
                     PUT(b, ln);
                 }
             }
@@ -1616,23 +1506,11 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
                         r++;
                     i += r;
                     while (r > 0) {
-                        int64_t ch = zr_choice[r];
                         uint64_t b;
                         unsigned ln;
-                        if (ch == -2)
+                        if (zr_choice[r] == -2)
                             return -1 - (i - r);
-                        if (ch == -1) {
-                            b = sym[0] >> 8;
-                            ln = (unsigned)(sym[0] & 0xFF);
-                            r -= 1;
-                        } else {
-                            int64_t m = (int64_t)1 << zr_k[ch];
-                            if (m > r)
-                                m = r;
-                            b = zr_bits[ch] | (uint64_t)(m - 1);
-                            ln = (unsigned)zr_len[ch];
-                            r -= m;
-                        }
+                        ZRUN_CHUNK(r, b, ln);
                         PUT_NB(b, ln);
                     }
                 }
@@ -1649,23 +1527,11 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
                             r++;
                     i += r;
                     while (r > 0) {
-                        int64_t ch = zr_choice[r];
                         uint64_t b;
                         unsigned ln;
-                        if (ch == -2)
+                        if (zr_choice[r] == -2)
                             return -1 - (i - r);
-                        if (ch == -1) {
-                            b = sym[0] >> 8;
-                            ln = (unsigned)(sym[0] & 0xFF);
-                            r -= 1;
-                        } else {
-                            int64_t m = (int64_t)1 << zr_k[ch];
-                            if (m > r)
-                                m = r;
-                            b = zr_bits[ch] | (uint64_t)(m - 1);
-                            ln = (unsigned)zr_len[ch];
-                            r -= m;
-                        }
+                        ZRUN_CHUNK(r, b, ln);
                         PUT(b, ln);
                     }
                     continue;
@@ -1680,6 +1546,7 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
         }
 #undef PUT
 #undef PUT_NB
+#undef ZRUN_CHUNK
         if (nacc > 0)
             out[p++] = (uint32_t)(acc << (32 - nacc));
         stripe_words[s] = (uint32_t)(p - start);
@@ -1687,9 +1554,27 @@ __attribute__((noinline)) static int64_t encode_stripes(const void *words, int64
     return p;
 }
 
+/* the stripe coder specialised twice: without zero runs and with them */
+__attribute__((noinline)) static int64_t encode_dense(const void *words, int64_t n, int wide, int64_t S,
+                                                      const uint64_t *sym, uint32_t *out, uint32_t *stripe_words)
+{
+    return encode_stripes(words, n, wide, S, sym, 0, NULL, NULL, NULL, NULL, out, stripe_words, NULL, 0, NULL);
+}
+
+__attribute__((noinline)) static int64_t encode_zrun(const void *words, int64_t n, int wide, int64_t S,
+                                                     const uint64_t *sym, const int64_t *zr_choice,
+                                                     const uint64_t *zr_bits, const int64_t *zr_len,
+                                                     const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words,
+                                                     const uint64_t *rcode, int64_t rmax, uint64_t *bm)
+{
+    return encode_stripes(words, n, wide, S, sym, 1, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words, rcode,
+                          rmax, bm);
+}
+
 /* out: room for one word more than the stripes take (the bit writer stores its pending word at out[p] before it
  * knows whether that word is full: the caller's n + 2 stripes + 1 words). Returns the words written or -1 - i
- * for an uncovered word i (as the numba _encode_kernel). */
+ * for an uncovered word i (as the numba _encode_kernel), or INT64_MIN (fastenc.LZE_NOMEM) without memory for
+ * the zero-run tables. */
 EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, const uint64_t *sym, int has_zrun,
                           const int64_t *zr_choice, const uint64_t *zr_bits, const int64_t *zr_len,
                           const int64_t *zr_k, uint32_t *out, uint32_t *stripe_words)
@@ -1700,17 +1585,17 @@ EXPORT int64_t lze_encode(const void *words, int64_t n, int wide, int64_t S, con
         rmax = S + 1 < RUN_CODES ? S + 1 : RUN_CODES;
         rcode = malloc(rmax * sizeof(uint64_t));
         bm = malloc(((S + 63) / 64 + 2) * sizeof(uint64_t));
-        if (!rcode || !bm) {            /* the word-by-word loop */
+        if (!rcode || !bm) {
             free(rcode);
             free(bm);
-            rcode = bm = NULL;
-        } else
-            run_codes(rmax, sym, zr_choice, zr_bits, zr_len, zr_k, rcode);
+            return INT64_MIN;           /* fastenc.LZE_NOMEM */
+        }
+        run_codes(rmax, sym, zr_choice, zr_bits, zr_len, zr_k, rcode);
     }
-    if (!rcode)
-        return encode_words(words, n, wide, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words);
-    int64_t p = encode_stripes(words, n, wide, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out,
-                               stripe_words, rcode, rmax, bm);
+    if (!has_zrun)
+        return encode_dense(words, n, wide, S, sym, out, stripe_words);
+    int64_t p = encode_zrun(words, n, wide, S, sym, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words, rcode, rmax,
+                            bm);
     free(rcode);
     free(bm);
     return p;

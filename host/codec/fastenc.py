@@ -528,9 +528,14 @@ def grouped_designs(flat, R, order, W, L, lut3_max, zks, zF, iters, top, class_b
 def encode(flat, S, sym, has_zrun, zr_choice, zr_bits, zr_len, zr_k, out, stripe_words):
     """The stripe coder (``lze_encode``): ``flat`` uint8/uint16 words, ``sym[v] = bits << 8 | length``; returns
     the words written or ``-1 - i`` for an uncovered word ``i`` (as the numba ``_encode_kernel``)."""
-    return int(lib().lze_encode(_p(flat), flat.size, flat.dtype == np.uint16, int(S), _ptr(sym), bool(has_zrun),
-                                _ptr(zr_choice), _ptr(zr_bits), _ptr(zr_len), _ptr(zr_k), _ptr(out),
-                                _p(stripe_words)))
+    p = int(lib().lze_encode(_p(flat), flat.size, flat.dtype == np.uint16, int(S), _ptr(sym), bool(has_zrun),
+                             _ptr(zr_choice), _ptr(zr_bits), _ptr(zr_len), _ptr(zr_k), _ptr(out), _p(stripe_words)))
+    if p == LZE_NOMEM:
+        raise MemoryError("stripe coder: no memory for its zero-run tables")
+    return p
+
+
+LZE_NOMEM = -(1 << 63)      # lze_encode: the run-code table or the zero bitmap could not be allocated
 
 
 def trie_tree(vals, C, D, W, min_gain):
