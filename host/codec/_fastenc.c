@@ -2077,6 +2077,33 @@ EXPORT void lze_arena_free(void)
     }
 }
 
+/* a design's classes after its LUT and RANGE classes (cls3: kind, k, param per class; fr: their frequencies; j of
+ * them so far): the residual RANGE class of W bits (fres > 0), the ZRUN classes (k, frequency), and where there is
+ * still no class one RANGE class of W bits. Returns the class count. */
+static inline int64_t design_tail(int64_t *cls3, double *fr, int64_t j, int64_t W, double fres, int64_t nz,
+                                  const int64_t *zk, const double *zF)
+{
+    if (fres > 0) {
+        cls3[3 * j] = 1;
+        cls3[3 * j + 1] = W;
+        cls3[3 * j + 2] = 0;
+        fr[j++] = fres;
+    }
+    for (int64_t q = 0; q < nz; q++) {
+        cls3[3 * j] = 2;
+        cls3[3 * j + 1] = zk[q];
+        cls3[3 * j + 2] = 0;
+        fr[j++] = zF[q];
+    }
+    if (j == 0) {
+        cls3[0] = 1;
+        cls3[1] = W;
+        cls3[2] = 0;
+        fr[j++] = 1.0;
+    }
+    return j;
+}
+
 /* encoder._ZDesign.designs(t) for t > 0 in one call: the trie of the values left when the top t (ranks pos[0..t))
  * go to LUT classes (lze_trie_tree_sub), then up to two rounds (c_res 12, then the residual class's code length of
  * the first round's design when that differs by 0.5 or more) of: the trie DP (lze_trie_solve; keep_n in round 2
@@ -2275,24 +2302,7 @@ EXPORT int64_t lze_design_lut(
             cls3[3 * j + 2] = rbase[q];
             fr[j++] = rF[q];
         }
-        if (fres > 0) {
-            cls3[3 * j] = 1;
-            cls3[3 * j + 1] = W;
-            cls3[3 * j + 2] = 0;
-            fr[j++] = fres;
-        }
-        for (int64_t q = 0; q < nz; q++) {
-            cls3[3 * j] = 2;
-            cls3[3 * j + 1] = zk[q];
-            cls3[3 * j + 2] = 0;
-            fr[j++] = zF[q];
-        }
-        if (j == 0) {
-            cls3[0] = 1;
-            cls3[1] = W;
-            cls3[2] = 0;
-            fr[j++] = 1.0;
-        }
+        j = design_tail(cls3, fr, j, W, fres, nz, zk, zF);
         double bits = lze_design_bits(nc, cls3, fr, L, lens, l3, nw, with0, off, cum, nr, runs, hist0, n_stripes);
         if (bits == -2.0)
             return -2;
@@ -2462,24 +2472,7 @@ EXPORT int64_t lze_grouped_designs(int64_t np_, const int64_t *poff, const int64
             }
             if (rc)
                 break;
-            if (resF[p] > 0) {
-                cls3[3 * nc] = 1;
-                cls3[3 * nc + 1] = W;
-                cls3[3 * nc + 2] = 0;
-                fr[nc++] = resF[p];
-            }
-            for (int64_t j = 0; j < nz; j++) {
-                cls3[3 * nc] = 2;
-                cls3[3 * nc + 1] = zks[j];
-                cls3[3 * nc + 2] = 0;
-                fr[nc++] = zF[j];
-            }
-            if (nc == 0) {
-                cls3[0] = 1;
-                cls3[1] = W;
-                cls3[2] = 0;
-                fr[nc++] = 1.0;
-            }
+            nc = design_tail(cls3, fr, nc, W, resF[p], nz, zks, zF);
             if (n3 > lut3_max)
                 continue;
             double r = lze_design_bits(nc, cls3, fr, L, lens, l3, nw, with0, off, cum, nr, runs, hist0, n_stripes);
