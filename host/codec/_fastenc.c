@@ -1357,6 +1357,27 @@ static void run_codes(int64_t rmax, const uint64_t *sym, const int64_t *zr_choic
     }
 }
 
+/* the zero run from word i (a zero word) to the stripe's end or its next non-zero word, coded chunk by chunk with
+ * PUTX (PUT or PUT_NB); i moves past it. An uncovered run returns -1 - its first word from the coder. */
+#define ZRUN_RUN(PUTX)                                                                                             \
+    do {                                                                                                           \
+        int64_t r = 1;                                                                                             \
+        if (wide)                                                                                                  \
+            while (i + r < hi && w16[i + r] == 0)                                                                  \
+                r++;                                                                                               \
+        else                                                                                                       \
+            while (i + r < hi && w8[i + r] == 0)                                                                   \
+                r++;                                                                                               \
+        i += r;                                                                                                    \
+        while (r > 0) {                                                                                            \
+            uint64_t b;                                                                                            \
+            unsigned ln;                                                                                           \
+            if (zr_choice[r] == -2)                                                                                \
+                return -1 - (i - r);                                                                               \
+            ZRUN_CHUNK(r, b, ln);                                                                                  \
+            PUTX(b, ln);                                                                                           \
+        }                                                                                                          \
+    } while (0)
 /* the stripe coder: with zero runs the token loop over a bitmap of zero words (bm, with rcode the run codes) or,
  * in stripes of few zeros, word by word; without zero runs word by word */
 static inline __attribute__((always_inline)) int64_t
@@ -1463,22 +1484,7 @@ encode_stripes(const void *words, int64_t n, int wide, int64_t S, const uint64_t
                 }
                 valid = 0;
                 /* a run the table does not code: its length, then the chunk loop */
-                int64_t r = 1;
-                if (wide)
-                    while (i + r < hi && w16[i + r] == 0)
-                        r++;
-                else
-                    while (i + r < hi && w8[i + r] == 0)
-                        r++;
-                i += r;
-                while (r > 0) {
-                    uint64_t b;
-                    unsigned ln;
-                    if (zr_choice[r] == -2)
-                        return -1 - (i - r);
-                    ZRUN_CHUNK(r, b, ln);
-                    PUT(b, ln);
-                }
+                ZRUN_RUN(PUT);
             }
         } else {
         words:
@@ -1501,39 +1507,13 @@ encode_stripes(const void *words, int64_t n, int wide, int64_t S, const uint64_t
                     }
                     if (i >= hi)
                         break;
-                    int64_t r = 1;
-                    while (i + r < hi && w8[i + r] == 0)
-                        r++;
-                    i += r;
-                    while (r > 0) {
-                        uint64_t b;
-                        unsigned ln;
-                        if (zr_choice[r] == -2)
-                            return -1 - (i - r);
-                        ZRUN_CHUNK(r, b, ln);
-                        PUT_NB(b, ln);
-                    }
+                    ZRUN_RUN(PUT_NB);
                 }
             }
             while (i < hi) {
                 unsigned v = wide ? w16[i] : w8[i];
                 if (has_zrun && v == 0) {
-                    int64_t r = 1;
-                    if (wide)
-                        while (i + r < hi && w16[i + r] == 0)
-                            r++;
-                    else
-                        while (i + r < hi && w8[i + r] == 0)
-                            r++;
-                    i += r;
-                    while (r > 0) {
-                        uint64_t b;
-                        unsigned ln;
-                        if (zr_choice[r] == -2)
-                            return -1 - (i - r);
-                        ZRUN_CHUNK(r, b, ln);
-                        PUT(b, ln);
-                    }
+                    ZRUN_RUN(PUT);
                     continue;
                 }
                 uint64_t e = sym[v];
@@ -1546,6 +1526,7 @@ encode_stripes(const void *words, int64_t n, int wide, int64_t S, const uint64_t
         }
 #undef PUT
 #undef PUT_NB
+#undef ZRUN_RUN
 #undef ZRUN_CHUNK
         if (nacc > 0)
             out[p++] = (uint32_t)(acc << (32 - nacc));
