@@ -217,8 +217,13 @@ def _info(args):
             c = ct.from_bytes(f.read())             # the reader's own "shorter than the header" error
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             c = ct.parse_index(mm)                  # the index only: the payload is not read
+            from lutzip.codec import rows as rw     # but a row stream's mode words (version 6), a few per stripe
+            row_info = {t.name: rw.summary(c, t) for t in c.tensors if t.rows}
             c.payload = None
     d = info_dict(c, size)
+    for t in d["tensors"]:
+        if t["name"] in row_info:
+            t["rows"] = row_info[t["name"]]
     if args.json:
         emit([json.dumps(json_safe(d), indent=1, allow_nan=False)])
         return 0
@@ -250,6 +255,10 @@ def _info(args):
         out.append(f"{name(t['name']):{w}s} {t['dtype']:8s} {'x'.join(map(str, t['shape'])) or '()':>16s} "
                    f"{tb:>5s} {sm:>6s} {t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}"
                    + (f"  coded in axis order {tuple(t['axes'])}" if t["axes"] is not None else ""))
+        if t.get("rows"):
+            r = t["rows"]
+            out.append(f"  row stream: rows of {r['N']} words, {r['rows_per_stripe']} a stripe; plain {r['plain']}, "
+                       f"mirror {r['mirror']}, neg_mirror {r['neg_mirror']} (mirrored rows code {r['N'] // 2 + 1} words)")
     if groups:
         out.append("(stream Ng: a group stream; its tensors' bytes are their share of the stream, pro rata of words)")
     emit(out)
