@@ -255,3 +255,18 @@ def test_cli_info_shows_rows(tmp_path, capsys):
     assert main(["info", str(p)]) == 0
     out = capsys.readouterr().out
     assert "row stream" in out and "mirror" in out
+
+
+def test_streamed_writer_same_bytes(tmp_path):
+    """lutzip.save / lutzip compress (the streamed writer) write the same file as lutzip.compress."""
+    import lutzip
+    arrays = {"stft": basis(60, 256, "int16").reshape(60, 1, 256),
+              "x": (np.arange(3000) % 13).astype(np.int16), "s": np.arange(100, dtype=np.int16)}
+    data = lutzip.compress(arrays)
+    p = tmp_path / "f.lutz"
+    lutzip.save(p, arrays)
+    assert p.read_bytes() == data
+    r = ct.from_bytes(data)
+    assert r.tensor("stft").rows and r.version == 6
+    back = lutzip.load(p)
+    assert all(np.array_equal(back[k], v) for k, v in arrays.items())
