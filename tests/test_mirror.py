@@ -270,3 +270,22 @@ def test_streamed_writer_same_bytes(tmp_path):
     assert r.tensor("stft").rows and r.version == 6
     back = lutzip.load(p)
     assert all(np.array_equal(back[k], v) for k, v in arrays.items())
+
+
+def test_rows_option_and_cli_flag(tmp_path):
+    import lutzip
+    from lutzip.cli import main
+    arrays = {"stft": basis(60, 256, "int16")}
+    assert ct.from_bytes(lutzip.compress(arrays)).version == 6
+    assert ct.from_bytes(lutzip.compress(arrays, rows=False)).version < 6
+    with pytest.raises(lutzip.api.OptionError, match="rows"):
+        lutzip.compress(arrays, rows="yes")
+    src = tmp_path / "a.npz"
+    np.savez(src, **arrays)
+    for flag, version in (([], 6), (["--no-rows"], 3)):
+        out = tmp_path / f"o{len(flag)}.lutz"
+        assert main(["compress", str(src), "-o", str(out), *flag]) == 0
+        assert ct.read(out).version == version
+        d = tmp_path / f"o{len(flag)}.npz"
+        assert main(["decompress", str(out), "-o", str(d)]) == 0
+        assert np.array_equal(np.load(d)["stft"], arrays["stft"])

@@ -98,7 +98,7 @@ def _compress(args):
                                     args.skip_unsupported, args.format, warn=_warn, tableset_fn=fn,
                                     stripe_len=args.stripe, L=args.L, share=not args.no_share, progress=tick,
                                     plan_progress=tick, group_below=args.group_below, items=items,
-                                    threads=args.threads, reorder=not args.keep_order)
+                                    threads=args.threads, reorder=not args.keep_order, rows=not args.no_rows)
     finally:
         bar.close()
     if args.states == 2:
@@ -300,6 +300,9 @@ def register(sub):
                    help="longest class code = the decoder's LUT1 address bits (default 8, up to 12)")
     p.add_argument("--greedy", action="store_true", help="use the published greedy table sets (baseline)")
     p.add_argument("--no-share", action="store_true", help="one table set per tensor")
+    p.add_argument("--no-rows", action="store_true",
+                   help="no row streams: by default a tensor whose rows are mirror images (e.g. an STFT basis) is "
+                        "coded by half rows where that is smaller (format version 6)")
     p.add_argument("--keep-order", action="store_true",
                    help="code every tensor in its own axis order (the stream a hardware decoder emits is the tensor "
                         "in C order; version 3); by default a pruned tensor may be coded transposed where its zero "
