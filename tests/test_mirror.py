@@ -289,3 +289,21 @@ def test_rows_option_and_cli_flag(tmp_path):
         d = tmp_path / f"o{len(flag)}.npz"
         assert main(["decompress", str(out), "-o", str(d)]) == 0
         assert np.array_equal(np.load(d)["stft"], arrays["stft"])
+
+
+@pytest.mark.parametrize("W,negf", [(8, 0), (16, 0), (16, 1)])
+def test_expand_levels_agree(W, negf):
+    """lz_expand_rows (C), rows.expand (numpy) and symmetry.expand_stripe (the word-at-a-time reference)."""
+    from lutzip.codec import fastdec
+    rng = np.random.default_rng(W + negf)
+    dt = np.uint8 if W == 8 else np.uint16
+    for N in (2, 3, 7, 8, 255, 256):
+        modes = rng.integers(0, 3, 40).astype(np.uint8)
+        coded = rng.integers(0, 1 << W, rw.coded_len(modes, N)).astype(dt)
+        coded[::5] = 0
+        if W == 16:
+            coded[::7] = 0x8000
+        ref = sy.expand_stripe(coded, N, modes, negf, W)
+        assert np.array_equal(rw.expand(coded, N, modes, W, negf), ref)
+        if fastdec.available():
+            assert np.array_equal(fastdec.expand_rows(coded, np.empty(40 * N, dt), N, modes, negf), ref)
