@@ -307,3 +307,32 @@ def test_expand_levels_agree(W, negf):
         assert np.array_equal(rw.expand(coded, N, modes, W, negf), ref)
         if fastdec.available():
             assert np.array_equal(fastdec.expand_rows(coded, np.empty(40 * N, dt), N, modes, negf), ref)
+
+
+def test_truncated_mode_data_in_the_index_and_the_stripe():
+    """A row stripe recorded with 3 words (no room for a symbol word after the modes): the reader refuses the
+    index; a row stripe cut before its mode word: the decoder refuses it."""
+    c, _ = _file()
+    data = ct.to_bytes(c, compress_meta=False)
+    rec = ct._stream_records(c.streams, ct._default_stripe_len(c.streams))[0]
+    fl = rec[0]
+    p = 1
+    for bit in (ct.S_TABLE, ct.S_STRIPE_LEN):
+        if fl & bit:
+            while rec[p] & 0x80:
+                p += 1
+            p += 1
+    q = p
+    while rec[q] & 0x80:
+        q += 1
+
+    def three(m):
+        at = len(m) - len(rec) + p
+        m[at:at + q - p + 1] = bytes([3])
+    with pytest.raises(FormatError, match="fewer than 4 words") as e:
+        ct.from_bytes(_meta_edit(data, three))
+    assert "\n" not in str(e.value)
+    t = c.tensors[0]
+    pw = np.asarray(c.stripe_payload(t))
+    with pytest.raises(DecodeError, match="do not add up"):
+        rw.parse(pw[:2], [2], 64, int(t.stripe_len) // 64, 20, 16, 0)
