@@ -336,3 +336,13 @@ def test_truncated_mode_data_in_the_index_and_the_stripe():
     pw = np.asarray(c.stripe_payload(t))
     with pytest.raises(DecodeError, match="do not add up"):
         rw.parse(pw[:2], [2], 64, int(t.stripe_len) // 64, 20, 16, 0)
+
+
+def test_small_tensor_with_group_below_0():
+    a = basis(12, 64, "int16")                       # 768 words: a group stream by default, its own with 0
+    assert not ct.from_bytes(ct.to_bytes(codec.compress({"b": a}))).tensors[0].rows
+    c = codec.compress({"b": a, "s": np.arange(10, dtype=np.int16)}, group_below=0,
+                       rows={"b": (None, rw.find_modes(bits(a), 64, "int16"))})
+    r = ct.from_bytes(ct.to_bytes(c))
+    assert r.tensor("b").rows and np.array_equal(codec.decompress(r)["b"], a)
+    codec.compress({"b": a}, group_below=0)          # the writer's choice runs and does not fail

@@ -182,6 +182,7 @@ def choose(name, arr, axes, words, dtype, attrs=None, **kw):
     from lutzip.codec import container as ct
     one = {name: dict(attrs)} if attrs else None
     kw = {k: v for k, v in kw.items() if k in ("stripe_len", "L", "min_stripes", "stripe_bits")}
+    kw["group_below"] = 0                      # the tensor alone, in a stream of its own either way
     plain = len(ct.to_bytes(codec.compress({name: arr}, attrs=one, rows=False, **kw)))
     rowed = len(ct.to_bytes(codec.compress({name: arr}, attrs=one, rows={name: got}, **kw)))
     return got if rowed < plain else None
