@@ -1,169 +1,143 @@
 """Stimulus and reference of the row mirror stage (:mod:`lutzip.hdl.stages.row_mirror`), shared by its MyHDL test
 (tests/test_row_mirror.py) and its four-simulator test (tests/test_row_mirror_sims.py).
 
-A *case* is the stage's input (words ``(data, last, user)`` in order, one descriptor ``(mode, neg, N)`` per row)
-and what it must output (``(data, last, user)``). Good rows come from :func:`lutzip.codec.symmetry.expand` (the
-reference decoder's expansion of mirrored rows); :func:`model` is the stage's specification in Python (bad
-descriptors, error markers, stripes ending inside rows), its row data again from ``symmetry``.
+A *case* is the stage's input -- the core's decoded words ``(data, last, user)`` in order and one descriptor
+``(err, rows, neg, N - 1, modes)`` per packet -- and what it must output (``(data, last, user)``). A good row
+stripe's output comes from :func:`lutzip.codec.symmetry.expand` (the reference expansion of mirrored rows), one
+row at a time; :func:`model` is the stage's specification in Python (bad descriptors, plain packets, error
+markers from the core), its row data again from ``symmetry``.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from lutzip.codec import symmetry as sym
-from lutzip.hdl.stages.row_mirror import MIRROR, NEG_MIRROR, PLAIN
 
-#: descriptor word type of each dtype (row_mirror's ``d_neg``)
-NEG_KIND = {"int8": 0, "uint8": 3, "int16": 1, "uint16": 3, "float16": 2, "bfloat16": 2}
-KIND_DTYPE = {0: "int8", 1: "int16", 2: "float16", 3: "uint16"}
+PLAIN, MIRROR, NEG_MIRROR = 0, 1, 2
+#: descriptor word type (row_mirror's ``d_neg``) -> symmetry dtype
+KIND_DTYPE = {0: "int8", 1: "int16", 2: "float16"}
 MODES = {PLAIN: sym.PLAIN, MIRROR: sym.MIRROR, NEG_MIRROR: sym.NEG_MIRROR}
 
 
 def random_words(rng, n, dtype):
     """``n`` words of ``dtype`` (as unsigned ints), with zeros, -0.0 and extreme values mixed in."""
-    bits = 8 if dtype in ("int8", "uint8") else 16
+    bits = 8 if dtype == "int8" else 16
     w = rng.integers(0, 1 << bits, n)
     special = [0, (1 << bits) - 1, 1 << (bits - 1), 1]
-    if dtype in ("float16", "bfloat16"):
+    if dtype == "float16":
         special += [0x8000, 0x7FFF, 0x8001]
     pick = rng.random(n) < 0.2
     w[pick] = rng.choice(special, int(pick.sum()))
-    return w.astype(np.int64)
+    return [int(x) for x in w]
 
 
-def expand_row(head, mode, N, dtype):
+def expand_row(head, mode, N, kind):
     """The full row of ``mode`` from its coded words ``head`` (``symmetry.expand`` of one row)."""
     arr = np.asarray(head, np.uint16)
-    return [int(x) for x in sym.expand(arr, (1, N), [(MODES[mode], None, None)], dtype)]
+    return [int(x) for x in sym.expand(arr, (1, N), [(MODES[mode], None, None)], KIND_DTYPE[kind])]
 
 
-def random_rows(rng, n_rows, W=16, max_n=64, modes=(PLAIN, MIRROR, NEG_MIRROR), dtypes=None):
-    """``n_rows`` good rows: ``(mode, dtype, N, coded words, full row)``."""
-    dtypes = dtypes or (("int8", "uint8") if W == 8 else ("int8", "uint8", "int16", "uint16", "float16", "bfloat16"))
-    rows = []
-    for _ in range(n_rows):
-        mode = int(rng.choice(modes))
-        dtype = str(rng.choice(dtypes))
-        if mode == NEG_MIRROR and NEG_KIND[dtype] == 3:
-            mode = MIRROR
-        if mode == PLAIN:
-            N = int(rng.integers(1, max_n + 1))
-            coded = random_words(rng, N, dtype)
-        else:
-            N = 2 * int(rng.integers(1, max_n // 2 + 1))
-            coded = random_words(rng, N // 2 + 1, dtype)
-        rows.append((mode, dtype, N, [int(x) for x in coded], expand_row(coded, mode, N, dtype)))
-    return rows
+def row_stripe(rng, W=16, max_n=64, n=None, r=None, modes=None):
+    """A good row stripe: ``(descriptor, coded words, output words)``, tlast on the last of each."""
+    kind = 0 if W == 8 else int(rng.integers(0, 3))
+    N = n or int(rng.integers(2, max_n + 2))
+    R = r or int(rng.integers(1, 17))
+    ms = modes or [int(m) for m in rng.integers(0, 3, R)]
+    coded, full = [], []
+    for m in ms:
+        head = random_words(rng, N if m == PLAIN else N // 2 + 1, KIND_DTYPE[kind])
+        coded += head
+        full += expand_row(head, m, N, kind)
+    desc = (0, 1, kind, N - 1, sum(m << (2 * i) for i, m in enumerate(ms)))
+    return desc, [(w, int(i == len(coded) - 1), 0) for i, w in enumerate(coded)], \
+        [(w, int(i == len(full) - 1), 0) for i, w in enumerate(full)]
 
 
-def good_case(rows, stripe_rows, rng):
-    """Input words, descriptors and expected output of ``rows`` cut into stripes of 1 .. ``stripe_rows`` rows
-    (tlast on a stripe's last coded word at the input, on its last row's last word at the output)."""
+def good_case(rng, n_packets, W=16, max_n=64, plain=0.2):
+    """Row stripes and plain packets: ``(words in, descriptors, expected out)``, the rows from ``symmetry``."""
     words, descs, expected = [], [], []
-    i = 0
-    while i < len(rows):
-        k = int(rng.integers(1, stripe_rows + 1))
-        group = rows[i:i + k]
-        i += k
-        for j, (mode, dtype, N, coded, full) in enumerate(group):
-            end = j == len(group) - 1
-            descs.append((mode, NEG_KIND[dtype], N))
-            words += [(w, int(end and t == len(coded) - 1), 0) for t, w in enumerate(coded)]
-            expected += [(w, int(end and t == len(full) - 1), 0) for t, w in enumerate(full)]
+    for _ in range(n_packets):
+        if rng.random() < plain:
+            k = int(rng.integers(1, 20))
+            pw = [(w, int(i == k - 1), 0) for i, w in enumerate(random_words(rng, k, "int8" if W == 8 else "int16"))]
+            descs.append((0, 0, 0, 0, 0))
+            words += pw
+            expected += pw
+        else:
+            d, c, f = row_stripe(rng, W, max_n)
+            descs.append(d)
+            words += c
+            expected += f
     return words, descs, expected
 
 
-def desc_bad(desc, W, max_n):
-    """Whether the stage rejects a descriptor (docs/CORE.md, row mirror stage)."""
-    mode, neg, N = desc
-    if mode == PLAIN:
-        return N == 0
-    if mode in (MIRROR, NEG_MIRROR):
-        return N % 2 == 1 or N < 2 or N > max_n or (mode == NEG_MIRROR and (neg == 3 or (W == 8 and neg != 0)))
-    return True
-
-
-def model(words, descs, W=16, max_n=512, err=10):
-    """What the stage outputs for input ``words`` ``(data, last, user)`` and descriptors ``descs``: ``(rows out,
-    err pulses, words consumed, descriptors consumed)``. Stops where the stage would wait for a descriptor."""
+def model(words, descs):
+    """What the stage outputs for the core's words ``(data, last, user)`` and the packets' descriptors:
+    ``(words out, err pulse codes)``."""
     out, errs = [], []
-    di = 0
     i = 0
-    state = "start"
-    row = None
-    while i < len(words):
-        data, last, user = words[i]
-        if state == "drop":
+    for err, rows, kind, nm1, modes in descs:
+        pkt = []
+        while i < len(words):
+            pkt.append(words[i])
             i += 1
-            if user:
-                out.append((data, last, 1))
-            if last:
-                state = "start"
+            if pkt[-1][1]:
+                break
+        if err:
+            # the packet's first word (the core's marker for the bad header the front got) becomes the stage's
+            # marker; the rest of the packet is dropped, markers passed on
+            out.append((err, 1, 1))
+            errs.append(err)
+            out += [w for w in pkt[1:] if w[2]]
+            errs += [d & 15 for d, l, u in pkt[1:] if u]
             continue
-        if user:
-            out.append((data, last, 1))
-            i += 1
-            state, row = "start", None
+        if not rows:
+            out += pkt
+            errs += [d & 15 for d, l, u in pkt if u]
             continue
-        if state == "start":
-            if di >= len(descs):
-                break                       # the stage waits for a descriptor
-            mode, neg, N = descs[di]
-            di += 1
-            i += 1
-            if desc_bad((mode, neg, N), W, max_n):
-                out.append((err, 1, 1))
-                errs.append(err)
-                if not last:
-                    state = "drop"
-                continue
-            coded = N if mode == PLAIN else N // 2 + 1
-            row = [mode, neg, N, coded, [data]]
-            out.append((data, last, 0))
-            if coded == 1:
-                state = "start"
+        N = nm1 + 1
+        r = 0
+        head = []
+        for d, l, u in pkt:
+            if u:
+                out.append((d, l, 1))
+                errs.append(d & 15)
+                break
+            m = modes >> (2 * r) & 3
+            head.append(d)
+            if len(head) == (N if m == PLAIN else N // 2 + 1):
+                if m != PLAIN and N >= 3:
+                    out.append((d, 0, 0))
+                    tail = expand_row(head, m, N, kind)[N // 2 + 1:]
+                    out += [(w, int(l and t == len(tail) - 1), 0) for t, w in enumerate(tail)]
+                else:
+                    out.append((d, l, 0))
+                r += 1
+                head = []
             else:
-                state = "row"
-            continue
-        # mid-row
-        mode, neg, N, coded, got = row
-        got.append(data)
-        i += 1
-        if len(got) < coded:
-            out.append((data, last, 0))
-            continue
-        state = "start"
-        if mode == PLAIN or N < 4:
-            out.append((data, last, 0))
-            continue
-        out.append((data, 0, 0))
-        full = expand_row(got, mode, N, KIND_DTYPE[neg])
-        tail = full[N // 2 + 1:]
-        out += [(w, int(last and t == len(tail) - 1), 0) for t, w in enumerate(tail)]
-    return out, errs, i, di
+                out.append((d, l, 0))
+    return out, errs
 
 
-def error_case(rng, W=16, max_n=64, n_rows=60):
-    """Good rows mixed with bad descriptors, upstream error markers (inside rows and at row starts) and stripes
-    ending inside rows; the expected output from :func:`model`."""
-    rows = random_rows(rng, n_rows, W, max_n)
+def error_case(rng, n_packets, W=16, max_n=64):
+    """Row stripes, plain packets, bad descriptors (the core's code-1 marker replaced by the descriptor's code) and
+    error markers of the core inside row stripes (at a row start, inside a row, at a row's last coded word)."""
     words, descs = [], []
-    for mode, dtype, N, coded, full in rows:
-        r = rng.random()
-        if r < 0.12:
-            # a bad descriptor: mode 3, odd / too long / too short mirror, NEG of unsigned, PLAIN of 0 words
-            bad = [(3, NEG_KIND[dtype], N), (MIRROR, 0, max_n + 2), (NEG_MIRROR, 0, 3), (MIRROR, 1, 0),
-                   (NEG_MIRROR, 3, 8), (PLAIN, 0, 0)][int(rng.integers(0, 6))]
-            descs.append(bad)
+    for _ in range(n_packets):
+        x = rng.random()
+        d, c, f = row_stripe(rng, W, max_n)
+        if x < 0.15:
+            descs.append((int(rng.choice([4, 10])), 0, 0, 0, 0))
+            words.append((1, 1, 1))
+        elif x < 0.35:
+            cut = int(rng.integers(0, len(c)))
+            descs.append(d)
+            words += [(w, 0, 0) for w, _, _ in c[:cut]] + [(int(rng.integers(3, 7)), 1, 1)]
+        elif x < 0.45:
+            descs.append((0, 0, 0, 0, 0))
+            words += [(5, 0, 0), (int(rng.integers(3, 7)), 1, 1)]
         else:
-            descs.append((mode, NEG_KIND[dtype], N))
-        for t, w in enumerate(coded):
-            if rng.random() < 0.02:
-                words.append((int(rng.integers(1, 9)), 1, 1))     # an upstream error marker
-            words.append((w, int(rng.random() < 0.05), 0))
-        if rng.random() < 0.3:
-            words[-1] = (words[-1][0], 1, 0)
-    words.append((0, 1, 0))
-    descs += [(PLAIN, 0, 1)] * 4
-    out, errs, n_in, n_d = model(words, descs, W, max_n)
-    return words[:n_in], descs[:n_d], out, errs
+            descs.append(d)
+            words += c
+    out, errs = model(words, descs)
+    return words, descs, out, errs

@@ -1,53 +1,50 @@
-"""Row mirror: the output stage that expands MIRROR / NEG_MIRROR rows (docs/CORE.md, "Row mirror stage").
+"""Row mirror: the stage after the decoder core's symbol pipeline that outputs row stripes whole (docs/FORMAT.md
+section 3.1, docs/CORE.md section 7).
 
-A tensor is seen as rows of ``N`` words. A MIRROR row has ``row[n] = row[N - n]`` for ``n = N/2+1 .. N-1``, a
-NEG_MIRROR row ``row[n] = -row[N - n]``; only ``row[0 .. N/2]`` is decoded. This stage takes the decoded words
-and one descriptor per row and outputs every row whole: ``row[0 .. N/2]`` as they come, then
-``row[N/2-1 .. 1]`` from a row buffer, read backwards (negated for NEG_MIRROR), while its input waits. Negation
-(:func:`lutzip.codec.symmetry.negate`): two's complement in 8 / 16 bits for int8 / int16 words, the sign bit
-flipped for float16 / bfloat16 words unless the other 15 bits are 0.
+A row stripe holds rows of ``N`` words; a MIRROR row has ``row[m] = row[N - m]`` for ``m = h .. N-1``
+(``h = N//2 + 1``), a NEG_MIRROR row ``row[m] = neg(row[N - m])``; only ``row[0 .. h-1]`` is decoded. This stage
+takes the decoded words and one descriptor per packet (stripe) and outputs every row whole: a mirrored row's
+``h`` coded words as they come, then ``row[N-h] .. row[1]`` from a row buffer, read backwards (negated for
+NEG_MIRROR), while its input waits. Negation (:func:`lutzip.codec.symmetry.negate`): two's complement in 8 or
+16 bits, or the sign bit flipped (float16 / bfloat16) unless bits 14..0 are 0.
 
 Interface
 ---------
 clk, rst                    clock, synchronous active-high reset (the row buffer is not reset)
 s_data[W], s_valid, s_ready decoded words in (AXI-Stream); ``s_ready`` comes from flip-flops only
-s_last, s_user              the word ends a stripe / is an error marker (as the core's ``m_axis_tlast`` / ``tuser``)
-d_mode[2], d_neg[2], d_n[NB] one row's descriptor: mode 0 PLAIN, 1 MIRROR, 2 NEG_MIRROR (3 is bad); word type
-                            0 int8, 1 int16, 2 float16 / bfloat16, 3 unsigned (cannot be negated); ``N`` the
-                            row's length in words (``NB = len(d_n)`` bits)
+s_last, s_user              the word ends a packet / is an error marker (the core's ``m_axis_tlast`` / ``tuser``)
+d_err[4], d_rows, d_neg[2], one packet's descriptor: ``d_err`` non-zero: the packet is replaced by one marker
+d_nm1[NB], d_modes[32]      word of that code (the words from the core up to its ``s_last`` are dropped);
+                            ``d_rows`` 0: a plain packet, passed through; 1: a row stripe of rows of
+                            ``N = d_nm1 + 1`` words, row ``r``'s mode in ``d_modes`` bits ``2r+1 .. 2r``
+                            (0 PLAIN, 1 MIRROR, 2 NEG_MIRROR); word type ``d_neg``: 0 int8, 1 int16,
+                            2 float16 / bfloat16 (``W = 8``: always 8-bit two's complement)
 d_valid, d_ready            descriptor handshake (a two-entry skid register: ``d_ready`` a flip-flop)
-m_data[W], m_valid, m_ready full rows out (AXI-Stream); ``m_valid`` a flip-flop
-m_last, m_user              stripe end / error marker, as on the input (see "tlast" below)
-err_valid, err_code[4]      one-cycle pulse and ``ERR`` when a descriptor is bad (registered)
-busy                        a row is in progress or words are on their way out (registered)
-MAX_N                       the longest mirrored row, a power of two >= 4: the row buffer holds ``MAX_N / 2``
-                            words (one block RAM up to 1024 x 16 on ECP5 / iCE40 when ``MAX_N <= 2048``)
-ERR                         the code of the stage's own error marker (1 .. 15)
+m_data[W], m_valid, m_ready whole rows out (AXI-Stream); ``m_valid`` a flip-flop
+m_last, m_user              packet end / error marker
+err_valid, err_code[4]      a one-cycle pulse with the code for every marker word the stage issues (its own and
+                            the ones it passes on), in stream order; registered
+busy                        a packet is in progress or words are on their way out (registered)
+MAX_N                       row buffer: ``MAX_N / 2`` words (a power of two >= 2 words), for rows of
+                            ``N <= MAX_N + 1`` words (``h <= MAX_N / 2 + 1``, FORMAT.md's ``N_max // 2 + 1``: the
+                            buffer holds ``row[1 .. N-h]``, the words read back); the descriptor's check is the
+                            caller's (:mod:`lutzip.hdl.stages.row_header`)
 
-Rows
-----
-The descriptor of a row is taken with the row's first word; a word at a row start waits for one (``s_ready``
-low). The row's coded words are ``N`` (PLAIN) or ``N/2 + 1`` (mirrors); the word after them starts the next
-row. A descriptor is *bad* (mode 3; a mirror with ``N`` odd, ``N < 2`` or ``N > MAX_N``; NEG_MIRROR of
-unsigned words, or of 16-bit word types when ``W = 8``; PLAIN with ``N = 0``): then instead of the row's first
-word the stage outputs a marker word (``m_user = 1``, ``m_last = 1``, data ``ERR``), pulses ``err_valid``, drops
-the bad descriptor and discards the input through the next word with ``s_last`` (that word too), as the core
-does with a bad stripe. An error marker on the input (``s_user``) passes through at once; it ends the row in
-progress (no replay) and, at a row start, takes no descriptor. No state waits on anything but input words,
-descriptors at row starts and output space.
-
-tlast: ``s_last`` stays on its word, except on a mirrored row's last coded word (``row[N/2]``, ``N >= 4``),
-where it moves to the row's last word (``row[1]`` of the replay). So stripes that end on row boundaries end
-on the same rows at the output; a stripe may also end inside a row (the row continues in the next one).
+Packets
+-------
+The descriptor of a packet is taken with the packet's first word; a packet's first word waits for one
+(``s_ready`` low). A row's coded words are ``N`` (PLAIN) or ``h`` (mirrors); the word after them starts the next
+row, with the next mode. ``s_last`` ends the packet: on a mirrored row's last coded word (``N >= 3``) it moves to
+the row's last word (the replay's ``row[1]``). An error marker on the input (``s_user``) passes through and ends
+the packet. No state waits on anything but input words, a descriptor at a packet start and output space.
 
 Timing
 ------
-One word per cycle out while ``m_ready`` is high and the input has words: the replay issues one buffer read per
-cycle, the cycle after the replay's last read takes the next input word. Issue (input take or buffer read),
-X1 (the block RAM's registered read; word or RAM data selected and negated), X2 (register) and an 8-entry
-output FIFO with credits counted from registers (:mod:`lutzip.hdl.stages.sync_fifo`, as the core's output):
-``m_ready`` reaches neither ``s_ready`` nor ``d_ready`` in the same cycle. Latency: 3 cycles from an input
-word's handshake to its ``m_valid``.
+One word per cycle out while ``m_ready`` is high and the input has words: the replay reads one buffer word per
+cycle and the cycle after its last read takes the next input word. Issue (input take or buffer read), X1 (the
+block RAM's registered read; select and negate), X2 (register) and an 8-entry output FIFO with credits counted
+from registers (as the core's output FIFO): ``m_ready`` reaches neither ``s_ready`` nor ``d_ready`` in the same
+cycle. Latency: 3 cycles from an input word's handshake to its ``m_valid``.
 """
 from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
 
@@ -56,105 +53,106 @@ from lutzip.hdl.lanes.lane_skid import lane_skid
 from lutzip.hdl.stages.sync_fifo import sync_fifo
 
 PLAIN, MIRROR, NEG_MIRROR = 0, 1, 2
-NEG_INT8, NEG_INT16, NEG_FLOAT, NEG_NONE = 0, 1, 2, 3
+NEG_INT8, NEG_INT16, NEG_FLOAT = 0, 1, 2
 OUT_DEPTH = 8          # output FIFO entries: issue -> X1 -> X2 -> FIFO -> m_valid keeps 3 words in flight
-PASS, REPLAY, DROP = 0, 1, 2
+PASS, REPLAY, DROP, PKT = 0, 1, 2, 3
 
 
-def check_row_mirror(W, NB, MAX_N, ERR):
+def check_row_mirror(W, NB, MAX_N):
     """Raise :class:`UnsupportedError` (one line, naming the parameter) unless the stage can be built."""
     if W not in (8, 16):
         raise UnsupportedError(f"row_mirror: W = {W}: words of 8 or 16 bits")
     if isinstance(MAX_N, bool) or not isinstance(MAX_N, int) or MAX_N < 4 or MAX_N & (MAX_N - 1):
         raise UnsupportedError(f"row_mirror: MAX_N = {MAX_N!r}: a power of two >= 4")
     if NB < MAX_N.bit_length():
-        raise UnsupportedError(f"row_mirror: d_n has {NB} bits, MAX_N = {MAX_N} needs {MAX_N.bit_length()}")
-    if isinstance(ERR, bool) or not isinstance(ERR, int) or not 1 <= ERR <= 15:
-        raise UnsupportedError(f"row_mirror: ERR = {ERR!r}: an error code 1 .. 15")
+        raise UnsupportedError(f"row_mirror: d_nm1 has {NB} bits, MAX_N = {MAX_N} needs {MAX_N.bit_length()}")
 
 
 @block
 def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
-               d_mode, d_neg, d_n, d_valid, d_ready,
+               d_err, d_rows, d_neg, d_nm1, d_modes, d_valid, d_ready,
                m_data, m_valid, m_ready, m_last, m_user,
-               err_valid, err_code, busy, MAX_N=512, ERR=10):
+               err_valid, err_code, busy, MAX_N=512):
     W = len(s_data)
-    NB = len(d_n)
-    check_row_mirror(W, NB, MAX_N, ERR)
-    if len(d_mode) != 2 or len(d_neg) != 2 or len(m_data) != W or len(err_code) != 4:
-        raise UnsupportedError("row_mirror: d_mode and d_neg have 2 bits, m_data as s_data, err_code 4")
+    NB = len(d_nm1)
+    check_row_mirror(W, NB, MAX_N)
+    if len(d_err) != 4 or len(d_neg) != 2 or len(d_modes) != 32 or len(m_data) != W or len(err_code) != 4:
+        raise UnsupportedError("row_mirror: d_err 4 bits, d_neg 2, d_modes 32, m_data as s_data, err_code 4")
     depth = MAX_N // 2
     abits = (depth - 1).bit_length()
-    bad_neg = (NEG_NONE,) if W == 16 else (NEG_INT16, NEG_FLOAT, NEG_NONE)
-    neg_none = NEG_NONE
-    bad_w8 = 1 if W == 8 else 0
 
-    # ------------------------------------------------------------------ descriptors: checked, then a skid register
-    # packed: bad | neg | tail | kind[2] | coded - 1 [NB]
-    DW = NB + 5
+    # ------------------------------------------------------------------ descriptors: a skid register
+    # packed: err[4] | rows | neg[2] | tail | modes[32] | h-1 [NB] | N-1 [NB] | first replay address [abits]
+    DW = 4 + 1 + 2 + 1 + 32 + 2 * NB + abits
     d_pack = Signal(intbv(0)[DW:])
     dh = Signal(intbv(0)[DW:])
     dh_valid = Signal(bool(0))
     d_pop = Signal(bool(0))
     d_take = Signal(bool(0))
-    d_bad = Signal(bool(0))
-    d_dl = Signal(intbv(0)[NB:])
+    d_hm1 = Signal(intbv(0)[NB:])
     d_tail = Signal(bool(0))
-    d_isneg = Signal(bool(0))
+    d_rp0 = Signal(modbv(0)[abits:])
 
     @always_comb
-    def desc_check():
-        if d_mode == PLAIN:
-            d_bad.next = d_n == 0
-        elif d_mode == MIRROR or d_mode == NEG_MIRROR:
-            d_bad.next = d_n[0] or d_n < 2 or d_n > MAX_N or (
-                d_mode == NEG_MIRROR and (d_neg == neg_none or (bad_w8 == 1 and d_neg != NEG_INT8)))
-        else:
-            d_bad.next = 1
-        if d_mode == PLAIN:
-            if d_n != 0:
-                d_dl.next = d_n - 1
-            else:
-                d_dl.next = 0
-            d_tail.next = 0
-        else:
-            d_dl.next = d_n >> 1                # N/2 + 1 coded words: N/2 more after the first
-            d_tail.next = d_n[NB:2] != 0       # N >= 4: a replay of N/2 - 1 words
-        d_isneg.next = d_mode == NEG_MIRROR
+    def desc_prep():
+        d_hm1.next = (d_nm1 >> 1) + d_nm1[0]   # h - 1 = N // 2: the coded words after a mirrored row's first
+        d_tail.next = d_nm1 >= 2                # N >= 3: a mirrored row has a replay of N - h = (N-1) // 2 words
+        d_rp0.next = (d_nm1 >> 1) - 1           # its first read: row[N - h] at address N - h - 1
 
     @always_comb
     def desc_pack():
-        d_pack.next = concat(d_bad, d_isneg, d_tail, d_neg, d_dl)
+        d_pack.next = concat(d_err, d_rows, d_neg, d_tail, d_modes, d_hm1, d_nm1, d_rp0)
 
     skid = lane_skid(clk, rst, d_pack, d_valid, d_ready, d_take, dh, dh_valid, d_pop)
 
-    h_bad = Signal(bool(0))
-    h_isneg = Signal(bool(0))
-    h_tail = Signal(bool(0))
+    h_err = Signal(intbv(0)[4:])
+    h_rows = Signal(bool(0))
     h_neg = Signal(intbv(0)[2:])
-    h_dl = Signal(intbv(0)[NB:])
+    h_tail = Signal(bool(0))
+    h_modes = Signal(intbv(0)[32:])
+    h_hm1 = Signal(intbv(0)[NB:])
+    h_nm1 = Signal(intbv(0)[NB:])
+    h_rp0 = Signal(intbv(0)[abits:])
+    o1 = abits
+    o2 = o1 + NB
+    o3 = o2 + NB
+    o4 = o3 + 32
 
     @always_comb
     def desc_head():
-        h_bad.next = dh[NB + 4]
-        h_isneg.next = dh[NB + 3]
-        h_tail.next = dh[NB + 2]
-        h_neg.next = dh[NB + 2:NB]
-        h_dl.next = dh[NB:0]
+        h_err.next = dh[DW:DW - 4]
+        h_rows.next = dh[DW - 5]
+        h_neg.next = dh[DW - 5:DW - 7]
+        h_tail.next = dh[o4]
+        h_modes.next = dh[o4:o3]
+        h_hm1.next = dh[o3:o2]
+        h_nm1.next = dh[o2:o1]
+        h_rp0.next = dh[o1:0]
 
     # ------------------------------------------------------------------ issue: take an input word or read the buffer
-    st = Signal(intbv(0, min=0, max=3))
-    rs = Signal(bool(1))                   # the next input word starts a row
-    left = Signal(intbv(0)[NB:])            # coded words of the row still to come (mid-row), the current one included
-    k = Signal(modbv(0)[abits:])           # the next word's index in its row (row buffer address; wraps harmlessly)
+    st = Signal(intbv(0, min=0, max=4))
+    ss = Signal(bool(1))                   # the next input word starts a packet
+    rs = Signal(bool(1))                   # the next input word starts a row (of a row stripe)
+    left = Signal(modbv(0)[NB:])           # the row's coded words still to come, the current one included (mid-row)
+    wa = Signal(modbv(0)[abits:])          # row buffer write address: row[k] at k - 1
     rp = Signal(modbv(0)[abits:])          # replay read address
-    c_tail = Signal(bool(0))
-    c_isneg = Signal(bool(0))
+    # the stripe's parameters (from its descriptor) and the current row's
+    c_modes = Signal(intbv(0)[32:])
     c_neg = Signal(intbv(0)[2:])
+    c_tailn = Signal(bool(0))
+    c_hm1 = Signal(intbv(0)[NB:])
+    c_nm1 = Signal(intbv(0)[NB:])
+    c_rp0 = Signal(intbv(0)[abits:])
+    row_tail = Signal(bool(0))
+    row_neg = Signal(bool(0))
     hold_last = Signal(bool(0))
+    # the next row's mode and parameters: from the descriptor at a packet start, else from the stripe's registers
+    r_mode = Signal(intbv(0)[2:])
+    r_modes = Signal(intbv(0)[32:])
+    r_cm1 = Signal(intbv(0)[NB:])
+    r_tail = Signal(bool(0))
     used = Signal(intbv(0, min=0, max=OUT_DEPTH + 1))
     credit = Signal(bool(0))
-    take = Signal(bool(0))
     ready = Signal(bool(0))
     pop = Signal(bool(0))
     mem = [Signal(intbv(0)[W:]) for _ in range(depth)]
@@ -165,28 +163,47 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
     i_data = Signal(intbv(0)[W:])
     i_kind = Signal(intbv(0)[2:])
     err_p = Signal(bool(0))
+    err_c = Signal(intbv(0)[4:])
 
     @always_comb
     def issue_ready():
         credit.next = used < OUT_DEPTH - 1
         if st == PASS:
-            ready.next = credit and (not rs or dh_valid)
-        elif st == DROP:
-            ready.next = credit
-        else:
+            ready.next = credit and (not ss or dh_valid)
+        elif st == REPLAY:
             ready.next = 0
+        else:
+            ready.next = credit
 
     @always_comb
     def issue_take():
         s_ready.next = ready and not rst
-        take.next = ready and s_valid
-        we.next = ready and s_valid and st == PASS
-        d_pop.next = ready and s_valid and st == PASS and rs and not s_user
+        we.next = ready and s_valid and st == PASS and not rs
+        d_pop.next = ready and s_valid and st == PASS and ss
+
+    @always_comb
+    def row_next():
+        if ss:
+            r_modes.next = h_modes
+            r_mode.next = h_modes[2:0]
+            r_tail.next = h_tail and h_modes[2:0] != PLAIN
+            if h_modes[2:0] == PLAIN:
+                r_cm1.next = h_nm1
+            else:
+                r_cm1.next = h_hm1
+        else:
+            r_modes.next = c_modes
+            r_mode.next = c_modes[2:0]
+            r_tail.next = c_tailn and c_modes[2:0] != PLAIN
+            if c_modes[2:0] == PLAIN:
+                r_cm1.next = c_nm1
+            else:
+                r_cm1.next = c_hm1
 
     @always(clk.posedge)
     def buf_write():
         if we:
-            mem[k].next = s_data
+            mem[wa].next = s_data
 
     @always(clk.posedge)
     def buf_read():
@@ -202,58 +219,83 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
         i_data.next = s_data
         i_kind.next = c_neg
         err_p.next = 0
+        err_c.next = s_data[4:0]
         if st == PASS:
-            if take:
+            if s_valid and ready:
                 i_valid.next = 1
-                if s_user:
-                    # an error marker from upstream: passed on, the row ends here
+                if ss and h_err != 0:
+                    # the packet's descriptor is bad (row_header): one marker of its code for the whole packet
                     i_user.next = 1
+                    i_last.next = 1
+                    i_data.next = h_err
+                    err_p.next = 1
+                    err_c.next = h_err
+                    if not s_last:
+                        st.next = DROP
+                elif s_user:
+                    # an error marker from the core: passed on, the packet ends here
+                    i_user.next = 1
+                    err_p.next = 1
+                    ss.next = 1
                     rs.next = 1
+                elif ss and not h_rows:
+                    if not s_last:
+                        st.next = PKT
                 elif rs:
-                    k.next = 1
-                    if h_bad:
-                        # a bad descriptor: a marker instead of the word, the rest of the stripe discarded
-                        i_user.next = 1
-                        i_last.next = 1
-                        i_data.next = ERR
-                        err_p.next = 1
-                        if not s_last:
-                            st.next = DROP
-                    else:
-                        c_tail.next = h_tail
-                        c_isneg.next = h_isneg
+                    # a row's first word (the stripe's first at a packet start)
+                    ss.next = 0
+                    rs.next = 0
+                    wa.next = 0
+                    left.next = r_cm1
+                    c_modes.next = r_modes >> 2
+                    row_tail.next = r_tail
+                    row_neg.next = r_mode == NEG_MIRROR
+                    if ss:
                         c_neg.next = h_neg
-                        left.next = h_dl
-                        if h_dl != 0:
-                            rs.next = 0
+                        c_tailn.next = h_tail
+                        c_hm1.next = h_hm1
+                        c_nm1.next = h_nm1
+                        c_rp0.next = h_rp0
+                    if s_last:
+                        ss.next = 1
+                        rs.next = 1
                 else:
-                    k.next = k + 1
+                    wa.next = wa + 1
                     left.next = left - 1
                     if left == 1:
-                        if c_tail:
+                        if row_tail:
                             st.next = REPLAY
-                            rp.next = k - 1
+                            rp.next = c_rp0
                             hold_last.next = s_last
                             i_last.next = 0
                         else:
                             rs.next = 1
+                            ss.next = s_last
+                    elif s_last:
+                        ss.next = 1
+                        rs.next = 1
         elif st == REPLAY:
             if credit:
                 i_valid.next = 1
                 i_ram.next = 1
-                i_neg.next = c_isneg
-                i_last.next = hold_last and rp == 1
+                i_neg.next = row_neg
+                i_last.next = hold_last and rp == 0
                 rp.next = rp - 1
-                if rp == 1:
+                if rp == 0:
                     st.next = PASS
                     rs.next = 1
+                    ss.next = hold_last
         else:
-            if take:
-                if s_user:
+            # PKT: a plain packet passed through; DROP: a bad packet's words dropped (markers passed on)
+            if s_valid and ready:
+                if s_user or st == PKT:
                     i_valid.next = 1
-                    i_user.next = 1
+                    i_user.next = s_user
+                    err_p.next = s_user
                 if s_last:
                     st.next = PASS
+                    ss.next = 1
+                    rs.next = 1
 
     # ------------------------------------------------------------------ X1: select, negate; X2: register, push
     x_val = Signal(intbv(0)[W:])
@@ -340,13 +382,13 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
 
     @always_seq(clk.posedge, reset=rst)
     def flags():
-        busy.next = (not rs) or st != PASS or used != 0 or i_valid
+        busy.next = (not ss) or st != PASS or used != 0 or i_valid
 
     @always_comb
     def err_out():
         err_valid.next = err_p
-        err_code.next = ERR
+        err_code.next = err_c
 
-    return (desc_check, desc_pack, skid, desc_head, issue_ready, issue_take, buf_write, buf_read, issue,
+    return (desc_prep, desc_pack, skid, desc_head, issue_ready, issue_take, row_next, buf_write, buf_read, issue,
             x1_select, x1_neg8, *negs, x2_reg, x2_data_reg, out_fifo, out_valid, out_side, out_credits, flags,
             err_out)
