@@ -41,11 +41,13 @@ OPTIONS = {
     "threads": "code the stripes on N threads, 1..256 (default 1; the bytes are the same for every N)",
     "reorder": "let a tensor be coded in another axis order where its zero runs are cheaper so (format version 4; "
                "the arrays come back the same; default True, False: every stream in its tensor's own order)",
+    "rows": "let a tensor whose rows are mirror images (a transform's basis, e.g. an STFT) be coded by half rows "
+            "where that is smaller (format version 6; default True, False: none)",
     "states": "2: two code tables switched by the previous symbol's class where that is smaller (format version 5; "
               "software decoders only, the hardware core does not decode it yet; default 1)",
 }
 
-_BOOL_OPTIONS = ("share", "greedy", "bf16", "reorder")
+_BOOL_OPTIONS = ("share", "greedy", "bf16", "reorder", "rows")
 
 
 class OptionError(UnsupportedError, TypeError):
@@ -111,7 +113,7 @@ def _encode(arrays, options) -> ct.Container:
 def _encoder_kw(opts: dict) -> dict:
     """The encoder's keywords of checked options (the one mapping of :func:`compress` and :func:`save`)."""
     kw = {k: int(opts[k]) for k in ("stripe_len", "L", "group_below") if k in opts}
-    kw.update({k: bool(opts[k]) for k in ("share", "reorder") if k in opts})
+    kw.update({k: bool(opts[k]) for k in ("share", "reorder", "rows") if k in opts})
     if opts.get("greedy"):
         from lutzip.codec.encoder import greedy_tableset
         L = kw.get("L", 8)

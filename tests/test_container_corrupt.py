@@ -99,7 +99,7 @@ def test_damaged_payload_without_crc_never_crashes():
 def test_bad_magic_version_flags():
     with pytest.raises(FormatError, match="magic"):
         decode_all(b"XXXX" + DATA[4:])
-    for field, val, msg in [(4, 1, "version 1"), (4, 6, "version 6"), (4, 0xFFFF, "version 65535"), (6, 2, "flags"),
+    for field, val, msg in [(4, 1, "version 1"), (4, 7, "version 7"), (4, 0xFFFF, "version 65535"), (6, 2, "flags"),
                            (6, 0x8001, "flags"), (6, 1, "compressed metadata length 0 out of range")]:
         head = bytearray(DATA[:28])
         struct.pack_into("<H", head, field, val)

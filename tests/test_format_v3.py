@@ -118,8 +118,8 @@ def test_version_2_file_still_reads_bit_identical():
 def test_version_2_writer_refuses_group_streams_and_unknown_versions():
     with pytest.raises(FormatError, match="version 2 cannot store"):
         ct.to_bytes(C, version=2)
-    with pytest.raises(FormatError, match="cannot write .lutz version 6"):     # 5: two code tables (states)
-        ct.to_bytes(C, version=6)
+    with pytest.raises(FormatError, match="cannot write .lutz version 7"):     # 5: two code tables, 6: row streams
+        ct.to_bytes(C, version=7)
 
 
 def test_compact_index_is_smaller():

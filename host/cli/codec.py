@@ -98,7 +98,7 @@ def _compress(args):
                                     args.skip_unsupported, args.format, warn=_warn, tableset_fn=fn,
                                     stripe_len=args.stripe, L=args.L, share=not args.no_share, progress=tick,
                                     plan_progress=tick, group_below=args.group_below, items=items,
-                                    threads=args.threads, reorder=not args.keep_order)
+                                    threads=args.threads, reorder=not args.keep_order, rows=not args.no_rows)
     finally:
         bar.close()
     if args.states == 2:
@@ -217,8 +217,13 @@ def _info(args):
             c = ct.from_bytes(f.read())             # the reader's own "shorter than the header" error
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             c = ct.parse_index(mm)                  # the index only: the payload is not read
+            from lutzip.codec import rows as rw     # but a row stream's mode words (version 6), a few per stripe
+            row_info = {t.name: rw.summary(c, t) for t in c.tensors if t.rows}
             c.payload = None
     d = info_dict(c, size)
+    for t in d["tensors"]:
+        if t["name"] in row_info:
+            t["rows"] = row_info[t["name"]]
     if args.json:
         emit([json.dumps(json_safe(d), indent=1, allow_nan=False)])
         return 0
@@ -250,6 +255,10 @@ def _info(args):
         out.append(f"{name(t['name']):{w}s} {t['dtype']:8s} {'x'.join(map(str, t['shape'])) or '()':>16s} "
                    f"{tb:>5s} {sm:>6s} {t['bytes']:10d} {t['bits_per_weight']:7.3f} {t['ratio']:7.4f}"
                    + (f"  coded in axis order {tuple(t['axes'])}" if t["axes"] is not None else ""))
+        if t.get("rows"):
+            r = t["rows"]
+            out.append(f"  row stream: rows of {r['N']} words, {r['rows_per_stripe']} a stripe; plain {r['plain']}, "
+                       f"mirror {r['mirror']}, neg_mirror {r['neg_mirror']} (mirrored rows code {r['N'] // 2 + 1} words)")
     if groups:
         out.append("(stream Ng: a group stream; its tensors' bytes are their share of the stream, pro rata of words)")
     emit(out)
@@ -291,6 +300,9 @@ def register(sub):
                    help="longest class code = the decoder's LUT1 address bits (default 8, up to 12)")
     p.add_argument("--greedy", action="store_true", help="use the published greedy table sets (baseline)")
     p.add_argument("--no-share", action="store_true", help="one table set per tensor")
+    p.add_argument("--no-rows", action="store_true",
+                   help="no row streams: by default a tensor whose rows are mirror images (e.g. an STFT basis) is "
+                        "coded by half rows where that is smaller (format version 6)")
     p.add_argument("--keep-order", action="store_true",
                    help="code every tensor in its own axis order (the stream a hardware decoder emits is the tensor "
                         "in C order; version 3); by default a pruned tensor may be coded transposed where its zero "

@@ -103,7 +103,7 @@ def stream_stripe_len(numel: int, word_bits: int, stripe_len: int, min_stripes: 
 def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
              progress=None, L: int = 8, share: bool = True, plan_progress=None,
              group_below: int = DEFAULT_GROUP_BELOW, threads: int = 1, min_stripes: int = MIN_STRIPES,
-             stripe_bits: int | None = None, reorder: bool = True) -> ct.Container:
+             stripe_bits: int | None = None, reorder: bool = True, rows=True) -> ct.Container:
     """Code named arrays into a container.
 
     Parameters
@@ -144,25 +144,54 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         (:func:`lutzip.codec.layout.choose_axes`; format version 4). The decoded array is the same; the
         stream (what a hardware decoder emits) holds ``numpy.transpose(tensor, axes)``. ``False``: every
         stream holds its tensor in its own order (version 3).
+    rows : bool or dict
+        Let a tensor of its own stream be a row stream (format version 6, docs/FORMAT.md section 3.1: mirrored
+        rows coded by half) where that makes it smaller (:func:`lutzip.codec.rows.choose`). ``False``: none.
+        A dict ``{name: (axes, modes)}``: exactly these tensors, so (what ``choose`` tries).
     """
     from lutzip.codec import bitstream           # the encoder (numba): imported when something is compressed
     from lutzip.codec.decode import MAX_STRIPE_WORDS
     from lutzip.errors import TableError
     if not 1 <= int(stripe_len) <= MAX_STRIPE_WORDS:
         raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")
-    names, shapes, word_list, dtypes, axes_list = [], [], [], [], []
+    from lutzip.codec import rows as rw
+    names, shapes, word_list, dtypes, axes_list, row_modes = [], [], [], [], [], []
     for name, arr in arrays.items():
         arr = np.asarray(arr) if not hasattr(arr, "dtype") else arr
         axes = choose_axes(arr) if reorder and arr.dtype.itemsize <= 2 else None
         words, dtype = to_words(stored(arr, axes))
+        got = None
+        if isinstance(rows, dict):
+            got = rows.get(name)
+        elif rows and words.size >= max(int(group_below), 1):
+            got = rw.choose(name, arr, axes, words, dtype, (attrs or {}).get(name), stripe_len=stripe_len, L=L,
+                            min_stripes=min_stripes, stripe_bits=stripe_bits)
+        if got is not None:
+            if got[0] != axes:
+                axes = got[0]
+                words, dtype = to_words(stored(arr, axes))
         axes_list.append(axes)
+        row_modes.append(None if got is None else np.asarray(got[1], np.uint8))
         names.append(name)
         shapes.append(tuple(arr.shape))
         word_list.append(words)
         dtypes.append(dtype)
     bits_list = [ct.dtype_bits(d) for d in dtypes]
     plan = plan_streams(word_list, dtypes, int(group_below), GROUP_STRIPES * int(stripe_len))
-    s_words = [word_list[m[0]] if len(m) == 1 else np.concatenate([word_list[i] for i in m]) for m in plan]
+    for m in plan:
+        if len(m) > 1 and any(row_modes[i] is not None for i in m):
+            raise UnsupportedError(f"tensor {names[m[0]]!r}: a row stream holds one tensor (it is in a group stream)")
+    # a row stream's table set is planned for its coded words (rows.reduce)
+    row_n = {}
+    for i, m in enumerate(row_modes):
+        if m is not None:
+            shp = shapes[i] if axes_list[i] is None else tuple(shapes[i][a] for a in axes_list[i])
+            if rw.row_shape(shp) is None or dtypes[i] not in rw.ROW_DTYPES:
+                raise UnsupportedError(f"tensor {names[i]!r} of dtype {dtypes[i]}, stored shape {shp}: not a row "
+                                       f"stream")
+            row_n[i] = rw.row_shape(shp)[1]
+    s_words = [(rw.reduce(word_list[m[0]], row_n[m[0]], row_modes[m[0]]) if m[0] in row_n else word_list[m[0]])
+               if len(m) == 1 else np.concatenate([word_list[i] for i in m]) for m in plan]
     s_bits = [bits_list[m[0]] for m in plan]
     if tableset_fn is None:
         from lutzip.codec.encoder import plan_tables
@@ -180,17 +209,25 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     offset = 0
     for k, members in enumerate(plan):
         ts = tables[assignment[k]]
-        S = stream_stripe_len(s_words[k].size, s_bits[k], stripe_len, min_stripes, stripe_bits) \
-            if len(members) == 1 and s_words[k].size >= group_below else int(stripe_len)
-        payload, sw = bitstream.encode_stripes(s_words[k], ts, S, threads=threads)
+        i0 = members[0]
+        if i0 in row_n:
+            N = row_n[i0]
+            S = rw.rows_per_stripe(N, stream_stripe_len(word_list[i0].size, s_bits[k], stripe_len, min_stripes,
+                                                        stripe_bits)) * N
+            payload, sw = rw.RowEncoder(ts, N, row_modes[i0], S // N, dtypes[i0]).encode(word_list[i0])
+        else:
+            S = stream_stripe_len(s_words[k].size, s_bits[k], stripe_len, min_stripes, stripe_bits) \
+                if len(members) == 1 and s_words[k].size >= group_below else int(stripe_len)
+            payload, sw = bitstream.encode_stripes(s_words[k], ts, S, threads=threads)
         starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))]).tolist()
         mv = memoryview(payload.astype("<u4", copy=False)).cast("B")     # the stripes' bytes, no copy
         crcs = np.array([zlib.crc32(mv[4 * starts[j]:4 * starts[j + 1]]) for j in range(len(sw))], np.uint32)
         pos = 0
         for i in members:
             entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], assignment[k], S, offset, sw, crcs,
-                                        dict((attrs or {}).get(names[i], {})), k, pos, int(s_words[k].size),
-                                        axes_list[i])
+                                        dict((attrs or {}).get(names[i], {})), k, pos,
+                                        int(word_list[i].size) if i in row_n else int(s_words[k].size),
+                                        axes_list[i], i in row_n)
             pos += int(word_list[i].size)
             if progress:
                 progress(names[i])
@@ -422,6 +459,9 @@ def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None, thre
     numel = int(s.numel if isinstance(s, ct.Stream) else (s.stream_numel or s.numel))
     S = int(s.stripe_len)
     sw = np.asarray(s.stripe_words, np.int64)
+    rows = row_args(c, s)
+    if rows is not None:                # a row stream: one tensor, decoded whole
+        stripes = None
     a, b = stripes if stripes is not None else (0, len(sw))
     starts = np.concatenate([[0], np.cumsum(sw)])
     b = min(b, len(sw))
@@ -431,7 +471,19 @@ def decode_stream(c: ct.Container, s, check_crc: bool = True, stripes=None, thre
     # the stripes' CRCs are checked inside the decoder, each before its stripe is decoded (a CRC error wins)
     return decode_stripes(c.stripe_payload(s)[starts[a]:starts[b]], sw[a:b], n, S, ts, s.name, out=out,
                           crcs=np.asarray(s.stripe_crcs, np.uint32)[a:b] if check_crc else None, threads=threads,
-                          first_stripe=a, crc_where=f"tensor {s.name!r}" if isinstance(s, ct.TensorEntry) else s.name)
+                          first_stripe=a, crc_where=f"tensor {s.name!r}" if isinstance(s, ct.TensorEntry) else s.name,
+                          rows=rows)
+
+
+def row_args(c: ct.Container, s):
+    """``(N, dtype)`` of a row stream (a :class:`~lutzip.codec.container.Stream` or its tensor) for
+    :func:`lutzip.codec.decode.decode_stripes`, or ``None``."""
+    if not getattr(s, "rows", False):
+        return None
+    t = c.tensors[s.members[0]] if isinstance(s, ct.Stream) else s
+    from lutzip.codec.rows import row_shape
+    rs = row_shape(t.stored_shape)
+    return (rs[1] if rs else 0), t.dtype
 
 
 #: lutzip dtype name -> (word bits, numpy dtype of the array) (the decompress side's look-up)
@@ -470,7 +522,8 @@ def decompress_tensor(c: ct.Container, t: ct.TensorEntry, check_crc: bool = True
         return _shaped(out if t.axes is not None else out.copy(), t)
     out = (alloc or np.empty)(t.numel, np.uint8 if bits == 8 else np.uint16)
     decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name, out=out,
-                   crcs=np.asarray(t.stripe_crcs, np.uint32) if check_crc else None, threads=threads)
+                   crcs=np.asarray(t.stripe_crcs, np.uint32) if check_crc else None, threads=threads,
+                   rows=row_args(c, t))
     return _shaped(out, t)
 
 
@@ -529,7 +582,7 @@ def _decompress_c(c: ct.Container, check_crc: bool, threads: int):
     if payload.dtype != np.uint32 or not payload.flags.c_contiguous:
         return None
     alloc = _Slabs().empty
-    rows, outs = [], []
+    rows, outs, later = [], [], []
     n_tables, n_payload = len(tables), len(payload)
     out_dtypes = _OUT_DTYPES
     u32 = np.dtype(np.uint32)
@@ -540,6 +593,9 @@ def _decompress_c(c: ct.Container, check_crc: bool, threads: int):
     for j, k in zip(by_offset, by_offset[1:]):
         ends[j] = streams[k].offset // 4
     for s, hi in zip(streams, ends):
+        if s.rows:                      # a row stream: decoded after the others (rows.decode: the same kernel)
+            later.append(s)
+            continue
         ts = tables[s.table] if 0 <= s.table < n_tables else None
         sw, crcs = s.stripe_words, s.stripe_crcs
         S, numel = int(s.stripe_len), int(s.numel)
@@ -567,11 +623,17 @@ def _decompress_c(c: ct.Container, check_crc: bool, threads: int):
             return None
         rows.append(((lo, hi), sw, numel, S, ts, out, crcs))     # payload[lo:hi]: one address look-up for all
         outs.append(out)
-    rc = fastdec.decode_many(rows, max(1, int(threads)), payload=payload)[0]
+    rc = fastdec.decode_many(rows, max(1, int(threads)), payload=payload)[0] if rows else 0
     if rc:
         return None
     result = {}
-    for s, words in zip(streams, outs):
+    for s in later:
+        t = tensors[s.members[0]]
+        try:
+            result[t.name] = decompress_tensor(c, t, check_crc, threads, alloc)
+        except (ct.FormatError, ct.LutzError):
+            return None
+    for s, words in zip((s for s in streams if not s.rows), outs):
         if len(s.members) == 1:
             t = tensors[s.members[0]]
             result[t.name] = _shaped(words, t)

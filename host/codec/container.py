@@ -18,7 +18,8 @@ from lutzip.codec.tables import ClassSpec, TableSet, MAX_CLASSES, MAX_CODE_LEN, 
 
 MAGIC = b"LUTZ"
 VERSION = 3              # written by default when no tensor has an axis order (4 when one has)
-READ_VERSIONS = (2, 3, 4, 5)   # read (and written on request; 5: two code tables, only when a table set has them)
+READ_VERSIONS = (2, 3, 4, 5, 6)   # read (and written on request; 5: two code tables, only when a table set has them;
+                                  # 6: row streams, only when a stream is one)
 TS_STATES = 0x80         # version 5: bit 7 of a table set's W byte: two code tables (docs/FORMAT.md, section 2.1)
 HEADER = struct.Struct("<4sHHIIQII")  # magic, version, flags, meta_len, meta_crc, payload_len, reserved, hdr_crc
 HEADER_SIZE = HEADER.size  # 32
@@ -180,6 +181,7 @@ class TensorEntry:
     word_offset: int = 0
     stream_numel: int | None = None
     axes: tuple | None = None
+    rows: bool = False       # version 6: the tensor's stream is a row stream (docs/FORMAT.md, section 3.1)
 
     @property
     def stored_shape(self) -> tuple:
@@ -245,6 +247,7 @@ class Stream:
     stripe_words: np.ndarray
     stripe_crcs: np.ndarray
     members: list = field(default_factory=list)     # indices into Container.tensors, in file order
+    rows: bool = False                              # version 6: a row stream (its one tensor's ``rows``)
 
     @property
     def name(self) -> str:
@@ -285,7 +288,8 @@ def derive_streams(tensors) -> list:
         s = by_key.get(key)
         numel = t.numel if key[0] == "own" else int(t.stream_numel)
         if s is None:
-            s = Stream(len(streams), t.table, t.stripe_len, t.offset, numel, t.stripe_words, t.stripe_crcs)
+            s = Stream(len(streams), t.table, t.stripe_len, t.offset, numel, t.stripe_words, t.stripe_crcs,
+                       rows=bool(t.rows))
             s.fill = 0
             by_key[key] = s
             streams.append(s)
@@ -378,6 +382,7 @@ PLACE_NEW, PLACE_SAME, PLACE_INDEX, PLACE_NONE = 0, 1, 2, 3
 # (else the previous stream's; 0 for the first)
 S_STRIPE_LEN = 0x01
 S_TABLE = 0x02
+S_ROWS = 0x04            # version 6: a row stream (docs/FORMAT.md, section 3.1)
 
 
 def _varint(v: int) -> bytes:
@@ -474,8 +479,10 @@ def check_axes(axes, ndim: int, name) -> tuple | None:
 
 
 def version_for(c: Container) -> int:
-    """The lowest version that holds ``c``: 5 when a table set has two code tables, 4 when a tensor has an axis
-    order, else :data:`VERSION` (3)."""
+    """The lowest version that holds ``c``: 6 when a stream is a row stream, 5 when a table set has two code
+    tables, 4 when a tensor has an axis order, else :data:`VERSION` (3)."""
+    if any(getattr(t, "rows", False) for t in c.tensors):
+        return 6
     if any(getattr(ts, "lens_b", None) is not None for ts in c.tables):
         return 5
     return 4 if any(check_axes(t.axes, len(t.shape), t.name) for t in c.tensors) else VERSION
@@ -493,6 +500,8 @@ def _pack_meta_v2(c: Container) -> bytes:
             raise FormatError(f"tensor {t.name!r} shares a group stream: version 2 cannot store it (write version 3)")
         if check_axes(t.axes, len(t.shape), t.name) is not None:
             raise FormatError(f"tensor {t.name!r} has an axis order: version 2 cannot store it (write version 4)")
+        if t.rows:
+            raise FormatError(f"tensor {t.name!r} is a row stream: version 2 cannot store it (write version 6)")
         name, head, scale, attrs = _tensor_fields(t, seen)
         out += _varint(len(name)) + name + head
         out += struct.pack("<B", ATTR_SCALE if scale is not None else 0)
@@ -531,6 +540,8 @@ def _check_layout(c: Container, streams) -> None:
             if c.tables[s.table].word_bits != dtype_bits(t.dtype):
                 raise FormatError(f"tensor {t.name!r}: dtype {t.dtype} does not match "
                                   f"{c.tables[s.table].word_bits}-bit table set {s.table}")
+        if s.rows or any(c.tensors[i].rows for i in s.members):
+            _check_row_stream(s, [c.tensors[i] for i in s.members], f"tensor {first!r}")
         if s.offset % 4 or s.offset < 0:
             raise FormatError(f"tensor {first!r}: stripes at {s.offset} outside the {size}-byte payload")
         if s.offset != end and end in starts:
@@ -548,12 +559,27 @@ def _check_layout(c: Container, streams) -> None:
         raise FormatError(f"payload bytes {end}..{size} belong to no tensor")
 
 
+def _check_row_stream(s, members, where: str) -> None:
+    """The index's rules of a row stream (docs/FORMAT.md, section 4.1; :func:`lutzip.codec.rows.check_stream`)."""
+    from lutzip.codec import rows as rw
+    if len(members) != 1 or not all(t.rows for t in members):
+        raise FormatError(f"{where}: a row stream holds exactly one tensor ({len(members)} here)")
+    t = members[0]
+    rw.check_stream(t.dtype, t.stored_shape, int(s.stripe_len), where)
+    sw = np.asarray(s.stripe_words, np.int64)
+    if sw.size and (sw.min() < rw.HEAD_WORDS + 1 or sw.max() > int(s.stripe_len) + rw.HEAD_WORDS):
+        raise FormatError(f"{where}: a row stripe of {int(sw.min())}..{int(sw.max())} words (4..S+3)")
+
+
 def _pack_meta_v3(c: Container, version: int = 3) -> bytes:
-    """The version-3 (or 4: axis orders) metadata block (docs/FORMAT.md, section 4)."""
+    """The version-3 (or 4: axis orders; 5: two code tables; 6: row streams) metadata block (docs/FORMAT.md,
+    section 4)."""
     if not 1 <= len(c.tables) <= 0xFFFF:
         raise FormatError(f"{len(c.tables)} table sets: a container holds 1 to 65535")
     streams = derive_streams(c.tensors)
     _check_layout(c, streams)
+    if version < 6 and any(s.rows for s in streams):
+        raise FormatError(f"a row stream: version {version} cannot store it (write version 6)")
     where = {}
     for s in streams:
         for i in s.members:
@@ -612,7 +638,8 @@ def _stream_records(streams, default_s: int) -> list:
     """The version-3 stream records (bytes each), in order."""
     out, prev_table = [], 0
     for s in streams:
-        sflags = (S_STRIPE_LEN if int(s.stripe_len) != default_s else 0) | (S_TABLE if s.table != prev_table else 0)
+        sflags = (S_STRIPE_LEN if int(s.stripe_len) != default_s else 0) | (S_TABLE if s.table != prev_table else 0) \
+            | (S_ROWS if s.rows else 0)
         rec = bytearray(struct.pack("<B", sflags))
         if sflags & S_TABLE:
             rec += _varint(s.table)
@@ -1098,16 +1125,17 @@ def _varints(r: _Reader, n: int, limit: int):
     return v
 
 
-def _read_stripes(r: _Reader, n_stripes: int, S: int, what: str):
-    """``n_stripes`` stripe sizes (varints 2..S+1) then their CRCs; the count checked against the bytes left."""
+def _read_stripes(r: _Reader, n_stripes: int, S: int, what: str, head: int = 1):
+    """``n_stripes`` stripe sizes (varints 2..S+1; ``head`` = 3, a row stream's: 4..S+3) then their CRCs; the
+    count checked against the bytes left."""
     if n_stripes * MIN_STRIPE_BYTES > r.remaining():
         raise FormatError(f"{what}: {n_stripes} stripes do not fit the metadata")
-    words = _varints(r, n_stripes, S + 1)
+    words = _varints(r, n_stripes, S + head)
     if words is None:       # something is wrong (or unusual): the value-by-value reader names the stripe
-        words = np.array([r.varint(f"size of stripe {s} of {what}", S + 1) for s in range(n_stripes)], np.int64)
+        words = np.array([r.varint(f"size of stripe {s} of {what}", S + head) for s in range(n_stripes)], np.int64)
     crcs = np.frombuffer(r.take(4 * n_stripes, f"stripe CRCs of {what}"), "<u4").astype(np.uint32)
-    if n_stripes and words.min() < 2:
-        raise FormatError(f"{what}: a stripe of fewer than 2 words")
+    if n_stripes and words.min() < head + 1:
+        raise FormatError(f"{what}: a stripe of fewer than {head + 1} words")
     return words, crcs
 
 
@@ -1192,7 +1220,8 @@ def _parse_meta_v2(meta: bytes, payload_len: int):
 _parse_meta = _parse_meta_v2      # the name earlier code and tests use
 
 
-def _read_streams(r: _Reader, fill: list, n_tables: int, default_s: int, payload_len: int) -> list:
+def _read_streams(r: _Reader, fill: list, n_tables: int, default_s: int, payload_len: int,
+                  version: int = 3) -> list:
     """The stream records of a version-3 metadata block (they end it), every field checked; ``fill``: the
     words of each stream."""
     n_streams = len(fill)
@@ -1200,7 +1229,7 @@ def _read_streams(r: _Reader, fill: list, n_tables: int, default_s: int, payload
     offset, prev_table = 0, 0
     for k in range(n_streams):
         (sflags,) = r.unpack("B", f"flags of stream {k}")
-        if sflags & ~(S_STRIPE_LEN | S_TABLE):
+        if sflags & ~(S_STRIPE_LEN | S_TABLE | (S_ROWS if version >= 6 else 0)):
             raise FormatError(f"stream {k}: unknown flags {sflags:#04x}")
         table = r.varint(f"table index of stream {k}", U64) if sflags & S_TABLE else prev_table
         if table >= n_tables:
@@ -1210,12 +1239,12 @@ def _read_streams(r: _Reader, fill: list, n_tables: int, default_s: int, payload
             raise FormatError(f"stream {k}: stripe length {S} outside 1..65536")
         prev_table = table
         numel = fill[k]
-        words, crcs = _read_stripes(r, -(-numel // S), S, f"stream {k}")
+        words, crcs = _read_stripes(r, -(-numel // S), S, f"stream {k}", 3 if sflags & S_ROWS else 1)
         nbytes = 4 * int(words.sum())
         if offset + nbytes > payload_len:
             raise FormatError(f"stream {k}: stripes at {offset}..{offset + nbytes} outside the "
                               f"{payload_len}-byte payload")
-        streams.append(Stream(k, table, S, offset, numel, words.astype(np.uint32), crcs))
+        streams.append(Stream(k, table, S, offset, numel, words.astype(np.uint32), crcs, rows=bool(sflags & S_ROWS)))
         offset += nbytes
     if r.remaining():
         raise FormatError(f"{r.remaining()} unexpected bytes after the stream records")
@@ -1343,7 +1372,7 @@ def _parse_meta_v3(meta: bytes, payload_len: int, version: int = 3):
         raise FormatError(f"{n_streams} stream records cannot fit in {r.remaining()} bytes of metadata")
     streams = _read_streams_c(r, fill, n_tables, default_s, payload_len)
     if streams is None:
-        streams = _read_streams(r, fill, n_tables, default_s, payload_len)
+        streams = _read_streams(r, fill, n_tables, default_s, payload_len, version)
     tensors = []
     for i, (name, code, shape, numel, attrs, s, off, axes) in enumerate(recs):
         if s is None:
@@ -1356,7 +1385,10 @@ def _parse_meta_v3(meta: bytes, payload_len: int, version: int = 3):
                               f"{tables[st.table].word_bits}-bit table set {st.table} of stream {s}")
         st.members.append(i)
         tensors.append(TensorEntry(name, DTYPES[code][0], shape, st.table, st.stripe_len, st.offset,
-                                   st.stripe_words, st.stripe_crcs, attrs, s, off, st.numel, axes))
+                                   st.stripe_words, st.stripe_crcs, attrs, s, off, st.numel, axes, st.rows))
+    for st in streams:
+        if st.rows:
+            _check_row_stream(st, [tensors[i] for i in st.members], f"stream {st.index}")
     return tables, tensors, streams
 
 

@@ -26,6 +26,7 @@ ERR_ZRUN_OVERFLOW = 6
 ERR_LEFTOVER = 7
 ERR_PADDING = 8
 ERR_UNREPRESENTABLE = 9
+ERR_ROW = 10            # version 6: a row stripe's descriptor or modes (docs/FORMAT.md, section 3.1)
 ERROR_TEXT = {
     ERR_BAD_HEADER: "stripe header marker is not 0x4C5A",
     ERR_COUNT: "stripe header word count disagrees with the tensor index",
@@ -36,12 +37,13 @@ ERROR_TEXT = {
     ERR_LEFTOVER: "words left over after the last symbol",
     ERR_PADDING: "non-zero padding bits after the last symbol",
     ERR_UNREPRESENTABLE: "value not covered by any class of the table set",
+    ERR_ROW: "bad row stripe descriptor",
 }
 
 
 def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: int, stripe_len: int,
                    tables: TableSet, name=None, out=None, crcs=None, threads: int = 1,
-                   kernel: str = "auto", first_stripe: int = 0, crc_where=None) -> np.ndarray:
+                   kernel: str = "auto", first_stripe: int = 0, crc_where=None, rows=None) -> np.ndarray:
     """Decode a tensor's stripes back to its flat ``uint16`` words.
 
     Parameters
@@ -70,6 +72,9 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
         Number of the first stripe in error messages (when these stripes are a part of a longer run).
     crc_where : str, optional
         How a CRC mismatch names the stripes' owner (default ``tensor 'name'``).
+    rows : (int, str), optional
+        ``(N, dtype)`` of a row stream (version 6, docs/FORMAT.md section 3.1): its row stripes are checked,
+        their symbols decoded by the same kernels and the rows expanded (:func:`lutzip.codec.rows.decode`).
 
     Raises
     ------
@@ -78,6 +83,10 @@ def decode_stripes(payload_words: np.ndarray, stripe_words: np.ndarray, numel: i
     CorruptError
         A stripe's CRC does not match (only with ``crcs``).
     """
+    if rows is not None:
+        from lutzip.codec import rows as rw
+        return rw.decode(payload_words, stripe_words, numel, stripe_len, tables, rows, name, out, crcs, threads,
+                         kernel, first_stripe, crc_where)
     n_stripes = -(-numel // stripe_len) if numel else 0
     if len(stripe_words) != n_stripes:
         raise DecodeError(f"{len(stripe_words)} stripes recorded, {n_stripes} expected", name)

@@ -264,17 +264,61 @@ def design(pairs: np.ndarray, ts: TableSet, L: int = 8, greedy: bool = True, max
     return two, saved
 
 
+def _plain(c, s):
+    """``(payload, stripe words)`` of stream ``s`` as plain stripes (a row stream's: :func:`lutzip.codec.rows.to_plain`,
+    the symbols of each row stripe behind a plain header of its coded words)."""
+    if not getattr(s, "rows", False):
+        return c.stripe_payload(s), s.stripe_words
+    from lutzip.codec.rows import to_plain
+    p, sw, _ = to_plain(c.stripe_payload(s), s.stripe_words)
+    return p, sw
+
+
+def _back(c, s, coded):
+    """Plain stripes ``coded = (payload, stripe words)`` of stream ``s`` as its own kind of stripes again."""
+    if not getattr(s, "rows", False):
+        return coded
+    from lutzip.codec.rows import from_plain, to_plain
+    heads = to_plain(c.stripe_payload(s), s.stripe_words)[2]
+    return from_plain(coded[0], coded[1], heads)
+
+
+def _stream_words(c, s, ts):
+    """The words of stream ``s`` as coded (a row stream: a list of each stripe's coded words)."""
+    from lutzip.codec.decode import decode_stripes
+    if not getattr(s, "rows", False):
+        return decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)
+    from lutzip.codec.rows import plain_counts
+    p, sw = _plain(c, s)
+    out, p0 = [], 0
+    for n, nw in zip(plain_counts(p, sw), np.asarray(sw, np.int64).tolist()):
+        out.append(decode_stripes(p[p0:p0 + nw], np.array([nw], np.uint32), n, n, ts))
+        p0 += nw
+    return out
+
+
+def _encode2_stream(c, s, words, two):
+    """:func:`_encode2` of a stream's words (:func:`_stream_words`), a row stream's stripe by stripe."""
+    if not getattr(s, "rows", False):
+        return _encode2(words, s.stripe_len, two)
+    parts = [_encode2(w, len(w), two) for w in words]
+    payload = np.concatenate([p for p, _, _ in parts]) if parts else np.zeros(0, np.uint32)
+    sw = np.concatenate([q for _, q, _ in parts]) if parts else np.zeros(0, np.uint32)
+    pairs = sum(pr for _, _, pr in parts)
+    payload, sw = _back(c, s, (payload, sw))
+    return payload, sw, pairs
+
+
 def _replan(c, group, ts, two, coded, after, L, greedy, rounds):
     """Code the group's streams again with zero runs planned for the two states (:func:`_encode2`), the code
     lengths re-derived from that parse's pairs, ``rounds`` times; the smallest of all (the transcoded stripes
     included) is kept. Returns ``(tableset, [(payload, stripe_words)], bytes)``."""
-    from lutzip.codec.decode import decode_stripes
-    words = [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts) for s in group]
+    words = [_stream_words(c, s, ts) for s in group]
     best = (after, two, coded)
     cur = two
     for _ in range(int(rounds)):
         try:
-            res = [_encode2(w, s.stripe_len, cur) for w, s in zip(words, group)]
+            res = [_encode2_stream(c, s, w, cur) for w, s in zip(words, group)]
         except TableError:                          # a literal lands in a state where its class has no code
             break
         size = sum(4 * int(sw.astype(np.int64).sum()) for _, sw, _ in res) + extra_bytes(cur)
@@ -293,6 +337,8 @@ def _redesign(c, group, ts, L):
     ``None``."""
     from lutzip.codec.decode import decode_stripes
     from lutzip.codec import states_design as sd
+    if any(getattr(s, "rows", False) for s in group):
+        return None                                 # row streams: not redesigned (their stripes' lengths vary)
     words = [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts) for s in group]
     got = sd.redesign(words, [s.stripe_len for s in group], ts, L)
     if got is None:
@@ -341,7 +387,7 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         ts = c.tables[ti]
         if ts.lens_b is not None:
             continue
-        pairs = sum(_walk(c.stripe_payload(s), s.stripe_words, ts, 0) for s in group)
+        pairs = sum(_walk(*_plain(c, s), ts, 0) for s in group)
         before = sum(s.n_bytes for s in group)
         best, seen = None, set()
         # F = the ZRUN classes, and F searched greedily: each coded (and re-planned) in full, the smaller kept
@@ -354,7 +400,7 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
             if key in seen:
                 continue
             seen.add(key)
-            coded = [_walk(c.stripe_payload(s), s.stripe_words, ts, 1, two) for s in group]
+            coded = [_back(c, s, _walk(*_plain(c, s), ts, 1, two)) for s in group]
             after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
             if replan:
                 two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan)

@@ -1,4 +1,4 @@
-"""A cost model, not a format: what row symmetries of a tensor (a fixed transform's basis, e.g. an STFT) would save
+"""A cost model (the mirror kind is now a format feature: version 6, lutzip.codec.rows): what row symmetries of a tensor (a fixed transform's basis, e.g. an STFT) would save
 if the format had "mirrored row" and "copy of an earlier row" kinds (docs/log/2026-12-compression.md, 2026-12-07
 afternoon 2). Nothing here is written to a file; :func:`expand` is the reference of what a decoder would do.
 
@@ -142,6 +142,38 @@ def expand(coded: np.ndarray, shape, kinds, dtype: str) -> np.ndarray:
     return out.reshape(-1)
 
 
+def expand_stripe(coded, N: int, modes, neg_float: int, W: int) -> np.ndarray:
+    """The words a decoder outputs for one row stripe of format version 6 (docs/FORMAT.md, section 3.1): rows of
+    ``modes`` (0 PLAIN, 1 MIRROR, 2 NEG_MIRROR) from the stripe's ``n`` coded words ``coded``, row by row, one
+    word at a time -- the reference of the decoders (``lutzip.codec.rows.expand`` is its vectorised form).
+    ``neg_float``: the descriptor's NEG bit (1: sign-bit negation), ``W``: word bits."""
+    coded = [int(v) for v in np.asarray(coded).reshape(-1)]
+    h = N // 2 + 1
+    out, p = [], 0
+    for m in modes:
+        m = int(m)
+        if m == PLAIN:
+            out += coded[p:p + N]
+            p += N
+            continue
+        if m not in (MIRROR, NEG_MIRROR):
+            raise ValueError(f"row mode {m}")
+        x = coded[p:p + h]
+        p += h
+        out += x
+        for k in range(h, N):                    # row[k] = f(row[N - k]): x[N - h] down to x[1]
+            w = x[N - k]
+            if m == NEG_MIRROR:
+                if neg_float:
+                    w = w ^ 0x8000 if w & 0x7FFF else w
+                else:
+                    w = (-w) & ((1 << W) - 1)
+            out.append(w)
+    if p != len(coded):
+        raise ValueError(f"{len(coded)} coded words for rows that take {p}")
+    return np.array(out, np.uint8 if W == 8 else np.uint16)
+
+
 def _varint_len(v: int) -> int:
     n = 1
     while v >= 128:
@@ -191,7 +223,7 @@ def estimate(arrays: dict, attrs: dict | None = None, kinds_allowed=ALL, states:
     from lutzip.codec.layout import stored
 
     def size(d, at=attrs):
-        c = codec.compress(d, attrs=at)
+        c = codec.compress(d, attrs=at, rows=False)      # the model of today's coding (no row streams)
         if states == 2:
             c = st.apply(c, L=8)
         return len(ct.to_bytes(c))

@@ -217,7 +217,8 @@ def _in_order(tasks, threads: int):
 def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, L: int = 8, share: bool = True,
                    tableset_fn=None, group_below: int = DEFAULT_GROUP_BELOW, attrs: dict | None = None,
                    progress=None, plan_progress=None, keep_bytes: int = KEEP_BYTES, threads: int = 1,
-                   min_stripes: int = MIN_STRIPES, stripe_bits: int | None = None, reorder: bool = True):
+                   min_stripes: int = MIN_STRIPES, stripe_bits: int | None = None, reorder: bool = True,
+                   rows: bool = True):
     """Code tensors one at a time into the ``.lutz`` file ``path`` (version 3, or 4 when a tensor is coded in
     another axis order), two passes over the tensors.
 
@@ -268,7 +269,9 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
     user_attrs = attrs or {}
     tmpdir = _temp_dir(path)
     spill = None
+    from lutzip.codec import rows as rw
     names, shapes, dtypes, sizes, tattrs, srcs, own, axes_list = [], [], [], [], [], [], {}, []
+    row_info = {}                  # tensor index -> (N, modes): a row stream (format version 6)
     kept = 0
     try:
         # ---- pass 1: read, prepare, count (and let go) every tensor
@@ -285,6 +288,15 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
                 del r
             axes = choose_axes(p) if reorder else None
             words, dtype = to_words(stored(p, axes))
+            ta0 = {**dict(user_attrs.get(name, {})), **(a or {})}
+            got = rw.choose(name, p, axes, words, dtype, ta0, stripe_len=S, L=L, min_stripes=min_stripes,
+                            stripe_bits=stripe_bits) if rows and words.size >= max(group_below, 1) else None
+            if got is not None:
+                if got[0] != axes:
+                    axes = got[0]
+                    words, dtype = to_words(stored(p, axes))
+                shp = tuple(np.shape(p)) if axes is None else tuple(np.shape(p)[x] for x in axes)
+                row_info[len(names)] = (rw.row_shape(shp)[1], np.asarray(got[1], np.uint8))
             axes_list.append(axes)
             n = int(words.size)
             bits = ct.dtype_bits(dtype)
@@ -296,8 +308,12 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
             tattrs.append(ta)
             i = len(names) - 1
             if n and n >= group_below:                     # a stream of its own: counted now
-                own[i] = tableset_fn(words, bits) if tableset_fn is not None else Stats.of(np.asarray(words), bits, S)
-            if n == 0:
+                cw = rw.reduce(words, *row_info[i]) if i in row_info else words     # a row stream: its coded words
+                own[i] = tableset_fn(cw, bits) if tableset_fn is not None else Stats.of(np.asarray(cw), bits, S)
+                del cw
+            if i in row_info:
+                srcs.append(("mem", np.array(words)))      # a row stream: coded whole in pass 2
+            elif n == 0:
                 srcs.append(("mem", np.zeros(0, words.dtype)))
             elif n < group_below:
                 srcs.append(("mem", np.array(words)))      # small: a copy, detached from any mapping
@@ -363,17 +379,28 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
         n_of = [sum(sizes[i] for i in m) for m in plan]
         stripe_of = [stream_stripe_len(n, bits_list[m[0]], S, min_stripes, stripe_bits)
                      if len(m) == 1 and n >= group_below else S for m, n in zip(plan, n_of)]
+        for k, m in enumerate(plan):
+            if m[0] in row_info:
+                N = row_info[m[0]][0]
+                stripe_of[k] = rw.rows_per_stripe(N, stripe_of[k]) * N
 
         def tasks():
             """``(stream, members, table, part)`` in file order; ``part`` None closes the stream."""
             for k, members in enumerate(plan):
                 ts_i, Sk = assignment[k], stripe_of[k]
+                words = stream_words(members)
+                total = int(words.size)
+                if members[0] in row_info:                 # a row stream: one part, its row stripes
+                    N, modes = row_info[members[0]]
+                    yield k, members, ts_i, total, (rw.RowEncoder(tables[ts_i], N, modes, Sk // N, dtypes[members[0]]),
+                                                    words, 0)
+                    del words
+                    yield k, members, ts_i, total, None
+                    continue
                 chunk = max(part // Sk, 1) * Sk
                 enc = encoders.get((ts_i, Sk))
                 if enc is None:
                     enc = encoders[ts_i, Sk] = StripeEncoder(tables[ts_i], Sk)
-                words = stream_words(members)
-                total = int(words.size)
                 for lo in range(0, total, chunk):
                     yield k, members, ts_i, total, (enc, words[lo:lo + chunk], lo)
                 del words
@@ -395,7 +422,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
                 pos = 0
                 for i in members:
                     entries[i] = ct.TensorEntry(names[i], dtypes[i], shapes[i], ts_i, stripe_of[k], offset, sw, crcs,
-                                                tattrs[i], k, pos, total, axes_list[i])
+                                                tattrs[i], k, pos, total, axes_list[i], i in row_info)
                     pos += sizes[i]
                     if progress:
                         progress(names[i])

@@ -1,0 +1,291 @@
+"""Row streams (format version 6, docs/FORMAT.md section 3.1): mirrored rows coded by half."""
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
+from lutzip.codec import rows as rw
+from lutzip.codec import states as st
+from lutzip.codec import symmetry as sy
+from lutzip.codec.decode import ERR_BAD_HEADER, ERR_ROW, decode_stripes
+from lutzip.errors import DecodeError, FormatError, LutzError
+
+DTYPES = ("int8", "int16", "float16", "bfloat16")
+
+
+def basis(R, N, dtype, seed=0):
+    """A DFT-like basis: Hann-windowed cosine rows (mirror), sine rows (negated mirror), random rows (plain)."""
+    n = np.arange(N)
+    w = 0.5 - 0.5 * np.cos(2 * np.pi * n / N)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(R):
+        if k % 3 == 0:
+            rows.append(w * np.cos(2 * np.pi * k * n / N))
+        elif k % 3 == 1:
+            rows.append(-w * np.sin(2 * np.pi * k * n / N))
+        else:
+            rows.append(rng.normal(size=N) * 0.3)
+    a = np.array(rows)
+    if dtype == "int8":
+        return np.round(a * 127).astype(np.int8)
+    if dtype == "int16":
+        return np.round(a * 32000).astype(np.int16)
+    if dtype == "float16":
+        return a.astype(np.float16)
+    import ml_dtypes
+    return a.astype(ml_dtypes.bfloat16)
+
+
+def bits(a):
+    return np.ascontiguousarray(a).view(np.uint8 if a.dtype.itemsize == 1 else np.uint16).ravel()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("N", [256, 255])
+def test_round_trip_every_decoder(dtype, N):
+    a = basis(40, N, dtype).reshape(40, 1, N)
+    arrays = {"stft": a, "other": (np.arange(3000) % 11).astype(np.int16)}
+    c = codec.compress(arrays)
+    data = ct.to_bytes(c)
+    r = ct.from_bytes(data)
+    t = r.tensor("stft")
+    assert r.version == 6 and t.rows and not r.tensor("other").rows
+    modes = rw.find_modes(bits(a), N, dtype)
+    s = rw.summary(r, t)
+    assert s["mirror"] + s["neg_mirror"] == np.count_nonzero(modes) > 0 and s["plain"] > 0
+    assert s["mirror"] > 0 and s["neg_mirror"] > 0
+    want = bits(a)
+    rows = codec.row_args(r, t)
+    outs = [codec.decompress(r)["stft"], codec.decompress_tensor(r, t), codec.decode_stream(r, t)]
+    for kernel in ("c", "numba"):
+        o = np.empty(t.numel, want.dtype)
+        decode_stripes(r.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, r.tables[t.table], kernel=kernel,
+                       rows=rows, out=o, crcs=t.stripe_crcs)
+        outs.append(o)
+    for o in outs:
+        assert np.array_equal(bits(np.asarray(o)), want)
+    # the oracle: each stripe's coded words expanded by the word-at-a-time reference
+    coded = rw.reduce(want, N, modes)
+    rs = int(t.stripe_len) // N
+    ref, p = [], 0
+    for j in range(0, len(modes), rs):
+        m = modes[j:j + rs]
+        n = rw.coded_len(m, N)
+        ref.append(sy.expand_stripe(coded[p:p + n], N, m, rw.neg_flag(dtype), 8 * a.dtype.itemsize))
+        p += n
+    assert np.array_equal(np.concatenate(ref), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_two_code_tables_compose(dtype):
+    a = basis(48, 128, dtype)
+    c = codec.compress({"b": a})
+    c2 = st.apply(c, L=8)
+    r = ct.from_bytes(ct.to_bytes(c2))
+    t = r.tensor("b")
+    assert t.rows and r.version == 6
+    assert np.array_equal(bits(codec.decompress(r)["b"]), bits(a))
+    o = np.empty(t.numel, bits(a).dtype)
+    decode_stripes(r.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, r.tables[t.table], kernel="numba",
+                   rows=codec.row_args(r, t), out=o)
+    assert np.array_equal(o, bits(a))
+
+
+def test_modes_match_the_cost_model():
+    for dtype in DTYPES:
+        a = basis(30, 64, dtype)
+        w = bits(a)
+        kinds = sy.find(w, a.shape, dtype, allowed=(sy.MIRROR, sy.NEG_MIRROR))
+        assert [k[0] for k in kinds] == rw.find_modes(w, 64, dtype).tolist()
+
+
+def test_negation():
+    w8 = np.array([0, 1, 0x7F, 0x80, 0xFF], np.uint8)
+    assert rw.negate_words(w8, 8, 0).tolist() == [0, 0xFF, 0x81, 0x80, 1]
+    w16 = np.array([0, 0x8000, 0x3C00, 0xBC00, 0x0001], np.uint16)
+    assert rw.negate_words(w16, 16, 1).tolist() == [0, 0x8000, 0xBC00, 0x3C00, 0x8001]
+    assert rw.negate_words(w16, 16, 0).tolist() == [0, 0x8000, 0xC400, 0x4400, 0xFFFF]
+    assert rw.negate_words(w16, 16, 1).tolist() == sy.negate(w16, "float16").tolist()
+
+
+def test_other_files_unchanged():
+    rng = np.random.default_rng(3)
+    arrays = {"w": rng.integers(-60, 60, (64, 200)).astype(np.int8), "z": np.zeros((32, 64), np.int16)}
+    a = ct.to_bytes(codec.compress(arrays))
+    b = ct.to_bytes(codec.compress(arrays, rows=False))
+    assert a == b and ct.from_bytes(a).version in (3, 4)
+
+
+def test_only_where_smaller_and_off_switch():
+    a = basis(40, 256, "int16")
+    assert ct.from_bytes(ct.to_bytes(codec.compress({"b": a}, rows=False))).version < 6
+    noise = np.random.default_rng(0).integers(-3000, 3000, (40, 256)).astype(np.int16)
+    assert not ct.from_bytes(ct.to_bytes(codec.compress({"n": noise}))).tensor("n").rows
+
+
+# ---------------------------------------------------------------------------------------------- hostile input
+def _file(dtype="int16", N=64, R=20):
+    a = basis(R, N, dtype)
+    c = codec.compress({"b": a}, rows={"b": (None, rw.find_modes(bits(a), N, dtype))})     # forced: any size
+    assert c.tensors[0].rows
+    return c, a
+
+
+def _rewrite(c, fn):
+    """The container with stripe 0's words changed by ``fn(words)`` (CRCs kept valid)."""
+    t = c.tensors[0]
+    pw = np.array(c.payload, np.uint32)
+    n0 = int(t.stripe_words[0])
+    fn(pw[:n0])
+    crcs = np.array(t.stripe_crcs, np.uint32)
+    crcs[0] = zlib.crc32(pw[:n0].astype("<u4").tobytes())
+    import dataclasses
+    t2 = dataclasses.replace(t, stripe_crcs=crcs)
+    return ct.Container(c.tables, [t2], pw)
+
+
+@pytest.mark.parametrize("what,fn,code", [
+    ("marker", lambda w: w.__setitem__(0, (w[0] & 0xFFFF) | 0x4C5A0000), ERR_BAD_HEADER),
+    ("reserved", lambda w: w.__setitem__(1, w[1] | 1 << 25), ERR_ROW),
+    ("N", lambda w: w.__setitem__(1, (w[1] & ~0xFFFF) | 31), ERR_ROW),
+    ("N=1", lambda w: w.__setitem__(1, w[1] & ~0xFFFF), ERR_ROW),
+    ("R", lambda w: w.__setitem__(1, w[1] ^ 1 << 16), ERR_ROW),
+    ("neg", lambda w: w.__setitem__(1, w[1] ^ 1 << 20), ERR_ROW),
+    ("mode 3", lambda w: w.__setitem__(2, w[2] | 3), ERR_ROW),
+    ("mode past R", lambda w: w.__setitem__(2, w[2] | 1 << 31), ERR_ROW),
+    ("n", lambda w: w.__setitem__(0, w[0] ^ 1), ERR_ROW),
+])
+def test_bad_row_stripe_one_line_error(what, fn, code):
+    from lutzip.codec.decode import ERROR_TEXT
+    c, _ = _file(R=5 if what == "mode past R" else 20)
+    bad = ct.from_bytes(ct.to_bytes(_rewrite(c, fn)))
+    with pytest.raises(DecodeError) as e:
+        codec.decompress(bad)
+    msg = str(e.value)
+    assert "\n" not in msg and ERROR_TEXT[code] in msg and "stripe 0" in msg
+
+
+def test_plain_stream_with_a_row_stripe_is_error_1():
+    c, _ = _file()
+    t = c.tensors[0]
+    import dataclasses
+    c2 = ct.Container(c.tables, [dataclasses.replace(t, rows=False)], c.payload)
+    with pytest.raises(DecodeError, match="0x4C5A"):
+        codec.decompress_tensor(c2, c2.tensors[0])
+
+
+def _meta_edit(data, fn):
+    """A stored-metadata file with its metadata block changed by ``fn(bytearray)``."""
+    h = ct.HEADER.unpack_from(data)
+    meta = bytearray(data[32:32 + h[3]])
+    fn(meta)
+    head = bytearray(data[:28])
+    struct.pack_into("<I", head, 8, len(meta))
+    struct.pack_into("<I", head, 12, zlib.crc32(bytes(meta)))
+    return bytes(head) + struct.pack("<I", zlib.crc32(bytes(head))) + bytes(meta) + data[32 + h[3]:]
+
+
+def test_index_rules_one_line_errors():
+    c, a = _file()
+    data = ct.to_bytes(c, compress_meta=False)
+    assert ct.from_bytes(data).tensors[0].rows
+    # the stream flags byte follows the tensor record; find it as the byte with bit 2 set after the names
+    meta = data[32:32 + ct.HEADER.unpack_from(data)[3]]
+    t = c.tensors[0]
+    rec = ct._stream_records(c.streams, ct._default_stripe_len(c.streams))[0]
+    at = len(meta) - len(rec)
+    assert meta[at] & ct.S_ROWS
+    # version 5 does not know the flag
+    v5 = bytearray(data[:28])
+    struct.pack_into("<H", v5, 4, 5)
+    with pytest.raises(FormatError, match="unknown flags"):
+        ct.from_bytes(bytes(v5) + struct.pack("<I", zlib.crc32(bytes(v5))) + data[32:])
+    # an unsigned dtype: the dtype byte of the (only) tensor record (uint16 = 4)
+    name = t.name.encode()
+    dpos = meta.index(name) + len(name)
+
+    def unsigned(m):
+        m[dpos] = 4
+    with pytest.raises(FormatError) as e:
+        ct.from_bytes(_meta_edit(data, unsigned))
+    assert "row stream of dtype uint16" in str(e.value) and "\n" not in str(e.value)
+    # stripes not on row boundaries: a stripe length that is not a multiple of N
+    S = int(t.stripe_len)
+
+    def not_whole_rows(m):
+        new = bytes([m[at] | ct.S_STRIPE_LEN]) + bytes(m[at + 1:at + 1]) + ct._varint(S - 1)
+        m[at:at + 1] = new
+    with pytest.raises(FormatError):
+        ct.from_bytes(_meta_edit(data, not_whole_rows))
+
+
+def test_truncated_and_short_stripes():
+    c, _ = _file()
+    data = ct.to_bytes(c)
+    for cut in (1, 4, 9, 40):
+        with pytest.raises(LutzError) as e:
+            codec.decompress(ct.from_bytes(data[:-cut]))
+        assert "\n" not in str(e.value)
+    t = c.tensors[0]
+    import dataclasses
+    sw = np.array(t.stripe_words, np.uint32)
+    sw[0] = 3                                   # a row stripe of three words: header, descriptor, modes only
+    c2 = ct.Container(c.tables, [dataclasses.replace(t, stripe_words=sw)], c.payload)
+    with pytest.raises(FormatError, match="4..S\\+3"):
+        ct.to_bytes(c2)
+
+
+def test_writer_refuses_older_versions():
+    c, _ = _file()
+    with pytest.raises(FormatError, match="version 6"):
+        ct.to_bytes(c, version=5)
+    with pytest.raises(FormatError, match="version 6"):
+        ct.to_bytes(c, version=2)
+
+
+def test_cli_info_shows_rows(tmp_path, capsys):
+    from lutzip.cli import main
+    c, _ = _file()
+    p = tmp_path / "m.lutz"
+    ct.write(p, c)
+    assert main(["info", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "row stream" in out and "mirror" in out
+
+
+def test_streamed_writer_same_bytes(tmp_path):
+    """lutzip.save / lutzip compress (the streamed writer) write the same file as lutzip.compress."""
+    import lutzip
+    arrays = {"stft": basis(60, 256, "int16").reshape(60, 1, 256),
+              "x": (np.arange(3000) % 13).astype(np.int16), "s": np.arange(100, dtype=np.int16)}
+    data = lutzip.compress(arrays)
+    p = tmp_path / "f.lutz"
+    lutzip.save(p, arrays)
+    assert p.read_bytes() == data
+    r = ct.from_bytes(data)
+    assert r.tensor("stft").rows and r.version == 6
+    back = lutzip.load(p)
+    assert all(np.array_equal(back[k], v) for k, v in arrays.items())
+
+
+def test_rows_option_and_cli_flag(tmp_path):
+    import lutzip
+    from lutzip.cli import main
+    arrays = {"stft": basis(60, 256, "int16")}
+    assert ct.from_bytes(lutzip.compress(arrays)).version == 6
+    assert ct.from_bytes(lutzip.compress(arrays, rows=False)).version < 6
+    with pytest.raises(lutzip.api.OptionError, match="rows"):
+        lutzip.compress(arrays, rows="yes")
+    src = tmp_path / "a.npz"
+    np.savez(src, **arrays)
+    for flag, version in (([], 6), (["--no-rows"], 3)):
+        out = tmp_path / f"o{len(flag)}.lutz"
+        assert main(["compress", str(src), "-o", str(out), *flag]) == 0
+        assert ct.read(out).version == version
+        d = tmp_path / f"o{len(flag)}.npz"
+        assert main(["decompress", str(out), "-o", str(d)]) == 0
+        assert np.array_equal(np.load(d)["stft"], arrays["stft"])
