@@ -4,8 +4,9 @@
 A *case* is the stage's input -- the core's decoded words ``(data, last, user)`` in order and one descriptor
 ``(err, rows, neg, N - 1, modes)`` per packet -- and what it must output (``(data, last, user)``). A good row
 stripe's output comes from :func:`lutzip.codec.symmetry.expand` (the reference expansion of mirrored rows), one
-row at a time; :func:`model` is the stage's specification in Python (bad descriptors, plain packets, error
-markers from the core), its row data again from ``symmetry``.
+row at a time, checked against :func:`lutzip.codec.symmetry.expand_stripe` (the row stripe oracle);
+:func:`model` is the stage's specification in Python (bad descriptors, plain packets, error markers from the
+core), its row data again from ``symmetry``. :func:`header_model` is :mod:`lutzip.hdl.stages.row_header`'s.
 """
 from __future__ import annotations
 
@@ -37,6 +38,11 @@ def expand_row(head, mode, N, kind):
     return [int(x) for x in sym.expand(arr, (1, N), [(MODES[mode], None, None)], KIND_DTYPE[kind])]
 
 
+def stripe_oracle(coded, N, modes, kind):
+    """A row stripe's output words by ``symmetry.expand_stripe``, the decoders' reference (FORMAT.md 3.1)."""
+    return [int(x) for x in sym.expand_stripe(coded, N, modes, int(kind == 2), 8 if kind == 0 else 16)]
+
+
 def row_stripe(rng, W=16, max_n=64, n=None, r=None, modes=None):
     """A good row stripe: ``(descriptor, coded words, output words)``, tlast on the last of each."""
     kind = 0 if W == 8 else int(rng.integers(0, 3))
@@ -48,6 +54,7 @@ def row_stripe(rng, W=16, max_n=64, n=None, r=None, modes=None):
         head = random_words(rng, N if m == PLAIN else N // 2 + 1, KIND_DTYPE[kind])
         coded += head
         full += expand_row(head, m, N, kind)
+    assert full == stripe_oracle(coded, N, ms, kind)     # symmetry's two references agree
     desc = (0, 1, kind, N - 1, sum(m << (2 * i) for i, m in enumerate(ms)))
     return desc, [(w, int(i == len(coded) - 1), 0) for i, w in enumerate(coded)], \
         [(w, int(i == len(full) - 1), 0) for i, w in enumerate(full)]
@@ -141,3 +148,41 @@ def error_case(rng, n_packets, W=16, max_n=64):
             words += c
     out, errs = model(words, descs)
     return words, descs, out, errs
+
+
+# ------------------------------------------------------------------------------ row_header (the input side)
+def coded_words(N, R, modes):
+    return sum(N if (modes >> 2 * r & 3) == 0 else N // 2 + 1 for r in range(R))
+
+
+def desc_word(N, R, neg):
+    return (N - 1) | (R - 1) << 16 | neg << 20
+
+
+def header_model(packets, W=16, MAX_N=512, w8=0):
+    """What the front gets (words ``(data, last)``) and the descriptors ``(err, rows, neg, N-1, modes)``."""
+    front, descs = [], []
+    eight = W == 8 or w8
+    for p in packets:
+        h = p[0]
+        if h >> 16 != 0x4C5B:
+            front += [(w, int(i == len(p) - 1)) for i, w in enumerate(p)]
+            descs.append((0, 0, 0, 0, 0))
+            continue
+        if len(p) < 4:
+            front.append((0, 1))
+            descs.append((4, 0, 0, 0, 0))
+            continue
+        d, modes = p[1], p[2]
+        N, R, neg = (d & 0xFFFF) + 1, (d >> 16 & 15) + 1, d >> 20 & 1
+        kind = 2 if neg else (0 if eight else 1)
+        bad = d >> 21 != 0 or N < 2 or (neg and eight) or N > MAX_N + 1 or modes >> 2 * R != 0 \
+            or any(modes >> 2 * r & 3 == 3 for r in range(R)) or (h & 0xFFFF) + 1 != coded_words(N, R, modes)
+        if bad:
+            front.append((0, 1))
+            descs.append((10, 0, 0, 0, 0))
+            continue
+        front.append((0x4C5A0000 | (h & 0xFFFF), 0))
+        front += [(w, int(i == len(p) - 4)) for i, w in enumerate(p[3:])]
+        descs.append((0, 1, kind, N - 1, modes))
+    return front, descs

@@ -9,42 +9,7 @@ from myhdl import ResetSignal, Signal, block, delay, instance, intbv
 from lutzip.errors import UnsupportedError
 from lutzip.hdl.stages.row_header import row_header
 
-
-def coded_words(N, R, modes):
-    return sum(N if (modes >> 2 * r & 3) == 0 else N // 2 + 1 for r in range(R))
-
-
-def desc_word(N, R, neg):
-    return (N - 1) | (R - 1) << 16 | neg << 20
-
-
-def header_model(packets, W=16, MAX_N=512, w8=0):
-    """What the front gets (words ``(data, last)``) and the descriptors ``(err, rows, neg, N-1, modes)``."""
-    front, descs = [], []
-    eight = W == 8 or w8
-    for p in packets:
-        h = p[0]
-        if h >> 16 != 0x4C5B:
-            front += [(w, int(i == len(p) - 1)) for i, w in enumerate(p)]
-            descs.append((0, 0, 0, 0, 0))
-            continue
-        if len(p) < 4:
-            front.append((0, 1))
-            descs.append((4, 0, 0, 0, 0))
-            continue
-        d, modes = p[1], p[2]
-        N, R, neg = (d & 0xFFFF) + 1, (d >> 16 & 15) + 1, d >> 20 & 1
-        kind = 2 if neg else (0 if eight else 1)
-        bad = d >> 21 != 0 or N < 2 or (neg and eight) or N > MAX_N + 1 or modes >> 2 * R != 0 \
-            or any(modes >> 2 * r & 3 == 3 for r in range(R)) or (h & 0xFFFF) + 1 != coded_words(N, R, modes)
-        if bad:
-            front.append((0, 1))
-            descs.append((10, 0, 0, 0, 0))
-            continue
-        front.append((0x4C5A0000 | (h & 0xFFFF), 0))
-        front += [(w, int(i == len(p) - 4)) for i, w in enumerate(p[3:])]
-        descs.append((0, 1, kind, N - 1, modes))
-    return front, descs
+from row_mirror_cases import coded_words, desc_word, header_model
 
 
 def random_packets(rng, n, W=16, MAX_N=512):
