@@ -29,8 +29,15 @@ Pipeline (each box a file of :mod:`lutzip.hdl`)::
   TL copies and next-position vectors per state and the state beside its pointer
   (:mod:`lutzip.hdl.fronts.vector.loop_vector`).
 
+* ``MIRROR``: 1 adds the row stripes of docs/FORMAT.md section 3.1 (docs/CORE.md section 7):
+  :mod:`lutzip.hdl.stages.row_header` in front of F (takes a row stripe's two extra words off the input, checks
+  them, gives F a plain header) and :mod:`lutzip.hdl.stages.row_mirror` after the output FIFO (outputs the mirrored
+  rows' tails from a row buffer of ``MAX_N / 2`` words); ``err_valid`` / ``err_code`` then come from
+  ``row_mirror``, with each marker word. ``MIRROR=0`` (the default) builds the core as before, text for text.
+
 Tables: ``tbl_sel`` 0 LUT1 (addr < 2^L; STATES=2: addr < 2^(L+1), state << L | prefix), 1 LUT2 (addr < 16), 2 LUT3 (addr < LUT3_DEPTH), 3 config (addr 0 =
-number of valid LUT3 entries, clipped to LUT3_DEPTH); other addresses are ignored. Tables and config survive
+number of valid LUT3 entries, clipped to LUT3_DEPTH; with ``MIRROR=1`` addr 1 bit 0 = the table set has 8-bit
+words); other addresses are ignored. Tables and config survive
 ``rst``.
 """
 from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
@@ -46,6 +53,8 @@ from lutzip.hdl.stages.index_stage import index_stage
 from lutzip.hdl.stages.lut1_table import lut1_table
 from lutzip.hdl.stages.lut2_stage import lut2_stage
 from lutzip.hdl.stages.lut3_ram import lut3_ram
+from lutzip.hdl.stages.row_header import row_header
+from lutzip.hdl.stages.row_mirror import row_mirror
 from lutzip.hdl.stages.sync_fifo import sync_fifo
 
 SF_DEPTH = 16          # symbol-FIFO entries (window front): C decides and writes in two cycles; 8 lost ~0.04 % of cycles on zero-run streams
@@ -60,7 +69,8 @@ def decoder_core(clk, rst,
                  m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  err_valid, err_code, busy,
-                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window", STEP="adder", STATES=1):
+                 L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window", STEP="adder", STATES=1, MIRROR=0,
+                 MAX_N=512):
     # every parameter checked up front (UnsupportedError names the parameter)
     if LUT1_RAM not in ("block", "distributed"):
         raise UnsupportedError(f"LUT1_RAM = {LUT1_RAM!r}: 'block' or 'distributed'")
@@ -73,6 +83,10 @@ def decoder_core(clk, rst,
     if not 1 <= LUT3_DEPTH <= 4096:
         raise UnsupportedError(f"LUT3_DEPTH = {LUT3_DEPTH}: must be 1..4096")
     check_states(STATES, L, FRONT)
+    if isinstance(MIRROR, bool) or MIRROR not in (0, 1):
+        raise UnsupportedError(f"MIRROR = {MIRROR!r}: 0 or 1 (row stripes, docs/FORMAT.md section 3.1)")
+    if isinstance(MAX_N, bool) or not isinstance(MAX_N, int) or MAX_N < 4 or MAX_N & (MAX_N - 1) or MAX_N > 32768:
+        raise UnsupportedError(f"MAX_N = {MAX_N!r}: the row buffer's rows, a power of two 4 .. 32768")
     lut1_sync = LUT1_RAM == "block"
     vector = FRONT == "vector"
     # the window front's decode step: STEP="onehot" where it applies (block-RAM LUT1, L <= 11), else the adder
@@ -119,6 +133,27 @@ def decoder_core(clk, rst,
             else:
                 n_lut3.next = tbl_wdata[13:0]
 
+    if MIRROR:
+        cfg_w8 = Signal(bool(0))
+
+        @always(clk.posedge)
+        def tbl_config_rows():
+            if tbl_we and tbl_sel == 3 and tbl_addr == 1:
+                cfg_w8.next = tbl_wdata[0]
+
+        # row_header in front of F: F reads f_tdata .. instead of the input port
+        f_tdata = Signal(intbv(0)[32:])
+        f_tvalid, f_tready, f_tlast = [Signal(bool(0)) for _ in range(3)]
+        rd_err = Signal(intbv(0)[4:])
+        rd_rows = Signal(bool(0))
+        rd_neg = Signal(intbv(0)[2:])
+        rd_nm1 = Signal(intbv(0)[16:])
+        rd_modes = Signal(intbv(0)[32:])
+        rd_valid, rd_ready, rh_busy = [Signal(bool(0)) for _ in range(3)]
+        rhead = row_header(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
+                           f_tdata, f_tvalid, f_tready, f_tlast, rd_err, rd_rows, rd_neg, rd_nm1, rd_modes,
+                           rd_valid, rd_ready, cfg_w8, rh_busy, W=W, MAX_N=MAX_N)
+
     # ---------------------------------------------------------------- F: front end -> tokens t1_*
     sf_credit = Signal(bool(0))
     flush = Signal(bool(0))
@@ -146,7 +181,19 @@ def decoder_core(clk, rst,
     lut1_t2 = Signal(intbv(0)[6:]) if n_oh else None   # a second copy of c+k (the one-hot step's yw adder)
     lut1 = lut1_table(clk, lut1_we, lut1_wa, lut1_wd, lut1_addr, lut1_q, lut1_oh, lut1_re, lut1_t2, L=lut1_ab,
                       SYNC=lut1_sync, OH=n_oh, WIDTH=lut1_dw)
-    if vector:
+    if vector and MIRROR:
+        front = front_vector(clk, rst, f_tdata, f_tvalid, f_tready, f_tlast,
+                              lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
+                              t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
+                              tok_issued, f_inflight, L=L, LUT1_SYNC=lut1_sync,
+                              **({"STATES": STATES} if STATES != 1 else {}))
+    elif MIRROR:
+        front = front_window(clk, rst, f_tdata, f_tvalid, f_tready, f_tlast,
+                              lut1_addr, lut1_q, sf_credit, flush, flush_tag,
+                              t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
+                              tok_issued, f_inflight, lut1_oh=lut1_oh, lut1_re=lut1_re, lut1_t2=lut1_t2, L=L,
+                              LUT1_SYNC=lut1_sync, STEP=step, STATES=STATES)
+    elif vector:
         front = front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                               lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                               t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
@@ -184,8 +231,15 @@ def decoder_core(clk, rst,
     c_data = Signal(intbv(0)[SF_WIDTH:])
     c_drop = Signal(bool(0))
     c_active = Signal(bool(0))
-    cnt = count_stage(clk, rst, t3_valid, t3_hdr, t3_ferr, t3_kind, t3_cnt, t3_val, t3_l3err, t3_first, t3_n, t3_tag,
-                      c_push, c_data, c_drop, flush, flush_tag, err_valid, err_code, c_active)
+    if MIRROR:
+        # errors are reported by row_mirror, with each marker word it outputs
+        c_err_valid = Signal(bool(0))
+        c_err_code = Signal(intbv(0)[4:])
+        cnt = count_stage(clk, rst, t3_valid, t3_hdr, t3_ferr, t3_kind, t3_cnt, t3_val, t3_l3err, t3_first, t3_n,
+                          t3_tag, c_push, c_data, c_drop, flush, flush_tag, c_err_valid, c_err_code, c_active)
+    else:
+        cnt = count_stage(clk, rst, t3_valid, t3_hdr, t3_ferr, t3_kind, t3_cnt, t3_val, t3_l3err, t3_first, t3_n,
+                          t3_tag, c_push, c_data, c_drop, flush, flush_tag, err_valid, err_code, c_active)
     sf_pop = Signal(bool(0))
     sf_rdata = Signal(intbv(0)[SF_WIDTH:])
     sf_count = Signal(intbv(0, min=0, max=sf_depth + 1))
@@ -288,7 +342,42 @@ def decoder_core(clk, rst,
     def busy_flag():
         busy.next = (not f_idle) or c_active or f_inflight or t1_valid or t2_valid or t3_valid or c_push or sf_used != 0 or of_used != 0
 
-    return (tbl_decode, tbl_config, lut1, front, s2, s3, cnt, sf_flags,
+    if not MIRROR:
+        return (tbl_decode, tbl_config, lut1, front, s2, s3, cnt, sf_flags,
+                sf_credits, sf_pop_reg, sf_pop_count, sf_credit_reg, sym_fifo, lut3, xs, out_fifo, of_flags, of_valid,
+                of_handshake, m_side, of_credits, busy_flag)
+
+    # ---------------------------------------------------------------- MIRROR=1: row_mirror after the output FIFO
+    # (m_side, of_handshake and busy_flag above stay unused: their outputs are replaced below)
+    r_tdata = Signal(intbv(0)[W:])
+    r_tvalid, r_tready, r_tlast, r_tuser, rm_busy, core_busy = [Signal(bool(0)) for _ in range(6)]
+
+    @always_comb
+    def of_handshake_rows():
+        of_pop.next = m_valid and r_tready
+
+    @always_comb
+    def m_side_rows():
+        r_tvalid.next = m_valid
+        r_tdata.next = of_rdata[W:0]
+        r_tlast.next = of_rdata[W]
+        r_tuser.next = of_rdata[W + 1]
+
+    rmir = row_mirror(clk, rst, r_tdata, r_tvalid, r_tready, r_tlast, r_tuser,
+                      rd_err, rd_rows, rd_neg, rd_nm1, rd_modes, rd_valid, rd_ready,
+                      m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
+                      err_valid, err_code, rm_busy, MAX_N=MAX_N)
+
+    @always_seq(clk.posedge, reset=rst)
+    def busy_flag_rows():
+        core_busy.next = (not f_idle) or c_active or f_inflight or t1_valid or t2_valid or t3_valid or c_push or \
+            sf_used != 0 or of_used != 0
+
+    @always_comb
+    def busy_rows():
+        busy.next = core_busy or rh_busy or rm_busy
+
+    return (tbl_decode, tbl_config, tbl_config_rows, rhead, lut1, front, s2, s3, cnt, sf_flags,
             sf_credits, sf_pop_reg, sf_pop_count, sf_credit_reg, sym_fifo, lut3, xs, out_fifo, of_flags, of_valid,
-            of_handshake, m_side, of_credits, busy_flag)
+            of_handshake_rows, m_side_rows, of_credits, busy_flag_rows, busy_rows, rmir)
 
