@@ -42,7 +42,7 @@ OPTIONS = {
     "reorder": "let a tensor be coded in another axis order where its zero runs are cheaper so (format version 4; "
                "the arrays come back the same; default True, False: every stream in its tensor's own order)",
     "states": "2: two code tables switched by the previous symbol's class where that is smaller (format version 5; "
-              "software decoders only, the hardware core does not decode it yet; default 1)",
+              "on hardware only boards built with STATES=2, docs/PROTOCOL.md; default 1)",
 }
 
 _BOOL_OPTIONS = ("share", "greedy", "bf16", "reorder")

@@ -172,10 +172,10 @@ def test_states1_virtual_board_refuses_v5_in_one_line(files, capsys):
     file streams."""
     assert cli.main(["stream", str(files[2][0]), "--sim", "--mode", "pin"]) == 2
     cap = capsys.readouterr()
-    err = cap.err.strip().splitlines()
+    err = [x for x in cap.err.strip().splitlines() if not x.startswith("lutzip: building")]   # a first build says so
     assert len(err) == 1 and err[0].startswith("lutzip: error: tensor ") and "two code tables" in err[0] \
         and "STATES=1" in err[0] and "Traceback" not in cap.err, cap.err
-    assert cli.main(["stream", str(files[1][0]), "--sim", "--mode", "pin", "--json"]) == 0
+    assert cli.main(["stream", str(files[1][0]), "--sim", "--mode", "pin", "--json", "--timeout", "20"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["ok"] and rep["board"]["states"] == 1
 

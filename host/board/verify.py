@@ -322,6 +322,7 @@ def format_report(r: dict) -> str:
     b = r["board"]
     lines = [f"board: {b['kind']}, core L={b['L']} W={b['W']} LUT3={b['lut3_depth']}"
              + (f" lanes={b['lanes']}" if b.get("lanes", 1) != 1 else "")
+             + (f" STATES={b['states']}" if b.get("states", 1) != 1 else "")
              + f", clock {b['clk_hz'] / 1e6:g} MHz, {r['link']}"
              + (f", protocol {b['version']}" if "version" in b else "")
              + (" -- SIMULATION" if r.get("simulated") else "")]
