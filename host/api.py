@@ -44,7 +44,7 @@ OPTIONS = {
     "rows": "let a tensor whose rows are mirror images (a transform's basis, e.g. an STFT) be coded by half rows "
             "where that is smaller (format version 6; default True, False: none)",
     "states": "2: two code tables switched by the previous symbol's class where that is smaller (format version 5; "
-              "software decoders only, the hardware core does not decode it yet; default 1)",
+              "on hardware only boards built with STATES=2, docs/PROTOCOL.md; default 1)",
 }
 
 _BOOL_OPTIONS = ("share", "greedy", "bf16", "reorder", "rows")

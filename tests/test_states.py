@@ -473,13 +473,3 @@ def test_real_models_int8_90_ahead_of_xz_with_two_tables(model):
     back = lutzip.decompress(data)
     for k, v in prep.items():
         assert np.array_equal(np.ascontiguousarray(back[k]).view(np.uint8), np.ascontiguousarray(v).view(np.uint8)), k
-
-
-def test_cli_stream_refuses_before_opening_a_board(tmp_path, capsys):
-    from lutzip.cli import main
-    p = tmp_path / "two.lutz"
-    ct.write(p, container_of(WORDS, TableSet(8, ONE.classes, lens_b=(1, 1), follow=0b10)))
-    assert main(["stream", str(p), "--sim"]) == 2          # no simulator is started: the refusal comes first
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["lutzip: error: tensor 'w': its table set 0 has two code tables (format version 5, --states 2), "
-                   "which the hardware core does not decode; re-compress without --states 2"]

@@ -42,7 +42,7 @@ OUT_CRC = 0x48
 REGISTERS = {
     "ID": (ID, "R", "0x4C5A4158 (LZAX)"),
     "VERSION": (VERSION, "R", "(major << 16) | minor"),
-    "PARAMS": (PARAMS, "R", "L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16]"),
+    "PARAMS": (PARAMS, "R", "L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16] | (STATES - 1)[21:20]"),
     "LUT3": (LUT3, "R", "LUT3_DEPTH"),
     "CLK_HZ": (CLK_HZ, "R", "CLK_HZ parameter"),
     "CONTROL": (CONTROL, "W", "bit0 SOFT_RESET, bit1 CLEAR_COUNTERS, bit2 CLEAR_ERROR, bit3 NO_DISCARD"),
@@ -62,7 +62,7 @@ REGISTERS = {
 
 #: Bit fields: register -> {field: (lsb, width)}.
 FIELDS = {
-    "PARAMS": {"L": (0, 4), "W": (4, 5), "LANES": (12, 4), "OUT_BYTES": (16, 4)},
+    "PARAMS": {"L": (0, 4), "W": (4, 5), "LANES": (12, 4), "OUT_BYTES": (16, 4), "STATES_M1": (20, 2)},
     "CONTROL": {"SOFT_RESET": (0, 1), "CLEAR_COUNTERS": (1, 1), "CLEAR_ERROR": (2, 1), "NO_DISCARD": (3, 1)},
     "STATUS": {"BUSY": (0, 1), "ERROR": (1, 1), "IN_RESET": (2, 1), "ERR_CODE": (8, 4)},
     "TBL_ADDR": {"ADDR": (0, 12), "SEL": (12, 2)},
@@ -125,20 +125,27 @@ def ports(OUT_BYTES=4):
     ]
 
 
-def params_word(L=8, W=16, LANES=1, OUT_BYTES=4) -> int:
+def params_word(L=8, W=16, LANES=1, OUT_BYTES=4, STATES=1) -> int:
     """The PARAMS register's value.
 
     Parameters
     ----------
-    L, W, LANES, OUT_BYTES : int
+    L, W, LANES, OUT_BYTES, STATES : int
         The top's parameters (docs/AXI.md).
 
     Returns
     -------
     int
-        ``L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16]``.
+        ``L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16] | (STATES - 1)[21:20]`` (``STATES=1``: the value of
+        the tops before the field).
     """
-    return (L & 0xF) | ((W & 0x1F) << 4) | ((LANES & 0xF) << 12) | ((OUT_BYTES & 0xF) << 16)
+    return (L & 0xF) | ((W & 0x1F) << 4) | ((LANES & 0xF) << 12) | ((OUT_BYTES & 0xF) << 16) \
+        | (((STATES - 1) & 0x3) << 20)
+
+
+def params_states(value: int) -> int:
+    """The core's ``STATES`` from a PARAMS value (field ``STATES_M1`` plus 1; 1 from a top before the field)."""
+    return field("PARAMS", "STATES_M1", value) + 1
 
 
 def field(reg: str, name: str, value: int) -> int:

@@ -32,7 +32,8 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     ``top`` replaces ``lutzip.firmware.uart.uart_top.uart_top`` (same signature), e.g. for tests.
     """
     if board_name in ZYNQ_BOARDS:
-        return build_zynq(board_name, out, **{k: v for k, v in dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH).items() if v})
+        return build_zynq(board_name, out, **{k: v for k, v in dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH,
+                                                                    STATES=top_params.get("STATES")).items() if v})
     b = get_board(board_name)
     core = {"L": 8, "W": 16, "LUT3_DEPTH": 4096, **b.core_params}
     L = core["L"] if L is None else L
@@ -224,6 +225,8 @@ def format_build(r) -> str:
 
 def _cmd_build(args) -> int:
     extra = {"RING_DEPTH": args.ring_depth} if args.ring_depth else {}
+    if args.states:
+        extra["STATES"] = args.states
     if args.core_mhz:
         extra["CORE_CLK_HZ"] = int(round(args.core_mhz * 1e6))
     r = build(args.board, out=args.out, baud=args.baud, seed=args.seed, L=args.L, W=args.W,
@@ -244,6 +247,8 @@ def register(board_subparsers):
     p.add_argument("--W", type=int, help="word width (default 16)")
     p.add_argument("--lut3-depth", type=int, help="LUT3 entries (default 4096)")
     p.add_argument("--ring-depth", type=int, help="command ring entries (default: the board's / uart_top's)")
+    p.add_argument("--states", type=int, choices=(1, 2), help="the core's code tables: 2 decodes --states 2 files "
+                   "(format version 5) too (default: the board's; 2 on ULX3S, Arty and Zynq, 1 on the iCEBreaker)")
     p.add_argument("--core-mhz", type=float, help="run the engine and decoder core at this PLL clock (ULX3S, "
                    "iCEBreaker; default: one domain at the board clock)")
     p.add_argument("--no-pack", action="store_true", help="stop after place and route")

@@ -74,6 +74,12 @@ the decoded-word FIFO's write enable start from flip-flops instead of a pointer 
 response framer ``INIT_END`` (its CRCs and byte index set at a frame's end instead of the next one's start: off the
 frame start's wide enable), 2026-12-07 afternoon.
 
+Code tables: the keyword ``STATES`` (default 1) is the decoder core's (docs/CORE.md): 2 builds the core that
+decodes table sets with two code tables (format version 5) besides one-table sets, LUT1 of ``2^(L+1)`` entries
+(the TABLE frames' 12-bit address holds them for ``L <= 11``), and the IDENT frame reports it in its header's
+FLAGS byte (docs/PROTOCOL.md, section 3). 1 converts to the HDL of before except the response framer's one
+constant-false branch (the same netlist).
+
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
 link's clock; the IDENT frame then carries it as a trailing u32 (24 bytes instead of 20). 0 converts to the HDL
@@ -136,7 +142,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
                  CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False,
-                 RESULT_REG=False, RST_REG=False, RING_PIPE=False, fr_rst=None, rx_rst=None):
+                 RESULT_REG=False, RST_REG=False, RING_PIPE=False, fr_rst=None, rx_rst=None, STATES=1):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -169,6 +175,13 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     # REPLAY_WORDS is documented in the module docstring, not here: MyHDL copies this docstring into the HDL,
     # and the build without a buffer must convert to exactly the HDL it did before the buffer existed.
     core = core or get_core()
+    # STATES (module docstring): the core's keyword only with two tables, so that any core block builds STATES=1
+    core_kw = {"STATES": STATES} if STATES != 1 else {}
+    if STATES != 1:
+        from lutzip.hdl.core.ports import check_states
+        check_states(STATES, L)
+        if getattr(core, "__name__", "") == "core_stub":
+            raise UnsupportedError("STATES=2 needs the real decoder core (the stub core decodes one code table)")
     if REPLAY_WORDS and not (REPLAY_WORDS >= 256 and REPLAY_WORDS & (REPLAY_WORDS - 1) == 0
                              and REPLAY_WORDS <= 1 << 22):
         raise UnsupportedError(f"REPLAY_WORDS must be 0 or a power of two from 256 to 2**22, not {REPLAY_WORDS}")
@@ -323,11 +336,11 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                               k_tdata, k_tvalid, k_tready, k_tlast),
                   core(clk, blk_rst(), k_tdata, k_tvalid, k_tready, k_tlast, *ko_port,
                        tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
-                       L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)]
+                       L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, **core_kw)]
     else:
         u_core = core(clk, blk_rst(), core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast, *ko_port,
                       tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
-                      L=L, W=W, LUT3_DEPTH=LUT3_DEPTH)
+                      L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, **core_kw)
     if RESULT_REG:
         u_core = [u_core, core_out_reg(clk, blk_rst(), *ko_port, core_m_tdata, core_m_tvalid, core_m_tready,
                                        core_m_tlast, core_m_tuser)]
@@ -357,7 +370,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                           **({"EVENT_REG": True} if RESULT_REG else {}))
     fr_params = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
                      CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ,
-                     **({"INIT_END": True} if RESULT_REG else {}))
+                     **({"INIT_END": True} if RESULT_REG else {}), **core_kw)
     fr_in = (barrier_req, qfo_tvalid, qfo_tready)
     if RST_REG:
         from lutzip.firmware.engine.reset_reg import reset_reg

@@ -18,6 +18,11 @@ def ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD):
             | (CLK_HZ & 0xFFFFFFFF) << 96 | (BAUD & 0xFFFFFFFF) << 128)
 
 
+def ident_flags(STATES=1):
+    """The IDENT frame's header FLAGS byte: ``STATES - 1`` in bits 1..0 (see lutzip.link.protocol.ident_states)."""
+    return (STATES - 1) & 0x3
+
+
 #: Payload length of a COUNTERS frame (every counter, ``WIRE_BITS`` each).
 COUNTERS_LEN = len(COUNTER_NAMES) * WIRE_BITS // 8
 
@@ -32,7 +37,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready,
                 counters, idle, res_idle, replay_req=None, rcounters=None,
                 L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0, INIT_END=False):
+                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0, INIT_END=False, STATES=1):
     """Board -> host frames, one byte per cycle on ``m_axis_*``.
 
     Parameters
@@ -76,11 +81,20 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
         build at 100 MHz). False converts to the netlist of before (the ``INIT_END`` branches are constants, as
         the ``RP`` ones).
 
+    STATES : int
+        The decoder core's code tables (1 or 2): the IDENT frame's header FLAGS byte carries ``STATES - 1`` in
+        bits 1..0 (docs/PROTOCOL.md, section 3; 0 in every other frame). With 1 the ``S2`` branch is a constant
+        false (the netlist of before).
+
     Every ``RP`` branch below is a Python constant: MyHDL writes it into the HDL (``1'b0`` / ``False`` in the
     build without replay) and synthesis removes it; the yosys netlists of every top are those of the two blocks
     this one replaced (docs/log/2026-12-house.md, 2026-12-03 evening).
     """
     RP = REPLAY_WORDS > 0
+    if STATES not in (1, 2):
+        raise ValueError(f"resp_framer: STATES must be 1 or 2, not {STATES!r}")
+    S2 = STATES == 2
+    IDENT_FLAGS = ident_flags(STATES)
     IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
     if RP:
         assert rcounters.idx is counters.idx, "the replay read port shares the counter index"
@@ -160,7 +174,10 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
             elif idx == 2:
                 bb.next = txseq
             elif idx == 3:
-                bb.next = 0
+                if S2 and ftype == IDENT:
+                    bb.next = IDENT_FLAGS
+                else:
+                    bb.next = 0
             elif idx == 4:
                 bb.next = flen[8:0]
             elif idx == 5:

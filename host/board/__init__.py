@@ -16,7 +16,7 @@ TRANSPORTS = {"uart": "lutzip.board.uart", "pynq": "lutzip.board.pynq"}
 
 
 def open_board(port=None, *, transport="uart", sim=False, baud=3_000_000, timeout=5.0, hdl="verilog",
-               mode="fast", core=None, quiet=True, **options):
+               mode="fast", core=None, quiet=True, sim_params=None, **options):
     """Open a board: the one place that maps a choice of transport to its implementation.
 
     Parameters
@@ -34,6 +34,8 @@ def open_board(port=None, *, transport="uart", sim=False, baud=3_000_000, timeou
         Seconds without progress before a wait fails (at least 60 s for the GHDL virtual board).
     hdl, mode, core, quiet
         Virtual board options (:func:`lutzip.vboard.VirtualBoard`).
+    sim_params : dict, optional
+        Virtual board top parameters over its defaults (``{"STATES": 1}``: a core of one code table).
     **options
         Passed to the transport (e.g. ``overlay=`` for PYNQ, ``rto=`` for the UART).
 
@@ -59,7 +61,7 @@ def open_board(port=None, *, transport="uart", sim=False, baud=3_000_000, timeou
         return UartBoard(port, baud=baud, timeout=timeout, **options)
     if port:
         raise BoardError("give either a port or sim, not both")
-    vb = start_virtual_board(hdl=hdl, mode=mode, core=core, quiet=quiet)
+    vb = start_virtual_board(hdl=hdl, mode=mode, core=core, quiet=quiet, params=sim_params)
     try:
         if hdl == "vhdl":
             timeout = max(timeout, 60.0)     # GHDL simulates some 10^4..10^5 cycles per second
@@ -71,7 +73,7 @@ def open_board(port=None, *, transport="uart", sim=False, baud=3_000_000, timeou
     return board
 
 
-def start_virtual_board(hdl="verilog", mode="fast", core=None, quiet=True):
+def start_virtual_board(hdl="verilog", mode="fast", core=None, quiet=True, params=None):
     """Start a virtual board (the converted board top in a simulator behind a pty); ``.port`` is its device."""
     from lutzip.vboard import VirtualBoard
-    return VirtualBoard(hdl=hdl, mode=mode, core=core, quiet=quiet).start()
+    return VirtualBoard(hdl=hdl, mode=mode, core=core, quiet=quiet, params=params).start()

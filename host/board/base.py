@@ -87,6 +87,9 @@ class BoardInfo:
         The core's clock (simulations report the clock they model).
     lanes : int
         Decoder lanes (words per cycle at most).
+    states : int
+        The core's code tables (``STATES``, docs/CORE.md): 2 decodes format version 5 (``--states 2``) besides
+        one-table sets, 1 one-table sets only.
     """
 
     kind: str
@@ -95,6 +98,7 @@ class BoardInfo:
     lut3_depth: int
     clk_hz: int
     lanes: int = 1
+    states: int = 1
 
     @property
     def simulated(self) -> bool:
@@ -110,6 +114,28 @@ class BoardInfo:
     def link_text(self) -> str:
         """How the host reaches the core, in a few words (the report's first line)."""
         return self.kind
+
+
+def two_tables(tables) -> bool:
+    """True for a table set with two code tables (format version 5, ``--states 2``)."""
+    return getattr(tables, "lens_b", None) is not None
+
+
+def states_refusal(info=None) -> str:
+    """Why a board whose core has ``info.states`` = 1 (``info`` None: any such board) cannot take a two-table set
+    (the end of a one-line error)."""
+    which = f" (this {info.kind} board's IDENT says STATES=1)" if info is not None else ""
+    return (f"which the hardware core does not decode when built with STATES=1{which}; stream it to a board "
+            f"built with STATES=2 or re-compress without --states 2")
+
+
+def check_states(tables, info) -> None:
+    """Raise :class:`~lutzip.errors.UnsupportedError` (one line) if ``tables`` has two code tables and the board's
+    core (``info.states``) decodes one: the last check before a table load."""
+    if two_tables(tables) and getattr(info, "states", 1) < 2:
+        from lutzip.errors import UnsupportedError
+        raise UnsupportedError(f"a table set with two code tables (format version 5, --states 2), "
+                               f"{states_refusal(info)}")
 
 
 @dataclass

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lutzip.board.base import BoardBase, BoardError, BoardInfo, BoardProtocolError, LinkError, StreamResult, \
-    StripeResult
+    StripeResult, check_states
 from lutzip.board.pynq_sim import dma as D          # PG021's register map (pure Python; no simulator)
 from lutzip.firmware.axi import regs as R
 from lutzip.link.protocol import words_crc
@@ -170,7 +170,7 @@ class PynqBoard(BoardBase):
 
     # --------------------------------------------------------------------------------------- interface
     def identify(self) -> PynqInfo:
-        """Read ID, VERSION, PARAMS, LUT3, CLK_HZ; raise :class:`BoardProtocolError` if it is no lutzip top."""
+        """Read ID, VERSION, PARAMS (L, W, LANES, OUT_BYTES, STATES), LUT3, CLK_HZ; raise :class:`BoardProtocolError` if it is no lutzip top."""
         ident = self.core.reg(R.ID)
         if ident != R.ID_VALUE:
             raise BoardProtocolError(f"the IP at {self.core.mmio.base_addr:#x} reads ID {ident:#010x}, "
@@ -181,10 +181,12 @@ class PynqBoard(BoardBase):
                                      f"{R.VERSION_MAJOR}.x")
         p = self.core.reg(R.PARAMS)
         f = {k: R.field("PARAMS", k, p) for k in R.FIELDS["PARAMS"]}
-        if f["W"] not in (8, 16) or not 1 <= f["L"] <= 12 or f["OUT_BYTES"] not in (4, 8):
+        states = R.params_states(p)
+        if f["W"] not in (8, 16) or not 1 <= f["L"] <= 12 or f["OUT_BYTES"] not in (4, 8) or states > 2 \
+                or (states == 2 and f["L"] > 11):
             raise BoardProtocolError(f"lutzip_axi reports an impossible core (PARAMS {p:#010x})")
         self.info = PynqInfo(self.kind, f["L"], f["W"], self.core.reg(R.LUT3), self.core.reg(R.CLK_HZ),
-                             f["LANES"] or 1, regmap=f"{ver >> 16}.{ver & 0xFFFF}", out_bytes=f["OUT_BYTES"],
+                             f["LANES"] or 1, states, regmap=f"{ver >> 16}.{ver & 0xFFFF}", out_bytes=f["OUT_BYTES"],
                              dma_max_bytes=self.max_bytes, overlay=self.port,
                              simulator=getattr(self.device, "simulator", "") if self.kind == "pynq-sim" else "")
         return self.info
@@ -197,7 +199,8 @@ class PynqBoard(BoardBase):
             raise BoardError(f"table set has {len(tables.lut3)} LUT3 entries, the core holds {info.lut3_depth}")
         if tables.word_bits > info.W:
             raise BoardError(f"{tables.word_bits}-bit tables on a {info.W}-bit core")
-        self.core.write_tables(table_ops(tables, info.L))
+        check_states(tables, info)
+        self.core.write_tables(table_ops(tables, info.L, states=info.states))
         self._tables = tables
 
     def read_counters(self) -> dict:
@@ -580,6 +583,7 @@ def open_board(*, sim=False, timeout=5.0, overlay=None, length_width=None, backe
         if options:
             raise BoardError(f"options {', '.join(sorted(options))} apply to the simulated PYNQ device only")
         return PynqBoard(load_overlay(overlay or "lutzip.bit"), timeout=timeout)
+    options.setdefault("STATES", 2)     # as the Zynq builds (firmware.axi.build.ZYNQ_BOARDS): format version 5 too
     dev, bit, d = open_sim_device(length_width, backend, **options)
     try:
         with warnings.catch_warnings():

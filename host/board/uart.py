@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lutzip.board.base import BoardBase, BoardError, BoardInfo, BoardProtocolError, LinkError, StreamResult, \
-    StripeResult
+    StripeResult, check_states
 from lutzip.codec.tables import expand_hw
 from lutzip.link import protocol as link
 from lutzip.link.session import Session
@@ -127,7 +127,7 @@ class UartBoard(BoardBase):
 
     # ------------------------------------------------------------------------------------------ commands
     def identify(self) -> UartInfo:
-        """Ask the board what it is (protocol version, core parameters L, W, LUT3 depth, clock, line rate)."""
+        """Ask the board what it is (protocol version, core parameters L, W, LUT3 depth, STATES, clock, line rate)."""
         # after the first unanswered IDENTIFY, bytes that complete any partial frame the board is parsing
         flush = bytes(link.BOARD_MAX_PAYLOAD + link.OVERHEAD)
         fr = self.session.request(link.encode_frame(link.IDENTIFY), lambda f: f.type == link.IDENT, "IDENT",
@@ -136,11 +136,12 @@ class UartBoard(BoardBase):
         if idn.version not in link.PROTOCOL_VERSIONS:
             raise BoardProtocolError(f"board speaks protocol version {idn.version}, "
                                      f"this host {' and '.join(map(str, link.PROTOCOL_VERSIONS))}")
-        if idn.W not in (8, 16) or not 1 <= idn.L <= 12:
-            raise BoardProtocolError(f"board reports an impossible core (L={idn.L}, W={idn.W})")
-        self.info = UartInfo(self.kind, idn.L, idn.W, idn.lut3_depth, idn.clk_hz, 1, idn.version,
-                             idn.ring_depth, idn.max_payload, idn.baud, replay_words=idn.replay_words,
-                             link_clk_hz=idn.link_clk_hz)
+        if idn.W not in (8, 16) or not 1 <= idn.L <= 12 or idn.states not in (1, 2) \
+                or (idn.states == 2 and idn.L > 11):
+            raise BoardProtocolError(f"board reports an impossible core (L={idn.L}, W={idn.W}, STATES={idn.states})")
+        self.info = UartInfo(self.kind, idn.L, idn.W, idn.lut3_depth, idn.clk_hz, 1, idn.states,
+                             version=idn.version, ring_depth=idn.ring_depth, max_payload=idn.max_payload,
+                             baud=idn.baud, replay_words=idn.replay_words, link_clk_hz=idn.link_clk_hz)
         return self.info
 
     def _info(self) -> UartInfo:
@@ -171,7 +172,8 @@ class UartBoard(BoardBase):
             raise BoardError(f"table set has {len(tables.lut3)} LUT3 entries, the board holds {info.lut3_depth}")
         if tables.word_bits > info.W:
             raise BoardError(f"{tables.word_bits}-bit tables on a {info.W}-bit core")
-        ops = expand_hw(tables, info.L)
+        check_states(tables, info)
+        ops = expand_hw(tables, info.L, states=info.states)
         ops.append((3, 0, len(tables.lut3)))
         return [(link.TABLE, p, 0) for p in link.table_payloads(ops, self._payload_limit())]
 

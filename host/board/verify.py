@@ -91,9 +91,10 @@ def _job_names(c: ct.Container, streams) -> dict:
     return out
 
 
-def _selection(c: ct.Container, names=None):
+def _selection(c: ct.Container, names=None, info=None):
     """The tensors to check (non-empty; all, or those in ``names``), the streams that carry them in file order (a
-    group stream once), and each stream's job name (:func:`_job_names`)."""
+    group stream once), and each stream's job name (:func:`_job_names`); refuses (one line) a stream the board
+    (``info``: its :class:`~lutzip.board.base.BoardInfo`) cannot decode."""
     tensors = [t for t in c.tensors if t.numel and (names is None or t.name in names)]
     streams, seen = [], set()
     for t in tensors:
@@ -101,20 +102,23 @@ def _selection(c: ct.Container, names=None):
         if s.index not in seen:
             seen.add(s.index)
             streams.append(s)
-    check_hardware_decodable(c, streams)
+    check_hardware_decodable(c, streams, info)
     return tensors, streams, _job_names(c, streams)
 
 
-def check_hardware_decodable(c: ct.Container, streams=None) -> None:
+def check_hardware_decodable(c: ct.Container, streams=None, info=None) -> None:
     """Raise :class:`~lutzip.errors.UnsupportedError` (one line) when a stream of ``c`` (of ``streams``) has a
-    table set the hardware core does not decode: two code tables (format version 5, ``--states 2``)."""
+    table set the board's core does not decode: two code tables (format version 5, ``--states 2``) on a core built
+    with ``STATES=1`` (``info.states``; ``info`` None: any core built with ``STATES=1``)."""
+    from lutzip.board.base import states_refusal, two_tables
+    if info is not None and getattr(info, "states", 1) >= 2:
+        return
     for s in c.streams if streams is None else streams:
-        if getattr(c.tables[s.table], "lens_b", None) is not None:
+        if two_tables(c.tables[s.table]):
             from lutzip.errors import UnsupportedError
             t = c.tensors[s.members[0]]
             raise UnsupportedError(f"tensor {t.name!r}: its table set {s.table} has two code tables (format "
-                                   f"version 5, --states 2), which the hardware core does not decode; "
-                                   f"re-compress without --states 2")
+                                   f"version 5, --states 2), {states_refusal(info)}")
 
 
 def check_stripe(sr, expected: np.ndarray, W: int, full: bool, tensor: str, offset: int):
@@ -204,7 +208,7 @@ def stream_container(board, c: ct.Container, verify: str = "crc", progress=False
         raise LutzError(f"unknown verify mode {verify!r} (crc or full)")
     full = verify == "full"
     info = board.info or board.identify()
-    tensors, streams, job = _selection(c, names)
+    tensors, streams, job = _selection(c, names, info)
     check_verify_memory(tensors, streams, full)
     jobs = [(job[s.index], c.tables[s.table], list(c.stripes(s))) for s in streams]
     bar = None
@@ -318,6 +322,7 @@ def format_report(r: dict) -> str:
     b = r["board"]
     lines = [f"board: {b['kind']}, core L={b['L']} W={b['W']} LUT3={b['lut3_depth']}"
              + (f" lanes={b['lanes']}" if b.get("lanes", 1) != 1 else "")
+             + (f" STATES={b['states']}" if b.get("states", 1) != 1 else "")
              + f", clock {b['clk_hz'] / 1e6:g} MHz, {r['link']}"
              + (f", protocol {b['version']}" if "version" in b else "")
              + (" -- SIMULATION" if r.get("simulated") else "")]
@@ -427,7 +432,7 @@ def replay_container(board, c: ct.Container, passes: int, names=None, capacity=N
                          "REPLAY_WORDS > 0 (docs/PROTOCOL.md, section 6)")
     if capacity is not None:
         cap = max(1, min(cap, int(capacity)))
-    tensors, streams, job = _selection(c, names)
+    tensors, streams, job = _selection(c, names, info)
     rows, skipped = [], []
     tot = {"words": 0, "cycles": 0, "busy": 0}
     for s in streams:

@@ -22,12 +22,19 @@ def _open_board(args, sim=None, quiet=False):
         opts["overlay"] = args.overlay
     return open_board(None if sim else args.port, transport="pynq" if getattr(args, "pynq", False) else "uart",
                       sim=sim, baud=args.baud, timeout=args.timeout, hdl=args.hdl, mode=args.mode,
-                      core=getattr(args, "core", None), quiet=quiet, **opts)
+                      core=getattr(args, "core", None), quiet=quiet, sim_params=_sim_params(args), **opts)
 
 
 def _start_sim(args, quiet=False):
     from lutzip.board import start_virtual_board
-    return start_virtual_board(hdl=args.hdl, mode=args.mode, core=getattr(args, "core", None), quiet=quiet)
+    return start_virtual_board(hdl=args.hdl, mode=args.mode, core=getattr(args, "core", None), quiet=quiet,
+                               params=_sim_params(args))
+
+
+def _sim_params(args):
+    """Virtual board parameters the options ask for over its defaults (``--sim-states``), or None."""
+    states = getattr(args, "sim_states", None)
+    return {"STATES": states} if states else None
 
 
 def _cmd_board(args):
@@ -52,8 +59,7 @@ def _cmd_board(args):
 def _cmd_stream(args):
     from lutzip.board.verify import format_report, stream_container      # on use (start-up of the other commands)
     c = ct.read(args.file)
-    from lutzip.board.verify import check_hardware_decodable
-    check_hardware_decodable(c)                # before a board or simulator is opened
+    # two code tables (format version 5) are checked against the board's IDENT (STATES) before anything is sent
     if args.sim and args.port:
         raise LutzError("give either --port or --sim, not both")
     replay = getattr(args, "replay", None)
@@ -214,6 +220,9 @@ def _sim_args(p):
     p.add_argument("--mode", choices=("fast", "pin"), default="fast",
                    help="fast: bytes straight into the protocol engine; pin: every UART bit simulated")
     p.add_argument("--core", choices=("real", "stub"), default=None, help=argparse_suppress())
+    p.add_argument("--sim-states", type=int, choices=(1, 2), default=None, metavar="N",
+                   help="virtual board: its core's code tables (STATES; default: 2 in fast mode, decoding "
+                        "--states 2 files, 1 in pin mode)")
 
 
 def argparse_suppress():

@@ -314,7 +314,7 @@ def register(sub):
                    help="code the stripes on N threads (default 1; the file is the same for every N)")
     p.add_argument("--states", type=int_in(1, 2, "code tables"), default=1, metavar="N",
                    help="2: two code tables switched by the previous symbol's class where that is smaller (format "
-                        "version 5; software decoders only, the hardware core does not decode it yet; default 1)")
+                        "version 5; on hardware only boards built with STATES=2, docs/PROTOCOL.md; default 1)")
     p.set_defaults(func=_compress)
 
     p = sub.add_parser("decompress", help="decode a .lutz container to .npz (bit-identical arrays)")

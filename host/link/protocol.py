@@ -50,6 +50,9 @@ PROTOCOL_VERSIONS = (PROTOCOL_VERSION, REPLAY_PROTOCOL_VERSION)
 #: The values of a REPLAY_DONE frame (u64 each, in this order; docs/PROTOCOL.md section 6).
 REPLAY_NAMES = ("cycles", "busy", "stall_in", "words", "stripes", "decode_errors", "passes", "bad_passes",
                 "crc_first", "crc_last", "first_error")
+#: IDENT frames: the header's FLAGS bits that carry the core's ``STATES - 1`` (docs/PROTOCOL.md, section 3).
+IDENT_STATES_MASK = 0x03
+
 #: The IDENT field ``replay`` counts the buffer in units of this many 32-bit words.
 REPLAY_UNIT = 256
 
@@ -207,6 +210,7 @@ class Ident:
     baud: int
     replay_words: int = 0   # replay buffer (32-bit words; 0: none), protocol version 2
     link_clk_hz: int = 0    # the byte link's clock when the core has its own (24-byte IDENT); 0: clk_hz
+    states: int = 1         # the core's code tables (STATES, 1 or 2): the IDENT header's FLAGS bits 1..0, plus 1
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -231,14 +235,21 @@ def encode_ident(ident: Ident) -> bytes:
     return p + struct.pack("<I", ident.link_clk_hz) if ident.link_clk_hz else p
 
 
+def ident_flags(ident: Ident) -> int:
+    """The FLAGS byte of an IDENT frame's header: the core's ``STATES - 1`` in bits 1..0 (docs/PROTOCOL.md, 3)."""
+    return (int(ident.states) - 1) & IDENT_STATES_MASK
+
+
 def parse_ident(frame: Frame) -> Ident:
-    """An IDENT payload: 20 bytes, or 24 with the link clock of a two-domain board (docs/PROTOCOL.md, 3, 7)."""
+    """An IDENT frame: its payload of 20 bytes, or 24 with the link clock of a two-domain board, and the core's
+    ``STATES`` from its header's FLAGS bits 1..0 (0 from every board before that field: one code table;
+    docs/PROTOCOL.md, sections 3 and 7)."""
     if len(frame.payload) != IDENT_STRUCT.size + 4:
         _need(frame, IDENT_STRUCT.size, "IDENT")
     v, L, W, d3, rd, mp, rp, clk, baud = IDENT_STRUCT.unpack(frame.payload[:IDENT_STRUCT.size])
     link_hz = struct.unpack("<I", frame.payload[IDENT_STRUCT.size:])[0] if len(frame.payload) > 20 else 0
     return Ident(v, L, W, d3, rd, mp, clk, baud, rp * REPLAY_UNIT if v >= REPLAY_PROTOCOL_VERSION else 0,
-                 link_hz)
+                 link_hz, (frame.flags & IDENT_STATES_MASK) + 1)
 
 
 def parse_ack(frame: Frame):

@@ -32,18 +32,33 @@ MODES = ("fast", "pin")
 #: ``RESULT_REG`` (the decoded-word FIFO's read registered), ``RST_REG`` (each block's reset registered) and
 #: ``RING_PIPE`` (the command ring read through the RAM's output register), ``CORE_RST_REG`` (the core domain's
 #: reset registered once more), as in the two-domain ULX3S build.
+#: ``STATES``: the decoder core's code tables (docs/CORE.md): fast mode 2, as the ULX3S (it decodes ``lutzip
+#: compress --states 2`` files, format version 5, and one-table files), pin mode 1, as the iCEBreaker (a v5 file
+#: is refused in one line after IDENT); ``lutzip board --sim --sim-states N`` / ``lutzip stream --sim
+#: --sim-states N`` or ``params`` choose. The stub core (``core="stub"``) builds STATES=1 unless asked.
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  FAST_CRC=True, REPLAY_WORDS=65536, CORE_CLK_HZ=125_000_000, CORE_IN_REG=True,
                  RING_REG=True, REPLAY_PIPE=True, TABLE_REG=True,
-                 RESULT_REG=True, RST_REG=True, RING_PIPE=True, CORE_RST_REG=True),
+                 RESULT_REG=True, RST_REG=True, RING_PIPE=True, CORE_RST_REG=True, STATES=2),
     "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
-                BAUD=3_000_000),
+                BAUD=3_000_000, STATES=1),
 }
 
 
 class VBoardError(LutzError):
     """The virtual board could not be built or started (missing simulator, build failure, ...)."""
+
+
+def board_params(defaults: dict, params=None, core=None) -> dict:
+    """A build's parameters: ``defaults`` with ``params`` over them; ``STATES`` 1 for the stub core unless
+    ``params`` ask (the stub decodes one code table)."""
+    out = dict(defaults, **(params or {}))
+    if "STATES" not in (params or {}):
+        from lutzip.firmware.engine.proto_engine import get_core
+        if get_core(core).__name__ == "core_stub":
+            out["STATES"] = 1
+    return out
 
 
 def check_mode(mode: str) -> str:
@@ -157,7 +172,7 @@ class SimBoard:
     def __init__(self, mode="fast", params=None, core=None, quiet=True):
         self.mode = check_mode(mode)
         self.core, self.quiet = core, quiet
-        self.params = dict(self.default_params(mode), **(params or {}))
+        self.params = board_params(self.default_params(mode), params, core)
         self.proc = None
         self.port = None
         self._fds = []

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from lutzip.cache import atomic_dir
-from lutzip.vboard.base import DEFAULT_PARAMS, SimBoard, VBoardError, build_dir, check_mode, clock_ps, \
-    convert_top, firmware_path, log, tool_version, two_domains
+from lutzip.vboard.base import DEFAULT_PARAMS, SimBoard, VBoardError, board_params, build_dir, check_mode, \
+    clock_ps, convert_top, firmware_path, log, tool_version, two_domains
 
 #: C++ compiler flags of the harness and the Verilated model.
 CFLAGS = "-O3 -march=native"
@@ -37,7 +37,7 @@ def build_verilator(mode="fast", params=None, core=None, quiet=True) -> Path:
     check_mode(mode)
     if shutil.which("verilator") is None:
         raise VBoardError("verilator is not installed (apt-get install verilator, or use --hdl vhdl)")
-    params = dict(DEFAULT_PARAMS[mode], **(params or {}))
+    params = board_params(DEFAULT_PARAMS[mode], params, core)
     from lutzip.firmware.engine.proto_engine import get_core
     core_fn = get_core(core)
     cflags = CFLAGS
