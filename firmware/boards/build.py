@@ -179,13 +179,15 @@ def core_clk_hz(b, top_params) -> float:
 
 
 def clock_domains(fmax_by_clock, link_hz, core_hz) -> dict:
-    """nextpnr's Fmax per clock net grouped into the two domains: ``core`` (the PLL output's net, the PLL
-    block's ``clk_out``) and ``link`` (every other clock net: the board clock). Each: ``fmax_mhz`` (the slowest net
-    of the domain; None if nextpnr reported none), ``target_mhz``, ``nets``."""
+    """nextpnr's Fmax per clock net grouped into the two domains: ``core`` (the PLL output's net: the PLL block's
+    ``clk_out`` on the ULX3S, nextpnr-ecp5 ``$glbnet$pll_ecp50_clk_out``; the top's ``core_clk`` on the iCEBreaker,
+    whose SB_PLL40_2_PAD drives the net of that name) and ``link`` (every other clock net: the board clock, on the
+    iCEBreaker the PLL's pass-through port A ``clk_ref``). Each: ``fmax_mhz`` (the slowest net of the domain; None
+    if nextpnr reported none), ``target_mhz``, ``nets``."""
     dom = {"link": {"target_mhz": round(link_hz / 1e6, 3), "nets": {}},
            "core": {"target_mhz": round(core_hz / 1e6, 3), "nets": {}}}
     for net, f in fmax_by_clock.items():
-        dom["core" if re.search(r"pll.*clk_out", net.lower()) else "link"]["nets"][net] = f
+        dom["core" if re.search(r"pll.*clk_out|core_clk", net.lower()) else "link"]["nets"][net] = f
     for d in dom.values():
         d["fmax_mhz"] = min(d["nets"].values()) if d["nets"] else None
     return dom
