@@ -4,7 +4,9 @@ onto a DP16KD of 18-bit ports (not the 36-bit mode, whose word halves leave on b
 output-register pass (hdl/flows/bram_outreg.py) makes every bank's ``ra2`` / ``rb2`` the RAM's own output
 register: nothing but flip-flops of the same clock between a RAM and its output register, no fabric flip-flop
 left on a RAM's data out. The command ring of the ULX3S build (4096 entries, ``PIPE``: two halves of 2048,
-firmware/engine/cmd_ring.py): each half's 4 DP16KDs read into their output register, the halves chosen behind it."""
+firmware/engine/cmd_ring.py): each half's 4 DP16KDs read into their output register, the halves chosen behind it.
+The decoded-word FIFO of the two-domain ULX3S build (256 x 16, ``fifo``'s ``PIPE``): its DP16KD reads into its
+output register, all 16 flip-flops absorbed."""
 import json
 
 import pytest
@@ -12,6 +14,7 @@ from myhdl import Signal, block, intbv, modbv
 
 from lutzip.firmware.boards.build import mark_no_rw_check
 from lutzip.firmware.engine.cmd_ring import cmd_ring
+from lutzip.firmware.engine.fifo import fifo
 from lutzip.firmware.engine.replay_bank import replay_bank
 from lutzip.hdl.flows import synth as sy
 from lutzip.hdl.flows.bram_outreg import absorb_bram_outregs
@@ -23,6 +26,11 @@ NB = 2
 @block
 def ring_top(clk, rst, we, wdata, commit, rollback, tdata, tvalid, tready, free, empty):
     return cmd_ring(clk, rst, we, wdata, commit, rollback, tdata, tvalid, tready, free, empty, DEPTH=4096, PIPE=True)
+
+
+@block
+def fifo_top(clk, rst, sd, sv, sr, md, mv, mr):
+    return fifo(clk, rst, sd, sv, sr, md, mv, mr, DEPTH=256, FULL_REG=True, PIPE=True)
 
 
 @block
@@ -67,3 +75,18 @@ def test_split_ring_reads_through_the_dp16kd_output_register(tmp_path):
     rams = [c for c in cells.values() if c["type"] == "DP16KD"]
     assert len(rams) == 8 and ports == 8 and moved == 2 * 35
     assert all(c["parameters"]["REGMODE_B"] == "OUTREG" for c in rams)
+
+
+def test_pipe_fifo_reads_through_the_dp16kd_output_register(tmp_path):
+    if not sy.find_tool("yosys", required=False):
+        pytest.skip("yosys not installed")
+    clk, rst, sv, sr, mv, mr = [Signal(bool(0)) for _ in range(6)]
+    sd, md = Signal(intbv(0)[16:]), Signal(intbv(0)[16:])
+    v = convert_block(fifo_top(clk, rst, sd, sv, sr, md, mv, mr), tmp_path, "fifo_top", "verilog")
+    assert mark_no_rw_check(v) == 1
+    netlist, ys = sy.run_yosys(v, "ecp5", "fifo_top", tmp_path)
+    ports, moved = absorb_bram_outregs(netlist, "fifo_top")
+    cells = json.loads(netlist.read_text())["modules"]["fifo_top"]["cells"]
+    rams = [c for c in cells.values() if c["type"] == "DP16KD"]
+    assert len(rams) == 1 and ports == 1 and moved == 16
+    assert rams[0]["parameters"]["REGMODE_B"] == "OUTREG"

@@ -125,6 +125,36 @@ def test_ulx3s_standin_flow_with_pll(tmp_path):
     assert "core" in text and "link" in text
 
 
+@pytest.mark.slow   # ~1 min of CPU (nextpnr-ice40)
+def test_icebreaker_standin_flow_with_pll(tmp_path):
+    """Stand-in core at 18 MHz from the SB_PLL40_2_PAD (port B, the top's ``core_clk``), UART side at 12 MHz
+    (port A, ``clk_ref``): place and route reports both clocks, each in its domain (before 2026-12-07 evening
+    the iCE40 core net fell into the link domain and the core domain had no Fmax)."""
+    if not all(sy.find_tool(t, required=False) for t in ("yosys", "nextpnr-ice40")):
+        pytest.skip("yosys / nextpnr-ice40 not installed")
+    r = fb.build("icebreaker", out=tmp_path, top=standin_cdc_top, L=6, LUT3_DEPTH=1024, pack=False,
+                 CORE_CLK_HZ=18_000_000)
+    dom = r["clock_domains"]
+    assert set(dom) == {"link", "core"} and dom["core"]["target_mhz"] == pytest.approx(18)
+    assert list(dom["core"]["nets"]) == ["core_clk"] and list(dom["link"]["nets"]) == ["clk_ref"], dom
+    assert dom["link"]["target_mhz"] == pytest.approx(12)
+    assert all(d["fmax_mhz"] and d["fmax_mhz"] >= d["target_mhz"] for d in dom.values()), dom
+    assert r["meets_clock"]
+    text = fb.format_build(r)
+    assert re.search(r"Fmax +core [\d.]+ MHz at 18 MHz: met", text) and re.search(r"Fmax +link [\d.]+ MHz", text)
+
+
+def test_clock_domains_split_both_boards():
+    """The net names nextpnr reports on each board (2026-12-07: ULX3S ``$glbnet$pll_ecp50_clk_out`` /
+    ``$glbnet$clk_25mhz$TRELLIS_IO_IN``, iCEBreaker ``core_clk`` / ``clk_ref``) land in their domains."""
+    d = fb.clock_domains({"$glbnet$pll_ecp50_clk_out": 101.2, "$glbnet$clk_25mhz$TRELLIS_IO_IN": 138.1},
+                         25e6, 100e6)
+    assert d["core"]["fmax_mhz"] == 101.2 and d["link"]["fmax_mhz"] == 138.1
+    d = fb.clock_domains({"core_clk": 30.1, "clk_ref": 80.0}, 12e6, 24e6)
+    assert d["core"]["nets"] == {"core_clk": 30.1} and d["link"]["nets"] == {"clk_ref": 80.0}
+    assert d["core"]["target_mhz"] == 24 and d["link"]["target_mhz"] == 12
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)      # ~20 min of place and route on a loaded 2-core machine
 def test_ulx3s_real_design_core_at_100mhz(tmp_path):

@@ -142,18 +142,20 @@ def keep_reset_copies(verilog) -> int:
 
 
 # (an instance name can carry a suffix: ``cmd_ring0_0`` when MyHDL met the name before in the process)
-_NO_RW_RE = re.compile(r"^(reg \[\d+:0\] \w*(?:replay_bank\d+\w*_mem_(?:lo|hi)|cmd_ring\d+\w*_mem[01]) \[)", re.M)
+_NO_RW_RE = re.compile(r"^(reg \[\d+:0\] \w*(?:replay_bank\d+\w*_mem_(?:lo|hi)|cmd_ring\d+\w*_mem[01]"
+                       r"|fifo\d+\w*_mem_p) \[)", re.M)
 
 
 def mark_no_rw_check(verilog) -> int:
     """Mark the RAMs of :func:`lutzip.firmware.engine.replay_bank.replay_bank` (``replay_unit``'s ``PIPE``) and
     the two halves of a split :func:`lutzip.firmware.engine.cmd_ring.cmd_ring` (``PIPE``, more than 2048
-    entries) ``(* no_rw_check *)`` in the converted Verilog; returns how many were marked (0: the file is
-    unchanged).
+    entries) and the RAM of a :func:`lutzip.firmware.engine.fifo.fifo` with ``PIPE`` (``mem_p``)
+    ``(* no_rw_check *)`` in the converted Verilog; returns how many were marked (0: the file is unchanged).
 
     Neither reads an entry whose data is used in the cycle it is written: the replay buffer is written only
     between runs and read only during one; the ring reads committed entries only, and writes only while it is
-    not full, so its write address (``ws``) differs from the read address (``rp``) whenever it reads. Without
+    not full, so its write address (``ws``) differs from the read address (``rp``) whenever it reads; the same
+    holds for the FIFO (a write needs room, a read an entry). Without
     the mark yosys keeps MyHDL's read-before-write meaning for equal addresses with a bypass multiplexer after
     the RAM's data out, which stands between the RAM and the flip-flop that should become its output register
     (as :func:`lutzip.hdl.flows.synth.mark_lane_buffers` for the lane buffers).
@@ -178,13 +180,15 @@ def core_clk_hz(b, top_params) -> float:
 
 
 def clock_domains(fmax_by_clock, link_hz, core_hz) -> dict:
-    """nextpnr's Fmax per clock net grouped into the two domains: ``core`` (the PLL output's net, the PLL
-    block's ``clk_out``) and ``link`` (every other clock net: the board clock). Each: ``fmax_mhz`` (the slowest net
-    of the domain; None if nextpnr reported none), ``target_mhz``, ``nets``."""
+    """nextpnr's Fmax per clock net grouped into the two domains: ``core`` (the PLL output's net: the PLL block's
+    ``clk_out`` on the ULX3S, nextpnr-ecp5 ``$glbnet$pll_ecp50_clk_out``; the top's ``core_clk`` on the iCEBreaker,
+    whose SB_PLL40_2_PAD drives the net of that name) and ``link`` (every other clock net: the board clock, on the
+    iCEBreaker the PLL's pass-through port A ``clk_ref``). Each: ``fmax_mhz`` (the slowest net of the domain; None
+    if nextpnr reported none), ``target_mhz``, ``nets``."""
     dom = {"link": {"target_mhz": round(link_hz / 1e6, 3), "nets": {}},
            "core": {"target_mhz": round(core_hz / 1e6, 3), "nets": {}}}
     for net, f in fmax_by_clock.items():
-        dom["core" if re.search(r"pll.*clk_out", net.lower()) else "link"]["nets"][net] = f
+        dom["core" if re.search(r"pll.*clk_out|core_clk", net.lower()) else "link"]["nets"][net] = f
     for d in dom.values():
         d["fmax_mhz"] = min(d["nets"].values()) if d["nets"] else None
     return dom
