@@ -1391,8 +1391,12 @@ def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share:
     ``(tables, assignment)`` with ``assignment[i]`` the table index of tensor ``i``. ``threads``: the tensors'
     own table sets are designed on this many threads (:func:`plan_tables_stats`; the same tables).
     """
-    return plan_tables_stats([Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)], stripe_len, L,
-                             share, progress, threads)
+    if int(threads) > 1 and len(word_list) > 1:     # counted on threads too (the C kernel releases the GIL)
+        from lutzip.codec.bitstream import _pool
+        stats = list(_pool(int(threads)).map(lambda wb: Stats.of(wb[0], wb[1], stripe_len), zip(word_list, bits_list)))
+    else:
+        stats = [Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)]
+    return plan_tables_stats(stats, stripe_len, L, share, progress, threads)
 
 
 def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None,
