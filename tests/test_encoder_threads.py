@@ -162,3 +162,20 @@ def test_bench_encode_modes_and_small_tensor_model(monkeypatch, capsys):
     seen.clear()
     bench._modes_main(args, measure, fmt, 3, 5, modes=bench.ENCODE_MODES, extra=("gone", "int8 75 %", "int8", 0.75))
     assert "TABLE gone" not in capsys.readouterr().out and len(seen) == 4
+
+
+@pytest.mark.skipif(not designpool.enabled(), reason="no fork: designs on threads")
+def test_worker_process_ignores_ctrl_c(fresh_processes):
+    """Ctrl-C reaches the whole process group: the worker ignores it (no second traceback) and still designs."""
+    import os
+    import signal
+    import time
+    st = _stats_set()[1]
+    want = encoder.design_tableset(st, 8, effort=1)
+    designpool.design(0, st, 8, 1)
+    p = designpool._procs[0][0]
+    os.kill(p.pid, signal.SIGINT)
+    time.sleep(0.3)
+    assert p.is_alive()
+    got = designpool.design(0, st, 8, 1)
+    assert _key(got[0]) == _key(want[0]) and got[1] == want[1]

@@ -30,7 +30,10 @@ def enabled() -> bool:
 
 
 def _serve(conn):
-    """A worker process: design every job received until the connection closes (or ``None`` arrives)."""
+    """A worker process: design every job received until the connection closes (or ``None`` arrives). Ctrl-C
+    is the caller's to handle (it ends the workers at exit): ignored here, so no second traceback."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from lutzip.codec import encoder
     with encoder._scope():                  # work arrays kept for the process's life
         while True:
