@@ -431,6 +431,10 @@ def main(args) -> int:
 
 # ------------------------------------------------------------------------------------------------ speed
 SPEED_MODES = (("bf16", None, True, 0.0), ("int16 75 %", "int16", False, 0.75))
+#: ``bench --encode``: the modes of ``--speed`` and int8 without and with 90 % pruning
+ENCODE_MODES = SPEED_MODES + (("int8 0 %", "int8", False, 0.0), ("int8 90 %", "int8", False, 0.9))
+#: ``bench --encode``: a real model of many small tensors, measured as well where it is installed
+ENCODE_SMALL = ("nudenet", "int8 75 %", "int8", 0.75)
 #: the row of :func:`speed` timing ``SPIN_ADDS`` dependent additions: its "GB/s" is the clock's G cycles/s
 SPIN_ROW, SPIN_ADDS = "_core cycles", 20_000_000
 
@@ -644,10 +648,13 @@ def format_speed(label: str, results: dict, cpu=None, repeat: int = 7, cpu_time:
     return "\n".join(lines)
 
 
-def _modes_main(args, measure, fmt, min_repeat: int, default_repeat: int, warm_up=None) -> int:
+def _modes_main(args, measure, fmt, min_repeat: int, default_repeat: int, warm_up=None, modes=SPEED_MODES,
+                extra=None) -> int:
     """The body of ``lutzip bench --speed`` / ``--encode``: the model, pinned to one CPU, every mode of
-    ``SPEED_MODES`` prepared and measured (``measure(prep, attrs, repeat=, stripe_len=, cpus=, cpu_time=)``),
-    the table printed by ``fmt(label, results, cpu, repeat, cpu_time)``, the results as JSON when asked."""
+    ``modes`` prepared and measured (``measure(prep, attrs, repeat=, stripe_len=, cpus=, cpu_time=)``),
+    the table printed by ``fmt(label, results, cpu, repeat, cpu_time)``, the results as JSON when asked.
+    ``extra``: ``(model, mode, quantize, prune)`` measured as well where that model is installed (its own
+    table)."""
     model = args.input or ("minilm" if minilm_path() else "digits")
     label, arrays = load_model(model)
     cpu, allowed = pin_to_one_cpu(getattr(args, "cpu", None))
@@ -657,17 +664,31 @@ def _modes_main(args, measure, fmt, min_repeat: int, default_repeat: int, warm_u
     try:
         if warm_up is not None:
             warm_up()
-        for mode, quant, bf16, prune in SPEED_MODES:
+        for mode, quant, bf16, prune in modes:
             prep, attrs = prepare(arrays, quantize=quant, bf16=bf16, prune_fraction=prune, skip_unsupported=True)
             results[mode] = measure(prep, attrs, repeat=repeat, stripe_len=args.stripe, cpus=allowed,
                                     cpu_time=cpu_time)
+        more = {}
+        if extra is not None and extra[0] != label:
+            from lutzip.errors import UnsupportedError
+            try:
+                xlabel, xarrays = load_model(extra[0])
+            except UnsupportedError:
+                xlabel = None
+            if xlabel is not None:
+                prep, attrs = prepare(xarrays, quantize=extra[2], prune_fraction=extra[3], skip_unsupported=True)
+                more[f"{xlabel} ({len(prep)} tensors)"] = {extra[1]: measure(
+                    prep, attrs, repeat=repeat, stripe_len=args.stripe, cpus=allowed, cpu_time=cpu_time)}
     finally:
         if allowed:
             os.sched_setaffinity(0, allowed)
     print(fmt(label, results, cpu, repeat, cpu_time))
+    for xlabel, res in more.items():
+        print()
+        print(fmt(xlabel, res, cpu, repeat, cpu_time))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({label: results}, f, indent=1)
+            json.dump({label: results, **more}, f, indent=1)
     return 0
 
 
@@ -701,8 +722,10 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
     with the numba kernels (``numba``: the encoder before the C kernels), ``table design`` (statistics and
     :func:`lutzip.codec.encoder.plan_tables`), ``stripe coding`` (the designed tables' stripes, C and numba),
     ``zstd -3 compress`` of the concatenated raw tensors, and ``lutzip.compress, 2 threads`` and ``table design,
-    2 threads`` (tensors designed in parallel; wall clock on two CPUs of ``cpus``; not with ``cpu_time``). Every lutzip row's output is checked against the first
-    file, which is decoded and compared with the arrays bit for bit.
+    2 threads`` (tensors designed in parallel by a worker process: :mod:`lutzip.codec.designpool`; wall clock on
+    two CPUs of ``cpus``; with ``cpu_time`` instead one row of the calling process's CPU time, the design worker's
+    not counted). Every lutzip row's output is checked against the first file, which is decoded and compared with
+    the arrays bit for bit.
     """
     import zstandard
     from lutzip.api import compress, decompress
@@ -750,6 +773,12 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
                      same_file, False, two))
         rows.append(("table design, 2 threads (wall)", lambda: plan_tables(s_words, s_bits, stripe_len, threads=2),
                      None, False, two))
+    elif cpus and len(cpus) >= 2:
+        # the calling process's CPU time (its threads; not the design worker process's): the critical path of
+        # two workers on two free cores, about
+        two = set(sorted(cpus)[-2:])
+        rows.append(("lutzip.compress, 2 threads (caller's CPU)",
+                     lambda: compress(arrays, stripe_len=stripe_len, threads=2), same_file, False, (two, "process")))
     zc = zstandard.ZstdCompressor(level=3)
     raw_blob = b"".join(np.ascontiguousarray(arrays[k]).tobytes() for k in names)
     rows.append(("zstd -3 compress", lambda: zc.compress(raw_blob), None, False, None))
@@ -757,15 +786,18 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
     pinned = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     for rnd in range(repeat + 1):
         for name, fn, check, use_numba, affinity in rows:
+            how = time.perf_counter if affinity else clock
+            if isinstance(affinity, tuple):
+                affinity, how = affinity[0], time.process_time
             if affinity:
                 os.sched_setaffinity(0, affinity)
             ctx = numba_kernels() if use_numba else None
             try:
                 if ctx:
                     ctx.__enter__()
-                t = time.perf_counter() if affinity else clock()
+                t = how()
                 r = fn()
-                dt = (time.perf_counter() if affinity else clock()) - t
+                dt = how() - t
             finally:
                 if ctx:
                     ctx.__exit__(None, None, None)
@@ -802,4 +834,5 @@ def format_encode_speed(label: str, results: dict, cpu=None, repeat: int = 5, cp
 
 def encode_main(args) -> int:
     """``lutzip bench --encode [FILE]``."""
-    return _modes_main(args, lambda prep, _attrs, **kw: encode_speed(prep, **kw), format_encode_speed, 3, 5)
+    return _modes_main(args, lambda prep, _attrs, **kw: encode_speed(prep, **kw), format_encode_speed, 3, 5,
+                       modes=ENCODE_MODES, extra=ENCODE_SMALL)

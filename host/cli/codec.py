@@ -346,8 +346,9 @@ def register(sub):
                    help="decode speed instead: bf16 and int16 75%% pruned, one core, numba and C kernels, "
                         "zstd -3, memcpy (default input: all-MiniLM-L6-v2 when installed)")
     p.add_argument("--encode", action="store_true",
-                   help="encode speed instead: bf16 and int16 75%% pruned, one core, MB/s of input, C and numba "
-                        "kernels, zstd -3 compression, 2 threads (default input: all-MiniLM-L6-v2 when installed)")
+                   help="encode speed instead: bf16, int16 75%%, int8 0 and 90%% pruned (and nudenet int8 75%%, many small "
+                        "tensors, when installed), one core, MB/s of input, C and numba kernels, zstd -3 "
+                        "compression, 2 threads (default input: all-MiniLM-L6-v2 when installed)")
     p.add_argument("--startup", action="store_true",
                    help="start-up instead: lutzip compress / decompress of a 600-weight file in fresh processes "
                         "against `import numpy`, one CPU, wall and CPU seconds")

@@ -1239,6 +1239,8 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
         zF[j] = za[j] > 1.0 ? za[j] : 1.0;
     double dual_best = -INF;
     int64_t gbest = 0;
+    int have = 0;                       /* the last parse's ztot (the counts are a function of runs, zk, ztot) */
+    int64_t zlast[32];
     for (int64_t rnd = 0; rnd <= rounds; rnd++) {
         dual_best = -INF;
         for (int64_t g = 0; g < G; g++) {
@@ -1255,12 +1257,19 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
         }
         if (rnd == rounds)
             break;
+        int same = have;
         for (int64_t j = 0; j < nz; j++) {
             best_c(zF[j], mus[gbest], L, &cbest[j]);
             ztot[j] = zk[j] + cbest[j];
+            same = same && ztot[j] == zlast[j];
         }
+        if (same)       /* the last round's parse again: zF, so every later round's dual and grid point, unchanged */
+            break;
         if (lze_zrun_parse_counts(nr, runs, 0, nz, zk, ztot, cnt) < 0)
             return INF;
+        for (int64_t j = 0; j < nz; j++)
+            zlast[j] = ztot[j];
+        have = 1;
         for (int64_t j = 0; j < nz; j++)
             zF[j] = (double)cnt[j] > 1.0 ? (double)cnt[j] : 1.0;
     }

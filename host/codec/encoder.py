@@ -1391,8 +1391,12 @@ def plan_tables(word_list, bits_list, stripe_len: int = 4096, L: int = 8, share:
     ``(tables, assignment)`` with ``assignment[i]`` the table index of tensor ``i``. ``threads``: the tensors'
     own table sets are designed on this many threads (:func:`plan_tables_stats`; the same tables).
     """
-    return plan_tables_stats([Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)], stripe_len, L,
-                             share, progress, threads)
+    if int(threads) > 1 and len(word_list) > 1:     # counted on threads too (the C kernel releases the GIL)
+        from lutzip.codec.bitstream import _pool
+        stats = list(_pool(int(threads)).map(lambda wb: Stats.of(wb[0], wb[1], stripe_len), zip(word_list, bits_list)))
+    else:
+        stats = [Stats.of(w, b, stripe_len) for w, b in zip(word_list, bits_list)]
+    return plan_tables_stats(stats, stripe_len, L, share, progress, threads)
 
 
 def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = True, progress=None,
@@ -1403,7 +1407,9 @@ def plan_tables_stats(stats, stripe_len: int = 4096, L: int = 8, share: bool = T
     tensor's words read, counted and let go (:mod:`lutzip.codec.writer`). ``threads`` > 1: every tensor's own
     design (:func:`design_tableset`, which depends on its statistics alone) is started ahead on ``threads - 1``
     worker threads while this thread makes the choices in the same order, taking a design from them or making it
-    itself: the same tables and assignment as one thread (a design that turns out unneeded is wasted work).
+    itself: the same tables and assignment as one thread (a design that turns out unneeded is wasted work). Each
+    worker thread has its designs made by a worker process of its own (:mod:`lutzip.codec.designpool`: the design
+    is half Python, which threads would run one at a time under the GIL).
     """
     with _scope():
         if int(threads) <= 1 or len(stats) < 2:
@@ -1418,21 +1424,38 @@ def _own_effort(st: Stats) -> int:
 
 class _Ahead:
     """Own designs of the tensors (``design_tableset(st, L, effort=_own_effort(st))``), taken in the order of
-    :func:`_plan_tables_stats` by worker threads (each in one ``_scope`` for its life: work arrays reused).
-    :meth:`get` returns a tensor's design: the worker's (waiting for it, and meanwhile designing the next ones
-    not yet taken), or made here when no worker has taken it yet."""
+    :func:`_plan_tables_stats` by worker threads (each in one ``_scope`` for its life: work arrays reused; each
+    has its designs made by a worker process of its own where :mod:`lutzip.codec.designpool` is enabled).
+    :meth:`get` returns a design: the worker's (waiting for it, and meanwhile designing the next ones not yet
+    taken), or made here when no worker has taken it yet. :meth:`add` queues more designs (the shared sets'
+    redesigns from merged statistics); the workers wait for jobs until the context closes."""
 
     def __init__(self, stats, L, workers):
         import collections
-        import concurrent.futures
         import threading
-        self._stats, self._L = stats, L
+        self._L = L
         order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
-        self._fut = {i: concurrent.futures.Future() for i in order}
-        self._queue = collections.deque(order)
-        self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._work, daemon=True, name=f"lutzip-design-{n}")
+        self._jobs = {}                         # key -> (statistics, effort, future)
+        self._queue = collections.deque()
+        self._cv = threading.Condition(threading.Lock())
+        self._closed = False
+        for i in order:
+            self._new(i, stats[i], _own_effort(stats[i]))
+        from lutzip.codec import designpool
+        self._pool = designpool if designpool.enabled() else None   # each worker thread's designs in a process
+        self._threads = [threading.Thread(target=self._work, args=(n,), daemon=True, name=f"lutzip-design-{n}")
                          for n in range(workers)]
+
+    def _new(self, key, st, effort):
+        import concurrent.futures
+        self._jobs[key] = (st, effort, concurrent.futures.Future())
+        self._queue.append(key)
+
+    def add(self, key, st, effort: int = 1):
+        """Queue ``design_tableset(st, L, effort=effort)`` under ``key`` (a key not used before)."""
+        with self._cv:
+            self._new(key, st, effort)
+            self._cv.notify()
 
     def __enter__(self):
         for t in self._threads:
@@ -1440,55 +1463,61 @@ class _Ahead:
         return self
 
     def __exit__(self, *exc):
-        with self._lock:
+        with self._cv:
             self._queue.clear()                 # nothing new is started; running designs finish
+            self._closed = True
+            self._cv.notify_all()
         for t in self._threads:
             t.join()
         return False
 
-    def _take(self):
-        """The next design no one has taken (its index and future, marked running), or None."""
-        with self._lock:
-            while self._queue:
-                i = self._queue.popleft()
-                fut = self._fut[i]
-                if fut.set_running_or_notify_cancel():
-                    return i, fut
-        return None
+    def _take(self, wait=False):
+        """The next design no one has taken (its key, marked running), or None (``wait``: None once closed)."""
+        with self._cv:
+            while True:
+                while self._queue:
+                    key = self._queue.popleft()
+                    if self._jobs[key][2].set_running_or_notify_cancel():
+                        return key
+                if not wait or self._closed:
+                    return None
+                self._cv.wait()
 
-    def _run(self, i, fut):
+    def _run(self, key, proc=None):
+        st, effort, fut = self._jobs[key]
         try:
-            st = self._stats[i]
-            fut.set_result(design_tableset(st, self._L, effort=_own_effort(st)))
+            if proc is None:
+                fut.set_result(design_tableset(st, self._L, effort=effort))
+            else:                               # worker process ``proc`` (the same function, the same result)
+                fut.set_result(self._pool.design(proc, st, self._L, effort))
         except BaseException as e:              # handed to get()'s caller
             fut.set_exception(e)
 
-    def _work(self):
+    def _work(self, n):
         with _scope():
             while True:
-                job = self._take()
-                if job is None:
+                key = self._take(wait=True)
+                if key is None:
                     return
-                self._run(*job)
+                self._run(key, proc=n if self._pool is not None else None)
 
-    def get(self, i):
-        fut = self._fut[i]
-        with self._lock:
+    def get(self, key):
+        st, effort, fut = self._jobs[key]
+        with self._cv:
             mine = fut.cancel()                 # no worker has it: made here
         if mine:
-            st = self._stats[i]
-            return design_tableset(st, self._L, effort=_own_effort(st))
+            return design_tableset(st, self._L, effort=effort)
         while not fut.done():
             job = self._take()
             if job is None:
                 break
-            self._run(*job)
+            self._run(job)
         return fut.result()
 
-    def skip(self, i):
-        """Tensor ``i`` needs no design of its own: not started when no worker has it yet."""
-        with self._lock:
-            self._fut[i].cancel()
+    def skip(self, key):
+        """No design is needed for ``key``: not started when no worker has it yet."""
+        with self._cv:
+            self._jobs[key][2].cancel()
 
 
 def _plan_tables_stats(stats, stripe_len, L, share, progress, ahead=None):
@@ -1522,13 +1551,18 @@ def _plan_tables_stats(stats, stripe_len, L, share, progress, ahead=None):
         if progress:
             progress(i)
     # redesign shared sets from their members' merged statistics when that is smaller
+    redo = []
     for j, mem in enumerate(members):
         if len(mem) < 2:
             continue
         merged = stats[mem[0]]
         for i in mem[1:]:
             merged = merged + stats[i]
-        new, new_bits = design_tableset(merged, L)
+        redo.append((j, merged))
+        if ahead is not None:                   # the redesigns on the workers too (each its own)
+            ahead.add(("merged", j), merged)
+    for j, merged in redo:
+        new, new_bits = ahead.get(("merged", j)) if ahead is not None else design_tableset(merged, L)
         if new_bits < total_bits(tables[j], merged):
             tables[j] = new
     return tables, assignment
