@@ -22,10 +22,15 @@ Good headers with payload have no entry of their own: their ``n`` rides on the s
 entry (``first``); a bad header or a header-only packet is an entry with ``hdr`` set. After ``n`` symbols
 the front starts the next stripe in the same cycle by loading its first entry into ``cur``: ``nxt`` when
 ``cur`` is the stripe's last word (``chain_a``), ``ring[rp]`` when ``nxt`` is (``chain_b``; ``nxt`` is
-refilled a cycle later, before the first symbol can need it); otherwise it drains to tlast. With zero runs it decodes past the stripe end until the count stage's ``flush``.
+refilled a cycle later, before the first symbol can need it); otherwise it drains to tlast. With zero runs it decodes past the stripe end until the count stage's ``flush`` or
+the packet's bits run out.
 ``exh`` marks that the bits of the packet's last word are used up (or a header-only packet): every
-further symbol is an overrun. After an overrun the front waits for the flush. An invalid prefix is only
-known in the next stage: the front goes on until the flush arrives (a few cycles) or the stripe's ``n``
+further symbol is an overrun. The overrun token ends the stripe for the front: it goes to the header state
+and starts the next packet (``nxt``, the entry after the packet's last word) without waiting for the flush
+(the count stage drops that token past the stripe's end or reports the overrun; the flush, with the old tag,
+is ignored): a zero-run stripe, whose ``n`` symbols are never all there, costs no cycles for the flush to come
+back. An invalid prefix is only
+known in the next stage: the front goes on until the flush arrives (a few cycles), an overrun or the stripe's ``n``
 symbols are issued.
 
 Interface
@@ -74,7 +79,7 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
                 credit_ok, flush, flush_tag,
                 t_valid, t_hdr, t_ovr, t_w, t_wn, t_ptr, t_first, t_n, t_tag, idle, r0_vs=None, t_st=None,
                 STATES=1):
-    st = enum("F_HDR", "F_RUN", "F_WAIT", "F_DRAIN", encoding="one_hot")
+    st = enum("F_HDR", "F_RUN", "F_DRAIN", encoding="one_hot")
     state = Signal(st.F_HDR)
     pb = len(rp)
     depth = 1 << (pb - 1)
@@ -312,7 +317,7 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         tag1.next = tag + 1
         rp1.next = rp + 1
         ovr.next = exh or (cur_last and p2[5] and p2[5:0] != 0)
-        fl_raw.next = flush and flush_tag == tag and (state == st.F_RUN or state == st.F_WAIT)
+        fl_raw.next = flush and flush_tag == tag and state == st.F_RUN
 
     @always_comb
     def vf_go():
@@ -340,7 +345,7 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
     @always_seq(clk.posedge, reset=rst)
     def vf_flush_reg():
         # the flush acts one cycle later (a flip-flop), unless the stripe ended meanwhile
-        fl.next = fl_raw and not (chain_a or chain_b) and (state_n == st.F_RUN or state_n == st.F_WAIT)
+        fl.next = fl_raw and not (chain_a or chain_b) and state_n == st.F_RUN
 
     @always_seq(clk.posedge, reset=rst)
     def vf_ring():
@@ -430,7 +435,10 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
             elif go:
                 zc_n.next = scount == 1       # registered: the n-th symbol is known a cycle ahead
                 if ovr:
-                    state_n.next = st.F_WAIT
+                    # the packet's bits are used up (cur is its last word): this token ends the stripe (the
+                    # count stage drops it past the stripe's end, or reports the overrun); the next packet's
+                    # first entry is nxt, so start it as after a header, without waiting for the flush
+                    state_n.next = st.F_HDR
         elif state == st.F_DRAIN:
             if nx_ok and nxt_last:
                 state_n.next = st.F_HDR

@@ -59,8 +59,11 @@ def pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast
               o_push, o_w, o_wn, o_meta, o_v0, o_v1, o_v2, o_v3, o_v4, o_v5, o_vs=None, L=8, CAP=14, STATES=1):
     rdy = Signal(bool(0))
     acc = Signal(bool(0))
-    occ = Signal(intbv(0, min=0, max=CAP + 4))
-    occ_n = Signal(intbv(0, min=-5, max=CAP + 4))
+    # entries accepted and not yet given back (the occupancy) as a thermometer code: th[k] = occupancy > k
+    # (no adder or comparator between rdy and rdy: the next rdy is one bit of a shifted th)
+    th = Signal(intbv(0)[CAP + 4:])
+    th_r = Signal(intbv(0)[CAP + 4:])
+    th_n = Signal(modbv(0)[CAP + 4:])
     pop_q = Signal(intbv(0)[2:])
     absorb_q = Signal(bool(0))
     a_v = Signal(bool(0))
@@ -117,14 +120,22 @@ def pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast
     def p_occ():
         # absorbed headers make no entry: counted when accepted and given back a cycle later (no path from the
         # header check into tready)
-        occ_n.next = occ + acc - pop_q - absorb_q
+        # = occupancy + acc - pop_q - absorb_q
+        th_r.next = th >> (pop_q + absorb_q)
+
+    @always_comb
+    def p_occ_acc():
+        if acc:
+            th_n.next = (th_r << 1) | 1
+        else:
+            th_n.next = th_r
 
     @always_seq(clk.posedge, reset=rst)
     def p_flow():
         pop_q.next = pop
         absorb_q.next = absorb
-        occ.next = occ_n
-        rdy.next = occ_n < CAP
+        th.next = th_n
+        rdy.next = not th_n[CAP - 1]
 
     @always_seq(clk.posedge, reset=rst)
     def p_pipe():
@@ -197,4 +208,4 @@ def pos_stage(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast
         o_v4.next = vb4
         o_v5.next = vb5
 
-    return p_accept, p_load, p_entry, p_cand, p_occ, p_flow, p_pipe, readers, adders, p_out
+    return p_accept, p_load, p_entry, p_cand, p_occ, p_occ_acc, p_flow, p_pipe, readers, adders, p_out
