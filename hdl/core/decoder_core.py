@@ -43,7 +43,7 @@ words); other addresses are ignored. Tables and config survive
 from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 
 from lutzip.errors import UnsupportedError
-from lutzip.hdl.core.ports import check_states
+from lutzip.hdl.core.ports import check_mirror, check_states
 from lutzip.hdl.fronts.vector.front_vector import front_vector
 from lutzip.hdl.fronts.window.front_window import front_window, window_step
 from lutzip.hdl.fronts.window.loop_window_onehot import onehot_width
@@ -83,10 +83,7 @@ def decoder_core(clk, rst,
     if not 1 <= LUT3_DEPTH <= 4096:
         raise UnsupportedError(f"LUT3_DEPTH = {LUT3_DEPTH}: must be 1..4096")
     check_states(STATES, L, FRONT)
-    if isinstance(MIRROR, bool) or MIRROR not in (0, 1):
-        raise UnsupportedError(f"MIRROR = {MIRROR!r}: 0 or 1 (row stripes, docs/FORMAT.md section 3.1)")
-    if isinstance(MAX_N, bool) or not isinstance(MAX_N, int) or MAX_N < 4 or MAX_N & (MAX_N - 1) or MAX_N > 32768:
-        raise UnsupportedError(f"MAX_N = {MAX_N!r}: the row buffer's rows, a power of two 4 .. 32768")
+    check_mirror(MIRROR, MAX_N)
     lut1_sync = LUT1_RAM == "block"
     vector = FRONT == "vector"
     # the window front's decode step: STEP="onehot" where it applies (block-RAM LUT1, L <= 11), else the adder

@@ -88,6 +88,14 @@ def check_states(STATES, L, FRONT=None) -> None:
                                f"table address), not L={L}")
 
 
+def check_mirror(MIRROR, MAX_N) -> None:
+    """Raise :class:`UnsupportedError` (one line) unless ``MIRROR`` is 0 or 1 and ``MAX_N`` a power of two 4 .. 32768."""
+    if isinstance(MIRROR, bool) or MIRROR not in (0, 1):
+        raise UnsupportedError(f"core parameter MIRROR={MIRROR!r}: 0 or 1 (row stripes, docs/FORMAT.md section 3.1)")
+    if isinstance(MAX_N, bool) or not isinstance(MAX_N, int) or MAX_N < 4 or MAX_N & (MAX_N - 1) or MAX_N > 32768:
+        raise UnsupportedError(f"core parameter MAX_N={MAX_N!r}: the row buffer's rows, a power of two 4 .. 32768")
+
+
 @dataclass(frozen=True)
 class CoreParams:
     """The parameters of the decoder core (docs/CORE.md), checked when made.
@@ -108,6 +116,10 @@ class CoreParams:
         The window front's decode step: ``"adder"`` or ``"onehot"``.
     STATES : int
         Code tables: 1, or 2 (format version 5; :func:`check_states`).
+    MIRROR : int
+        1: row stripes too (format version 6, docs/CORE.md section 7); 0: the core as before.
+    MAX_N : int
+        With ``MIRROR=1``: the row buffer (``MAX_N / 2`` words), a power of two 4 .. 32768.
 
     A new core parameter is one more field here (with its check below, if it needs one).
     """
@@ -119,6 +131,8 @@ class CoreParams:
     FRONT: str = "window"
     STEP: str = "adder"
     STATES: int = 1
+    MIRROR: int = 0
+    MAX_N: int = 512
 
     def __post_init__(self):
         for name, (lo, hi) in RANGES.items():
@@ -132,6 +146,7 @@ class CoreParams:
             if v not in allowed:
                 raise UnsupportedError(f"core parameter {name}={v!r}: choose from {', '.join(allowed)}")
         check_states(self.STATES, self.L, self.FRONT)
+        check_mirror(self.MIRROR, self.MAX_N)
 
     @classmethod
     def make(cls, params=None, **more) -> "CoreParams":

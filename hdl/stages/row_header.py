@@ -31,7 +31,8 @@ busy                            a packet is in progress here, or descriptors are
 W, MAX_N                        the core's word width and ``row_mirror``'s row buffer
 
 A plain stripe's header passes in one cycle (the skid adds one cycle of latency); a row stripe's three header
-words take six cycles (three to read them, three to check: the products ``R N`` and ``m (N-1)//2``). While the
+words take eight cycles (three to read them, five to check: the mirrored rows counted in two steps, the products
+``R N`` and ``m (N-1)//2`` each from registers, then the sum). While the
 descriptor FIFO is full the input waits (each of its entries is a packet between here and ``row_mirror``).
 """
 from myhdl import Signal, always_comb, always_seq, block, concat, intbv
@@ -45,7 +46,8 @@ PLAIN_MARKER = 0x4C5A
 ERR_OVERRUN = 4
 ERR_ROW = 10
 D_DEPTH = 16
-HDR, W1, W2, CK1, CK2, CK3, EMIT, FWD, DROP = range(9)
+POP4 = tuple(bin(v).count("1") for v in range(16))
+HDR, W1, W2, CK1, CK2, CK3, CK4, CK5, EMIT, FWD, DROP = range(11)
 
 
 @block
@@ -59,18 +61,24 @@ def row_header(clk, rst, s_data, s_valid, s_ready, s_last, o_data, o_valid, o_re
         raise UnsupportedError("row_header: s_data, o_data 32 bits, d_nm1 16, d_modes 32")
     w_is8 = 1 if W == 8 else 0
 
-    st = Signal(intbv(0, min=0, max=9))
+    st = Signal(intbv(0, min=0, max=11))
     n_m1 = Signal(intbv(0)[16:])         # the header's n - 1
     n_c = Signal(intbv(0)[17:])          # n
     w1 = Signal(intbv(0)[32:])           # row descriptor word
     modes = Signal(intbv(0)[32:])
     rn = Signal(intbv(0)[21:])           # R * N
+    r_r = Signal(intbv(0)[5:])           # R
+    n_n = Signal(intbv(0)[17:])          # N
+    rmask = Signal(intbv(0)[16:])        # rows 0 .. R-1
+    act = Signal(intbv(0)[16:])          # mirrored rows
+    p0, p1, p2, p3 = [Signal(intbv(0)[3:]) for _ in range(4)]   # mirrored rows in each group of four rows
+    q0, q1, q2, q3 = [Signal(intbv(0)[3:]) for _ in range(4)]
     m = Signal(intbv(0)[5:])             # mirrored rows
     mt = Signal(intbv(0)[20:])           # m * (N - 1) // 2
     bad_a = Signal(bool(0))              # the checks that need no product
     e_word = Signal(intbv(0)[32:])       # the word EMIT sends to the front
     e_last = Signal(bool(0))
-    e_next = Signal(intbv(0, min=0, max=9))
+    e_next = Signal(intbv(0, min=0, max=11))
     e_err = Signal(intbv(0)[4:])
     e_rows = Signal(bool(0))
     dv = Signal(intbv(0)[55:])           # descriptor pushed: err | rows | neg | nm1 | modes
@@ -152,6 +160,10 @@ def row_header(clk, rst, s_data, s_valid, s_ready, s_last, o_data, o_valid, o_re
         elif st == W1:
             if s_valid:
                 w1.next = s_data
+                r_r.next = s_data[20:16] + 1
+                n_n.next = s_data[16:0] + 1
+                for r in range(16):
+                    rmask.next[r] = r <= s_data[20:16]
                 if s_last:
                     st.next = EMIT
                     e_err.next = ERR_OVERRUN
@@ -164,7 +176,7 @@ def row_header(clk, rst, s_data, s_valid, s_ready, s_last, o_data, o_valid, o_re
         elif st == W2:
             if s_valid:
                 modes.next = s_data
-                rn.next = (w1[20:16] + 1) * (w1[16:0] + 1)
+                rn.next = r_r * n_n
                 if s_last:
                     st.next = EMIT
                     e_err.next = ERR_OVERRUN
@@ -176,25 +188,29 @@ def row_header(clk, rst, s_data, s_valid, s_ready, s_last, o_data, o_valid, o_re
                     st.next = CK1
         elif st == CK1:
             # mirrored rows, modes 3 and mode bits above row R - 1; the checks of word 1
-            cnt = intbv(0)[5:]
             bad = bool(0)
             for r in range(16):
-                if r <= w1[20:16]:
-                    if modes[2 * r + 1] and modes[2 * r]:
-                        bad = bool(1)
-                    if modes[2 * r + 1] or modes[2 * r]:
-                        cnt[:] = cnt + 1
-                else:
-                    if modes[2 * r + 1] or modes[2 * r]:
-                        bad = bool(1)
-            m.next = cnt
+                act.next[r] = rmask[r] and (modes[2 * r + 1] or modes[2 * r])
+                if rmask[r] and modes[2 * r + 1] and modes[2 * r]:
+                    bad = bool(1)
+                if not rmask[r] and (modes[2 * r + 1] or modes[2 * r]):
+                    bad = bool(1)
             bad_a.next = bad or w1[32:21] != 0 or w1[16:0] == 0 or (w1[20] and (w_is8 == 1 or w8)) or \
                 w1[16:0] > MAX_N
             st.next = CK2
         elif st == CK2:
-            mt.next = m * w1[16:1]
+            q0.next = p0
+            q1.next = p1
+            q2.next = p2
+            q3.next = p3
             st.next = CK3
         elif st == CK3:
+            m.next = q0 + q1 + q2 + q3
+            st.next = CK4
+        elif st == CK4:
+            mt.next = m * w1[16:1]
+            st.next = CK5
+        elif st == CK5:
             st.next = EMIT
             e_next.next = DROP
             e_word.next = 0
@@ -213,6 +229,22 @@ def row_header(clk, rst, s_data, s_valid, s_ready, s_last, o_data, o_valid, o_re
         elif st == FWD or st == DROP:
             if s_valid and ready and s_last:
                 st.next = HDR
+
+    @always_comb
+    def pop_0():
+        p0.next = POP4[act[4:0]]
+
+    @always_comb
+    def pop_1():
+        p1.next = POP4[act[8:4]]
+
+    @always_comb
+    def pop_2():
+        p2.next = POP4[act[12:8]]
+
+    @always_comb
+    def pop_3():
+        p3.next = POP4[act[16:12]]
 
     skid = lane_skid(clk, rst, k_data, k_valid, k_ready, k_take, k_out, o_valid, o_ready)
     d_pop = Signal(bool(0))
@@ -238,4 +270,4 @@ def row_header(clk, rst, s_data, s_valid, s_ready, s_last, o_data, o_valid, o_re
     def flags():
         busy.next = st != HDR or d_count != 0
 
-    return hdr_comb, in_ready, out_mux, desc_push, fsm, skid, desc_pop, dfifo, outs, flags
+    return hdr_comb, in_ready, out_mux, desc_push, fsm, pop_0, pop_1, pop_2, pop_3, skid, desc_pop, dfifo, outs, flags
