@@ -80,7 +80,7 @@ def test_axi_params_states_field():
         check_params(16, 1, 4, 12, 2)
 
 
-@pytest.mark.parametrize("states", [1, 2])
+@pytest.mark.parametrize("states", [pytest.param(1, marks=pytest.mark.slow), 2])   # 1: also the pin-mode test
 def test_myhdl_engine_ident_reports_states(states):
     """The protocol engine in MyHDL (real core): its IDENT frame's FLAGS carry STATES - 1, the payload as before."""
     from lutzip.firmware.engine.sim_engine import EngineSim
@@ -168,13 +168,20 @@ def test_lutzip_stream_v5_bit_exact_on_states2_virtual_board(files, capsys):
 @needs_verilator
 @pytest.mark.timeout(900)
 def test_states1_virtual_board_refuses_v5_in_one_line(files, capsys):
-    """Pin mode (STATES=1, the iCEBreaker's): the v5 file is refused in one line after IDENT, exit 2; the v4
-    file streams."""
+    """Pin mode (STATES=1, the iCEBreaker's): the v5 file is refused in one line after IDENT, exit 2 (v4 files on
+    pin mode: tests/test_vboard.py::test_pin_mode_uart, and below with -m slow)."""
     assert cli.main(["stream", str(files[2][0]), "--sim", "--mode", "pin"]) == 2
     cap = capsys.readouterr()
     err = [x for x in cap.err.strip().splitlines() if not x.startswith("lutzip: building")]   # a first build says so
     assert len(err) == 1 and err[0].startswith("lutzip: error: tensor ") and "two code tables" in err[0] \
         and "STATES=1" in err[0] and "Traceback" not in cap.err, cap.err
+
+
+
+@needs_verilator
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_states1_virtual_board_streams_v4(files, capsys):
     assert cli.main(["stream", str(files[1][0]), "--sim", "--mode", "pin", "--json", "--timeout", "20"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["ok"] and rep["board"]["states"] == 1
