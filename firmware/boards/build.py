@@ -78,14 +78,19 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
             res["resources"] = sy.classify_cells(ys["cells"], "xilinx")
         return res
 
+    yosys_opts = b.yosys_opts
+    if top_params.get("PLL_ONE_DOMAIN"):
+        # (2026-12-07 evening) ABC9 with -dff did not finish on this netlist in 37 min (load 15-19); without it
+        # the design packs into 5217 of 5280 LCs with COUNTER_BITS 32
+        yosys_opts = ()
     try:
-        netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out, b.yosys_opts)
+        netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out, yosys_opts)
     except sy.ToolError as e:
-        if not b.yosys_opts:
+        if not yosys_opts:
             raise
         # ABC9 of some yosys builds traps on some inputs with -dff: map without the board's extra options (the
         # result says so; on the UP5K that may not fit)
-        res["yosys_opts_dropped"] = f"{' '.join(b.yosys_opts)}: {str(e).splitlines()[0]}"
+        res["yosys_opts_dropped"] = f"{' '.join(yosys_opts)}: {str(e).splitlines()[0]}"
         netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
     if b.family == "ecp5":
         # flip-flops right after a block RAM read become its output register (as `lutzip hdl synth` does: the
