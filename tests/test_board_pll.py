@@ -144,6 +144,33 @@ def test_icebreaker_standin_flow_with_pll(tmp_path):
     assert re.search(r"Fmax +core [\d.]+ MHz at 18 MHz: met", text) and re.search(r"Fmax +link [\d.]+ MHz", text)
 
 
+def test_icebreaker_one_pll_domain_converts(tmp_path):
+    """``PLL_ONE_DOMAIN``: the SB_PLL40_2_PAD's port B clocks the board glue and the whole single-domain top
+    (no dual-clock FIFO), whose ``CLK_HZ`` is the PLL's frequency; only the iCEBreaker takes it."""
+    from lutzip.firmware.boards import icebreaker
+    seen = {}
+
+    @block
+    def spy_top(clk, rst, uart_rx, uart_tx, CLK_HZ=0, **kw):
+        seen["clk_hz"] = CLK_HZ
+        return standin_uart_top(clk, rst, uart_rx, uart_tx, CLK_HZ=CLK_HZ, **kw)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = convert_block(icebreaker.board_icebreaker(**icebreaker.ports(), CORE_CLK_HZ=24_000_000, top=spy_top,
+                                                      PLL_ONE_DOMAIN=True), tmp_path, "board_icebreaker",
+                          "verilog").read_text()
+    assert seen["clk_hz"] == int(round(ice40_pll(12e6, 24e6).f_out))
+    assert "SB_PLL40_2_PAD" in v and "cdc" not in v
+    assert re.search(r"\.PLLOUTGLOBALB\(core_clk\)", v), v
+    clocks = set(re.findall(r"always @\(posedge (\w+)\)", v))
+    assert clocks == {"core_clk"}, clocks          # nothing runs on the pad's 12 MHz
+    with pytest.raises(UnsupportedError):
+        fb.build("ulx3s", out=tmp_path / "u", CORE_CLK_HZ=100_000_000, PLL_ONE_DOMAIN=True)
+    with pytest.raises(UnsupportedError):
+        fb.build("icebreaker", out=tmp_path / "i", PLL_ONE_DOMAIN=True)
+
+
 def test_clock_domains_split_both_boards():
     """The net names nextpnr reports on each board (2026-12-07: ULX3S ``$glbnet$pll_ecp50_clk_out`` /
     ``$glbnet$clk_25mhz$TRELLIS_IO_IN``, iCEBreaker ``core_clk`` / ``clk_ref``) land in their domains."""

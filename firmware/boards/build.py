@@ -45,6 +45,10 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
         raise UnsupportedError(f"{b.title}: a core clock of its own (CORE_CLK_HZ, --core-mhz) is supported on "
                                f"{', '.join(PLL_BOARDS)} only")
     baud_err = check_baud(b.clk_hz, baud)
+    if top_params.get("PLL_ONE_DOMAIN"):
+        if b.name != "icebreaker" or not top_params.get("CORE_CLK_HZ"):
+            raise UnsupportedError("PLL_ONE_DOMAIN (the UART at the PLL clock) needs the iCEBreaker and CORE_CLK_HZ")
+        baud_err = check_baud(int(round(core_clk_hz(b, top_params))), baud)
     out = Path(out or Path("build") / f"board-{b.name}")
     out.mkdir(parents=True, exist_ok=True)
     if not b.constraints_path.is_file():
@@ -75,14 +79,19 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
             res["resources"] = sy.classify_cells(ys["cells"], "xilinx")
         return res
 
+    yosys_opts = b.yosys_opts
+    if top_params.get("PLL_ONE_DOMAIN"):
+        # (2026-12-07 evening) ABC9 with -dff did not finish on this netlist in 37 min (load 15-19); without it
+        # the design packs into 5217 of 5280 LCs with COUNTER_BITS 32
+        yosys_opts = ()
     try:
-        netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out, b.yosys_opts)
+        netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out, yosys_opts)
     except sy.ToolError as e:
-        if not b.yosys_opts:
+        if not yosys_opts:
             raise
         # ABC9 of some yosys builds traps on some inputs with -dff: map without the board's extra options (the
         # result says so; on the UP5K that may not fit)
-        res["yosys_opts_dropped"] = f"{' '.join(b.yosys_opts)}: {str(e).splitlines()[0]}"
+        res["yosys_opts_dropped"] = f"{' '.join(yosys_opts)}: {str(e).splitlines()[0]}"
         netlist, ys = sy.run_yosys(verilog, b.family, b.top_name, out)
     if b.family == "ecp5":
         # flip-flops right after a block RAM read become its output register (as `lutzip hdl synth` does: the
@@ -92,7 +101,8 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
         ys["cells"]["TRELLIS_FF"] = ys["cells"].get("TRELLIS_FF", 0) - moved
     res["memories"] = ys["memories"]
     res["ff_by_block"] = sy.ff_by_block(netlist, b.top_name, prefix="uart_top_cdc0_proto_engine_cdc0_proto_engine0_"
-                                        if top_params.get("CORE_CLK_HZ") else "uart_top0_proto_engine0_")
+                                        if top_params.get("CORE_CLK_HZ") and not top_params.get("PLL_ONE_DOMAIN")
+                                        else "uart_top0_proto_engine0_")
     res["cells"] = ys["cells"]
     res["resources"] = sy.classify_cells(ys["cells"], b.family)
     target = sy.Target(b.name, b.family, b.device_args, b.clk_hz / 1e6, b.part)
@@ -108,6 +118,8 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     res["meets_clock"] = pnr["fmax_mhz"] is not None and pnr["fmax_mhz"] >= b.clk_hz / 1e6
     if top_params.get("CORE_CLK_HZ"):
         res["clock_domains"] = clock_domains(pnr["fmax_by_clock"], b.clk_hz, core_clk_hz(b, top_params))
+        if top_params.get("PLL_ONE_DOMAIN"):    # (iCEBreaker) the UART at the PLL clock too: one domain
+            del res["clock_domains"]["link"]
         res["meets_clock"] = all(d["fmax_mhz"] is not None and d["fmax_mhz"] >= d["target_mhz"]
                                  for d in res["clock_domains"].values())
     res["bitstream"] = None
@@ -233,6 +245,8 @@ def _cmd_build(args) -> int:
         extra["STATES"] = args.states
     if args.core_mhz:
         extra["CORE_CLK_HZ"] = int(round(args.core_mhz * 1e6))
+    if args.one_domain:
+        extra["PLL_ONE_DOMAIN"] = True
     r = build(args.board, out=args.out, baud=args.baud, seed=args.seed, L=args.L, W=args.W,
               LUT3_DEPTH=args.lut3_depth, pack=not args.no_pack, **extra)
     print(json.dumps(r, indent=2) if args.json else format_build(r))
@@ -255,6 +269,8 @@ def register(board_subparsers):
                    "(format version 5) too (default: the board's; 2 on ULX3S, Arty and Zynq, 1 on the iCEBreaker)")
     p.add_argument("--core-mhz", type=float, help="run the engine and decoder core at this PLL clock (ULX3S, "
                    "iCEBreaker; default: one domain at the board clock)")
+    p.add_argument("--one-domain", action="store_true", help="with --core-mhz on the iCEBreaker: the UART at the "
+                   "PLL clock too (one clock domain, no crossing; the two-domain design does not fit the UP5K)")
     p.add_argument("--no-pack", action="store_true", help="stop after place and route")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_build)

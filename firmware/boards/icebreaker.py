@@ -5,6 +5,10 @@ LEDR_N red LED (on while in reset), LEDG_N green LED (heartbeat). By default no 
 (the UP5K is full). ``CORE_CLK_HZ`` (a keyword of :func:`board_icebreaker`) adds an SB_PLL40_2_PAD
 (:func:`lutzip.firmware.boards.pll_ice40.pll_ice40`; the pad's 12 MHz on port A for the UART, the PLL on port B
 for the engine and core: :func:`lutzip.firmware.uart.uart_top_cdc.uart_top_cdc`, docs/PROTOCOL.md section 7).
+With the keyword ``PLL_ONE_DOMAIN`` as well (2026-12-07 evening), the whole design -- UART, engine and core, the
+single-domain :func:`lutzip.firmware.uart.uart_top.uart_top` -- runs at the PLL's port B: one clock domain, no
+crossing, the board's reset also held while the PLL is not locked (the two-domain design needs more than the
+UP5K's 5280 logic cells, docs/SYNTH.md).
 """
 from myhdl import ResetSignal, Signal, always_comb, block
 
@@ -40,7 +44,24 @@ def board_icebreaker(CLK, BTN_N, RX, TX, LEDR_N, LEDG_N, BAUD=1_000_000, L=8, W=
     # CORE_CLK_HZ: see the module docstring (MyHDL copies this docstring into the HDL, which must not change)
     rst = ResetSignal(1, active=1, isasync=False)  # synchronous, active high
     hb = Signal(bool(0))
-    if CORE_CLK_HZ and CORE_CLK_HZ != CLK_HZ:
+    one_domain = params.pop("PLL_ONE_DOMAIN", False)
+    if CORE_CLK_HZ and CORE_CLK_HZ != CLK_HZ and one_domain:
+        # everything (UART too) at the PLL's port B: no crossing (see the module docstring)
+        from lutzip.firmware.boards.pll import ice40_pll
+        from lutzip.firmware.boards.pll_ice40 import pll_ice40
+        if top is None:
+            from lutzip.firmware.uart.uart_top import uart_top as top
+        clk_ref, core_clk, locked, btn_l = Signal(bool(0)), Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
+        u_pll = pll_ice40(CLK, clk_ref, core_clk, locked, F_IN=CLK_HZ, F_OUT=CORE_CLK_HZ)
+
+        @always_comb
+        def c_lock():
+            btn_l.next = BTN_N and locked
+
+        glue = board_glue(core_clk, btn_l, rst, hb, BTN_ACTIVE_LOW=True, HB_BITS=24)
+        core = top(core_clk, rst, RX, TX, CLK_HZ=int(round(ice40_pll(CLK_HZ, CORE_CLK_HZ).f_out)), BAUD=BAUD, L=L,
+                   W=W, LUT3_DEPTH=LUT3_DEPTH, **params)
+    elif CORE_CLK_HZ and CORE_CLK_HZ != CLK_HZ:
         from lutzip.firmware.boards.pll import ice40_pll
         from lutzip.firmware.boards.pll_ice40 import pll_ice40
         if top is None:
