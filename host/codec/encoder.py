@@ -1458,6 +1458,9 @@ class _Ahead:
             self._cv.notify()
 
     def __enter__(self):
+        if self._pool is not None:              # forked here, before this file's threads run (none hold a lock)
+            for n in range(len(self._threads)):
+                self._pool.worker(n)
         for t in self._threads:
             t.start()
         return self
