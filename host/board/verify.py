@@ -111,6 +111,14 @@ def check_hardware_decodable(c: ct.Container, streams=None, info=None) -> None:
     table set the board's core does not decode: two code tables (format version 5, ``--states 2``) on a core built
     with ``STATES=1`` (``info.states``; ``info`` None: any core built with ``STATES=1``)."""
     from lutzip.board.base import states_refusal, two_tables
+    for s in c.streams if streams is None else streams:
+        if getattr(s, "rows", False):
+            # No board top builds its core with MIRROR=1 yet (docs/CORE.md section 7): a row stream would come back
+            # as error 1 on every stripe, so it is refused before anything is sent.
+            from lutzip.errors import UnsupportedError
+            t = c.tensors[s.members[0]]
+            raise UnsupportedError(f"tensor {t.name!r} is a row stream (format version 6, mirrored rows), which "
+                                   f"no board top decodes yet; re-compress with --no-rows to stream it")
     if info is not None and getattr(info, "states", 1) >= 2:
         return
     for s in c.streams if streams is None else streams:

@@ -1,0 +1,70 @@
+"""Row streams (format version 6, mirrored rows) and the board layer: no board top builds its core with MIRROR=1
+yet (docs/CORE.md section 7), so the verify layer refuses such a file in one line before anything reaches a board,
+and the same tensor compressed with ``rows=False`` (``--no-rows``) is accepted."""
+import numpy as np
+import pytest
+
+import lutzip
+from lutzip.board import base
+from lutzip.board import verify as vf
+from lutzip.codec import container as ct
+from lutzip.errors import UnsupportedError
+
+
+def _mirror_tensor(R=24, N=256):
+    """Rows of a Hann-windowed DFT basis, made exactly symmetric (cosine) and antisymmetric (sine) in int8."""
+    n = np.arange(N // 2 + 1)
+    w = 0.5 - 0.5 * np.cos(2 * np.pi * n / N)
+    out = np.zeros((R, N), dtype=np.int8)
+    for k in range(R):
+        half = np.round(w * (np.cos if k % 2 == 0 else np.sin)(2 * np.pi * k * n / N) * 127).astype(np.int8)
+        s = 1 if k % 2 == 0 else -1
+        out[k, :N // 2 + 1] = half
+        out[k, N // 2 + 1:] = (s * half[1:N // 2][::-1].astype(np.int16)).astype(np.int8)
+    return out
+
+
+class _MemBoard(base.BoardBase):
+    """A board double (STATES=2, so only the row check can refuse): records the table sets that reach it."""
+    kind = "memory-sim"
+
+    def __init__(self):
+        super().__init__()
+        self.loaded = []
+
+    def identify(self):
+        self.info = base.BoardInfo(self.kind, 8, 16, 4096, 100_000_000, states=2)
+        return self.info
+
+    def load_tables(self, tables):
+        self.loaded.append(tables)
+
+    def stream(self, tensors, words=False, progress=None):
+        for _name, tables, _st in tensors:
+            self.load_tables(tables)
+        raise RuntimeError("streamed")
+
+    def read_counters(self):
+        return {k: 0 for k in base.COUNTERS}
+
+    def _close(self):
+        pass
+
+
+@pytest.mark.parametrize("rows", [True, False])
+def test_row_stream_refused_before_the_board_plain_file_accepted(rows):
+    weights = {"basis": _mirror_tensor(), "other": np.arange(-64, 64, dtype=np.int8).repeat(20)}
+    c = ct.from_bytes(lutzip.compress(weights, rows=rows))
+    has_rows = any(s.rows for s in c.streams)
+    assert has_rows == rows                     # the encoder takes the row stream only where asked (and smaller)
+    with _MemBoard() as b:
+        if rows:
+            with pytest.raises(UnsupportedError) as e:
+                vf.stream_container(b, c)
+            msg = str(e.value)
+            assert "\n" not in msg and "'basis'" in msg and "--no-rows" in msg
+            assert not b.loaded                 # nothing was sent
+        else:
+            with pytest.raises(RuntimeError, match="streamed"):
+                vf.stream_container(b, c)
+            assert b.loaded
