@@ -39,6 +39,8 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     L = core["L"] if L is None else L
     W = core["W"] if W is None else W
     LUT3_DEPTH = core["LUT3_DEPTH"] if LUT3_DEPTH is None else LUT3_DEPTH
+    if top_params.get("PLL_ONE_DOMAIN") and "COUNTER_BITS" not in top_params:
+        top_params["COUNTER_BITS"] = 32     # (iCEBreaker at the PLL clock) 36-bit counters do not fit the UP5K
     top_params = {**b.top_params, **top_params}
     baud = b.baud if baud is None else baud
     if top_params.get("CORE_CLK_HZ") and b.name not in PLL_BOARDS:
