@@ -158,13 +158,13 @@ def test_rate_one_word_per_cycle():
     print(f"row_mirror: {len(out)} words out ({len(words)} in, {len(out) - len(words)} replayed) in {span} cycles: "
           f"rate {rate:.4f}")
     assert span == len(out)
-    assert cycles[0] - run_stage.take_cycles[0] == 3
+    assert cycles[0] - run_stage.take_cycles[0] == 4
 
 
 def test_latency_and_ready_is_registered():
     out, _, _, _ = run_stage([(5, 1, 0)], [(0, 0, 0, 0, 0)])
     assert [o[:3] for o in out] == [(5, 1, 0)]
-    assert out[0][3] - run_stage.take_cycles[0] == 3   # taken in cycle t, m_valid in cycle t + 3
+    assert out[0][3] - run_stage.take_cycles[0] == 4   # taken in cycle t, m_valid in cycle t + 4
 
 
 def default_run_excludes(item):
