@@ -289,3 +289,60 @@ def test_rows_option_and_cli_flag(tmp_path):
         d = tmp_path / f"o{len(flag)}.npz"
         assert main(["decompress", str(out), "-o", str(d)]) == 0
         assert np.array_equal(np.load(d)["stft"], arrays["stft"])
+
+
+@pytest.mark.parametrize("W,negf", [(8, 0), (16, 0), (16, 1)])
+def test_expand_levels_agree(W, negf):
+    """lz_expand_rows (C), rows.expand (numpy) and symmetry.expand_stripe (the word-at-a-time reference)."""
+    from lutzip.codec import fastdec
+    rng = np.random.default_rng(W + negf)
+    dt = np.uint8 if W == 8 else np.uint16
+    for N in (2, 3, 7, 8, 255, 256):
+        modes = rng.integers(0, 3, 40).astype(np.uint8)
+        coded = rng.integers(0, 1 << W, rw.coded_len(modes, N)).astype(dt)
+        coded[::5] = 0
+        if W == 16:
+            coded[::7] = 0x8000
+        ref = sy.expand_stripe(coded, N, modes, negf, W)
+        assert np.array_equal(rw.expand(coded, N, modes, W, negf), ref)
+        if fastdec.available():
+            assert np.array_equal(fastdec.expand_rows(coded, np.empty(40 * N, dt), N, modes, negf), ref)
+
+
+def test_truncated_mode_data_in_the_index_and_the_stripe():
+    """A row stripe recorded with 3 words (no room for a symbol word after the modes): the reader refuses the
+    index; a row stripe cut before its mode word: the decoder refuses it."""
+    c, _ = _file()
+    data = ct.to_bytes(c, compress_meta=False)
+    rec = ct._stream_records(c.streams, ct._default_stripe_len(c.streams))[0]
+    fl = rec[0]
+    p = 1
+    for bit in (ct.S_TABLE, ct.S_STRIPE_LEN):
+        if fl & bit:
+            while rec[p] & 0x80:
+                p += 1
+            p += 1
+    q = p
+    while rec[q] & 0x80:
+        q += 1
+
+    def three(m):
+        at = len(m) - len(rec) + p
+        m[at:at + q - p + 1] = bytes([3])
+    with pytest.raises(FormatError, match="fewer than 4 words") as e:
+        ct.from_bytes(_meta_edit(data, three))
+    assert "\n" not in str(e.value)
+    t = c.tensors[0]
+    pw = np.asarray(c.stripe_payload(t))
+    with pytest.raises(DecodeError, match="do not add up"):
+        rw.parse(pw[:2], [2], 64, int(t.stripe_len) // 64, 20, 16, 0)
+
+
+def test_small_tensor_with_group_below_0():
+    a = basis(12, 64, "int16")                       # 768 words: a group stream by default, its own with 0
+    assert not ct.from_bytes(ct.to_bytes(codec.compress({"b": a}))).tensors[0].rows
+    c = codec.compress({"b": a, "s": np.arange(10, dtype=np.int16)}, group_below=0,
+                       rows={"b": (None, rw.find_modes(bits(a), 64, "int16"))})
+    r = ct.from_bytes(ct.to_bytes(c))
+    assert r.tensor("b").rows and np.array_equal(codec.decompress(r)["b"], a)
+    codec.compress({"b": a}, group_below=0)          # the writer's choice runs and does not fail

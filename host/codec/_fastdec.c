@@ -1561,3 +1561,43 @@ EXPORT uint64_t lz_spin(int64_t n) {
     }
     return x;
 }
+
+/* ------------------------------------------------------------------------------------------ row streams
+ * The output of n_rows rows of N words from their coded words (docs/FORMAT.md section 3.1, version 6): a PLAIN row
+ * (mode 0) is its N coded words, a MIRROR / NEG_MIRROR row (1 / 2) its h = N/2 + 1 coded words and then
+ * f(x[N - m]) for m = h .. N-1, f = neg for NEG_MIRROR: two's complement (wrapping) for negf = 0, the sign bit
+ * flipped unless bits 14..0 are 0 for negf = 1.  w8: 8-bit words.  lutzip.codec.rows.expand is the same in numpy
+ * (and lutzip.codec.symmetry.expand_stripe the word-at-a-time reference).  Modes were checked by the caller. */
+#define EXPAND_ROWS(T, MASK)                                                                                      \
+    {                                                                                                             \
+        const T *x = (const T *)coded;                                                                            \
+        T *y = (T *)out;                                                                                          \
+        for (int64_t r = 0; r < n_rows; r++) {                                                                    \
+            int m = modes[r];                                                                                     \
+            if (m == 0) {                                                                                         \
+                memcpy(y, x, (size_t)N * sizeof(T));                                                              \
+                x += N;                                                                                           \
+                y += N;                                                                                           \
+                continue;                                                                                         \
+            }                                                                                                     \
+            memcpy(y, x, (size_t)h * sizeof(T));                                                                  \
+            if (m == 1) {                                                                                         \
+                for (int64_t k = h; k < N; k++) y[k] = x[N - k];                                                  \
+            } else if (negf) {                                                                                    \
+                for (int64_t k = h; k < N; k++) {                                                                 \
+                    T v = x[N - k];                                                                               \
+                    y[k] = (T)((v & 0x7FFF) ? v ^ 0x8000 : v);                                                    \
+                }                                                                                                 \
+            } else {                                                                                              \
+                for (int64_t k = h; k < N; k++) y[k] = (T)((0u - (uint32_t)x[N - k]) & MASK);                     \
+            }                                                                                                     \
+            x += h;                                                                                               \
+            y += N;                                                                                               \
+        }                                                                                                         \
+    }
+
+EXPORT void lz_expand_rows(const void *coded, void *out, int64_t n_rows, int64_t N, const uint8_t *modes, int w8,
+                           int negf) {
+    int64_t h = N / 2 + 1;
+    if (w8) EXPAND_ROWS(uint8_t, 0xFFu) else EXPAND_ROWS(uint16_t, 0xFFFFu)
+}

@@ -111,7 +111,20 @@ def _configure(lib):
     lib.lz_build_tables2.restype = None
     lib.lz_spin.argtypes = [i64]
     lib.lz_spin.restype = ctypes.c_uint64
+    lib.lz_expand_rows.argtypes = [vp, vp, i64, i64, vp, i32, i32]
+    lib.lz_expand_rows.restype = None
     return lib
+
+
+def expand_rows(coded: np.ndarray, out: np.ndarray, N: int, modes: np.ndarray, neg_float: int) -> np.ndarray:
+    """``lz_expand_rows``: the output words of rows with ``modes`` (checked: 0, 1, 2) from their coded words
+    (docs/FORMAT.md section 3.1; :func:`lutzip.codec.rows.expand` is the same in numpy). ``coded`` and ``out``
+    C-contiguous uint8 or uint16, of one dtype, of the right sizes (the caller checks)."""
+    modes = np.ascontiguousarray(modes, np.uint8)
+    if len(modes):
+        lib().lz_expand_rows(_ptr(coded) if coded.size else None, _ptr(out), len(modes), int(N), _ptr(modes),
+                             int(out.dtype.itemsize == 1), int(neg_float))
+    return out
 
 
 def _load():

@@ -146,13 +146,27 @@ def candidate(arr: np.ndarray, axes, words: np.ndarray, dtype: str, min_rows: in
         rs = row_shape(shp)
         if rs is None or rs[0] < 2:
             continue
+        R, N = rs
+        h = N // 2 + 1
+        if N - h < 1:
+            continue                                   # no word to mirror
         if w is None:
             w, _ = to_words(stored(arr, None))
-        modes = find_modes(w, rs[1], dtype)
-        nz = np.any(np.asarray(w).reshape(rs) != 0, axis=1)
-        good = int(np.count_nonzero((modes != PLAIN) & nz))
-        if good >= max(min_rows, rs[0] // 8):
-            return ax, modes
+        rows = np.asarray(w).reshape(rs)
+        need = max(min_rows, R // 8)
+        # a quick look first (an encoder runs this on every tensor): the first k mirrored words of each row
+        k = min(4, N - h)
+        x, y = rows[:, h:h + k], rows[:, N - h:N - h - k:-1]
+        pre = np.all(x == y, axis=1)
+        bits = 8 if rows.dtype.itemsize == 1 else 16
+        pre |= np.all(x == negate_words(y, bits, neg_flag(dtype)), axis=1)
+        idx = np.flatnonzero(pre)
+        if len(idx) < need:
+            continue
+        sub = rows[idx]
+        good = int(np.count_nonzero((find_modes(sub, N, dtype) != PLAIN) & np.any(sub != 0, axis=1)))
+        if good >= need:
+            return ax, find_modes(rows, N, dtype)
     return None
 
 
@@ -168,6 +182,7 @@ def choose(name, arr, axes, words, dtype, attrs=None, **kw):
     from lutzip.codec import container as ct
     one = {name: dict(attrs)} if attrs else None
     kw = {k: v for k, v in kw.items() if k in ("stripe_len", "L", "min_stripes", "stripe_bits")}
+    kw["group_below"] = 0                      # the tensor alone, in a stream of its own either way
     plain = len(ct.to_bytes(codec.compress({name: arr}, attrs=one, rows=False, **kw)))
     rowed = len(ct.to_bytes(codec.compress({name: arr}, attrs=one, rows={name: got}, **kw)))
     return got if rowed < plain else None
@@ -223,60 +238,75 @@ def parse(payload, stripe_words, N: int, rs: int, n_rows: int, word_bits: int, n
     """Check the row stripes' head words against the index and split them: ``(plain payload, plain stripe
     words, modes of every row, coded words of every stripe)``; the plain stripes are the symbols of each row
     stripe behind a plain header of its ``n`` (what the symbol decoders take). Raises :class:`DecodeError`
-    (codes 1, 10) naming the stripe."""
-    from lutzip.codec.decode import ERR_BAD_HEADER, ERR_ROW, ERROR_TEXT
+    (codes 1, 10) naming the first bad stripe (:func:`_check_stripe`)."""
     sw = np.asarray(stripe_words, np.int64)
     pw = np.asarray(payload, np.uint32)
     if sw.size and (sw.min() < HEAD_WORDS + 1 or int(sw.sum()) != len(pw)):
         raise DecodeError("stripe word counts do not add up to the payload", name)
-    starts = np.zeros(len(sw) + 1, np.int64)
-    starts[1:] = np.cumsum(sw)
-    modes = np.zeros(n_rows, np.uint8)
-    counts = np.zeros(len(sw), np.int64)
+    a = np.zeros(len(sw), np.int64)
+    if len(sw):
+        a[1:] = np.cumsum(sw)[:-1]
+    head = pw[a].astype(np.int64)
+    desc = pw[a + 1].astype(np.int64)
+    mw = pw[a + 2].astype(np.int64)
+    R = np.minimum(rs, n_rows - np.arange(len(sw), dtype=np.int64) * rs)
+    m = (mw[:, None] >> (2 * np.arange(MAX_ROWS, dtype=np.int64))[None, :]) & 3
+    live = np.arange(MAX_ROWS)[None, :] < R[:, None]
+    counts = np.where(live, np.where(m == PLAIN, N, N // 2 + 1), 0).sum(axis=1)
+    ok = ((head & 0xFFFF0000) == ROW_MARKER) & (desc == descriptor(N, 1, neg_float) + ((R - 1) << 16)) \
+        & ~np.any(live & (m == 3), axis=1) & ((mw >> (2 * R)) == 0) & ((head & 0xFFFF) + 1 == counts)
+    if not ok.all():
+        j = int(np.flatnonzero(~ok)[0])
+        _check_stripe(int(head[j]), int(desc[j]), int(mw[j]), int(R[j]), N, word_bits, neg_float, name,
+                      first_stripe + j)
+        raise DecodeError("bad row stripe", name, first_stripe + j)       # not reached: _check_stripe raised
+    modes = m[live].astype(np.uint8)
     keep = np.ones(len(pw), bool)
+    keep[a] = False
+    keep[a + 1] = False
     plain = pw.copy()
-    h = N // 2 + 1
-    for j in range(len(sw)):
-        a = int(starts[j])
-        head, desc, mw = int(pw[a]), int(pw[a + 1]), int(pw[a + 2])
-        R = min(rs, n_rows - j * rs)
-
-        def bad(what, code=ERR_ROW):
-            return DecodeError(f"{ERROR_TEXT[code]}: {what}", name, first_stripe + j)
-        if head & 0xFFFF0000 != ROW_MARKER:
-            raise bad(f"marker {head >> 16:#06x}, a row stream's stripes have 0x4C5B", ERR_BAD_HEADER)
-        if desc >> 21:
-            raise bad(f"reserved descriptor bits {desc:#010x}")
-        dn, dr, dneg = (desc & 0xFFFF) + 1, ((desc >> 16) & 15) + 1, (desc >> 20) & 1
-        if dn < 2:
-            raise bad("row length 1")
-        if dneg and word_bits == 8:
-            raise bad("sign-bit negation of 8-bit words")
-        if (dn, dr, dneg) != (N, R, neg_float):
-            raise bad(f"row length {dn}, {dr} rows, NEG {dneg}; the index says {N}, {R}, {neg_float}")
-        m = np.array([(mw >> (2 * r)) & 3 for r in range(16)], np.uint8)
-        if np.any(m[:R] == 3):
-            raise bad("row mode 3")
-        if mw >> (2 * R):
-            raise bad(f"mode bits set beyond row {R - 1}")
-        n = (head & 0xFFFF) + 1
-        c = int(np.where(m[:R] == PLAIN, N, h).sum())
-        if n != c:
-            raise bad(f"header counts {n} coded words, the rows' modes {c}")
-        modes[j * rs:j * rs + R] = m[:R]
-        counts[j] = n
-        plain[a + 2] = PLAIN_MARKER | (n - 1)
-        keep[a:a + 2] = False
+    plain[a + 2] = PLAIN_MARKER | (head & 0xFFFF)
     return plain[keep], (sw - 2).astype(np.uint32), modes, counts
+
+
+def _check_stripe(head, desc, mw, R, N, word_bits, neg_float, name, stripe):
+    """Raise the :class:`DecodeError` of a row stripe's first bad head word (FORMAT.md 3.1, codes 1 and 10)."""
+    from lutzip.codec.decode import ERR_BAD_HEADER, ERR_ROW, ERROR_TEXT
+
+    def bad(what, code=ERR_ROW):
+        return DecodeError(f"{ERROR_TEXT[code]}: {what}", name, stripe)
+    if head & 0xFFFF0000 != ROW_MARKER:
+        raise bad(f"marker {head >> 16:#06x}, a row stream's stripes have 0x4C5B", ERR_BAD_HEADER)
+    if desc >> 21:
+        raise bad(f"reserved descriptor bits {desc:#010x}")
+    dn, dr, dneg = (desc & 0xFFFF) + 1, ((desc >> 16) & 15) + 1, (desc >> 20) & 1
+    if dn < 2:
+        raise bad("row length 1")
+    if dneg and word_bits == 8:
+        raise bad("sign-bit negation of 8-bit words")
+    if (dn, dr, dneg) != (N, R, neg_float):
+        raise bad(f"row length {dn}, {dr} rows, NEG {dneg}; the index says {N}, {R}, {neg_float}")
+    m = [(mw >> (2 * r)) & 3 for r in range(MAX_ROWS)]
+    if 3 in m[:R]:
+        raise bad("row mode 3")
+    if mw >> (2 * R):
+        raise bad(f"mode bits set beyond row {R - 1}")
+    n = (head & 0xFFFF) + 1
+    c = sum(N if v == PLAIN else N // 2 + 1 for v in m[:R])
+    if n != c:
+        raise bad(f"header counts {n} coded words, the rows' modes {c}")
 
 
 def decode(payload, stripe_words, numel: int, stripe_len: int, tables, rows, name=None, out=None, crcs=None,
            threads: int = 1, kernel: str = "auto", first_stripe: int = 0, crc_where=None) -> np.ndarray:
-    """:func:`lutzip.codec.decode.decode_stripes` of a row stream: ``rows = (N, dtype)``."""
+    """:func:`lutzip.codec.decode.decode_stripes` of a row stream: ``rows = (N, dtype)``. The symbols of all
+    stripes are decoded in one call of the C library (``lz_decode_many``, each stripe a run of its own ``n``
+    words), else (``kernel="numba"``, no C library, or an error: then the error of that stripe is raised) stripe
+    by stripe through ``decode_stripes``; the rows are expanded by :func:`expand`."""
     from lutzip.codec.decode import _crc_error, decode_stripes
     N, dtype = int(rows[0]), rows[1]
     S = int(stripe_len)
-    if S % N or not 1 <= S // N <= MAX_ROWS or numel % N:
+    if N < 2 or S % N or not 1 <= S // N <= MAX_ROWS or numel % N:
         raise DecodeError(f"row stream: stripe length {S} / {numel} words are not whole rows of {N}", name)
     rs, n_rows = S // N, numel // N
     n_stripes = -(-numel // S) if numel else 0
@@ -285,6 +315,8 @@ def decode(payload, stripe_words, numel: int, stripe_len: int, tables, rows, nam
     word_bits = tables.word_bits
     if out is None:
         out = np.empty(numel, np.uint16)
+    elif out.shape != (numel,):
+        raise ValueError(f"out must be {numel} words")
     pw = np.asarray(payload, np.uint32)
     sw = np.asarray(stripe_words, np.int64)
     if crcs is not None:
@@ -298,13 +330,30 @@ def decode(payload, stripe_words, numel: int, stripe_len: int, tables, rows, nam
             raise _crc_error(name, first_stripe + bad, crc_where)
     plain, psw, modes, counts = parse(pw, sw, N, rs, n_rows, word_bits, neg_flag(dtype), name, first_stripe)
     coded = np.empty(int(counts.sum()), out.dtype)
-    p0 = c0 = 0
-    for j in range(n_stripes):     # each stripe alone: its coded words are n, not a common stripe length
-        n = int(counts[j])
-        decode_stripes(plain[p0:p0 + int(psw[j])], psw[j:j + 1], n, n, tables, name, out=coded[c0:c0 + n],
-                       kernel=kernel, first_stripe=first_stripe + j)
-        p0 += int(psw[j])
-        c0 += n
+    done = False
+    if kernel != "numba" and n_stripes:
+        from lutzip.codec import fastdec
+        if fastdec.available():
+            pstart = np.zeros(n_stripes + 1, np.int64)
+            pstart[1:] = np.cumsum(psw.astype(np.int64))
+            cstart = np.zeros(n_stripes + 1, np.int64)
+            cstart[1:] = np.cumsum(counts)
+            runs = [((int(pstart[j]), int(pstart[j + 1])), psw[j:j + 1], int(counts[j]), int(counts[j]), tables,
+                     coded[cstart[j]:cstart[j + 1]], None) for j in range(n_stripes)]
+            done = fastdec.decode_many(runs, max(1, int(threads)), payload=plain)[0] == 0
+    if not done:
+        p0 = c0 = 0
+        for j in range(n_stripes):     # each stripe alone: its coded words are n, not a common stripe length
+            n = int(counts[j])
+            decode_stripes(plain[p0:p0 + int(psw[j])], psw[j:j + 1], n, n, tables, name, out=coded[c0:c0 + n],
+                           kernel=kernel, first_stripe=first_stripe + j)
+            p0 += int(psw[j])
+            c0 += n
+    if kernel != "numba" and out.flags.c_contiguous and out.dtype == coded.dtype and \
+            out.dtype in (np.uint8, np.uint16) and len(modes) * N == numel:
+        from lutzip.codec import fastdec
+        if fastdec.available():
+            return fastdec.expand_rows(coded, out, N, modes, neg_flag(dtype))
     expand(coded, N, modes, word_bits, neg_flag(dtype), out=out)
     return out
 
