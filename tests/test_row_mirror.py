@@ -11,7 +11,7 @@ from myhdl import ResetSignal, Signal, block, delay, instance, intbv
 from lutzip.errors import UnsupportedError
 from lutzip.hdl.stages.row_mirror import row_mirror
 
-from row_mirror_cases import MIRROR, NEG_MIRROR, PLAIN, error_case, good_case, model, row_stripe
+from row_mirror_cases import MIRROR, NEG_MIRROR, error_case, good_case, model, row_stripe
 
 
 def run_stage(words, descs, W=16, MAX_N=512, NB=16, p_gap=0.0, p_dgap=0.0, p_stall=0.0, seed=0, max_cycles=None,

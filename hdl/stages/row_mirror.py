@@ -411,5 +411,6 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
         err_code.next = err_c
 
     return (desc_prep, desc_pack, skid, desc_head, issue_ready, issue_take, row_next, buf_write, buf_read, issue,
-            y_reg, y_data_reg, x1_select, x1_neg8, *negs, x2_reg, x2_data_reg, out_fifo, out_valid, out_side, out_credits, flags,
+            y_reg, y_data_reg, x1_select, x1_neg8, *negs, x2_reg, x2_data_reg, out_fifo, out_valid, out_side,
+            out_credits, flags,
             err_out)
