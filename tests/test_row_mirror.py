@@ -11,7 +11,7 @@ from myhdl import ResetSignal, Signal, block, delay, instance, intbv
 from lutzip.errors import UnsupportedError
 from lutzip.hdl.stages.row_mirror import row_mirror
 
-from row_mirror_cases import MIRROR, NEG_MIRROR, PLAIN, error_case, good_case, model, row_stripe
+from row_mirror_cases import MIRROR, NEG_MIRROR, error_case, good_case, model, row_stripe
 
 
 def run_stage(words, descs, W=16, MAX_N=512, NB=16, p_gap=0.0, p_dgap=0.0, p_stall=0.0, seed=0, max_cycles=None,
@@ -158,13 +158,13 @@ def test_rate_one_word_per_cycle():
     print(f"row_mirror: {len(out)} words out ({len(words)} in, {len(out) - len(words)} replayed) in {span} cycles: "
           f"rate {rate:.4f}")
     assert span == len(out)
-    assert cycles[0] - run_stage.take_cycles[0] == 3
+    assert cycles[0] - run_stage.take_cycles[0] == 4
 
 
 def test_latency_and_ready_is_registered():
     out, _, _, _ = run_stage([(5, 1, 0)], [(0, 0, 0, 0, 0)])
     assert [o[:3] for o in out] == [(5, 1, 0)]
-    assert out[0][3] - run_stage.take_cycles[0] == 3   # taken in cycle t, m_valid in cycle t + 3
+    assert out[0][3] - run_stage.take_cycles[0] == 4   # taken in cycle t, m_valid in cycle t + 4
 
 
 def default_run_excludes(item):

@@ -26,11 +26,6 @@ W = 16
 MAX_N = 64
 
 
-def lfsr_step(x):
-    """One step of a 16-bit Galois LFSR (taps 0xB400)."""
-    return (x >> 1) ^ (0xB400 if x & 1 else 0)
-
-
 @block
 def tb_row_mirror(in_rom, d_rom_lo, d_rom_hi, exp_rom, n_in, n_d, n_exp, n_err, err_sum, gap, dgap, stall,
                   max_cycles):

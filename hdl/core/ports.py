@@ -89,7 +89,8 @@ def check_states(STATES, L, FRONT=None) -> None:
 
 
 def check_mirror(MIRROR, MAX_N) -> None:
-    """Raise :class:`UnsupportedError` (one line) unless ``MIRROR`` is 0 or 1 and ``MAX_N`` a power of two 4 .. 32768."""
+    """Raise :class:`UnsupportedError` (one line) unless ``MIRROR`` is 0 or 1 and ``MAX_N`` is a power of two
+    4 .. 32768."""
     if isinstance(MIRROR, bool) or MIRROR not in (0, 1):
         raise UnsupportedError(f"core parameter MIRROR={MIRROR!r}: 0 or 1 (row stripes, docs/FORMAT.md section 3.1)")
     if isinstance(MAX_N, bool) or not isinstance(MAX_N, int) or MAX_N < 4 or MAX_N & (MAX_N - 1) or MAX_N > 32768:

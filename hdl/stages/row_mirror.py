@@ -42,9 +42,10 @@ Timing
 ------
 One word per cycle out while ``m_ready`` is high and the input has words: the replay reads one buffer word per
 cycle and the cycle after its last read takes the next input word. Issue (input take or buffer read), X1 (the
-block RAM's registered read; select and negate), X2 (register) and an 8-entry output FIFO with credits counted
-from registers (as the core's output FIFO): ``m_ready`` reaches neither ``s_ready`` nor ``d_ready`` in the same
-cycle. Latency: 3 cycles from an input word's handshake to its ``m_valid``.
+block RAM's registered read), Y (a register after it: the block RAM's output register on ECP5; the word beside
+it), X (select, negate) into X2 (register), and an 8-entry output FIFO with credits counted from registers (as the
+core's output FIFO): ``m_ready`` reaches neither ``s_ready`` nor ``d_ready`` in the same cycle. Latency: 4 cycles
+from an input word's handshake to its ``m_valid``.
 """
 from myhdl import Signal, always, always_comb, always_seq, block, concat, intbv, modbv
 
@@ -297,7 +298,27 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
                     ss.next = 1
                     rs.next = 1
 
-    # ------------------------------------------------------------------ X1: select, negate; X2: register, push
+    # ------------------------------------------------------------------ Y: the RAM's read registered (the block RAM's
+    # output register on ECP5), the word beside it; X: select, negate; X2: register, push
+    y_valid, y_ram, y_last, y_user, y_neg = [Signal(bool(0)) for _ in range(5)]
+    y_data = Signal(intbv(0)[W:])
+    y_q = Signal(intbv(0)[W:])
+    y_kind = Signal(intbv(0)[2:])
+
+    @always_seq(clk.posedge, reset=rst)
+    def y_reg():
+        y_valid.next = i_valid
+
+    @always(clk.posedge)
+    def y_data_reg():
+        y_q.next = q
+        y_ram.next = i_ram
+        y_last.next = i_last
+        y_user.next = i_user
+        y_neg.next = i_neg
+        y_data.next = i_data
+        y_kind.next = i_kind
+
     x_val = Signal(intbv(0)[W:])
     x_out = Signal(intbv(0)[W:])
     n8 = Signal(modbv(0)[8:])
@@ -306,10 +327,10 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
 
     @always_comb
     def x1_select():
-        if i_ram:
-            x_val.next = q
+        if y_ram:
+            x_val.next = y_q
         else:
-            x_val.next = i_data
+            x_val.next = y_data
 
     @always_comb
     def x1_neg8():
@@ -324,11 +345,11 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
 
         @always_comb
         def x1_negate():
-            if not i_neg:
+            if not y_neg:
                 x_out.next = x_val
-            elif i_kind == NEG_INT8:
+            elif y_kind == NEG_INT8:
                 x_out.next = concat(intbv(0)[8:], n8)
-            elif i_kind == NEG_INT16:
+            elif y_kind == NEG_INT16:
                 x_out.next = n16
             elif x_val[15:0] != 0:
                 x_out.next = x_val ^ 0x8000
@@ -339,7 +360,7 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
     else:
         @always_comb
         def x1_negate():
-            if i_neg:
+            if y_neg:
                 x_out.next = n8
             else:
                 x_out.next = x_val
@@ -348,11 +369,11 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
 
     @always_seq(clk.posedge, reset=rst)
     def x2_reg():
-        x2_valid.next = i_valid
+        x2_valid.next = y_valid
 
     @always(clk.posedge)
     def x2_data_reg():
-        x2_data.next = concat(i_user, i_last, x_out)
+        x2_data.next = concat(y_user, y_last, x_out)
 
     # ------------------------------------------------------------------ output FIFO and credits
     of_rdata = Signal(intbv(0)[W + 2:])
@@ -382,7 +403,7 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
 
     @always_seq(clk.posedge, reset=rst)
     def flags():
-        busy.next = (not ss) or st != PASS or used != 0 or i_valid
+        busy.next = (not ss) or st != PASS or used != 0 or i_valid or y_valid
 
     @always_comb
     def err_out():
@@ -390,5 +411,6 @@ def row_mirror(clk, rst, s_data, s_valid, s_ready, s_last, s_user,
         err_code.next = err_c
 
     return (desc_prep, desc_pack, skid, desc_head, issue_ready, issue_take, row_next, buf_write, buf_read, issue,
-            x1_select, x1_neg8, *negs, x2_reg, x2_data_reg, out_fifo, out_valid, out_side, out_credits, flags,
+            y_reg, y_data_reg, x1_select, x1_neg8, *negs, x2_reg, x2_data_reg, out_fifo, out_valid, out_side,
+            out_credits, flags,
             err_out)
