@@ -168,7 +168,7 @@ def test_lutzip_stream_v5_bit_exact_on_states2_virtual_board(files, capsys):
 @needs_verilator
 @pytest.mark.timeout(900)
 def test_states1_virtual_board_refuses_v5_in_one_line(files, capsys):
-    """Pin mode (STATES=1, the iCEBreaker's): the v5 file is refused in one line after IDENT, exit 2 (v4 files on
+    """Pin mode (STATES=1, a board of one code table): the v5 file is refused in one line after IDENT, exit 2 (v4 files on
     pin mode: tests/test_vboard.py::test_pin_mode_uart, and below with -m slow)."""
     assert cli.main(["stream", str(files[2][0]), "--sim", "--mode", "pin"]) == 2
     cap = capsys.readouterr()

@@ -268,7 +268,7 @@ def register(board_subparsers):
     p.add_argument("--lut3-depth", type=int, help="LUT3 entries (default 4096)")
     p.add_argument("--ring-depth", type=int, help="command ring entries (default: the board's / uart_top's)")
     p.add_argument("--states", type=int, choices=(1, 2), help="the core's code tables: 2 decodes --states 2 files "
-                   "(format version 5) too (default: the board's; 2 on ULX3S, Arty and Zynq, 1 on the iCEBreaker)")
+                   "(format version 5) too (default: the board's, 2 on every board)")
     p.add_argument("--core-mhz", type=float, help="run the engine and decoder core at this PLL clock (ULX3S, "
                    "iCEBreaker; default: one domain at the board clock)")
     p.add_argument("--one-domain", action="store_true", help="with --core-mhz on the iCEBreaker: the UART at the "

@@ -222,7 +222,7 @@ def _sim_args(p):
     p.add_argument("--core", choices=("real", "stub"), default=None, help=argparse_suppress())
     p.add_argument("--sim-states", type=int, choices=(1, 2), default=None, metavar="N",
                    help="virtual board: its core's code tables (STATES; default: 2 in fast mode, decoding "
-                        "--states 2 files, 1 in pin mode)")
+                        "--states 2 files, 1 in pin mode, a board of one code table)")
 
 
 def argparse_suppress():

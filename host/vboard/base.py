@@ -32,10 +32,11 @@ MODES = ("fast", "pin")
 #: ``RESULT_REG`` (the decoded-word FIFO's read registered), ``RST_REG`` (each block's reset registered) and
 #: ``RING_PIPE`` (the command ring read through the RAM's output register), ``CORE_RST_REG`` (the core domain's
 #: reset registered once more), as in the two-domain ULX3S build.
-#: ``STATES``: the decoder core's code tables (docs/CORE.md): fast mode 2, as the ULX3S (it decodes ``lutzip
-#: compress --states 2`` files, format version 5, and one-table files), pin mode 1, as the iCEBreaker (a v5 file
-#: is refused in one line after IDENT); ``lutzip board --sim --sim-states N`` / ``lutzip stream --sim
-#: --sim-states N`` or ``params`` choose. The stub core (``core="stub"``) builds STATES=1 unless asked.
+#: ``STATES``: the decoder core's code tables (docs/CORE.md): fast mode 2, as the board builds (it decodes ``lutzip
+#: compress --states 2`` files, format version 5, and one-table files), pin mode 1, a board of one code table (a
+#: board built before STATES, or with ``--states 1``: a v5 file is refused in one line after IDENT); ``lutzip board
+#: --sim --sim-states N`` / ``lutzip stream --sim --sim-states N`` or ``params`` choose. The stub core
+#: (``core="stub"``) builds STATES=1 unless asked.
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  FAST_CRC=True, REPLAY_WORDS=65536, CORE_CLK_HZ=125_000_000, CORE_IN_REG=True,
