@@ -55,14 +55,22 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def _myhdl_simulation_released():
-    """Make sure no MyHDL simulation outlives its test (only one may exist per process)."""
-    yield
+    """Make sure no MyHDL simulation outlives its test (only one may exist per process). MyHDL keeps every
+    Signal ever made in ``myhdl._simulator._signals`` and each ``quit_sim`` resets (deep-copies) all of them,
+    each new Simulation scans them: the signals made during this test are dropped from that list after it, so
+    a worker's later simulations do not pay for all earlier designs (signals of module fixtures, made before
+    the test, stay)."""
     try:
+        from myhdl import _simulator
         from myhdl._Simulation import Simulation
     except ImportError:  # pragma: no cover
+        yield
         return
+    mark = len(_simulator._signals)
+    yield
     if Simulation._no_of_instances:
         Simulation._no_of_instances = 0
+    del _simulator._signals[mark:]
 
 
 @pytest.fixture(scope="session")
