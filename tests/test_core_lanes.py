@@ -28,7 +28,7 @@ def tensors_stripes(ts, rng, sizes, stripe_len):
     return out
 
 
-def lane_vectors(lanes, seed=0, W=16, sizes=(60, 9, 1, 20), stripe_len=16, corrupt=False, assign="rr"):
+def lane_vectors(lanes, seed=0, W=16, sizes=(60, 9, 1, 20), stripe_len=16, corrupt=False, assign="rr", **params):
     rng = np.random.default_rng(seed)
     ts = random_tableset(rng, W=W, L=8, zrun_kmax=5)
     stripes = tensors_stripes(ts, rng, sizes, stripe_len)
@@ -39,7 +39,7 @@ def lane_vectors(lanes, seed=0, W=16, sizes=(60, 9, 1, 20), stripe_len=16, corru
         if len(stripes[2]) > 1:
             stripes[2] = stripes[2][:1]
         stripes.insert(5, rng.integers(0, 1 << 32, 3, dtype=np.uint64).astype(np.uint32))
-    return LS.LaneVectors.make(stripes, table_ops(ts, 8), lanes, ROWS, assign, W=W)
+    return LS.LaneVectors.make(stripes, table_ops(ts, 8), lanes, ROWS, assign, W=W, **params)
 
 
 def need(sim):
@@ -179,6 +179,23 @@ def test_hdl_bit_exact_slow(lanes, sim, tmp_path, hdl_cache):
     ref = LS.run("myhdl", stim, tmp_path / "myhdl", lanes, vec.params, ROWS, hdl_cache, assign="load")
     assert LS.first_difference(ref, vec) is None
     out = LS.run(sim, stim, tmp_path / sim, lanes, vec.params, ROWS, hdl_cache, assign="load")
+    assert LS.first_difference(out, vec) is None
+    assert LS.first_cycle_difference(ref, out) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sim", ["ghdl", "icarus", "verilator"])
+def test_hdl_vector_front_four_lanes(sim, tmp_path, hdl_cache):
+    """4 lanes with the vector front (the ECP5 build): per-lane errors, random pauses and backpressure, zero-run
+    stripes ending at their overrun token; converted HDL bit-exact and cycle-equal to MyHDL."""
+    need(sim)
+    vec = lane_vectors(4, seed=31, W=16, corrupt=True, assign="load", sizes=(36, 5, 1, 12), FRONT="vector")
+    assert len(vec.errors) >= 3
+    stim = LS.make_lane_stimulus(vec, in_gap=0.3, out_stall=0.4, seed=6)
+    ref = LS.run("myhdl", stim, tmp_path / "myhdl", 4, vec.params, ROWS, hdl_cache, assign="load")
+    assert LS.first_difference(ref, vec) is None
+    assert sorted(int(e[0]) for e in ref.errors) == sorted(int(e[0]) for e in vec.errors)
+    out = LS.run(sim, stim, tmp_path / sim, 4, vec.params, ROWS, hdl_cache, assign="load")
     assert LS.first_difference(out, vec) is None
     assert LS.first_cycle_difference(ref, out) is None
 
