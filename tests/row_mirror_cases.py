@@ -1,5 +1,6 @@
 """Stimulus and reference of the row mirror stage (:mod:`lutzip.hdl.stages.row_mirror`), shared by its MyHDL test
-(tests/test_row_mirror.py) and its four-simulator test (tests/test_row_mirror_sims.py).
+(tests/test_row_mirror.py) and its four-simulator test (tests/test_row_mirror_sims.py); :func:`basis` (a
+DFT-like tensor of mirrored, negated-mirror and plain rows) is the input of the software and core row-stream tests.
 
 A *case* is the stage's input -- the core's decoded words ``(data, last, user)`` in order and one descriptor
 ``(err, rows, neg, N - 1, modes)`` per packet -- and what it must output (``(data, last, user)``). A good row
@@ -186,3 +187,27 @@ def header_model(packets, W=16, MAX_N=512, w8=0):
         front += [(w, int(i == len(p) - 4)) for i, w in enumerate(p[3:])]
         descs.append((0, 1, kind, N - 1, modes))
     return front, descs
+
+
+def basis(R, N, dtype, seed=0):
+    """A DFT-like basis: Hann-windowed cosine rows (mirror), sine rows (negated mirror), random rows (plain)."""
+    n = np.arange(N)
+    w = 0.5 - 0.5 * np.cos(2 * np.pi * n / N)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(R):
+        if k % 3 == 0:
+            rows.append(w * np.cos(2 * np.pi * k * n / N))
+        elif k % 3 == 1:
+            rows.append(-w * np.sin(2 * np.pi * k * n / N))
+        else:
+            rows.append(rng.normal(size=N) * 0.3)
+    a = np.array(rows)
+    if dtype == "int8":
+        return np.round(a * 127).astype(np.int8)
+    if dtype == "int16":
+        return np.round(a * 32000).astype(np.int16)
+    if dtype == "float16":
+        return a.astype(np.float16)
+    import ml_dtypes
+    return a.astype(ml_dtypes.bfloat16)

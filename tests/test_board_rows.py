@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 
 import lutzip
-from lutzip.board import base
 from lutzip.board import verify as vf
 from lutzip.codec import container as ct
 from lutzip.errors import UnsupportedError
+
+from board_doubles import MemBoard
 
 
 def _mirror_tensor(R=24, N=256):
@@ -24,40 +25,13 @@ def _mirror_tensor(R=24, N=256):
     return out
 
 
-class _MemBoard(base.BoardBase):
-    """A board double (STATES=2, so only the row check can refuse): records the table sets that reach it."""
-    kind = "memory-sim"
-
-    def __init__(self):
-        super().__init__()
-        self.loaded = []
-
-    def identify(self):
-        self.info = base.BoardInfo(self.kind, 8, 16, 4096, 100_000_000, states=2)
-        return self.info
-
-    def load_tables(self, tables):
-        self.loaded.append(tables)
-
-    def stream(self, tensors, words=False, progress=None):
-        for _name, tables, _st in tensors:
-            self.load_tables(tables)
-        raise RuntimeError("streamed")
-
-    def read_counters(self):
-        return {k: 0 for k in base.COUNTERS}
-
-    def _close(self):
-        pass
-
-
 @pytest.mark.parametrize("rows", [True, False])
 def test_row_stream_refused_before_the_board_plain_file_accepted(rows):
     weights = {"basis": _mirror_tensor(), "other": np.arange(-64, 64, dtype=np.int8).repeat(20)}
     c = ct.from_bytes(lutzip.compress(weights, rows=rows))
     has_rows = any(s.rows for s in c.streams)
     assert has_rows == rows                     # the encoder takes the row stream only where asked (and smaller)
-    with _MemBoard() as b:
+    with MemBoard(2) as b:     # two tables, so only the row check can refuse
         if rows:
             with pytest.raises(UnsupportedError) as e:
                 vf.stream_container(b, c)

@@ -21,6 +21,7 @@ from lutzip.codec import container as ct
 from lutzip.errors import UnsupportedError
 from lutzip.firmware.axi import regs as R
 from lutzip.link import protocol as link
+from board_doubles import MemBoard
 
 needs_verilator = pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")
 
@@ -105,46 +106,17 @@ def test_stub_core_cannot_build_two_tables():
 
 
 # ------------------------------------------------------------------------------------------ host: the refusal
-class _MemBoard(base.BoardBase):
-    """A board double: IDENT of ``states``; records what reaches it."""
-    kind = "memory-sim"
-
-    def __init__(self, states):
-        super().__init__()
-        self.states = states
-        self.loaded = []
-
-    def identify(self):
-        self.info = base.BoardInfo(self.kind, 8, 16, 4096, 100_000_000, states=self.states)
-        return self.info
-
-    def load_tables(self, tables):
-        base.check_states(tables, self.info or self.identify())
-        self.loaded.append(tables)
-
-    def stream(self, tensors, words=False, progress=None):
-        for _name, tables, _st in tensors:
-            self.load_tables(tables)
-        raise RuntimeError("streamed")
-
-    def read_counters(self):
-        return {k: 0 for k in base.COUNTERS}
-
-    def _close(self):
-        pass
-
-
 def test_verify_layer_refuses_v5_on_states1_only(files):
     _p, c = files[2]
-    with _MemBoard(1) as b, pytest.raises(UnsupportedError) as e:
+    with MemBoard(1) as b, pytest.raises(UnsupportedError) as e:
         vf.stream_container(b, c)
     msg = str(e.value)
     assert "\n" not in msg and "two code tables" in msg and "STATES=1" in msg and "memory-sim" in msg
     assert not b.loaded
-    with _MemBoard(2) as b, pytest.raises(RuntimeError, match="streamed"):
+    with MemBoard(2) as b, pytest.raises(RuntimeError, match="streamed"):
         vf.stream_container(b, c)                          # accepted: it reaches the board
     assert any(base.two_tables(t) for t in b.loaded)
-    with _MemBoard(1) as b, pytest.raises(RuntimeError, match="streamed"):
+    with MemBoard(1) as b, pytest.raises(RuntimeError, match="streamed"):
         vf.stream_container(b, files[1][1])                # a v4 file on a STATES=1 board: accepted
     with pytest.raises(UnsupportedError, match="STATES=1"):
         base.check_states(c.tables[c.streams[[base.two_tables(c.tables[s.table]) for s in c.streams].index(True)]

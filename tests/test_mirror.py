@@ -12,32 +12,9 @@ from lutzip.codec import states as st
 from lutzip.codec import symmetry as sy
 from lutzip.codec.decode import ERR_BAD_HEADER, ERR_ROW, decode_stripes
 from lutzip.errors import DecodeError, FormatError, LutzError
+from row_mirror_cases import basis
 
 DTYPES = ("int8", "int16", "float16", "bfloat16")
-
-
-def basis(R, N, dtype, seed=0):
-    """A DFT-like basis: Hann-windowed cosine rows (mirror), sine rows (negated mirror), random rows (plain)."""
-    n = np.arange(N)
-    w = 0.5 - 0.5 * np.cos(2 * np.pi * n / N)
-    rng = np.random.default_rng(seed)
-    rows = []
-    for k in range(R):
-        if k % 3 == 0:
-            rows.append(w * np.cos(2 * np.pi * k * n / N))
-        elif k % 3 == 1:
-            rows.append(-w * np.sin(2 * np.pi * k * n / N))
-        else:
-            rows.append(rng.normal(size=N) * 0.3)
-    a = np.array(rows)
-    if dtype == "int8":
-        return np.round(a * 127).astype(np.int8)
-    if dtype == "int16":
-        return np.round(a * 32000).astype(np.int16)
-    if dtype == "float16":
-        return a.astype(np.float16)
-    import ml_dtypes
-    return a.astype(ml_dtypes.bfloat16)
 
 
 def bits(a):

@@ -16,28 +16,9 @@ from lutzip.hdl.flows import model as M
 from lutzip.hdl.flows import simulate as S
 from lutzip.hdl.flows.vectors import Vectors
 
-from row_mirror_cases import header_model, model
+from row_mirror_cases import basis, header_model, model
 
 SIMS = ("myhdl", "ghdl", "icarus", "verilator")
-
-
-def basis(R, N, dtype, seed=0):
-    """A DFT-like basis (as tests/test_mirror.py): windowed cosine rows (MIRROR), sine rows (NEG_MIRROR), random
-    rows (PLAIN)."""
-    n = np.arange(N)
-    w = 0.5 - 0.5 * np.cos(2 * np.pi * n / N)
-    rng = np.random.default_rng(seed)
-    rows = [w * np.cos(2 * np.pi * k * n / N) if k % 3 == 0 else -w * np.sin(2 * np.pi * k * n / N) if k % 3 == 1
-            else rng.normal(size=N) * 0.3 for k in range(R)]
-    a = np.array(rows)
-    if dtype == "int8":
-        return np.round(a * 127).astype(np.int8)
-    if dtype == "int16":
-        return np.round(a * 32000).astype(np.int16)
-    if dtype == "float16":
-        return a.astype(np.float16)
-    import ml_dtypes
-    return a.astype(ml_dtypes.bfloat16)
 
 
 def row_file(dtype, R, N, rs=6):
