@@ -29,8 +29,10 @@ def fifo(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_tdata, m_a
         flip-flops, as ``cmd_ring``'s ``PIPE``: a read is issued while fewer than 4 entries are read and not yet
         taken, one per cycle (full rate; a word reaches the output 2 cycles later than without). The full flag
         counts the RAM (entries in the small FIFO have left it), so the FIFO holds up to ``DEPTH + 4`` words.
-        ``proto_engine``'s ``RESULT_REG`` builds the decoded-word FIFO so (2026-12-07 evening: its read was the
-        two-domain ULX3S build's critical path at seed 2). The RAM is called ``mem_p`` (the board flow marks it
+        No top builds it so at present: with the decoded-word FIFO so under ``proto_engine``'s ``RESULT_REG``
+        (2026-12-07 evening; its read was the two-domain ULX3S build's critical path at seed 2) seed 2 rose from
+        92.56 to 99.6 MHz but seed 1 fell from 101.15 to 98.1 MHz (docs/log/2026-12-boards.md), so it was turned
+        off again; the option stays, tested, for the next attempt. The RAM is called ``mem_p`` (the board flow marks it
         ``no_rw_check``: it is never read at the address written in the same cycle, since a write needs room
         and a read needs an entry). False converts to the HDL of before.
     """
