@@ -552,6 +552,23 @@ EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const i
  * rest as Python adds it. Returns 0, or -1 when package-merge had no memory. */
 EXPORT int lze_package_merge(int64_t n, const double *w, int64_t L, int64_t *lengths);
 
+/* One part's score (see lze_score_parts): n >= 1 weights w, index lengths ks, l3 LUT3 entries; c is scratch for
+ * n code lengths. Returns -1 when package-merge had no memory, else 0 with the score in *out. */
+static int part_score(int64_t n, const double *w, const int64_t *ks, int64_t l3, int64_t L, double class_bits,
+                      double lut3_bits, int64_t *c, double *out)
+{
+    if (n >= 2) {
+        if (lze_package_merge(n, w, L, c))
+            return -1;
+    } else
+        c[0] = 1;
+    double dot = 0.0;
+    for (int64_t j = 0; j < n; j++)
+        dot += w[j] * (double)(c[j] + ks[j]);
+    *out = dot + (double)((int64_t)class_bits * n) + lut3_bits * (double)l3;
+    return 0;
+}
+
 EXPORT int lze_score_parts(int64_t np_, const int64_t *off, const double *F, const int64_t *ks,
                            const int64_t *lut3, int64_t L, double class_bits, double lut3_bits, double *out)
 {
@@ -574,17 +591,10 @@ EXPORT int lze_score_parts(int64_t np_, const int64_t *off, const double *F, con
             double r = rint(F[off[p] + j]);
             w[j] = r > 1.0 ? r : 1.0;
         }
-        if (n >= 2) {
-            if (lze_package_merge(n, w, L, c)) {
-                rc = -1;
-                break;
-            }
-        } else
-            c[0] = 1;
-        double dot = 0.0;
-        for (int64_t j = 0; j < n; j++)
-            dot += w[j] * (double)(c[j] + ks[off[p] + j]);
-        out[p] = dot + (double)((int64_t)class_bits * n) + lut3_bits * (double)lut3[p];
+        if (part_score(n, w, ks + off[p], lut3[p], L, class_bits, lut3_bits, c, out + p)) {
+            rc = -1;
+            break;
+        }
     }
     free(w);
     free(c);
@@ -2396,17 +2406,10 @@ EXPORT int64_t lze_grouped_designs(int64_t np_, const int64_t *poff, const int64
                 sc[p] = INF;
                 continue;
             }
-            if (n >= 2) {
-                if (lze_package_merge(n, w, L, c)) {
-                    rc = -1;
-                    break;
-                }
-            } else
-                c[0] = 1;
-            double dot = 0.0;
-            for (int64_t j = 0; j < n; j++)
-                dot += w[j] * (double)(c[j] + ks[j]);
-            sc[p] = dot + (double)((int64_t)class_bits * n) + lut3_bits * (double)l3;
+            if (part_score(n, w, ks, l3, L, class_bits, lut3_bits, c, sc + p)) {
+                rc = -1;
+                break;
+            }
         }
         if (rc)
             break;
