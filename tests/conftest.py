@@ -1,46 +1,9 @@
 """Shared pytest fixtures (small and generic)."""
-import inspect as _inspect
-import sys
-import types
-
 import pytest
 
-
-def _light_outer_frames(frame, context=1):
-    """``inspect.getouterframes`` without the source look-ups: MyHDL's elaboration (``_getCallInfo`` in
-    myhdl._block / myhdl._instance, ``instances()``) only reads each record's frame and function name, but the
-    real call reads source context for every frame of the stack -- under pytest ~80 frames per ``@block`` /
-    ``@instance`` / ``@always`` call, the bulk of the time to build a big design (a proto_engine took ~40 s
-    CPU in a test worker). Records keep inspect.FrameInfo's layout; filename and line are real, the source
-    context fields are None."""
-    out = []
-    while frame is not None:
-        out.append(_inspect.FrameInfo(frame, frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
-                                      None, None))
-        frame = frame.f_back
-    return out
-
-
-def _light_stack(context=1):
-    return _light_outer_frames(sys._getframe(1), context)
-
-
-def _speed_up_myhdl_elaboration():
-    try:
-        import myhdl._block
-        import myhdl._instance
-        import myhdl._misc
-    except ImportError:  # pragma: no cover
-        return
-    light = types.ModuleType("inspect")
-    light.__dict__.update(_inspect.__dict__)
-    light.stack = _light_stack
-    light.getouterframes = _light_outer_frames
-    for mod in (myhdl._block, myhdl._instance, myhdl._misc):
-        mod.inspect = light
-
-
-_speed_up_myhdl_elaboration()
+# MyHDL's elaboration without inspect.stack()'s source look-ups (under pytest ~80 frames per @block call):
+# the package applies it on import; imported here so tests that build designs with myhdl alone get it too.
+import lutzip.hdl  # noqa: F401,E402
 
 
 @pytest.hookimpl(tryfirst=True)
