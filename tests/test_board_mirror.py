@@ -42,11 +42,12 @@ def _weights():
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    """``{"rows": (path, container), "plain": ...}``: the default encoding (row streams) and ``rows=False``."""
+    """``{"rows": (path, container), "plain": ..., "rows2": ...}``: the default encoding (row streams), ``rows=False``,
+    and ``states=2`` (row streams, one of them with two code tables)."""
     d = tmp_path_factory.mktemp("mirror")
     out = {}
-    for key, rows in (("rows", True), ("plain", False)):
-        data = api.compress(_weights(), rows=rows)
+    for key, rows, states in (("rows", True, 1), ("plain", False, 1), ("rows2", True, 2)):
+        data = api.compress(_weights(), rows=rows, states=states)
         c = ct.from_bytes(data)
         got = {c.tensors[s.members[0]].name for s in c.streams if s.rows}
         assert got == (set(ROWS) if rows else set()), got
@@ -54,6 +55,8 @@ def files(tmp_path_factory):
             assert c.version == 6
             from lutzip.codec.rows import summary
             assert all(summary(c, c.tensor(n))["neg_mirror"] for n in ROWS)     # negated tails in every word type
+        if states == 2:
+            assert any(s.rows and base.two_tables(c.tables[s.table]) for s in c.streams)
         p = d / f"{key}.lutz"
         p.write_bytes(data)
         out[key] = (p, c)
@@ -185,9 +188,9 @@ def test_verify_layer_rows_against_mirror(files):
 @needs_verilator
 @pytest.mark.timeout(1200)
 def test_lutzip_stream_rows_bit_exact_on_mirror_virtual_board(files, capsys):
-    """``lutzip stream --sim`` (fast mode, MIRROR=1): the row-stream file, every word back and compared; then the
-    same tensors without row streams on the same build."""
-    for key in ("rows", "plain"):
+    """``lutzip stream --sim`` (fast mode, MIRROR=1, STATES=2): the row-stream file, every word back and compared;
+    the ``--states 2`` one (a row stream with two code tables); the same tensors without row streams."""
+    for key in ("rows", "rows2", "plain"):
         path, c = files[key]
         assert cli.main(["stream", str(path), "--sim", "--json", "--verify", "full"]) == 0
         rep = json.loads(capsys.readouterr().out)
@@ -264,6 +267,11 @@ def test_axi_top_streams_rows_and_mirror0_top_refuses(files):
         r = vf.stream_container(b, c, "full", progress=False)
         assert r["ok"], vf.format_report(r)
         assert r["counters"]["words"] == _numel(c)
+    # the Zynq builds' core: the vector front (ZYNQ_BOARDS), STATES=2, MIRROR=1; the --states 2 file
+    with open_board(sim=True, timeout=30.0, FRONT="vector") as b:
+        assert b.identify().mirror == 1
+        r = vf.stream_container(b, files["rows2"][1], "full", progress=False)
+        assert r["ok"], vf.format_report(r)
     with open_board(sim=True, timeout=30.0, MIRROR=0) as b:
         assert b.identify().mirror == 0
         with pytest.raises(UnsupportedError, match="--no-rows") as e:

@@ -40,14 +40,19 @@ def expected_words(c: ct.Container, t: ct.TensorEntry) -> np.ndarray:
     numpy.ndarray
         ``t.numel`` uint16 words (8-bit words zero-extended), stripe after stripe.
     """
-    from lutzip.codec.arrays import decode_stream
+    from lutzip.codec.arrays import decode_stream, row_args
     from lutzip.codec.bitstream import decode_stripes
     if t.grouped:
         a, b = t.stripe_range()
         lo = t.word_offset - a * int(t.stripe_len)
         return decode_stream(c, t, True, (a, b))[lo:lo + t.numel].astype(np.uint16)
     ct.check_stripe_crcs(c, t)
-    return decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name)
+    # a row stream (format version 6) decodes to its rows' full words, as a MIRROR=1 core outputs them; 8-bit words
+    # into uint8 (a negated 8-bit word stays 8 bits, as the core's with config word 1), then zero-extended
+    ts = c.tables[t.table]
+    out = np.empty(t.numel, np.uint8 if ts.word_bits == 8 else np.uint16)
+    return decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, ts, t.name, out=out,
+                          rows=row_args(c, t)).astype(np.uint16)
 
 
 def check_verify_memory(tensors, streams, full: bool) -> int:
