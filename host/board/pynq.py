@@ -441,8 +441,16 @@ class PynqBoard(BoardBase):
 
 
 def _n_words(stripe) -> int:
-    """Decoded words of a stripe, from its header's count field (the tensor index agrees for a valid file)."""
-    return (int(stripe[0]) & 0xFFFF) + 1 if len(stripe) else 1
+    """Decoded words of a stripe, from its header's count field (the tensor index agrees for a valid file); a row
+    stripe (format version 6, marker 0x4C5B) outputs ``R x N`` words, from its row descriptor (word 1)."""
+    if not len(stripe):
+        return 1
+    from lutzip.codec.rows import ROW_MARKER
+    h = int(stripe[0])
+    if h & 0xFFFF0000 == ROW_MARKER and len(stripe) > 1:
+        d = int(stripe[1])
+        return (((d >> 16) & 0xF) + 1) * ((d & 0xFFFF) + 1)
+    return (h & 0xFFFF) + 1
 
 
 def _cap(n_words, W, out_bytes):
