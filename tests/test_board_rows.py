@@ -1,6 +1,7 @@
-"""Row streams (format version 6, mirrored rows) and the board layer: no board top builds its core with MIRROR=1
-yet (docs/CORE.md section 7), so the verify layer refuses such a file in one line before anything reaches a board,
-and the same tensor compressed with ``rows=False`` (``--no-rows``) is accepted."""
+"""Row streams (format version 6, mirrored rows) and the board layer: on a board whose core is built with MIRROR=0
+(docs/CORE.md section 7; IDENT without the MIRROR bit) the verify layer refuses such a file in one line before
+anything reaches it, and the same tensor compressed with ``rows=False`` (``--no-rows``) is accepted (boards with
+MIRROR=1: tests/test_board_mirror.py)."""
 import numpy as np
 import pytest
 
@@ -31,7 +32,7 @@ def test_row_stream_refused_before_the_board_plain_file_accepted(rows):
     c = ct.from_bytes(lutzip.compress(weights, rows=rows))
     has_rows = any(s.rows for s in c.streams)
     assert has_rows == rows                     # the encoder takes the row stream only where asked (and smaller)
-    with MemBoard(2) as b:     # two tables, so only the row check can refuse
+    with MemBoard(2) as b:     # two tables and MIRROR=0, so only the row check can refuse
         if rows:
             with pytest.raises(UnsupportedError) as e:
                 vf.stream_container(b, c)

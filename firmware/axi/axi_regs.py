@@ -28,14 +28,14 @@ from lutzip.firmware.axi import regs as R
 def axi_regs(clk, rst, wr_en, wr_addr, wr_data, rd_addr, rd_data, hold, hold_start, no_discard,
              tbl_we, tbl_sel, tbl_addr, tbl_wdata,
              busy, in_open, in_reset, s_tvalid, s_tready, m_tvalid, m_tready, w_emit, done, done_code, crc,
-             L=8, W=16, LUT3_DEPTH=4096, LANES=1, OUT_BYTES=4, CLK_HZ=100_000_000, STATES=1):
+             L=8, W=16, LUT3_DEPTH=4096, LANES=1, OUT_BYTES=4, CLK_HZ=100_000_000, STATES=1, MIRROR=0, MAX_N=512):
     A_CONTROL, A_TBL_ADDR, A_TBL_DATA = R.CONTROL // 4, R.TBL_ADDR // 4, R.TBL_DATA // 4
     A_ID, A_VERSION, A_PARAMS, A_LUT3, A_CLK = R.ID // 4, R.VERSION // 4, R.PARAMS // 4, R.LUT3 // 4, R.CLK_HZ // 4
     A_STATUS, A_ERR_STRIPE, A_ERR_COUNT = R.STATUS // 4, R.ERR_STRIPE // 4, R.ERR_COUNT // 4
     A_CYC_TOTAL, A_CYC_BUSY, A_CYC_STARVED = R.CYC_TOTAL // 4, R.CYC_BUSY // 4, R.CYC_STARVED // 4
     A_CYC_BLOCKED, A_WORDS, A_STRIPES, A_CRC = R.CYC_BLOCKED // 4, R.WORDS_OUT // 4, R.STRIPES // 4, R.OUT_CRC // 4
     V_ID, V_VERSION = R.ID_VALUE, R.VERSION_VALUE
-    V_PARAMS = R.params_word(L, W, LANES, OUT_BYTES, STATES)
+    V_PARAMS = R.params_word(L, W, LANES, OUT_BYTES, STATES, MIRROR, MAX_N)
     V_LUT3, V_CLK = int(LUT3_DEPTH), int(CLK_HZ) & 0xFFFFFFFF
     NRST = R.SOFT_RESET_CYCLES
     assert R.ST_CODE_SHIFT == 8 and R.ST_IN_RESET == 4

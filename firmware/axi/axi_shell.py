@@ -43,7 +43,7 @@ def axi_shell(aclk, aresetn,
               rst_s, c_tdata, c_tvalid, c_tready, c_tlast, tbl_we, tbl_sel, tbl_addr, tbl_wdata,
               job_ok, h_nocore, h_n, job_pop, end_ok, h_last, h_trunc, end_pop,
               hold, in_open, discarding, pend_out, w_emit, done, done_code, m_fire, m_fire_last, busy, in_reset,
-              L=8, W=16, LUT3_DEPTH=4096, LANES=1, OUT_BYTES=4, CLK_HZ=100_000_000, STATES=1):
+              L=8, W=16, LUT3_DEPTH=4096, LANES=1, OUT_BYTES=4, CLK_HZ=100_000_000, STATES=1, MIRROR=0, MAX_N=512):
     """The AXI top's register slave, framer, job / end FIFOs, output CRC and resets.
 
     Parameters
@@ -102,7 +102,8 @@ def axi_shell(aclk, aresetn,
     regs = axi_regs(aclk, rst_h, wr_en, wr_addr, wr_data, rd_addr, rd_data, hold, hold_start, no_discard,
                     tbl_we, tbl_sel, tbl_addr, tbl_wdata, busy, in_open, in_reset, s_axis_tvalid, s_axis_tready,
                     m_axis_tvalid, m_axis_tready, w_emit, done, done_code, crc,
-                    L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LANES=LANES, OUT_BYTES=OUT_BYTES, CLK_HZ=CLK_HZ, STATES=STATES)
+                    L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LANES=LANES, OUT_BYTES=OUT_BYTES, CLK_HZ=CLK_HZ, STATES=STATES,
+                    MIRROR=MIRROR, MAX_N=MAX_N)
     framer = stripe_framer(aclk, rst_h, hold, hold_start, discard, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                            s_axis_tlast, c_tdata, c_tvalid, c_tready, c_tlast, job_wr, job_nocore, job_n,
                            job_space, end_wr, end_last, end_trunc, in_open, last_hs, discarding)

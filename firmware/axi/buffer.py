@@ -132,11 +132,14 @@ def expected_out_words(container, tensor, stripes=None) -> np.ndarray:
     numpy.ndarray of uint16
         The words of the stripes in order (8-bit tensors zero-extended).
     """
+    from lutzip.codec.arrays import row_args
     from lutzip.codec.bitstream import decode_stripes
     t = _unit(container, tensor)
     a, b = _run(t, stripes)
-    w = decode_stripes(container.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len,
-                       container.tables[t.table], t.name)
+    ts = container.tables[t.table]
+    w = decode_stripes(container.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, ts, t.name,
+                       out=np.empty(t.numel, np.uint8 if ts.word_bits == 8 else np.uint16),
+                       rows=row_args(container, t)).astype(np.uint16)
     S = int(t.stripe_len)
     return w[a * S:min(b * S, int(t.numel))]
 

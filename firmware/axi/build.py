@@ -18,14 +18,14 @@ TCL_COMMON = ("package_ip.tcl", "build.tcl")
 #: Zynq boards: part, Vivado board part, block-design script, DMA stream width, PL clock, yosys family and
 #: the top's parameters (the vector front: the core's fast front, 128-139 MHz on ECP5, for the 100 MHz PL
 #: clock; ports, words and errors as the window front's, docs/CORE.md; STATES=2: the core decodes format version 5,
-#: two code tables, too -- the parts have room).
+#: two code tables, too, and MIRROR=1 format version 6, row streams -- the parts have room).
 ZYNQ_BOARDS = {
     "pynq-z2": dict(title="TUL PYNQ-Z2 (Zynq-7000)", part="xc7z020clg400-1", board_part="tul.com.tw:pynq-z2:part0:1.0",
                     bd="bd_pynq_z2.tcl", OUT_BYTES=4, fclk_mhz=100, yosys_family="xc7",
-                    top={"FRONT": "vector", "STATES": 2}),
+                    top={"FRONT": "vector", "STATES": 2, "MIRROR": 1}),
     "kv260": dict(title="Kria KV260 (Zynq UltraScale+)", part="xck26-sfvc784-2LV-c",
                   board_part="xilinx.com:kv260_som:part0:1.4", bd="bd_kv260.tcl", OUT_BYTES=8, fclk_mhz=100,
-                  yosys_family="xcup", top={"FRONT": "vector", "STATES": 2}),
+                  yosys_family="xcup", top={"FRONT": "vector", "STATES": 2, "MIRROR": 1}),
 }
 PROJECT = "lutzip"
 

@@ -39,7 +39,7 @@ def top_signals(OUT_BYTES=4):
     return out
 
 
-def check_params(W=16, LANES=1, OUT_BYTES=4, L=8, STATES=1):
+def check_params(W=16, LANES=1, OUT_BYTES=4, L=8, STATES=1, MIRROR=0, MAX_N=512):
     """Raise :class:`lutzip.errors.UnsupportedError` naming the first parameter the top cannot build."""
     if W not in (8, 16):
         raise UnsupportedError(f"lutzip_axi: W must be 8 or 16, got {W!r}")
@@ -52,8 +52,12 @@ def check_params(W=16, LANES=1, OUT_BYTES=4, L=8, STATES=1):
                                f"(OUT_BYTES={OUT_BYTES}): at most {8 * OUT_BYTES // W} lanes")
     if not 1 <= int(L) <= 15:
         raise UnsupportedError(f"lutzip_axi: L must be 1..15 (PARAMS has 4 bits), got {L!r}")
-    from lutzip.hdl.core.ports import check_states
+    from lutzip.hdl.core.ports import check_mirror, check_states
     check_states(STATES, int(L))
+    check_mirror(MIRROR, MAX_N)
+    if MIRROR and LANES != 1:
+        raise UnsupportedError(f"lutzip_axi: MIRROR=1 (row stripes) with one lane only, not LANES={LANES} (the N-lane "
+                               f"decoder does not take row stripes yet)")
 
 
 @block
@@ -65,14 +69,16 @@ def lutzip_axi(aclk, aresetn,
                s_axi_ctrl_araddr, s_axi_ctrl_arvalid, s_axi_ctrl_arready, s_axi_ctrl_rdata, s_axi_ctrl_rresp,
                s_axi_ctrl_rvalid, s_axi_ctrl_rready,
                L=8, W=16, LUT3_DEPTH=4096, FRONT="window", STEP="adder", LUT1_RAM="block", LANES=1,
-               OUT_BYTES=4, CLK_HZ=100_000_000, STATES=1, **lanes_params):
+               OUT_BYTES=4, CLK_HZ=100_000_000, STATES=1, MIRROR=0, MAX_N=512, **lanes_params):
     """The AXI top (docs/AXI.md); parameters as the core's (docs/CORE.md) plus ``LANES``, ``OUT_BYTES``, ``CLK_HZ``."""
     # (the docstring goes into the converted HDL's header: kept as it was, so LANES=1 converts byte for byte as before)
     # STATES: the core's code tables (docs/CORE.md; 2: format version 5 too), reported in PARAMS bits 21:20 as
     # STATES - 1 (docs/AXI.md); STATES=1 converts to the HDL of before.
+    # MIRROR, MAX_N: the core's row stripes (docs/CORE.md section 7; format version 6), reported in PARAMS bit 22 and
+    # bits 27:24 (log2(MAX_N)); one lane only; MIRROR=0 converts to the HDL of before.
     # LANES 2, 4 or 8 builds lutzip_axi_n.lutzip_axi_n, the N-lane decoder behind the same ports (lanes_params: its
     # IN_ROWS, ROWS); LANES=1 builds the single core below.
-    check_params(W, LANES, OUT_BYTES, L, STATES)
+    check_params(W, LANES, OUT_BYTES, L, STATES, MIRROR, MAX_N)
     if LANES != 1:
         from lutzip.firmware.axi.lutzip_axi_n import lutzip_axi_n
         return lutzip_axi_n(aclk, aresetn, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
@@ -123,11 +129,12 @@ def lutzip_axi(aclk, aresetn,
                       job_ok, h_nocore, h_n, job_pop, end_ok, h_last, h_trunc, end_pop,
                       hold, in_open, discarding, pend_out, w_emit, done, done_code, m_fire, m_fire_last, busy,
                       in_reset, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LANES=LANES, OUT_BYTES=OUT_BYTES, CLK_HZ=CLK_HZ,
-                      STATES=STATES)
+                      STATES=STATES, **({"MIRROR": 1, "MAX_N": MAX_N} if MIRROR else {}))
 
     core = decoder_core(aclk, rst_s, c_tdata, c_tvalid, c_tready, c_tlast, k_tdata, k_tvalid, k_tready, k_tlast,
                         k_tuser, tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, core_busy,
-                        L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP, STATES=STATES)
+                        L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP, STATES=STATES,
+                        **({"MIRROR": 1, "MAX_N": MAX_N} if MIRROR else {}))
 
     @always_comb
     def ax_slice_in():

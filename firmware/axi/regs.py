@@ -42,7 +42,8 @@ OUT_CRC = 0x48
 REGISTERS = {
     "ID": (ID, "R", "0x4C5A4158 (LZAX)"),
     "VERSION": (VERSION, "R", "(major << 16) | minor"),
-    "PARAMS": (PARAMS, "R", "L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16] | (STATES - 1)[21:20]"),
+    "PARAMS": (PARAMS, "R", "L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16] | (STATES - 1)[21:20] | MIRROR[22] "
+                                 "| log2(MAX_N)[27:24]"),
     "LUT3": (LUT3, "R", "LUT3_DEPTH"),
     "CLK_HZ": (CLK_HZ, "R", "CLK_HZ parameter"),
     "CONTROL": (CONTROL, "W", "bit0 SOFT_RESET, bit1 CLEAR_COUNTERS, bit2 CLEAR_ERROR, bit3 NO_DISCARD"),
@@ -62,7 +63,8 @@ REGISTERS = {
 
 #: Bit fields: register -> {field: (lsb, width)}.
 FIELDS = {
-    "PARAMS": {"L": (0, 4), "W": (4, 5), "LANES": (12, 4), "OUT_BYTES": (16, 4), "STATES_M1": (20, 2)},
+    "PARAMS": {"L": (0, 4), "W": (4, 5), "LANES": (12, 4), "OUT_BYTES": (16, 4), "STATES_M1": (20, 2),
+               "MIRROR": (22, 1), "MAX_N_LOG2": (24, 4)},
     "CONTROL": {"SOFT_RESET": (0, 1), "CLEAR_COUNTERS": (1, 1), "CLEAR_ERROR": (2, 1), "NO_DISCARD": (3, 1)},
     "STATUS": {"BUSY": (0, 1), "ERROR": (1, 1), "IN_RESET": (2, 1), "ERR_CODE": (8, 4)},
     "TBL_ADDR": {"ADDR": (0, 12), "SEL": (12, 2)},
@@ -125,22 +127,31 @@ def ports(OUT_BYTES=4):
     ]
 
 
-def params_word(L=8, W=16, LANES=1, OUT_BYTES=4, STATES=1) -> int:
+def params_word(L=8, W=16, LANES=1, OUT_BYTES=4, STATES=1, MIRROR=0, MAX_N=512) -> int:
     """The PARAMS register's value.
 
     Parameters
     ----------
-    L, W, LANES, OUT_BYTES, STATES : int
+    L, W, LANES, OUT_BYTES, STATES, MIRROR, MAX_N : int
         The top's parameters (docs/AXI.md).
 
     Returns
     -------
     int
-        ``L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16] | (STATES - 1)[21:20]`` (``STATES=1``: the value of
-        the tops before the field).
+        ``L[3:0] | W[8:4] | LANES[15:12] | OUT_BYTES[19:16] | (STATES - 1)[21:20]``, with ``MIRROR=1`` also
+        ``MIRROR[22] | log2(MAX_N)[27:24]`` (``STATES=1``, ``MIRROR=0``: the value of the tops before the fields).
     """
-    return (L & 0xF) | ((W & 0x1F) << 4) | ((LANES & 0xF) << 12) | ((OUT_BYTES & 0xF) << 16) \
+    w = (L & 0xF) | ((W & 0x1F) << 4) | ((LANES & 0xF) << 12) | ((OUT_BYTES & 0xF) << 16) \
         | (((STATES - 1) & 0x3) << 20)
+    if MIRROR:
+        w |= 1 << 22 | ((int(MAX_N).bit_length() - 1) & 0xF) << 24
+    return w
+
+
+def params_mirror(value: int) -> int:
+    """The row buffer ``MAX_N`` of a top built with ``MIRROR=1`` from a PARAMS value (``2 ** MAX_N_LOG2``), 0 when
+    bit 22 is 0 (``MIRROR=0``, or a top before the field: no row stripes)."""
+    return 1 << field("PARAMS", "MAX_N_LOG2", value) if field("PARAMS", "MIRROR", value) else 0
 
 
 def params_states(value: int) -> int:

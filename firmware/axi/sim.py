@@ -25,7 +25,7 @@ from lutzip.firmware.axi import regs as R
 
 #: Parameters of ``lutzip_axi`` with their defaults (docs/AXI.md).
 DEFAULTS = dict(L=8, W=16, LUT3_DEPTH=4096, FRONT="window", STEP="adder", LUT1_RAM="block", LANES=1,
-                OUT_BYTES=4, CLK_HZ=100_000_000, STATES=1)
+                OUT_BYTES=4, CLK_HZ=100_000_000, STATES=1, MIRROR=0)
 CFLAGS = "-O2"
 
 

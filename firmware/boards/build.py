@@ -33,7 +33,9 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     """
     if board_name in ZYNQ_BOARDS:
         return build_zynq(board_name, out, **{k: v for k, v in dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH,
-                                                                    STATES=top_params.get("STATES")).items() if v})
+                                                                    STATES=top_params.get("STATES"),
+                                                                    MIRROR=top_params.get("MIRROR")).items()
+                                              if v is not None})
     b = get_board(board_name)
     core = {"L": 8, "W": 16, "LUT3_DEPTH": 4096, **b.core_params}
     L = core["L"] if L is None else L
@@ -245,6 +247,8 @@ def _cmd_build(args) -> int:
     extra = {"RING_DEPTH": args.ring_depth} if args.ring_depth else {}
     if args.states:
         extra["STATES"] = args.states
+    if args.mirror is not None:
+        extra["MIRROR"] = int(args.mirror)
     if args.core_mhz:
         extra["CORE_CLK_HZ"] = int(round(args.core_mhz * 1e6))
     if args.one_domain:
@@ -269,6 +273,12 @@ def register(board_subparsers):
     p.add_argument("--ring-depth", type=int, help="command ring entries (default: the board's / uart_top's)")
     p.add_argument("--states", type=int, choices=(1, 2), help="the core's code tables: 2 decodes --states 2 files "
                    "(format version 5) too (default: the board's, 2 on every board)")
+    p.add_argument("--mirror", dest="mirror", action="store_true", default=None,
+                   help="the core also decodes row streams (MIRROR=1, format version 6, mirrored rows; default: the "
+                        "board's: ULX3S, Arty and the Zynq boards 1, iCEBreaker 0)")
+    p.add_argument("--no-mirror", dest="mirror", action="store_false",
+                   help="a core without row stripes (MIRROR=0; row-stream files are refused, re-compress with "
+                        "--no-rows)")
     p.add_argument("--core-mhz", type=float, help="run the engine and decoder core at this PLL clock (ULX3S, "
                    "iCEBreaker; default: one domain at the board clock)")
     p.add_argument("--one-domain", action="store_true", help="with --core-mhz on the iCEBreaker: the UART at the "

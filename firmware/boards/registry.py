@@ -70,11 +70,13 @@ BOARDS = {
                    # a 32 K-word replay buffer (docs/PROTOCOL.md, section 6): 64 of the 208 EBRs (512 x 36 each),
                    # whole MiniLM 384 x 384 tensors per piece; the other EBRs stay free for the lanes' tables;
                    # STATES=2: the core decodes format version 5 (two code tables) too (docs/CORE.md)
-                   top_params={"REPLAY_WORDS": 32768, "STATES": 2}),
+                   # MIRROR=1: row streams (format version 6) too (docs/CORE.md section 7; MAX_N 512: rows of <= 513
+                   # words, a 256-word row buffer)
+                   top_params={"REPLAY_WORDS": 32768, "STATES": 2, "MIRROR": 1}),
     "arty_a7": Board("arty_a7", "Arty A7-35", "xilinx", "XC7A35TICSG324-1L", 100_000_000, "arty_a7.xdc",
                      3_000_000, vivado_tcl="arty_a7.tcl",
                      notes="Vivado batch (constraints/arty_a7.tcl); here only yosys synth_xilinx as a check",
-                     top_params={"STATES": 2}),
+                     top_params={"STATES": 2, "MIRROR": 1}),
 }
 
 

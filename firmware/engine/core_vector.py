@@ -10,10 +10,11 @@ from lutzip.hdl.core.decoder_core import decoder_core
 def core_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                 m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                 tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy, L=8, W=16, LUT3_DEPTH=4096,
-                STATES=1):
+                STATES=1, MIRROR=0, MAX_N=512):
     """:func:`lutzip.hdl.core.decoder_core.decoder_core` with ``FRONT="vector"`` (same ports)."""
     u_core = decoder_core(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
                           m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast, m_axis_tuser,
                           tbl_we, tbl_sel, tbl_addr, tbl_wdata, err_valid, err_code, busy,
-                          L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, FRONT="vector", STATES=STATES)
+                          L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, FRONT="vector", STATES=STATES,
+                          **({"MIRROR": MIRROR, "MAX_N": MAX_N} if MIRROR else {}))
     return u_core

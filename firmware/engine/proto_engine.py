@@ -80,6 +80,12 @@ decodes table sets with two code tables (format version 5) besides one-table set
 FLAGS byte (docs/PROTOCOL.md, section 3). 1 converts to the HDL of before except the response framer's one
 constant-false branch (the same netlist).
 
+Row stripes: the keywords ``MIRROR`` (default 0) and ``MAX_N`` (default 512, with ``MIRROR=1`` only) are the
+decoder core's (docs/CORE.md section 7): 1 builds the core that also decodes row streams (format version 6,
+mirrored rows of ``N <= MAX_N + 1`` words), and the IDENT frame reports it in its header's FLAGS byte (bit 2, and
+``log2(MAX_N)`` in bits 6..3; docs/PROTOCOL.md, section 3). The host then also writes the core's config word 1 (the
+table set has 8-bit words) with each table set. 0 converts to the HDL of before.
+
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
 link's clock; the IDENT frame then carries it as a trailing u32 (24 bytes instead of 20). 0 converts to the HDL
@@ -142,7 +148,8 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                  idle, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
                  CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False,
-                 RESULT_REG=False, RST_REG=False, RING_PIPE=False, fr_rst=None, rx_rst=None, STATES=1):
+                 RESULT_REG=False, RST_REG=False, RING_PIPE=False, fr_rst=None, rx_rst=None, STATES=1, MIRROR=0,
+                 MAX_N=512):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -182,6 +189,16 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         check_states(STATES, L)
         if getattr(core, "__name__", "") == "core_stub":
             raise UnsupportedError("STATES=2 needs the real decoder core (the stub core decodes one code table)")
+    # MIRROR (module docstring): the core's keywords only with row stripes, so that any core block builds MIRROR=0
+    if MIRROR:
+        from lutzip.hdl.core.ports import check_mirror
+        check_mirror(MIRROR, MAX_N)
+        if getattr(core, "__name__", "") == "core_stub":
+            raise UnsupportedError("MIRROR=1 needs the real decoder core (the stub core decodes no row stripes)")
+        core_kw.update(MIRROR=1, MAX_N=MAX_N)
+    elif MIRROR != 0:
+        from lutzip.hdl.core.ports import check_mirror
+        check_mirror(MIRROR, MAX_N)
     if REPLAY_WORDS and not (REPLAY_WORDS >= 256 and REPLAY_WORDS & (REPLAY_WORDS - 1) == 0
                              and REPLAY_WORDS <= 1 << 22):
         raise UnsupportedError(f"REPLAY_WORDS must be 0 or a power of two from 256 to 2**22, not {REPLAY_WORDS}")

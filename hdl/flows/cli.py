@@ -11,8 +11,9 @@ import json
 from lutzip.cli.types import int_in
 
 
-def add_core_params(p, target_defaults=False):
-    """The core parameters (docs/CORE.md) as options ``--L --W --lut3-depth --front --step --lut1-ram``.
+def add_core_params(p, target_defaults=False, mirror=False):
+    """The core parameters (docs/CORE.md) as options ``--L --W --lut3-depth --front --step --lut1-ram --states``
+    (with ``mirror``: ``--mirror --max-n`` too).
 
     With ``target_defaults`` the choice options default to what the synthesis target builds.
     """
@@ -32,6 +33,12 @@ def add_core_params(p, target_defaults=False):
                    + (dflt or "block"))
     p.add_argument("--states", type=int, choices=(1, 2), default=1,
                    help="code tables: 2 also decodes two-table sets (format version 5, --states 2 files); default 1")
+    if mirror:
+        p.add_argument("--mirror", action="store_true",
+                       help="row stripes too (MIRROR=1: row streams, format version 6; docs/CORE.md section 7)")
+        p.add_argument("--max-n", type=int, default=512, metavar="N",
+                       help="with --mirror: the row buffer MAX_N (rows of <= MAX_N + 1 words; a power of two "
+                            "4..32768, default 512)")
 
 
 def add_lanes_param(p, bench=False):
@@ -59,13 +66,16 @@ def core_params(args):
     """The :class:`lutzip.hdl.core.ports.CoreParams` of parsed options (``--target``: the target's choices)."""
     from lutzip.hdl.core.ports import CoreParams
     target = getattr(args, "target", None)
+    # --mirror (convert, synth): MIRROR=1 and its MAX_N; without it the parameters of before
+    mirror = {"MIRROR": 1, "MAX_N": args.max_n} if getattr(args, "mirror", False) else {}
     if target:
         from lutzip.hdl.flows.synth import core_params as for_target
-        return for_target(target, args.L, args.W, args.lut3_depth, args.front, args.step, args.lut1_ram,
-                          getattr(args, "states", 1))
+        p = for_target(target, args.L, args.W, args.lut3_depth, args.front, args.step, args.lut1_ram,
+                       getattr(args, "states", 1))
+        return CoreParams.make(p, **mirror) if mirror else p
     given = {"FRONT": args.front, "STEP": args.step, "LUT1_RAM": args.lut1_ram}
     return CoreParams.make(L=args.L, W=args.W, LUT3_DEPTH=args.lut3_depth, STATES=getattr(args, "states", 1),
-                           **{k: v for k, v in given.items() if v is not None})
+                           **{k: v for k, v in given.items() if v is not None}, **mirror)
 
 
 # ------------------------------------------------------------------------------------------------ convert
@@ -76,6 +86,10 @@ def _cmd_convert(args):
     p = core_params(args)
     out = Path(args.out)
     lanes = getattr(args, "lanes", 1)
+    if lanes != 1 and p.MIRROR:
+        from lutzip.errors import UnsupportedError
+        raise UnsupportedError("--mirror with --lanes: the N-lane decoder does not take row stripes yet "
+                               "(docs/CORE.md section 7)")
     before = {f.name: f.stat().st_mtime_ns for f in out.iterdir()} if out.is_dir() else {}
     for h in (("vhdl", "verilog") if args.hdl == "both" else (args.hdl,)):
         if lanes == 1:
@@ -99,7 +113,7 @@ def _add_convert(hsub):
     p.add_argument("--target", choices=sorted(TARGETS),
                    help="the core 'lutzip hdl synth --target' builds (its front, step and LUT1 RAM by default)")
     add_lanes_param(p)
-    add_core_params(p)
+    add_core_params(p, mirror=True)
     p.set_defaults(func=_cmd_convert)
 
 
@@ -115,7 +129,7 @@ def _cmd_synth(args) -> int:
     first = sy.synth(args.target, L=p.L, W=p.W, LUT3_DEPTH=p.LUT3_DEPTH, seed=seeds[0], freq_mhz=args.freq,
                      pnr=not args.no_pnr, build_dir=bd, front=p.FRONT, step=p.STEP, lut1_ram=p.LUT1_RAM,
                      more_seeds=seeds[1:] if not args.no_pnr else (), lanes=args.lanes, assign=args.assign,
-                     states=p.STATES)
+                     states=p.STATES, **({"mirror": 1, "max_n": p.MAX_N} if p.MIRROR else {}))
     results = [first] + first.pop("more", [])
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
@@ -139,7 +153,7 @@ def _add_synth(hsub):
                    help="nextpnr seed (repeat: one synthesis, the same netlist placed with each seed)")
     p.add_argument("--freq", type=float, help="clock constraint in MHz (default: the target's goal)")
     add_lanes_param(p)
-    add_core_params(p, target_defaults=True)
+    add_core_params(p, target_defaults=True, mirror=True)
     p.add_argument("--no-pnr", action="store_true", help="stop after yosys")
     p.add_argument("--out", help="keep the build files in this directory")
     p.set_defaults(func=_cmd_synth)

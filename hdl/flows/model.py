@@ -23,8 +23,9 @@ from lutzip.errors import LutzError
 SEL_CONFIG = 3   #: tbl_sel of the config registers (address 0: number of valid LUT3 entries)
 
 
-def table_ops(ts: TableSet, L: int = 8, n_lut3: int | None = None, states: int = 1) -> list:
-    """The core's table writes ``(sel, addr, data)`` for ``ts``: LUT1, LUT2, LUT3, then the config word.
+def table_ops(ts: TableSet, L: int = 8, n_lut3: int | None = None, states: int = 1, mirror: int = 0) -> list:
+    """The core's table writes ``(sel, addr, data)`` for ``ts``: LUT1, LUT2, LUT3, then the config word (and with
+    ``mirror`` config word 1).
 
     Parameters
     ----------
@@ -37,9 +38,15 @@ def table_ops(ts: TableSet, L: int = 8, n_lut3: int | None = None, states: int =
         ``ERR_LUT3_RANGE``).
     states : int
         The core's ``STATES`` (2: a two-table set's LUT1 of ``2^(L+1)`` entries, :func:`expand_hw`).
+    mirror : int
+        The core's ``MIRROR``: 1 appends config word 1, ``(3, 1, 1)`` for a table set of 8-bit words, else
+        ``(3, 1, 0)`` (the row stripes' negation width, docs/CORE.md section 7; a core with ``MIRROR=0`` ignores the
+        address, so the writes of ``mirror=0`` are those of before).
     """
     ops = expand_hw(ts, L, states)
     ops.append((SEL_CONFIG, 0, len(ts.lut3) if n_lut3 is None else int(n_lut3)))
+    if mirror:
+        ops.append((SEL_CONFIG, 1, int(ts.word_bits == 8)))
     return ops
 
 

@@ -447,7 +447,7 @@ def mark_lane_buffers(verilog: str) -> str:
 
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
           core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1, assign="load",
-          states=1):
+          states=1, mirror=0, max_n=512):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -463,6 +463,8 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     :func:`lutzip.hdl.lanes.pnr_top.decoder_lanes_pnr` is built instead of the core (``assign``: its ``ASSIGN``), and ``params`` holds ``LANES`` and ``ASSIGN``.
     """
     params = core_params(target, L, W, LUT3_DEPTH, front, step, lut1_ram, states)
+    if mirror:      # row stripes (docs/CORE.md section 7): MIRROR=1 with the row buffer MAX_N
+        params = CoreParams.make(params, MIRROR=1, MAX_N=max_n)
     t = TARGETS[target]
     tmp = None
     if build_dir is None:

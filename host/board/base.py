@@ -90,6 +90,11 @@ class BoardInfo:
     states : int
         The core's code tables (``STATES``, docs/CORE.md): 2 decodes format version 5 (``--states 2``) besides
         one-table sets, 1 one-table sets only.
+    mirror : int
+        1 when the core decodes row streams (format version 6, mirrored rows; built with ``MIRROR=1``,
+        docs/CORE.md section 7), else 0.
+    max_n : int
+        With ``mirror``: the core's row buffer ``MAX_N`` (rows of at most ``MAX_N + 1`` words), else 0.
     """
 
     kind: str
@@ -99,6 +104,8 @@ class BoardInfo:
     clk_hz: int
     lanes: int = 1
     states: int = 1
+    mirror: int = 0
+    max_n: int = 0
 
     @property
     def simulated(self) -> bool:
@@ -136,6 +143,14 @@ def check_states(tables, info) -> None:
         from lutzip.errors import UnsupportedError
         raise UnsupportedError(f"a table set with two code tables (format version 5, --states 2), "
                                f"{states_refusal(info)}")
+
+
+def rows_refusal(info=None) -> str:
+    """Why a board whose core has no row stripes (``info.mirror`` 0; ``info`` None: any such board) cannot take a
+    row stream (the end of a one-line error)."""
+    which = f" (this {info.kind} board's IDENT says MIRROR=0)" if info is not None else ""
+    return (f"which the hardware core does not decode when built with MIRROR=0{which}; stream it to a board built "
+            f"with MIRROR=1 (lutzip board build --mirror) or re-compress with --no-rows")
 
 
 @dataclass

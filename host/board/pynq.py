@@ -170,7 +170,7 @@ class PynqBoard(BoardBase):
 
     # --------------------------------------------------------------------------------------- interface
     def identify(self) -> PynqInfo:
-        """Read ID, VERSION, PARAMS (L, W, LANES, OUT_BYTES, STATES), LUT3, CLK_HZ; raise :class:`BoardProtocolError` if it is no lutzip top."""
+        """Read ID, VERSION, PARAMS (L, W, LANES, OUT_BYTES, STATES, MIRROR), LUT3, CLK_HZ; raise :class:`BoardProtocolError` if it is no lutzip top."""
         ident = self.core.reg(R.ID)
         if ident != R.ID_VALUE:
             raise BoardProtocolError(f"the IP at {self.core.mmio.base_addr:#x} reads ID {ident:#010x}, "
@@ -182,11 +182,12 @@ class PynqBoard(BoardBase):
         p = self.core.reg(R.PARAMS)
         f = {k: R.field("PARAMS", k, p) for k in R.FIELDS["PARAMS"]}
         states = R.params_states(p)
+        max_n = R.params_mirror(p)       # bit 22 and log2(MAX_N) in bits 27:24 (0: no row stripes)
         if f["W"] not in (8, 16) or not 1 <= f["L"] <= 12 or f["OUT_BYTES"] not in (4, 8) or states > 2 \
-                or (states == 2 and f["L"] > 11):
+                or (states == 2 and f["L"] > 11) or max_n == 1 or max_n == 2 or max_n > 32768:
             raise BoardProtocolError(f"lutzip_axi reports an impossible core (PARAMS {p:#010x})")
         self.info = PynqInfo(self.kind, f["L"], f["W"], self.core.reg(R.LUT3), self.core.reg(R.CLK_HZ),
-                             f["LANES"] or 1, states, regmap=f"{ver >> 16}.{ver & 0xFFFF}", out_bytes=f["OUT_BYTES"],
+                             f["LANES"] or 1, states, int(max_n > 0), max_n, regmap=f"{ver >> 16}.{ver & 0xFFFF}", out_bytes=f["OUT_BYTES"],
                              dma_max_bytes=self.max_bytes, overlay=self.port,
                              simulator=getattr(self.device, "simulator", "") if self.kind == "pynq-sim" else "")
         return self.info
@@ -200,7 +201,8 @@ class PynqBoard(BoardBase):
         if tables.word_bits > info.W:
             raise BoardError(f"{tables.word_bits}-bit tables on a {info.W}-bit core")
         check_states(tables, info)
-        self.core.write_tables(table_ops(tables, info.L, states=info.states))
+        # with MIRROR=1 (PARAMS bit 22) also config word 1, the table set's word width (docs/AXI.md)
+        self.core.write_tables(table_ops(tables, info.L, states=info.states, mirror=info.mirror))
         self._tables = tables
 
     def read_counters(self) -> dict:
@@ -439,8 +441,16 @@ class PynqBoard(BoardBase):
 
 
 def _n_words(stripe) -> int:
-    """Decoded words of a stripe, from its header's count field (the tensor index agrees for a valid file)."""
-    return (int(stripe[0]) & 0xFFFF) + 1 if len(stripe) else 1
+    """Decoded words of a stripe, from its header's count field (the tensor index agrees for a valid file); a row
+    stripe (format version 6, marker 0x4C5B) outputs ``R x N`` words, from its row descriptor (word 1)."""
+    if not len(stripe):
+        return 1
+    from lutzip.codec.rows import ROW_MARKER
+    h = int(stripe[0])
+    if h & 0xFFFF0000 == ROW_MARKER and len(stripe) > 1:
+        d = int(stripe[1])
+        return (((d >> 16) & 0xF) + 1) * ((d & 0xFFFF) + 1)
+    return (h & 0xFFFF) + 1
 
 
 def _cap(n_words, W, out_bytes):
@@ -584,6 +594,7 @@ def open_board(*, sim=False, timeout=5.0, overlay=None, length_width=None, backe
             raise BoardError(f"options {', '.join(sorted(options))} apply to the simulated PYNQ device only")
         return PynqBoard(load_overlay(overlay or "lutzip.bit"), timeout=timeout)
     options.setdefault("STATES", 2)     # as the Zynq builds (firmware.axi.build.ZYNQ_BOARDS): format version 5 too
+    options.setdefault("MIRROR", 1)     # and format version 6 (row streams)
     dev, bit, d = open_sim_device(length_width, backend, **options)
     try:
         with warnings.catch_warnings():

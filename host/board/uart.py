@@ -16,7 +16,6 @@ import numpy as np
 
 from lutzip.board.base import BoardBase, BoardError, BoardInfo, BoardProtocolError, LinkError, StreamResult, \
     StripeResult, check_states
-from lutzip.codec.tables import expand_hw
 from lutzip.link import protocol as link
 from lutzip.link.session import Session
 
@@ -137,9 +136,11 @@ class UartBoard(BoardBase):
             raise BoardProtocolError(f"board speaks protocol version {idn.version}, "
                                      f"this host {' and '.join(map(str, link.PROTOCOL_VERSIONS))}")
         if idn.W not in (8, 16) or not 1 <= idn.L <= 12 or idn.states not in (1, 2) \
-                or (idn.states == 2 and idn.L > 11):
-            raise BoardProtocolError(f"board reports an impossible core (L={idn.L}, W={idn.W}, STATES={idn.states})")
-        self.info = UartInfo(self.kind, idn.L, idn.W, idn.lut3_depth, idn.clk_hz, 1, idn.states,
+                or (idn.states == 2 and idn.L > 11) or idn.max_n not in (0, *(1 << k for k in range(2, 16))):
+            raise BoardProtocolError(f"board reports an impossible core (L={idn.L}, W={idn.W}, STATES={idn.states}, "
+                                     f"MAX_N={idn.max_n})")
+        self.info = UartInfo(self.kind, idn.L, idn.W, idn.lut3_depth, idn.clk_hz, 1, idn.states, idn.mirror,
+                             idn.max_n,
                              version=idn.version, ring_depth=idn.ring_depth, max_payload=idn.max_payload,
                              baud=idn.baud, replay_words=idn.replay_words, link_clk_hz=idn.link_clk_hz)
         return self.info
@@ -166,15 +167,17 @@ class UartBoard(BoardBase):
         return max(8, min(self.max_payload, info.max_payload, info.ring_depth * 2) // 4 * 4)
 
     def table_frames(self, tables) -> list:
-        """Sequenced frames that load a table set (table-write ops + config ``n_lut3``)."""
+        """Sequenced frames that load a table set (table-write ops + config ``n_lut3``, and with ``MIRROR=1`` config
+        word 1)."""
         info = self._info()
         if len(tables.lut3) > info.lut3_depth:
             raise BoardError(f"table set has {len(tables.lut3)} LUT3 entries, the board holds {info.lut3_depth}")
         if tables.word_bits > info.W:
             raise BoardError(f"{tables.word_bits}-bit tables on a {info.W}-bit core")
         check_states(tables, info)
-        ops = expand_hw(tables, info.L, states=info.states)
-        ops.append((3, 0, len(tables.lut3)))
+        from lutzip.hdl.flows.model import table_ops
+        # with MIRROR=1 (IDENT FLAGS bit 2) also config word 1, the table set's word width (docs/PROTOCOL.md, 2)
+        ops = table_ops(tables, info.L, states=info.states, mirror=info.mirror)
         return [(link.TABLE, p, 0) for p in link.table_payloads(ops, self._payload_limit())]
 
     def _unexpected(self, fr):

@@ -40,14 +40,19 @@ def expected_words(c: ct.Container, t: ct.TensorEntry) -> np.ndarray:
     numpy.ndarray
         ``t.numel`` uint16 words (8-bit words zero-extended), stripe after stripe.
     """
-    from lutzip.codec.arrays import decode_stream
+    from lutzip.codec.arrays import decode_stream, row_args
     from lutzip.codec.bitstream import decode_stripes
     if t.grouped:
         a, b = t.stripe_range()
         lo = t.word_offset - a * int(t.stripe_len)
         return decode_stream(c, t, True, (a, b))[lo:lo + t.numel].astype(np.uint16)
     ct.check_stripe_crcs(c, t)
-    return decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, c.tables[t.table], t.name)
+    # a row stream (format version 6) decodes to its rows' full words, as a MIRROR=1 core outputs them; 8-bit words
+    # into uint8 (a negated 8-bit word stays 8 bits, as the core's with config word 1), then zero-extended
+    ts = c.tables[t.table]
+    out = np.empty(t.numel, np.uint8 if ts.word_bits == 8 else np.uint16)
+    return decode_stripes(c.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, ts, t.name, out=out,
+                          rows=row_args(c, t)).astype(np.uint16)
 
 
 def check_verify_memory(tensors, streams, full: bool) -> int:
@@ -109,16 +114,26 @@ def _selection(c: ct.Container, names=None, info=None):
 def check_hardware_decodable(c: ct.Container, streams=None, info=None) -> None:
     """Raise :class:`~lutzip.errors.UnsupportedError` (one line) when a stream of ``c`` (of ``streams``) has a
     table set the board's core does not decode: two code tables (format version 5, ``--states 2``) on a core built
-    with ``STATES=1`` (``info.states``; ``info`` None: any core built with ``STATES=1``)."""
-    from lutzip.board.base import states_refusal, two_tables
+    with ``STATES=1`` (``info.states``; ``info`` None: any core built with ``STATES=1``), or is a row stream (format
+    version 6) and the core has no row stripes (``info.mirror`` 0, ``MIRROR=0``; ``info`` None: any such core) or
+    rows longer than its row buffer takes (``N > info.max_n + 1``)."""
+    from lutzip.board.base import rows_refusal, states_refusal, two_tables
+    mirror = getattr(info, "mirror", 0) if info is not None else 0
+    max_n = getattr(info, "max_n", 0) if mirror else 0
     for s in c.streams if streams is None else streams:
         if getattr(s, "rows", False):
-            # No board top builds its core with MIRROR=1 yet (docs/CORE.md section 7): a row stream would come back
-            # as error 1 on every stripe, so it is refused before anything is sent.
+            # a core built with MIRROR=0 (docs/CORE.md section 7) answers a row stripe with error 1, one built with
+            # MIRROR=1 a row longer than MAX_N + 1 words with error 10: refused before anything is sent
             from lutzip.errors import UnsupportedError
             t = c.tensors[s.members[0]]
-            raise UnsupportedError(f"tensor {t.name!r} is a row stream (format version 6, mirrored rows), which "
-                                   f"no board top decodes yet; re-compress with --no-rows to stream it")
+            if not mirror:
+                raise UnsupportedError(f"tensor {t.name!r} is a row stream (format version 6, mirrored rows), "
+                                       f"{rows_refusal(info)}")
+            n = row_length(c, s)
+            if max_n and n > max_n + 1:
+                raise UnsupportedError(f"tensor {t.name!r} is a row stream of {n}-word rows, longer than this "
+                                       f"{info.kind} board's row buffer takes (MAX_N={max_n}: rows of at most "
+                                       f"{max_n + 1} words); re-compress with --no-rows to stream it")
     if info is not None and getattr(info, "states", 1) >= 2:
         return
     for s in c.streams if streams is None else streams:
@@ -127,6 +142,13 @@ def check_hardware_decodable(c: ct.Container, streams=None, info=None) -> None:
             t = c.tensors[s.members[0]]
             raise UnsupportedError(f"tensor {t.name!r}: its table set {s.table} has two code tables (format "
                                    f"version 5, --states 2), {states_refusal(info)}")
+
+
+def row_length(c: ct.Container, s) -> int:
+    """The row length ``N`` of the row stream ``s`` (docs/FORMAT.md section 4.1: the stored array's words after its
+    first axis)."""
+    from lutzip.codec.rows import row_shape
+    return row_shape(c.tensors[s.members[0]].stored_shape)[1]
 
 
 def check_stripe(sr, expected: np.ndarray, W: int, full: bool, tensor: str, offset: int):
@@ -331,6 +353,7 @@ def format_report(r: dict) -> str:
     lines = [f"board: {b['kind']}, core L={b['L']} W={b['W']} LUT3={b['lut3_depth']}"
              + (f" lanes={b['lanes']}" if b.get("lanes", 1) != 1 else "")
              + (f" STATES={b['states']}" if b.get("states", 1) != 1 else "")
+             + (f" MIRROR=1 (MAX_N={b.get('max_n')})" if b.get("mirror") else "")
              + f", clock {b['clk_hz'] / 1e6:g} MHz, {r['link']}"
              + (f", protocol {b['version']}" if "version" in b else "")
              + (" -- SIMULATION" if r.get("simulated") else "")]

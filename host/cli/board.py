@@ -32,9 +32,16 @@ def _start_sim(args, quiet=False):
 
 
 def _sim_params(args):
-    """Virtual board parameters the options ask for over its defaults (``--sim-states``), or None."""
+    """Virtual board parameters the options ask for over its defaults (``--sim-states``, ``--sim-mirror``), or
+    None."""
+    out = {}
     states = getattr(args, "sim_states", None)
-    return {"STATES": states} if states else None
+    if states:
+        out["STATES"] = states
+    mirror = getattr(args, "sim_mirror", None)
+    if mirror is not None:
+        out["MIRROR"] = mirror
+    return out or None
 
 
 def _cmd_board(args):
@@ -59,7 +66,8 @@ def _cmd_board(args):
 def _cmd_stream(args):
     from lutzip.board.verify import format_report, stream_container      # on use (start-up of the other commands)
     c = ct.read(args.file)
-    # two code tables (format version 5) are checked against the board's IDENT (STATES) before anything is sent
+    # two code tables (format version 5) and row streams (format version 6) are checked against the board's IDENT
+    # (STATES, MIRROR) before anything is sent
     if args.sim and args.port:
         raise LutzError("give either --port or --sim, not both")
     replay = getattr(args, "replay", None)
@@ -223,6 +231,9 @@ def _sim_args(p):
     p.add_argument("--sim-states", type=int, choices=(1, 2), default=None, metavar="N",
                    help="virtual board: its core's code tables (STATES; default: 2 in fast mode, decoding "
                         "--states 2 files, 1 in pin mode, a board of one code table)")
+    p.add_argument("--sim-mirror", type=int, choices=(0, 1), default=None, metavar="M",
+                   help="virtual board: its core's row stripes (MIRROR; default: 1 in fast mode, decoding row "
+                        "streams, format version 6; 0 in pin mode, a board that refuses them)")
 
 
 def argparse_suppress():

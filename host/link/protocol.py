@@ -52,6 +52,10 @@ REPLAY_NAMES = ("cycles", "busy", "stall_in", "words", "stripes", "decode_errors
                 "crc_first", "crc_last", "first_error")
 #: IDENT frames: the header's FLAGS bits that carry the core's ``STATES - 1`` (docs/PROTOCOL.md, section 3).
 IDENT_STATES_MASK = 0x03
+#: IDENT frames: the FLAGS bit of a core that decodes row streams (``MIRROR=1``) and the bits of its ``log2(MAX_N)``
+#: (docs/PROTOCOL.md, section 3).
+IDENT_MIRROR_BIT = 0x04
+IDENT_MAX_N_SHIFT, IDENT_MAX_N_MASK = 3, 0x0F
 
 #: The IDENT field ``replay`` counts the buffer in units of this many 32-bit words.
 REPLAY_UNIT = 256
@@ -211,6 +215,13 @@ class Ident:
     replay_words: int = 0   # replay buffer (32-bit words; 0: none), protocol version 2
     link_clk_hz: int = 0    # the byte link's clock when the core has its own (24-byte IDENT); 0: clk_hz
     states: int = 1         # the core's code tables (STATES, 1 or 2): the IDENT header's FLAGS bits 1..0, plus 1
+    max_n: int = 0          # MIRROR=1: the core's row buffer MAX_N (rows of <= MAX_N + 1 words), FLAGS bit 2 and
+    #                         2 ** bits 6..3; 0: no row stripes (MIRROR=0, or a board before the field)
+
+    @property
+    def mirror(self) -> int:
+        """1 when the core decodes row streams (format version 6; ``MIRROR=1``), else 0."""
+        return int(self.max_n > 0)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -236,20 +247,30 @@ def encode_ident(ident: Ident) -> bytes:
 
 
 def ident_flags(ident: Ident) -> int:
-    """The FLAGS byte of an IDENT frame's header: the core's ``STATES - 1`` in bits 1..0 (docs/PROTOCOL.md, 3)."""
-    return (int(ident.states) - 1) & IDENT_STATES_MASK
+    """The FLAGS byte of an IDENT frame's header: the core's ``STATES - 1`` in bits 1..0, and with ``MIRROR=1``
+    (``max_n`` > 0) bit 2 and ``log2(MAX_N)`` in bits 6..3 (docs/PROTOCOL.md, section 3)."""
+    f = (int(ident.states) - 1) & IDENT_STATES_MASK
+    if ident.max_n:
+        f |= IDENT_MIRROR_BIT | ((int(ident.max_n).bit_length() - 1) & IDENT_MAX_N_MASK) << IDENT_MAX_N_SHIFT
+    return f
+
+
+def ident_max_n(flags: int) -> int:
+    """The row buffer ``MAX_N`` from an IDENT header's FLAGS (0: bit 2 clear, a core without row stripes)."""
+    return 1 << ((flags >> IDENT_MAX_N_SHIFT) & IDENT_MAX_N_MASK) if flags & IDENT_MIRROR_BIT else 0
 
 
 def parse_ident(frame: Frame) -> Ident:
     """An IDENT frame: its payload of 20 bytes, or 24 with the link clock of a two-domain board, and the core's
-    ``STATES`` from its header's FLAGS bits 1..0 (0 from every board before that field: one code table;
-    docs/PROTOCOL.md, sections 3 and 7)."""
+    ``STATES`` from its header's FLAGS bits 1..0 (0 from every board before that field: one code table) and its row
+    buffer ``MAX_N`` from bits 6..2 (:func:`ident_max_n`; 0 from a board without row stripes; docs/PROTOCOL.md,
+    sections 3 and 7)."""
     if len(frame.payload) != IDENT_STRUCT.size + 4:
         _need(frame, IDENT_STRUCT.size, "IDENT")
     v, L, W, d3, rd, mp, rp, clk, baud = IDENT_STRUCT.unpack(frame.payload[:IDENT_STRUCT.size])
     link_hz = struct.unpack("<I", frame.payload[IDENT_STRUCT.size:])[0] if len(frame.payload) > 20 else 0
     return Ident(v, L, W, d3, rd, mp, clk, baud, rp * REPLAY_UNIT if v >= REPLAY_PROTOCOL_VERSION else 0,
-                 link_hz, (frame.flags & IDENT_STATES_MASK) + 1)
+                 link_hz, (frame.flags & IDENT_STATES_MASK) + 1, ident_max_n(frame.flags))
 
 
 def parse_ack(frame: Frame):

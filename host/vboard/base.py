@@ -37,13 +37,16 @@ MODES = ("fast", "pin")
 #: board built before STATES, or with ``--states 1``: a v5 file is refused in one line after IDENT); ``lutzip board
 #: --sim --sim-states N`` / ``lutzip stream --sim --sim-states N`` or ``params`` choose. The stub core
 #: (``core="stub"``) builds STATES=1 unless asked.
+#: ``MIRROR``: the core's row stripes (docs/CORE.md section 7): fast mode 1, as the ULX3S (it decodes row streams,
+#: format version 6, the encoder's default for mirrored tensors), pin mode 0, as the iCEBreaker (a row stream is
+#: refused in one line after IDENT); ``--sim-mirror M`` or ``params`` choose; the stub core builds 0 unless asked.
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  FAST_CRC=True, REPLAY_WORDS=65536, CORE_CLK_HZ=125_000_000, CORE_IN_REG=True,
                  RING_REG=True, REPLAY_PIPE=True, TABLE_REG=True,
-                 RESULT_REG=True, RST_REG=True, RING_PIPE=True, CORE_RST_REG=True, STATES=2),
+                 RESULT_REG=True, RST_REG=True, RING_PIPE=True, CORE_RST_REG=True, STATES=2, MIRROR=1),
     "pin": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=1024, MAX_PAYLOAD=1024, CLK_HZ=48_000_000,
-                BAUD=3_000_000, STATES=1),
+                BAUD=3_000_000, STATES=1, MIRROR=0),
 }
 
 
@@ -52,13 +55,14 @@ class VBoardError(LutzError):
 
 
 def board_params(defaults: dict, params=None, core=None) -> dict:
-    """A build's parameters: ``defaults`` with ``params`` over them; ``STATES`` 1 for the stub core unless
-    ``params`` ask (the stub decodes one code table)."""
+    """A build's parameters: ``defaults`` with ``params`` over them; ``STATES`` 1 and ``MIRROR`` 0 for the stub
+    core unless ``params`` ask (the stub decodes one code table and no row stripes)."""
     out = dict(defaults, **(params or {}))
-    if "STATES" not in (params or {}):
-        from lutzip.firmware.engine.proto_engine import get_core
-        if get_core(core).__name__ == "core_stub":
-            out["STATES"] = 1
+    from lutzip.firmware.engine.proto_engine import get_core
+    if get_core(core).__name__ == "core_stub":
+        for k, v in (("STATES", 1), ("MIRROR", 0)):
+            if k not in (params or {}):
+                out[k] = v
     return out
 
 
