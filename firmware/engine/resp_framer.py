@@ -18,9 +18,10 @@ def ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD):
             | (CLK_HZ & 0xFFFFFFFF) << 96 | (BAUD & 0xFFFFFFFF) << 128)
 
 
-def ident_flags(STATES=1):
-    """The IDENT frame's header FLAGS byte: ``STATES - 1`` in bits 1..0 (see lutzip.link.protocol.ident_states)."""
-    return (STATES - 1) & 0x3
+def ident_flags(STATES=1, LANES=1):
+    """The IDENT frame's header FLAGS byte: ``STATES - 1`` in bits 1..0 (see lutzip.link.protocol.ident_states),
+    ``log2(LANES)`` of the replay unit in bits 5..4 (docs/PROTOCOL.md, section 6.1)."""
+    return (STATES - 1) & 0x3 | ((LANES.bit_length() - 1) & 0x3) << 4
 
 
 #: Payload length of a COUNTERS frame (every counter, ``WIRE_BITS`` each).
@@ -37,7 +38,7 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready,
                 counters, idle, res_idle, replay_req=None, rcounters=None,
                 L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0, INIT_END=False, STATES=1):
+                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0, INIT_END=False, STATES=1, LANES=1):
     """Board -> host frames, one byte per cycle on ``m_axis_*``.
 
     Parameters
@@ -93,8 +94,8 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
     RP = REPLAY_WORDS > 0
     if STATES not in (1, 2):
         raise ValueError(f"resp_framer: STATES must be 1 or 2, not {STATES!r}")
-    S2 = STATES == 2
-    IDENT_FLAGS = ident_flags(STATES)
+    S2 = STATES == 2 or LANES > 1     # the IDENT header's FLAGS byte is not 0 (LANES: the replay unit's lanes)
+    IDENT_FLAGS = ident_flags(STATES, LANES)
     IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
     if RP:
         assert rcounters.idx is counters.idx, "the replay read port shares the counter index"

@@ -34,7 +34,9 @@ def _start_sim(args, quiet=False):
 def _sim_params(args):
     """Virtual board parameters the options ask for over its defaults (``--sim-states``), or None."""
     states = getattr(args, "sim_states", None)
-    return {"STATES": states} if states else None
+    lanes = getattr(args, "sim_lanes", None)
+    out = dict(({"STATES": states} if states else {}), **({"LANES": lanes} if lanes else {}))
+    return out or None
 
 
 def _cmd_board(args):
@@ -223,6 +225,9 @@ def _sim_args(p):
     p.add_argument("--sim-states", type=int, choices=(1, 2), default=None, metavar="N",
                    help="virtual board: its core's code tables (STATES; default: 2 in fast mode, decoding "
                         "--states 2 files, 1 in pin mode, a board of one code table)")
+    p.add_argument("--sim-lanes", type=int, choices=(1, 2, 4, 8), default=None, metavar="N",
+                   help="virtual board (fast mode): the replay unit's lanes (--replay decodes through the N-lane "
+                        "decoder; default 1)")
 
 
 def argparse_suppress():

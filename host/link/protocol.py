@@ -52,6 +52,9 @@ REPLAY_NAMES = ("cycles", "busy", "stall_in", "words", "stripes", "decode_errors
                 "crc_first", "crc_last", "first_error")
 #: IDENT frames: the header's FLAGS bits that carry the core's ``STATES - 1`` (docs/PROTOCOL.md, section 3).
 IDENT_STATES_MASK = 0x03
+#: IDENT header FLAGS bits 5..4: log2 of the replay unit's lanes (docs/PROTOCOL.md, section 6.1; 0 on every board
+#: before the field: one lane).
+IDENT_LANES_SHIFT = 4
 
 #: The IDENT field ``replay`` counts the buffer in units of this many 32-bit words.
 REPLAY_UNIT = 256
@@ -211,6 +214,7 @@ class Ident:
     replay_words: int = 0   # replay buffer (32-bit words; 0: none), protocol version 2
     link_clk_hz: int = 0    # the byte link's clock when the core has its own (24-byte IDENT); 0: clk_hz
     states: int = 1         # the core's code tables (STATES, 1 or 2): the IDENT header's FLAGS bits 1..0, plus 1
+    lanes: int = 1          # the replay unit's lanes (1, 2, 4, 8): 2 ** the IDENT header's FLAGS bits 5..4
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -237,7 +241,7 @@ def encode_ident(ident: Ident) -> bytes:
 
 def ident_flags(ident: Ident) -> int:
     """The FLAGS byte of an IDENT frame's header: the core's ``STATES - 1`` in bits 1..0 (docs/PROTOCOL.md, 3)."""
-    return (int(ident.states) - 1) & IDENT_STATES_MASK
+    return (int(ident.states) - 1) & IDENT_STATES_MASK | (int(ident.lanes).bit_length() - 1) << IDENT_LANES_SHIFT
 
 
 def parse_ident(frame: Frame) -> Ident:
@@ -249,7 +253,7 @@ def parse_ident(frame: Frame) -> Ident:
     v, L, W, d3, rd, mp, rp, clk, baud = IDENT_STRUCT.unpack(frame.payload[:IDENT_STRUCT.size])
     link_hz = struct.unpack("<I", frame.payload[IDENT_STRUCT.size:])[0] if len(frame.payload) > 20 else 0
     return Ident(v, L, W, d3, rd, mp, clk, baud, rp * REPLAY_UNIT if v >= REPLAY_PROTOCOL_VERSION else 0,
-                 link_hz, (frame.flags & IDENT_STATES_MASK) + 1)
+                 link_hz, (frame.flags & IDENT_STATES_MASK) + 1, 1 << (frame.flags >> IDENT_LANES_SHIFT & 3))
 
 
 def parse_ack(frame: Frame):
