@@ -1,6 +1,6 @@
 """The board path for row streams (issue 15): a core built with ``MIRROR=1`` decodes row streams (format version 6,
 mirrored rows, the encoder's default for such tensors) end to end -- IDENT FLAGS bit 2 (and ``log2(MAX_N)`` in bits
-6..3) / AXI PARAMS bit 22 (27:24) report it, the host writes config word 1 (8-bit words) with every table set, a
+5..3, log2(MAX_N) - 5) / AXI PARAMS bit 22 (27:24) report it, the host writes config word 1 (8-bit words) with every table set, a
 board without it refuses a row stream in one line naming the tensor and ``--no-rows``, one with it streams the file.
 
 Default run: the fields (protocol, MyHDL framer and engine, AXI PARAMS), ``table_ops``' config word, the verify
@@ -72,18 +72,21 @@ def test_ident_mirror_in_header_flags_old_layout_kept():
     from lutzip.firmware.engine.resp_framer import ident_flags
     one = link.Ident(2, 8, 16, 4096, 4096, 1024, 125_000_000, 0, 65536, 25_000_000)
     for states in (1, 2):
-        for max_n in (0, 4, 512, 32768):
+        for max_n in (0, 32, 512, 4096):
             idn = dataclasses.replace(one, states=states, max_n=max_n)
             f = link.ident_flags(idn)
             assert f == ident_flags(states, int(max_n > 0), max_n or 512)       # the framer sends what the host reads
-            assert f & 3 == states - 1 and bool(f & 4) == (max_n > 0) and f < 0x80
+            assert f & 3 == states - 1 and bool(f & 4) == (max_n > 0) and f < 0x40
             assert link.encode_ident(idn) == link.encode_ident(one)           # the payload as before
             fr = link.FrameParser().feed(link.encode_frame(link.IDENT, 0, link.encode_ident(idn), flags=f))[0]
             back = link.parse_ident(fr)
             assert back == idn and back.mirror == int(max_n > 0)
             # a host before the field reads STATES from bits 1..0 only: unchanged
             assert (fr.flags & link.IDENT_STATES_MASK) + 1 == states
-    assert ident_flags(1, 0) == 0 and ident_flags(2, 0) == 1 and ident_flags(1, 1, 512) == 0x4 | 9 << 3
+    assert ident_flags(1, 0) == 0 and ident_flags(2, 0) == 1 and ident_flags(1, 1, 512) == 0x4 | 4 << 3
+    for bad in (16, 8192, 384):    # outside what IDENT carries: refused at build time
+        with pytest.raises(UnsupportedError, match="MAX_N"):
+            ident_flags(1, 1, bad)
     assert link.parse_ident(dataclasses.replace(fr, flags=0)).max_n == 0         # a board before the field
 
 

@@ -251,6 +251,8 @@ def _cmd_build(args) -> int:
         extra["MIRROR"] = int(args.mirror)
     if args.core_mhz:
         extra["CORE_CLK_HZ"] = int(round(args.core_mhz * 1e6))
+    if args.lanes:
+        extra["LANES"] = args.lanes
     if args.one_domain:
         extra["PLL_ONE_DOMAIN"] = True
     r = build(args.board, out=args.out, baud=args.baud, seed=args.seed, L=args.L, W=args.W,
@@ -283,6 +285,8 @@ def register(board_subparsers):
                    "iCEBreaker; default: one domain at the board clock)")
     p.add_argument("--one-domain", action="store_true", help="with --core-mhz on the iCEBreaker: the UART at the "
                    "PLL clock too (one clock domain, no crossing; the two-domain design does not fit the UP5K)")
+    p.add_argument("--lanes", type=int, choices=(1, 2, 4, 8), help="the replay unit's lanes: --replay decodes "
+                   "through the N-lane decoder (boards with a replay buffer; docs/PROTOCOL.md section 6.1; default 1)")
     p.add_argument("--no-pack", action="store_true", help="stop after place and route")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_build)

@@ -83,8 +83,14 @@ constant-false branch (the same netlist).
 Row stripes: the keywords ``MIRROR`` (default 0) and ``MAX_N`` (default 512, with ``MIRROR=1`` only) are the
 decoder core's (docs/CORE.md section 7): 1 builds the core that also decodes row streams (format version 6,
 mirrored rows of ``N <= MAX_N + 1`` words), and the IDENT frame reports it in its header's FLAGS byte (bit 2, and
-``log2(MAX_N)`` in bits 6..3; docs/PROTOCOL.md, section 3). The host then also writes the core's config word 1 (the
+``log2(MAX_N) - 5`` in bits 5..3: a board's MAX_N is 32 .. 4096; docs/PROTOCOL.md, section 3). The host then also writes the core's config word 1 (the
 table set has 8-bit words) with each table set. 0 converts to the HDL of before.
+Replay lanes: the keyword ``LANES`` (default 1; 2, 4 or 8 need a replay buffer) builds the replay unit of an
+N-lane board (:func:`lutzip.firmware.engine.replay_lanes.replay_lanes`, docs/PROTOCOL.md section 6.1): the replay
+buffer in one region per lane and its own N-lane decoder (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`,
+``ASSIGN="rr"``, ``ROWS`` = ``LANES_ROWS``, 0: its default), which takes every table write; the streaming path
+(STREAM frames, RESULT / DATA) keeps the single-lane core. The IDENT frame reports ``log2(LANES)`` in its header's
+FLAGS bits 7..6. The N-lane decoder has no row stripes, so ``MIRROR=1`` with ``LANES > 1`` is refused. 1 converts to the HDL of before.
 
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
@@ -149,7 +155,7 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                  core=None, FAST_CRC=False, RX_GAP_LOG2=None, COUNTER_BITS=40, REPLAY_WORDS=0, LINK_CLK_HZ=0,
                  CORE_IN_REG=False, RING_REG=False, REPLAY_PIPE=False, TABLE_REG=False,
                  RESULT_REG=False, RST_REG=False, RING_PIPE=False, fr_rst=None, rx_rst=None, STATES=1, MIRROR=0,
-                 MAX_N=512):
+                 MAX_N=512, LANES=1, LANES_ROWS=0):
     """Host frames in, board frames out, one byte per cycle each way.
 
     Parameters
@@ -202,6 +208,13 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     if REPLAY_WORDS and not (REPLAY_WORDS >= 256 and REPLAY_WORDS & (REPLAY_WORDS - 1) == 0
                              and REPLAY_WORDS <= 1 << 22):
         raise UnsupportedError(f"REPLAY_WORDS must be 0 or a power of two from 256 to 2**22, not {REPLAY_WORDS}")
+    if LANES != 1 or isinstance(LANES, bool):
+        from lutzip.hdl.core.decoder_lanes import LANE_CHOICES
+        if isinstance(LANES, bool) or LANES not in LANE_CHOICES or not REPLAY_WORDS:
+            raise UnsupportedError(f"LANES = {LANES!r}: 1, or 2, 4, 8 with a replay buffer (REPLAY_WORDS > 0)")
+        if MIRROR:
+            raise UnsupportedError(f"LANES = {LANES}: the N-lane replay decoder has no row stripes; build MIRROR=0 "
+                                   "or LANES=1")
     AW = (RING_DEPTH - 1).bit_length()
     # parser -> ring (speculative writes) -> table loader
     ring_we, ring_commit, ring_rollback = [Signal(bool(0)) for _ in range(3)]
@@ -324,13 +337,20 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         u_ring = cmd_ring(clk, blk_rst(), ring_we, ring_wdata, ring_commit, ring_rollback,
                           ring_tdata, ring_tvalid, ring_tready, ring_free, ring_empty, DEPTH=RING_DEPTH)
     if REPLAY_WORDS:
-        u_rp = replay_unit(clk, blk_rst(), ring_tdata, ring_tvalid, ring_tready, lt_tdata, lt_tvalid, lt_tready,
-                           ld_tdata, ld_tvalid, ld_tready, ld_tlast,
-                           core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
-                           core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
-                           res_tvalid, res_tready, busy, stripes_done, res_idle, rp_active, rp_done, rcounters,
-                           REPLAY_WORDS=REPLAY_WORDS, W=W, BITS=COUNTER_BITS, FAST_CRC=FAST_CRC,
-                           PIPE=REPLAY_PIPE)
+        if LANES > 1:   # the N-lane replay unit (module docstring)
+            from lutzip.firmware.engine.replay_lanes import replay_lanes
+            rp_block, rp_kw = replay_lanes, dict(
+                tbl_we=tbl_we, tbl_sel=tbl_sel, tbl_addr=tbl_addr, tbl_wdata=tbl_wdata, LANES=LANES, ROWS=LANES_ROWS,
+                L=L, LUT3_DEPTH=LUT3_DEPTH, STATES=STATES,
+                FRONT="vector" if getattr(core, "__name__", "") == "core_vector" else "window")
+        else:
+            rp_block, rp_kw = replay_unit, dict(PIPE=REPLAY_PIPE)
+        u_rp = rp_block(clk, blk_rst(), ring_tdata, ring_tvalid, ring_tready, lt_tdata, lt_tvalid, lt_tready,
+                        ld_tdata, ld_tvalid, ld_tready, ld_tlast,
+                        core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,
+                        core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
+                        res_tvalid, res_tready, busy, stripes_done, res_idle, rp_active, rp_done, rcounters,
+                        REPLAY_WORDS=REPLAY_WORDS, W=W, BITS=COUNTER_BITS, FAST_CRC=FAST_CRC, **rp_kw)
         u_ld = table_loader(clk, blk_rst(), lt_tdata, lt_tvalid, lt_tready,
                             ld_tdata, ld_tvalid, ld_tready, ld_tlast,
                             *ld_port, busy, stripes_done, res_idle, barrier_req)
@@ -387,7 +407,8 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                           **({"EVENT_REG": True} if RESULT_REG else {}))
     fr_params = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
                      CLK_HZ=CLK_HZ, BAUD=BAUD, FAST_CRC=FAST_CRC, LINK_CLK_HZ=LINK_CLK_HZ,
-                     **({"INIT_END": True} if RESULT_REG else {}), **core_kw)
+                     **({"INIT_END": True} if RESULT_REG else {}), **core_kw,
+                     **({"LANES": LANES} if LANES != 1 else {}))
     fr_in = (barrier_req, qfo_tvalid, qfo_tready)
     if RST_REG:
         from lutzip.firmware.engine.reset_reg import reset_reg

@@ -3,6 +3,7 @@ with a replay buffer, REPLAY_DONE reports) into board -> host frames (docs/PROTO
 AXI-Stream-like byte stream."""
 from myhdl import Signal, always, always_comb, block, enum, intbv, modbv
 
+from lutzip.errors import UnsupportedError
 from lutzip.firmware.engine.crc32_byte import crc32_byte
 from lutzip.firmware.engine.crc8_byte import crc8_byte
 from lutzip.firmware.engine.perf_counters import WIRE_BITS
@@ -18,13 +19,17 @@ def ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD):
             | (CLK_HZ & 0xFFFFFFFF) << 96 | (BAUD & 0xFFFFFFFF) << 128)
 
 
-def ident_flags(STATES=1, MIRROR=0, MAX_N=512):
-    """The IDENT frame's header FLAGS byte: ``STATES - 1`` in bits 1..0, with ``MIRROR=1`` bit 2 set and
-    ``log2(MAX_N)`` in bits 6..3 (docs/PROTOCOL.md section 3; see lutzip.link.protocol.ident_flags)."""
+def ident_flags(STATES=1, MIRROR=0, MAX_N=512, LANES=1):
+    """The IDENT frame's header FLAGS byte (docs/PROTOCOL.md sections 3 and 6.1; see lutzip.link.protocol.ident_flags):
+    ``STATES - 1`` in bits 1..0; with ``MIRROR=1`` bit 2 set and ``log2(MAX_N) - 5`` in bits 5..3 (a board's row
+    buffer is reported as MAX_N 32 .. 4096); ``log2(LANES)`` of the replay unit in bits 7..6."""
     f = (STATES - 1) & 0x3
     if MIRROR:
-        f |= 0x4 | (int(MAX_N).bit_length() - 1) << 3
-    return f
+        k = int(MAX_N).bit_length() - 1 - 5
+        if MAX_N & (MAX_N - 1) or not 0 <= k <= 7:
+            raise UnsupportedError(f"MAX_N={MAX_N!r}: a board's row buffer is a power of two 32 .. 4096 (IDENT FLAGS)")
+        f |= 0x4 | k << 3
+    return f | ((int(LANES).bit_length() - 1) & 0x3) << 6
 
 
 #: Payload length of a COUNTERS frame (every counter, ``WIRE_BITS`` each).
@@ -41,7 +46,8 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
                 s_axis_data_tdata, s_axis_data_tvalid, s_axis_data_tready,
                 counters, idle, res_idle, replay_req=None, rcounters=None,
                 L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
-                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0, INIT_END=False, STATES=1, MIRROR=0, MAX_N=512):
+                FAST_CRC=False, LINK_CLK_HZ=0, REPLAY_WORDS=0, INIT_END=False, STATES=1, MIRROR=0, MAX_N=512,
+                LANES=1):
     """Board -> host frames, one byte per cycle on ``m_axis_*``.
 
     Parameters
@@ -95,13 +101,13 @@ def resp_framer(clk, rst, srst, m_axis_tdata, m_axis_tvalid, m_axis_tready,
     this one replaced (docs/log/2026-12-house.md, 2026-12-03 evening).
     """
     # MIRROR, MAX_N (not in the docstring above, kept as it was): the decoder core's row stripes (docs/CORE.md
-    # section 7); with MIRROR=1 the IDENT frame's FLAGS also carry bit 2 and log2(MAX_N) in bits 6..3
+    # section 7); with MIRROR=1 the IDENT frame's FLAGS also carry bit 2 and log2(MAX_N) - 5 in bits 5..3
     # (ident_flags); MIRROR=0 builds the framer of before.
     RP = REPLAY_WORDS > 0
     if STATES not in (1, 2):
         raise ValueError(f"resp_framer: STATES must be 1 or 2, not {STATES!r}")
-    IDENT_FLAGS = ident_flags(STATES, MIRROR, MAX_N)
-    S2 = IDENT_FLAGS != 0      # the IDENT frame has FLAGS (STATES=2 or MIRROR=1); else a constant-false branch
+    IDENT_FLAGS = ident_flags(STATES, MIRROR, MAX_N, LANES)
+    S2 = IDENT_FLAGS != 0      # the IDENT frame has FLAGS (STATES=2, MIRROR=1 or LANES > 1); else a constant-false branch
     IDENT_VAL = ident_value(L, W, LUT3_DEPTH, RING_DEPTH, MAX_PAYLOAD, CLK_HZ, BAUD)
     if RP:
         assert rcounters.idx is counters.idx, "the replay read port shares the counter index"

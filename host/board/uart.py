@@ -50,6 +50,9 @@ class UartInfo(BoardInfo):
     link_clk_hz : int
         The link's clock when the core runs in a clock domain of its own (0: one domain, ``clk_hz``;
         docs/PROTOCOL.md, section 7).
+    lanes : int
+        (:class:`BoardInfo`'s) the replay unit's lanes (1, 2, 4, 8; docs/PROTOCOL.md, section 6.1, IDENT FLAGS
+        bits 7..6): the replay buffer's layout. The streaming path of a UART board is single-lane.
     """
 
     version: int = link.PROTOCOL_VERSION
@@ -136,10 +139,10 @@ class UartBoard(BoardBase):
             raise BoardProtocolError(f"board speaks protocol version {idn.version}, "
                                      f"this host {' and '.join(map(str, link.PROTOCOL_VERSIONS))}")
         if idn.W not in (8, 16) or not 1 <= idn.L <= 12 or idn.states not in (1, 2) \
-                or (idn.states == 2 and idn.L > 11) or idn.max_n not in (0, *(1 << k for k in range(2, 16))):
+                or (idn.states == 2 and idn.L > 11) or idn.max_n not in (0, *(1 << k for k in range(5, 13))):
             raise BoardProtocolError(f"board reports an impossible core (L={idn.L}, W={idn.W}, STATES={idn.states}, "
                                      f"MAX_N={idn.max_n})")
-        self.info = UartInfo(self.kind, idn.L, idn.W, idn.lut3_depth, idn.clk_hz, 1, idn.states, idn.mirror,
+        self.info = UartInfo(self.kind, idn.L, idn.W, idn.lut3_depth, idn.clk_hz, idn.lanes, idn.states, idn.mirror,
                              idn.max_n,
                              version=idn.version, ring_depth=idn.ring_depth, max_payload=idn.max_payload,
                              baud=idn.baud, replay_words=idn.replay_words, link_clk_hz=idn.link_clk_hz)
@@ -322,7 +325,10 @@ class UartBoard(BoardBase):
         tables : TableSet
             The stripes' table set.
         stripes : list of numpy.ndarray
-            uint32 words per stripe (header first), at most ``replay_words`` in all.
+            uint32 words per stripe (header first), at most ``replay_words`` in all. On a board whose replay
+            unit has ``lanes`` > 1 (docs/PROTOCOL.md, section 6.1) their number must be a multiple of ``lanes``:
+            stripe ``i`` goes to lane ``i mod lanes``, whose region (``replay_words / lanes`` words from
+            ``j * replay_words / lanes``) must hold that lane's stripes.
         passes : int
             Passes (>= 1).
         weights : int
@@ -350,7 +356,19 @@ class UartBoard(BoardBase):
             raise BoardError(f"{n} stripe words do not fit the board's {cap}-word replay buffer")
         limit = self._payload_limit()
         frames = self.table_frames(tables)
-        frames += [(link.REPLAY_LOAD, p, f) for p, f in link.replay_load_payloads(stripes, 0, limit)]
+        lanes = int(getattr(info, "lanes", 1) or 1)
+        if lanes == 1:
+            frames += [(link.REPLAY_LOAD, p, f) for p, f in link.replay_load_payloads(stripes, 0, limit)]
+        else:
+            if len(stripes) % lanes:
+                raise BoardError(f"{len(stripes)} stripes: a replay on {lanes} lanes needs a multiple of {lanes}")
+            region = cap // lanes
+            for j in range(lanes):
+                mine = stripes[j::lanes]
+                m = int(sum(len(st) for st in mine))
+                if m > region:
+                    raise BoardError(f"lane {j}'s {m} stripe words do not fit its {region}-word region")
+                frames += [(link.REPLAY_LOAD, p, f) for p, f in link.replay_load_payloads(mine, j * region, limit)]
         frames.append((link.REPLAY_RUN, link.run_payload(n, int(passes)), 0))
         # the run takes about passes * weights cycles (a simulation: count 10**6 cycles per second)
         rate = 1e6 if info.simulated else max(info.clk_hz, 1)

@@ -419,6 +419,25 @@ def replay_pieces(stripes, capacity: int):
     return out
 
 
+def lane_sequence(n_stripes: int, lanes: int):
+    """The stripes of one replay pass on a board whose replay unit has ``lanes`` lanes (docs/PROTOCOL.md, 6.1).
+
+    The pass holds every stripe of the piece ``lanes`` times: its position ``t * lanes + j`` (lane ``j``'s
+    ``t``-th stripe, the decoder's ``"rr"`` rule) is stripe ``(t + j) mod n_stripes``, so every lane decodes
+    every stripe of the piece exactly once per pass (the lanes carry equal work whatever the stripes' lengths:
+    a tensor's short last stripe, one-stripe tensors) and the pass's stripe count is a multiple of ``lanes``.
+    One lane: the piece itself.
+
+    Returns
+    -------
+    list of int
+        Stripe indices (into the piece) in pass order.
+    """
+    if lanes == 1:
+        return list(range(n_stripes))
+    return [(t + j) % n_stripes for t in range(n_stripes) for j in range(lanes)]
+
+
 def replay_container(board, c: ct.Container, passes: int, names=None, capacity=None) -> dict:
     """Decode each stream of ``c`` ``passes`` times from the board's replay buffer; check every pass.
 
@@ -463,6 +482,8 @@ def replay_container(board, c: ct.Container, passes: int, names=None, capacity=N
                          "REPLAY_WORDS > 0 (docs/PROTOCOL.md, section 6)")
     if capacity is not None:
         cap = max(1, min(cap, int(capacity)))
+    lanes = int(getattr(info, "lanes", 1) or 1)
+    region = cap // lanes       # a piece's words: each lane's region holds the whole piece (lane_sequence)
     tensors, streams, job = _selection(c, names, info)
     rows, skipped = [], []
     tot = {"words": 0, "cycles": 0, "busy": 0}
@@ -471,14 +492,17 @@ def replay_container(board, c: ct.Container, passes: int, names=None, capacity=N
         exp = stream_words(c, s) if len(s.members) > 1 else expected_words(c, c.tensors[s.members[0]])
         S = int(s.stripe_len)
         row = {"name": job[s.index], "ok": True, "pieces": 0, "weights": 0, "cycles": 0, "busy": 0,
-               "stall_in": 0, "detail": ""}
-        for a, b in replay_pieces(stripes, cap):
+               "stall_in": 0, "words": 0, "detail": ""}
+        for a, b in replay_pieces(stripes, region):
             n_words = sum(len(st) for st in stripes[a:b])
-            if n_words > cap:
-                skipped.append(f"{job[s.index]} stripe {a}: {n_words} words > the {cap}-word buffer")
+            if n_words > region:
+                where = f"the {cap}-word buffer" if lanes == 1 else f"a lane's {region}-word region"
+                skipped.append(f"{job[s.index]} stripe {a}: {n_words} words > {where}")
                 continue
-            want = exp[a * S:min(b * S, len(exp))]
-            v = board.replay_piece(c.tables[s.table], stripes[a:b], passes, weights=len(want))
+            seq = lane_sequence(b - a, lanes)
+            parts = [exp[(a + i) * S:min((a + i + 1) * S, len(exp))] for i in seq]
+            want = np.concatenate(parts) if lanes > 1 else exp[a * S:min(b * S, len(exp))]
+            v = board.replay_piece(c.tables[s.table], [stripes[a + i] for i in seq], passes, weights=len(want))
             crc = words_crc(want, info.W)
             problem = None
             if v["decode_errors"]:
@@ -488,27 +512,29 @@ def replay_container(board, c: ct.Container, passes: int, names=None, capacity=N
             elif v["crc_first"] != crc or v["crc_last"] != crc:
                 problem = (f"stripes {a}..{b - 1}: CRC32 {v['crc_first']:#010x} / {v['crc_last']:#010x}, "
                            f"expected {crc:#010x}")
-            elif v["words"] != passes * len(want) or v["stripes"] != passes * (b - a):
+            elif v["words"] != passes * len(want) or v["stripes"] != passes * len(seq):
                 problem = (f"stripes {a}..{b - 1}: {v['words']} words in {v['stripes']} stripes, expected "
-                           f"{passes * len(want)} in {passes * (b - a)}")
+                           f"{passes * len(want)} in {passes * len(seq)}")
             elif not v["busy"] <= v["cycles"]:
                 problem = f"stripes {a}..{b - 1}: busy {v['busy']} > cycles {v['cycles']}"
             if problem and row["ok"]:
                 row["ok"], row["detail"] = False, problem
             row["pieces"] += 1
-            row["weights"] += len(want)
+            row["weights"] += min(b * S, len(exp)) - a * S
+            row["words"] += passes * len(want)
             for k in ("cycles", "busy", "stall_in"):
                 row[k] += int(v[k])
             tot["words"] += int(v["words"])
             tot["cycles"] += int(v["cycles"])
             tot["busy"] += int(v["busy"])
-        wpc = passes * row["weights"] / max(row["cycles"], 1)
+        wpc = row["words"] / max(row["cycles"], 1)
         row.update(weights_per_cycle=wpc, weights_per_s=wpc * info.clk_hz)
         if not row["pieces"]:
             row["ok"], row["detail"] = False, "no piece fits the buffer"
         rows.append(row)
     wpc = tot["words"] / max(tot["cycles"], 1)
     return {"ok": bool(rows) and all(r["ok"] for r in rows), "passes": int(passes), "buffer_words": cap,
+            "lanes": lanes,
             "clk_hz": info.clk_hz, "words": tot["words"], "cycles": tot["cycles"], "busy": tot["busy"],
             "weights_per_cycle": wpc, "weights_per_busy_cycle": tot["words"] / max(tot["busy"], 1),
             "weights_per_s": wpc * info.clk_hz, "tensors": rows, "skipped": skipped}
@@ -516,8 +542,10 @@ def replay_container(board, c: ct.Container, passes: int, names=None, capacity=N
 
 def format_replay(r: dict, link_rate: dict | None = None) -> str:
     """The lines of :func:`replay_container`'s dict (with ``link_rate``: the streamed report, for comparison)."""
-    lines = [f"replay: {r['passes']} passes per piece from the {r['buffer_words']}-word buffer, at the core clock "
-             f"{r['clk_hz'] / 1e6:g} MHz"]
+    lanes = r.get("lanes", 1)
+    on = f" on {lanes} lanes (each stripe once per lane per pass)" if lanes > 1 else ""
+    lines = [f"replay: {r['passes']} passes per piece from the {r['buffer_words']}-word buffer{on}, at the core "
+             f"clock {r['clk_hz'] / 1e6:g} MHz"]
     for t in r["tensors"]:
         lines.append(f"  {'PASS' if t['ok'] else 'FAIL':4} {_printable(t['name']):<28} {t['weights']:>10} weights  "
                      f"{t['pieces']:>3} piece(s)  {t['weights_per_cycle']:.4f} weights/cycle = "

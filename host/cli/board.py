@@ -41,6 +41,9 @@ def _sim_params(args):
     mirror = getattr(args, "sim_mirror", None)
     if mirror is not None:
         out["MIRROR"] = mirror
+    lanes = getattr(args, "sim_lanes", None)
+    if lanes:
+        out["LANES"] = lanes
     return out or None
 
 
@@ -234,6 +237,9 @@ def _sim_args(p):
     p.add_argument("--sim-mirror", type=int, choices=(0, 1), default=None, metavar="M",
                    help="virtual board: its core's row stripes (MIRROR; default: 1 in fast mode, decoding row "
                         "streams, format version 6; 0 in pin mode, a board that refuses them)")
+    p.add_argument("--sim-lanes", type=int, choices=(1, 2, 4, 8), default=None, metavar="N",
+                   help="virtual board (fast mode): the replay unit's lanes (--replay decodes through the N-lane "
+                        "decoder; default 1)")
 
 
 def argparse_suppress():

@@ -52,10 +52,13 @@ REPLAY_NAMES = ("cycles", "busy", "stall_in", "words", "stripes", "decode_errors
                 "crc_first", "crc_last", "first_error")
 #: IDENT frames: the header's FLAGS bits that carry the core's ``STATES - 1`` (docs/PROTOCOL.md, section 3).
 IDENT_STATES_MASK = 0x03
-#: IDENT frames: the FLAGS bit of a core that decodes row streams (``MIRROR=1``) and the bits of its ``log2(MAX_N)``
-#: (docs/PROTOCOL.md, section 3).
+#: IDENT frames: the FLAGS bit of a core that decodes row streams (``MIRROR=1``) and the bits of its
+#: ``log2(MAX_N) - IDENT_MAX_N_BASE`` (docs/PROTOCOL.md, section 3): a board's MAX_N is 32 .. 4096.
 IDENT_MIRROR_BIT = 0x04
-IDENT_MAX_N_SHIFT, IDENT_MAX_N_MASK = 3, 0x0F
+IDENT_MAX_N_SHIFT, IDENT_MAX_N_MASK, IDENT_MAX_N_BASE = 3, 0x07, 5
+#: IDENT header FLAGS bits 7..6: log2 of the replay unit's lanes (docs/PROTOCOL.md, section 6.1; 0 on every board
+#: before the field: one lane).
+IDENT_LANES_SHIFT = 6
 
 #: The IDENT field ``replay`` counts the buffer in units of this many 32-bit words.
 REPLAY_UNIT = 256
@@ -216,7 +219,8 @@ class Ident:
     link_clk_hz: int = 0    # the byte link's clock when the core has its own (24-byte IDENT); 0: clk_hz
     states: int = 1         # the core's code tables (STATES, 1 or 2): the IDENT header's FLAGS bits 1..0, plus 1
     max_n: int = 0          # MIRROR=1: the core's row buffer MAX_N (rows of <= MAX_N + 1 words), FLAGS bit 2 and
-    #                         2 ** bits 6..3; 0: no row stripes (MIRROR=0, or a board before the field)
+    #                         2 ** (5 + bits 5..3); 0: no row stripes (MIRROR=0, or a board before the field)
+    lanes: int = 1          # the replay unit's lanes (1, 2, 4, 8): 2 ** the IDENT header's FLAGS bits 7..6
 
     @property
     def mirror(self) -> int:
@@ -247,17 +251,21 @@ def encode_ident(ident: Ident) -> bytes:
 
 
 def ident_flags(ident: Ident) -> int:
-    """The FLAGS byte of an IDENT frame's header: the core's ``STATES - 1`` in bits 1..0, and with ``MIRROR=1``
-    (``max_n`` > 0) bit 2 and ``log2(MAX_N)`` in bits 6..3 (docs/PROTOCOL.md, section 3)."""
+    """The FLAGS byte of an IDENT frame's header: the core's ``STATES - 1`` in bits 1..0; with ``MIRROR=1``
+    (``max_n`` > 0) bit 2 and ``log2(MAX_N) - 5`` in bits 5..3; ``log2(lanes)`` of the replay unit in bits 7..6
+    (docs/PROTOCOL.md, sections 3 and 6.1)."""
     f = (int(ident.states) - 1) & IDENT_STATES_MASK
     if ident.max_n:
-        f |= IDENT_MIRROR_BIT | ((int(ident.max_n).bit_length() - 1) & IDENT_MAX_N_MASK) << IDENT_MAX_N_SHIFT
-    return f
+        k = int(ident.max_n).bit_length() - 1 - IDENT_MAX_N_BASE
+        f |= IDENT_MIRROR_BIT | (k & IDENT_MAX_N_MASK) << IDENT_MAX_N_SHIFT
+    return f | ((int(ident.lanes).bit_length() - 1) & 0x3) << IDENT_LANES_SHIFT
 
 
 def ident_max_n(flags: int) -> int:
     """The row buffer ``MAX_N`` from an IDENT header's FLAGS (0: bit 2 clear, a core without row stripes)."""
-    return 1 << ((flags >> IDENT_MAX_N_SHIFT) & IDENT_MAX_N_MASK) if flags & IDENT_MIRROR_BIT else 0
+    if not flags & IDENT_MIRROR_BIT:
+        return 0
+    return 1 << (((flags >> IDENT_MAX_N_SHIFT) & IDENT_MAX_N_MASK) + IDENT_MAX_N_BASE)
 
 
 def parse_ident(frame: Frame) -> Ident:
@@ -270,7 +278,8 @@ def parse_ident(frame: Frame) -> Ident:
     v, L, W, d3, rd, mp, rp, clk, baud = IDENT_STRUCT.unpack(frame.payload[:IDENT_STRUCT.size])
     link_hz = struct.unpack("<I", frame.payload[IDENT_STRUCT.size:])[0] if len(frame.payload) > 20 else 0
     return Ident(v, L, W, d3, rd, mp, clk, baud, rp * REPLAY_UNIT if v >= REPLAY_PROTOCOL_VERSION else 0,
-                 link_hz, (frame.flags & IDENT_STATES_MASK) + 1, ident_max_n(frame.flags))
+                 link_hz, (frame.flags & IDENT_STATES_MASK) + 1, ident_max_n(frame.flags),
+                 1 << (frame.flags >> IDENT_LANES_SHIFT & 3))
 
 
 def parse_ack(frame: Frame):

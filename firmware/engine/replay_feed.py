@@ -1,0 +1,203 @@
+"""One lane's part of the N-lane replay unit (:func:`lutzip.firmware.engine.replay_lanes.replay_lanes`,
+docs/PROTOCOL.md section 6.1): the lane's region of the replay buffer, its length, and the feed that reads the
+region ``passes`` times into the lane's input stream.
+
+The region is ``DEPTH`` words (``REPLAY_WORDS / LANES``) in banks of :func:`lutzip.firmware.engine.replay_bank.
+replay_bank` (two block RAMs each, read every cycle from a registered address, 0 unless addressed), two registered
+OR stages and a counted prefetch into a :data:`lutzip.firmware.engine.replay.PIPE_FIFO`-word FIFO: the pipelined
+feed of ``replay_unit`` with ``PIPE``, one word per cycle, no block-RAM read data meets logic before a flip-flop.
+
+The region's length is the lane's own: one past the last word a load wrote into the region (the host loads a
+region from its first word on, so its last write is its last word; kept through RESET, like the words). A pass
+reads words ``0 .. length - 1``; its last word is given ``tlast`` whatever was loaded, so garbage ends in decode
+errors, never in a lane that waits for a packet end. A region never written since power-up (length 0) gives no
+words (the run then ends by the replay unit's watchdog, its passes bad).
+"""
+from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
+
+from lutzip.firmware.engine.replay import PIPE_FIFO
+from lutzip.firmware.engine.replay_bank import replay_bank
+
+
+@block
+def replay_feed(clk, rst, we, wa, wd, start, active, k_pass, tdata, tvalid, tready, tlast, reading, flight,
+                psum_in, psum_out, pk_in, pk_out, hs_in, hs_out, st_in, st_out, LANE=0, DEPTH=1024):
+    """Lane ``LANE``'s region of the replay buffer and its feed.
+
+    Parameters
+    ----------
+    clk, rst : Signal
+        Clock, synchronous reset (stops the feed; the words and the length stay).
+    we, wa, wd : Signal
+        The buffer's write port (global address: its high bits are the lane, the low ones the region's word;
+        33-bit data: a stripe-end bit and 32 data bits).
+    start, active : Signal
+        The run's start pulse, the run is in progress.
+    k_pass : Signal
+        Passes of the run.
+    tdata, tvalid, tready, tlast : Signal
+        The lane's input stream (32 bits).
+    reading : Signal
+        The feed still has words of the run to read from the region.
+    flight : Signal
+        Words read and not yet taken by the lane.
+    psum_in, psum_out : Signal
+        The packets of pass 1 the lanes before this one took (None for lane 0), and with this lane's.
+    pk_in, pk_out : Signal
+        Every lane before this one took its pass 1's last word (None for lane 0), and this one too.
+    hs_in, hs_out : Signal
+        A lane before this one took a word in this cycle (None for lane 0), or this one.
+    st_in, st_out : Signal
+        A lane before this one waits for a word (ready, no word) in this cycle (None for lane 0), or this one.
+    LANE, DEPTH : int
+        This lane, its region's words (a power of two, >= 32).
+    """
+    AW = len(wa)
+    RW = (DEPTH - 1).bit_length()
+    assert 1 << RW == DEPTH and AW > RW and DEPTH >= 32
+    BD = min(1024, DEPTH // 8)              # bank words: >= 8 banks, two DP16KDs (1024 x 18) each at most
+    NB = DEPTH // BD
+    NG = NB // 8                            # groups of 8 banks: an OR per group, then an OR of the groups
+    FB = (PIPE_FIFO - 1).bit_length()
+    we_l = Signal(bool(0))
+    wa_l = Signal(intbv(0)[RW:])
+    length = Signal(intbv(0)[RW + 1:])      # one past the last word written to the region
+    n_m1 = Signal(modbv(0)[RW:])
+    empty = Signal(bool(0))
+    ra = Signal(intbv(0)[RW:])
+    p_read = Signal(intbv(0)[32:])
+    raddr = Signal(intbv(0)[RW:])           # the banks' read address (a flip-flop)
+    rq = [Signal(intbv(0)[33:]) for _ in range(NB)]
+    g3 = [Signal(intbv(0)[33:]) for _ in range(NG)]
+    m4 = Signal(intbv(0)[33:])
+    pv0, pv1, pv2, pv3, pv4, pv5 = [Signal(bool(0)) for _ in range(6)]
+    pl0, pl1, pl2, pl3, pl4, pl5 = [Signal(bool(0)) for _ in range(6)]
+    cnt = Signal(intbv(0, min=0, max=PIPE_FIFO + 1))   # words read and not yet taken by the lane
+    fq = [Signal(intbv(0)[34:]) for _ in range(PIPE_FIFO)]
+    wp, rp = Signal(modbv(0)[FB + 1:]), Signal(modbv(0)[FB + 1:])
+    fo = Signal(intbv(0)[34:])
+    npk = Signal(intbv(0)[RW + 1:])         # packets of pass 1 taken by the lane (at most one per word)
+    pk = Signal(bool(0))                    # the lane took its pass 1's last word
+    u_banks = [replay_bank(clk, we_l, wa_l, wd, raddr, rq[b], BANK=b, DEPTH=BD) for b in range(NB)]
+
+    @always_comb
+    def c_wsel():
+        we_l.next = we and wa[AW:RW] == LANE
+        wa_l.next = wa[RW:0]
+        n_m1.next = length[RW:0] - 1
+        empty.next = length == 0
+
+    if LANE == 0:
+        @always_comb
+        def c_chain():
+            psum_out.next = npk
+            pk_out.next = pk
+            hs_out.next = tvalid and tready
+            st_out.next = tready and not tvalid
+    else:
+        @always_comb
+        def c_chain():
+            psum_out.next = psum_in + npk
+            pk_out.next = pk_in and pk
+            hs_out.next = hs_in or (tvalid and tready)
+            st_out.next = st_in or (tready and not tvalid)
+
+    @always(clk.posedge)
+    def c_pass1():
+        """Pass 1's input packets (the output side's pass length) and its end."""
+        if rst or start:
+            npk.next = 0
+            pk.next = 0
+        elif tvalid and tready and not pk:
+            if fo[32] or fo[33]:
+                npk.next = npk + 1
+            if fo[33]:
+                pk.next = 1
+
+    @always(clk.posedge)
+    def c_len():
+        if we_l:
+            length.next = wa_l + 1
+
+    @always_comb
+    def c_fifo_out():
+        fo.next = fq[rp[FB:0]]
+        tvalid.next = wp != rp
+
+    @always_comb
+    def c_out():
+        tdata.next = fo[32:0]
+        tlast.next = fo[32] or fo[33]
+        flight.next = cnt != 0
+
+    @always(clk.posedge)
+    def c_feed():
+        """Issue: a read address whenever fewer than PIPE_FIFO words are read and not yet taken."""
+        pv0.next = 0
+        if rst:
+            reading.next = 0
+            cnt.next = 0
+            rp.next = 0
+        elif start:
+            reading.next = not empty
+            ra.next = 0
+            p_read.next = 0
+        elif active:
+            iss = bool(reading and cnt < PIPE_FIFO)
+            take = bool(tvalid and tready)
+            if iss:
+                raddr.next = ra
+                pv0.next = 1
+                pl0.next = ra == n_m1
+                if ra == n_m1:
+                    ra.next = 0
+                    p_read.next = p_read + 1
+                    if p_read + 1 == k_pass:
+                        reading.next = 0
+                else:
+                    ra.next = ra + 1
+            if take:
+                rp.next = rp + 1
+            if iss and not take:
+                cnt.next = cnt + 1
+            elif take and not iss:
+                cnt.next = cnt - 1
+
+    @always(clk.posedge)
+    def c_pipe():
+        """Address -> RAM read register -> RAM output register -> bank flip-flop (0 unless addressed) -> OR of
+        8 banks per group -> OR of the groups (c_mux2) -> FIFO."""
+        pv1.next = pv0
+        pv2.next = pv1
+        pv3.next = pv2
+        pv4.next = pv3
+        pv5.next = pv4
+        pl1.next = pl0
+        pl2.next = pl1
+        pl3.next = pl2
+        pl4.next = pl3
+        pl5.next = pl4
+        for j in range(NG):
+            x = intbv(0)[33:]
+            for k in range(8):
+                x[:] = x | rq[j * 8 + k]
+            g3[j].next = x
+        if rst:
+            pv1.next = 0
+            pv2.next = 0
+            pv3.next = 0
+            pv4.next = 0
+            pv5.next = 0
+            wp.next = 0
+        elif pv5:
+            fq[wp[FB:0]].next = concat(pl5, m4)
+            wp.next = wp + 1
+
+    @always(clk.posedge)
+    def c_mux2():
+        y = intbv(0)[33:]
+        for j in range(NG):
+            y[:] = y | g3[j]
+        m4.next = y
+
+    return u_banks, c_wsel, c_chain, c_pass1, c_len, c_fifo_out, c_out, c_feed, c_pipe, c_mux2

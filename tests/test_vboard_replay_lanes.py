@@ -1,0 +1,175 @@
+"""Replay through the N-lane decoder (docs/PROTOCOL.md, section 6.1): a board built with ``LANES`` = 4 replays
+from one buffer region per lane through the N-lane core; every pass's CRC is checked against the software
+decoder and the rate is ``LANES`` words per cycle. Verilator (the fast-mode virtual board with ``LANES=4``).
+"""
+import shutil
+
+import numpy as np
+import pytest
+
+from lutzip.board.base import BoardError
+from lutzip.board.uart import UartBoard
+from lutzip.board.verify import format_replay, lane_sequence, replay_container
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
+from lutzip.errors import UnsupportedError
+from lutzip.link import protocol as link
+
+needs_verilator = pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed")
+pytestmark = [pytest.mark.timeout(1800)]
+
+LANES = 4
+
+
+@pytest.fixture(scope="module")
+def vboard():
+    if shutil.which("verilator") is None:
+        pytest.skip("verilator not installed")
+    from lutzip.vboard import VirtualBoard
+    vb = VirtualBoard(mode="fast", params={"LANES": LANES}).start()
+    yield vb
+    vb.stop()
+
+
+def _digits():
+    """The bundled digits CNN, int16-quantised (a real model)."""
+    from lutzip.bench import load_model
+    from lutzip.weights.quantize import prepare
+    _, arrays = load_model("digits")
+    prep, attrs = prepare(arrays, quantize="int16", skip_unsupported=True)
+    return ct.from_bytes(ct.to_bytes(codec.compress(prep, attrs=attrs)))
+
+
+def _one_tensor(n=6000, seed=4, stripe_len=1024):
+    a = np.rint(np.random.default_rng(seed).laplace(0, 25, n)).astype(np.int16)
+    return ct.from_bytes(ct.to_bytes(codec.compress({"w": a}, stripe_len=stripe_len)))
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 4, 5, 7, 8])
+@pytest.mark.parametrize("n", [1, 2, 4, 8])
+def test_lane_sequence_gives_every_lane_every_stripe_once(p, n):
+    seq = lane_sequence(p, n)
+    assert len(seq) % n == 0
+    for j in range(n):
+        mine = seq[j::n]                                  # the decoder's "rr" rule: position i -> lane i mod n
+        assert sorted(mine) == list(range(p)), (j, mine)
+    assert lane_sequence(p, 1) == list(range(p))
+
+
+def test_ident_reports_the_lanes_in_flags_bits_7_6():
+    from lutzip.firmware.engine.resp_framer import ident_flags
+    for states in (1, 2):
+        for lanes in (1, 2, 4, 8):
+            idn = link.Ident(2, 8, 16, 4096, 4096, 1024, 125_000_000, 0, 65536, 100_000_000, states,
+                             lanes=lanes)
+            flags = link.ident_flags(idn)
+            assert flags == ident_flags(states, LANES=lanes)
+            back = link.parse_ident(link.FrameParser().feed(
+                link.encode_frame(link.IDENT, 0, link.encode_ident(idn), flags=flags))[0])
+            assert (back.states, back.lanes) == (states, lanes)
+    assert ident_flags(1) == 0 and ident_flags(1, LANES=4) == 0x80 and ident_flags(2, LANES=8) == 0xC1
+    assert ident_flags(2, 1, 512, 1) == 0x4 | 4 << 3 | 1     # the row-stream fields below bits 7..6
+
+
+def test_lanes_parameter_is_checked():
+    from lutzip.firmware.engine import proto_engine as pe
+    stub = pe.get_core("stub")
+    for bad, kw in ((3, {"REPLAY_WORDS": 4096}), (2, {}), (True, {"REPLAY_WORDS": 4096}),
+                    (0, {"REPLAY_WORDS": 4096}), ("4", {"REPLAY_WORDS": 4096})):
+        with pytest.raises(UnsupportedError, match="LANES|REPLAY_WORDS"):
+            pe.proto_engine(**pe.ports(), core=stub, LANES=bad, **kw)
+
+
+@needs_verilator
+def test_replay_on_4_lanes_is_bit_exact_at_4_words_per_cycle(vboard):
+    """The digits CNN's largest tensor (a real model), 32 passes through 4 lanes: CRCs, counters and the rate
+    (>= 0.99 x LANES words per cycle: cycle counts of the simulated chip, deterministic, not wall time). The
+    passes amortise the N-lane decoder's one-time output lag at a run's start (docs/CORE.md 6.5: about 3/4 of a
+    stripe's length in cycles with 4 lanes; 4 passes of this tensor give 3.82 words per cycle)."""
+    d = _digits()
+    big = max((t for t in d.tensors if t.numel), key=lambda t: t.numel)
+    with UartBoard(vboard.port, timeout=60, simulated=True) as b:
+        info = b.identify()
+        assert info.lanes == LANES and info.replay_words == 65536
+        r = replay_container(b, d, 32, names={big.name})
+    t = r["tensors"][0]
+    print("\n" + format_replay(r))
+    assert r["ok"] and r["lanes"] == LANES and t["weights"] == big.numel
+    assert r["words"] == 32 * LANES * big.numel and r["busy"] <= r["cycles"]
+    assert r["weights_per_cycle"] >= 0.99 * LANES, r["weights_per_cycle"]
+
+
+@needs_verilator
+def test_every_tensor_of_a_model_and_uneven_stripes_replay_bit_exact(vboard):
+    """All tensors of the digits CNN (one-stripe tensors among them) and a tensor whose last stripe is short,
+    in pieces smaller than a lane's region: every pass's CRC is the software decoder's."""
+    d = _digits()
+    c = _one_tensor(7000, stripe_len=1024)                  # 7 stripes, the last 856 weights
+    longest = max(len(st) for st in c.stripes(c.stream_of(c.tensors[0])))
+    with UartBoard(vboard.port, timeout=60, simulated=True) as b:
+        r = replay_container(b, d, 2)
+        assert r["ok"] and r["words"] == 2 * LANES * sum(t.numel for t in d.tensors if t.numel)
+        r = replay_container(b, c, 3, capacity=LANES * 3 * longest)     # pieces of <= 3 stripes
+        row = r["tensors"][0]
+        assert r["ok"] and row["pieces"] >= 3 and row["weights"] == 7000 and r["words"] == 3 * LANES * 7000
+
+
+class _Corrupting:
+    """A board whose replay buffer gets one payload word changed in one stripe (what a faulty pass looks like to
+    the host: the software decoder's CRC is of the good stripes)."""
+
+    def __init__(self, board, flip):
+        self.board, self.flip = board, flip
+
+    def __getattr__(self, name):
+        return getattr(self.board, name)
+
+    def replay_piece(self, tables, stripes, passes, **kw):
+        bad = [st.copy() for st in stripes]
+        bad[1][self.flip] ^= np.uint32(0x5A5A5A5A)
+        return self.board.replay_piece(tables, bad, passes, **kw)
+
+
+@needs_verilator
+def test_a_corrupted_pass_is_reported_not_ok(vboard):
+    c = _one_tensor()
+    with UartBoard(vboard.port, timeout=60, simulated=True) as b:
+        b.identify()
+        good = replay_container(b, c, 2)
+        assert good["ok"]
+        for flip in (200, -1):                              # a payload word, the stripe's last word
+            r = replay_container(_Corrupting(b, flip), c, 2)
+            assert not r["ok"] and r["tensors"][0]["detail"], r
+            assert "REPLAY: FAIL" in format_replay(r)
+        assert replay_container(b, c, 2)["ok"]              # and the board is fine afterwards
+
+
+@needs_verilator
+def test_a_layout_against_the_rule_ends_by_the_watchdog_and_the_board_recovers(vboard):
+    """Lane 0 gets two stripes, the other lanes one: the lane order waits for a stripe lane 1 never gets. The run
+    ends (no hang), its passes bad; the next replay passes."""
+    c = _one_tensor()
+    t = c.tensors[0]
+    stripes = list(c.stripes(c.stream_of(t)))
+    with UartBoard(vboard.port, timeout=60, simulated=True) as b:
+        info = b.identify()
+        region = info.replay_words // LANES
+        with pytest.raises(BoardError, match="multiple of 4"):
+            b.replay_piece(c.tables[t.table], stripes[:5], 2)
+        frames = b.table_frames(c.tables[t.table])
+        for j, mine in enumerate([stripes[0:2], stripes[2:3], stripes[3:4], stripes[4:5]]):
+            frames += [(link.REPLAY_LOAD, p, f)
+                       for p, f in link.replay_load_payloads(mine, j * region, b._payload_limit())]
+        frames.append((link.REPLAY_RUN, link.run_payload(100, 3), 0))
+        box = {}
+
+        def on_frame(fr):
+            assert fr.type == link.REPLAY_DONE
+            box["r"] = link.parse_replay(fr)
+            return True
+
+        b.reset(False)
+        b.session.exchange(frames, on_frame, lambda: "r" in box, missing=lambda: "REPLAY_DONE")
+        v = box["r"]
+        assert v["passes"] + v["bad_passes"] >= 3 and v["passes"] < 3, v
+        assert replay_container(b, c, 2)["ok"]
