@@ -458,9 +458,12 @@ def zrun_estimate_sets(runs, sets, tab, mus, L, rounds, class_bits):
     zks = np.fromiter(_itchain.from_iterable(sets), np.int64, int(off[-1]))
     out = np.empty(len(sets))
     G, M1 = tab.shape
-    if lib().lze_zrun_estimate_sets(len(runs), _p(runs), len(sets), _ptr(off), _p(zks), _ptr(tab), M1 - 1, G,
-                                    _ptr(mus), int(L), int(rounds), float(class_bits), _ptr(out)):
+    rc = lib().lze_zrun_estimate_sets(len(runs), _p(runs), len(sets), _ptr(off), _p(zks), _ptr(tab), M1 - 1, G,
+                                      _ptr(mus), int(L), int(rounds), float(class_bits), _ptr(out))
+    if rc == -1:
         raise ValueError("zrun_estimate_sets: more than 32 index lengths in a set")
+    if rc:
+        raise MemoryError("zrun_estimate_sets: no memory")
     return out.tolist()
 
 
