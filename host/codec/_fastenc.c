@@ -2840,3 +2840,50 @@ EXPORT int lze_layout_runs(const uint8_t *mask, int64_t nd, const int64_t *shape
     }
     return 0;
 }
+
+/* rows.find_modes of R rows of N words (wide: uint16, else uint8), bit for bit: modes[r] = 1 (MIRROR) where
+ * row[m] == row[N - m] for every m = N/2 + 1 .. N - 1, else 2 (NEG_MIRROR) where row[m] == neg(row[N - m]) for every
+ * such m (neg_float: the sign bit flipped unless the other bits are zero; else two's complement in the word width),
+ * else 0 (PLAIN); each row's scan stops at its first mismatch. Returns the rows with a mode that hold a non-zero
+ * word (rows.candidate's count). */
+#define ROW_MODES(T, MASK)                                                                                         \
+    do {                                                                                                           \
+        const T *x = (const T *)words;                                                                             \
+        for (int64_t r = 0; r < R; r++) {                                                                          \
+            const T *row = x + r * N;                                                                              \
+            int mode = 1;                                                                                          \
+            for (int64_t m = h; m < N; m++)                                                                        \
+                if (row[m] != row[N - m]) {                                                                        \
+                    mode = 0;                                                                                      \
+                    break;                                                                                         \
+                }                                                                                                  \
+            if (!mode) {                                                                                           \
+                mode = 2;                                                                                          \
+                for (int64_t m = h; m < N; m++) {                                                                  \
+                    unsigned v = row[N - m];                                                                       \
+                    unsigned ng = neg_float ? ((v & 0x7FFFu) ? (v ^ 0x8000u) : v) : ((0u - v) & (MASK));          \
+                    if (row[m] != ng) {                                                                            \
+                        mode = 0;                                                                                  \
+                        break;                                                                                     \
+                    }                                                                                              \
+                }                                                                                                  \
+            }                                                                                                      \
+            modes[r] = (uint8_t)mode;                                                                              \
+            if (mode) {                                                                                            \
+                int nz = 0;                                                                                        \
+                for (int64_t m = 0; m < N && !nz; m++)                                                             \
+                    nz = row[m] != 0;                                                                              \
+                good += nz;                                                                                        \
+            }                                                                                                      \
+        }                                                                                                          \
+    } while (0)
+
+EXPORT int64_t lze_row_modes(const void *words, int64_t R, int64_t N, int wide, int neg_float, uint8_t *modes)
+{
+    int64_t h = N / 2 + 1, good = 0;
+    if (wide)
+        ROW_MODES(uint16_t, 0xFFFFu);
+    else
+        ROW_MODES(uint8_t, 0xFFu);
+    return good;
+}
