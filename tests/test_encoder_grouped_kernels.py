@@ -123,6 +123,40 @@ def test_zrun_estimate_sets_equals_numba_estimate(seed):
     assert any(d < encoder.INF for d in got)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_zrun_estimate_sets_parse_paths(seed):
+    """The batched estimate's parse (segments by the classes' run lengths, the fixed-size steps of 1..4 classes
+    reading the DP with and without a class of length 1, the loop over 5 or more, the greedy first counts over the
+    non-zero lengths only) = numba's _zrun_estimate: run histograms short and long (beyond every class's length),
+    dense and sparse, sets of 1..7 index lengths in sorted and in shuffled order (the first index of the least cost
+    decides ties; small integer costs make them common), rounds 1..3."""
+    rng = np.random.default_rng(100 + seed)
+    G = 9
+    mus = 2.0 ** (np.arange(G) * 0.5 + 6.0)
+    for trial in range(12):
+        nr = int(rng.choice([2, 3, 9, 40, 300, 2000]))
+        runs = np.zeros(nr, np.int64)
+        dens = [1.0, 0.3, 0.03][trial % 3]
+        runs[1:] = np.where(rng.random(nr - 1) < dens, rng.integers(1, 50, nr - 1), 0)
+        if not runs.any():
+            runs[-1] = 3
+        maxk = max(1, (nr - 1).bit_length())
+        M = 16
+        tab = np.sort(rng.random((G, M + 1)) * 1e4, axis=1)[:, ::-1].copy()
+        sets = []
+        for _ in range(30):
+            size = int(rng.integers(1, min(7, maxk + 1) + 1))
+            ks = rng.choice(maxk + 1, size=size, replace=False).tolist()
+            sets.append(tuple(ks) if rng.random() < 0.4 else tuple(sorted(ks)))
+        for rounds in (1, 2, 3):
+            L = int(rng.choice([4, 8, 12]))
+            got = fastenc.zrun_estimate_sets(runs, sets, tab, mus, L, rounds, float(CLASS_BITS))
+            for ks, d in zip(sets, got):
+                ref = nb._zrun_estimate(runs, np.array(ks, np.int64), np.ascontiguousarray(tab[:, M - len(ks)]), mus,
+                                        L, rounds, float(CLASS_BITS))[0]
+                assert d == ref, (nr, ks, rounds, L)
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_zrun_sets_batched_equals_one_by_one(seed, monkeypatch):
     """_Grouped.zrun_sets with the batched estimates = with one estimate a set (the search's path without the

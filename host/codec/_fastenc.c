@@ -1287,34 +1287,266 @@ EXPORT double lze_zrun_estimate(int64_t nr, const int64_t *runs, int64_t nz, con
     return dual_best;
 }
 
+/* The forward DP of lze_zrun_parse_counts (single = 0) for the set search: the same costs and choices (the first
+ * index of the least cost), by segments of r: a class with m_j >= r takes the whole rest of the run at the constant
+ * cost t_j (cost[0] = 0), so within a segment between two of the m_j the constant classes' best is one value and
+ * index, and only the classes with m_j < r read the DP (their m_j and t_j in registers). cost/ch: maxr + 1 each. */
+#define ZP_INF ((int64_t)1 << 60)
+/* zparse_fwd's steps r .. end of a segment with N reading classes (jm, jt, ji: index order; H1: the first has m = 1,
+ * its cost read from a register): the first strict minimum, branch-free, then the constant classes' (cv, ci) as
+ * there. Returns end + 1. */
+static inline __attribute__((always_inline)) int64_t zseg(int64_t r, int64_t end, const int N, const int H1,
+                                                          const int64_t *jm, const int64_t *jt, const int64_t *ji,
+                                                          int64_t cv, int64_t ci, int64_t *cost, int64_t *ch)
+{
+    int64_t m[4], t[4], ix[4], p1 = cost[r - 1];
+    for (int q = 0; q < N; q++) {
+        m[q] = jm[q];
+        t[q] = jt[q];
+        ix[q] = ji[q];
+    }
+    for (; r <= end; r++) {
+        int64_t bv = (H1 ? p1 : cost[r - m[0]]) + t[0], bi = ix[0];
+        for (int q = 1; q < N; q++) {
+            int64_t v = cost[r - m[q]] + t[q];
+            int lt = v < bv;
+            bi = lt ? ix[q] : bi;
+            bv = lt ? v : bv;
+        }
+        int tk = (cv < bv) | ((cv == bv) & (ci < bi));
+        bi = tk ? ci : bi;
+        bv = tk ? cv : bv;
+        p1 = bv;
+        cost[r] = bv;
+        ch[r] = bi;
+    }
+    return r;
+}
+
+static void zparse_fwd(int64_t maxr, int64_t nz, const int64_t *m, const int64_t *t, int64_t *cost, int64_t *ch)
+{
+    int64_t um[33], nu = 0;
+    for (int64_t j = 0; j < nz; j++) {            /* the distinct m_j below maxr, ascending: segment ends */
+        int64_t x = m[j] < maxr ? m[j] : maxr, q = nu;
+        int dup = 0;
+        for (int64_t i = 0; i < nu; i++)
+            dup |= um[i] == x;
+        if (dup)
+            continue;
+        while (q > 0 && um[q - 1] > x) {
+            um[q] = um[q - 1];
+            q--;
+        }
+        um[q] = x;
+        nu++;
+    }
+    um[nu++] = maxr;                            /* (the last segment ends at maxr) */
+    cost[0] = 0;
+    int64_t r = 1;
+    for (int64_t sgi = 0; sgi < nu && r <= maxr; sgi++) {
+        int64_t end = um[sgi];
+        /* classes reading the DP in this segment (m_j < r for every r of it: m_j < start), in index order; the
+         * constant classes (m_j >= r for every r of it: m_j >= end) give one value and the first index */
+        int64_t jm[32], jt[32], ji[32], n = 0, cv = ZP_INF, ci = -2;
+        for (int64_t j = 0; j < nz; j++) {
+            if (m[j] < r) {
+                jm[n] = m[j];
+                jt[n] = t[j];
+                ji[n] = j;
+                n++;
+            } else if (t[j] < cv) {            /* (m_j >= end: the segments end at every m_j below maxr) */
+                cv = t[j];
+                ci = j;
+            }
+        }
+        if (n == 0) {
+            for (; r <= end; r++) {
+                cost[r] = cv;
+                ch[r] = ci;
+            }
+            continue;
+        }
+        if (n <= 4) {                           /* fixed-size, branch-free steps */
+            int h = jm[0] == 1;
+            switch (n * 2 + h) {
+            case 2: r = zseg(r, end, 1, 0, jm, jt, ji, cv, ci, cost, ch); break;
+            case 3: r = zseg(r, end, 1, 1, jm, jt, ji, cv, ci, cost, ch); break;
+            case 4: r = zseg(r, end, 2, 0, jm, jt, ji, cv, ci, cost, ch); break;
+            case 5: r = zseg(r, end, 2, 1, jm, jt, ji, cv, ci, cost, ch); break;
+            case 6: r = zseg(r, end, 3, 0, jm, jt, ji, cv, ci, cost, ch); break;
+            case 7: r = zseg(r, end, 3, 1, jm, jt, ji, cv, ci, cost, ch); break;
+            case 8: r = zseg(r, end, 4, 0, jm, jt, ji, cv, ci, cost, ch); break;
+            default: r = zseg(r, end, 4, 1, jm, jt, ji, cv, ci, cost, ch); break;
+            }
+            continue;
+        }
+        for (; r <= end; r++) {
+            int64_t bv = ZP_INF, bi = -2;
+            for (int64_t q = 0; q < n; q++) {
+                int64_t v = cost[r - jm[q]] + jt[q];
+                if (v < bv) {
+                    bv = v;
+                    bi = ji[q];
+                }
+            }
+            if (cv < bv || (cv == bv && ci < bi)) {
+                bv = cv;
+                bi = ci;
+            }
+            cost[r] = bv;
+            ch[r] = bi;
+        }
+    }
+}
+
+static void zparse_back(int64_t maxr, const int64_t *runs, int64_t nz, const int64_t *m, const int64_t *ch, int64_t *w,
+                        int64_t *out)
+{
+    memset(out, 0, (nz + 1) * sizeof(int64_t));
+    memcpy(w, runs, (maxr + 1) * sizeof(int64_t));
+    for (int64_t r = maxr; r >= 1; r--) {
+        int64_t x = w[r], bc = ch[r];
+        if (x == 0 || bc < 0)           /* (no parse: counts nothing; single = 0: no -1 choice) */
+            continue;
+        int64_t mm = m[bc] < r ? m[bc] : r;
+        out[bc] += x;
+        w[r - mm] += x;
+    }
+}
+
 /* lze_zrun_estimate of each of ns ZRUN sets (the set s: zks[off[s]:off[s + 1]], at most 32 index lengths) into
  * d[s]: its table column is tab[:, M - nz] (tab: G rows of M + 1), INF where M - nz < 0 (as
- * encoder._Grouped.estimate). Returns -1 for a set of more than 32 index lengths. */
+ * encoder._Grouped.estimate). The sets go through the rounds together: each round's duals, then the parses the
+ * round needs (zparse_fwd / zparse_back: lze_zrun_parse_counts' counts), one work array for all; the greedy first
+ * counts over the non-zero run lengths only (listed once); per set the same arithmetic in the same order as
+ * lze_zrun_estimate. Returns -1 for a set of more than 32 index lengths, -2 without memory. */
 EXPORT int lze_zrun_estimate_sets(int64_t nr, const int64_t *runs, int64_t ns, const int64_t *off, const int64_t *zks,
                                   const double *tab, int64_t M, int64_t G, const double *mus, int64_t L,
                                   int64_t rounds, double class_bits, double *d)
 {
-    double colbuf[64], zF[32];
-    double *col = G <= 64 ? colbuf : malloc(G * sizeof(double));
-    if (!col)
-        return -1;
-    int rc = 0;
-    for (int64_t s = 0; s < ns; s++) {
-        int64_t nz = off[s + 1] - off[s], Mv = M - nz, g;
-        if (nz > 32) {
-            rc = -1;
-            break;
+    for (int64_t s = 0; s < ns; s++)
+        if (off[s + 1] - off[s] > 32)
+            return -1;
+    int64_t maxr = nr - 1;
+    double *zF = malloc(ns * 32 * sizeof(double));
+    int64_t *zt = malloc(ns * 64 * sizeof(int64_t)), *zlast = zt + ns * 32;
+    int64_t *mz = malloc(ns * 32 * sizeof(int64_t));
+    int64_t *st = malloc(ns * 3 * sizeof(int64_t)), *gb = st + ns, *todo = gb + ns;   /* st: 0 done, 1 active, 2 have */
+    int64_t *buf = malloc(3 * (maxr + 1) * sizeof(int64_t)), *nzr = malloc(2 * (nr + 1) * sizeof(int64_t));
+    int rc = 0, nnr = 0;
+    if (!zF || !zt || !mz || !st || !buf || !nzr) {
+        rc = -2;
+        goto out;
+    }
+    for (int64_t r = 1; r < nr; r++)
+        nnr += runs[r] != 0;
+    for (int64_t r = 1, i = 0; r < nr; r++)
+        if (runs[r] != 0) {
+            nzr[i] = r;
+            nzr[nnr + i] = runs[r];
+            i++;
         }
+    for (int64_t s = 0; s < ns; s++) {
+        int64_t nz = off[s + 1] - off[s], Mv = M - nz;
+        const int64_t *zk = zks + off[s];
         if (Mv < 0) {
             d[s] = INF;
+            st[s] = 0;
             continue;
         }
-        for (int64_t x = 0; x < G; x++)
-            col[x] = tab[x * (M + 1) + Mv];
-        d[s] = lze_zrun_estimate(nr, runs, nz, zks + off[s], col, G, mus, L, rounds, class_bits, &g, zF);
+        st[s] = 1;
+        int64_t order[32];
+        for (int64_t j = 0; j < nz; j++) {
+            order[j] = j;
+            mz[s * 32 + j] = (int64_t)1 << zk[j];
+        }
+        for (int64_t i = 1; i < nz; i++) {            /* by falling zk (the ks of a set are distinct) */
+            int64_t x = order[i], j = i - 1;
+            while (j >= 0 && zk[order[j]] < zk[x]) {
+                order[j + 1] = order[j];
+                j--;
+            }
+            order[j + 1] = x;
+        }
+        double za[32];
+        for (int64_t j = 0; j < nz; j++)
+            za[j] = 0.0;
+        for (int64_t i = 0; i < nnr; i++) {       /* the lengths r >= 1 with runs[r] != 0, ascending */
+            int64_t r = nzr[i], x = nzr[nnr + i], rem = r;
+            for (int64_t oi = 0; oi < nz; oi++) {
+                int64_t j = order[oi];
+                if (oi < nz - 1) {
+                    int64_t q = rem >> zk[j];
+                    za[j] += (double)(x * q);
+                    rem -= q << zk[j];
+                } else {
+                    za[j] += (double)(x * ((rem + ((int64_t)1 << zk[j]) - 1) >> zk[j]));
+                }
+            }
+        }
+        for (int64_t j = 0; j < nz; j++)
+            zF[s * 32 + j] = za[j] > 1.0 ? za[j] : 1.0;
     }
-    if (col != colbuf)
-        free(col);
+    for (int64_t rnd = 0; rnd <= rounds; rnd++) {
+        int64_t nt = 0;
+        for (int64_t s = 0; s < ns; s++) {
+            if (!st[s])
+                continue;
+            int64_t nz = off[s + 1] - off[s], Mv = M - nz;
+            const int64_t *zk = zks + off[s];
+            double *f = zF + s * 32;
+            double dual_best = -INF;
+            int64_t gbest = 0;
+            for (int64_t g = 0; g < G; g++) {
+                double dd = tab[g * (M + 1) + Mv] - mus[g] + class_bits * nz;
+                for (int64_t j = 0; j < nz; j++) {
+                    int64_t cb;
+                    double v = best_c(f[j], mus[g], L, &cb);
+                    dd += v + f[j] * zk[j];
+                }
+                if (dd > dual_best) {
+                    dual_best = dd;
+                    gbest = g;
+                }
+            }
+            d[s] = dual_best;
+            gb[s] = gbest;
+            if (rnd == rounds) {
+                st[s] = 0;
+                continue;
+            }
+            int same = st[s] == 2;
+            for (int64_t j = 0; j < nz; j++) {
+                int64_t cb;
+                best_c(f[j], mus[gbest], L, &cb);
+                zt[s * 32 + j] = zk[j] + cb;
+                same = same && zt[s * 32 + j] == zlast[s * 32 + j];
+            }
+            if (same) {     /* the last round's parse again: zF, so every later round's dual, unchanged */
+                st[s] = 0;
+                continue;
+            }
+            todo[nt++] = s;
+        }
+        for (int64_t i = 0; i < nt; i++) {
+            int64_t q = todo[i], nz = off[q + 1] - off[q], cnt[33];
+            int64_t *cost = buf, *ch = buf + (maxr + 1), *w = buf + 2 * (maxr + 1);
+            zparse_fwd(maxr, nz, mz + q * 32, zt + q * 32, cost, ch);
+            zparse_back(maxr, runs, nz, mz + q * 32, ch, w, cnt);
+            for (int64_t j = 0; j < nz; j++) {
+                zlast[q * 32 + j] = zt[q * 32 + j];
+                zF[q * 32 + j] = (double)cnt[j] > 1.0 ? (double)cnt[j] : 1.0;
+            }
+            st[q] = 2;
+        }
+    }
+out:
+    free(zF);
+    free(zt);
+    free(mz);
+    free(st);
+    free(buf);
+    free(nzr);
     return rc;
 }
 
@@ -2607,4 +2839,51 @@ EXPORT int lze_layout_runs(const uint8_t *mask, int64_t nd, const int64_t *shape
         nout[p] = c;
     }
     return 0;
+}
+
+/* rows.find_modes of R rows of N words (wide: uint16, else uint8), bit for bit: modes[r] = 1 (MIRROR) where
+ * row[m] == row[N - m] for every m = N/2 + 1 .. N - 1, else 2 (NEG_MIRROR) where row[m] == neg(row[N - m]) for every
+ * such m (neg_float: the sign bit flipped unless the other bits are zero; else two's complement in the word width),
+ * else 0 (PLAIN); each row's scan stops at its first mismatch. Returns the rows with a mode that hold a non-zero
+ * word (rows.candidate's count). */
+#define ROW_MODES(T, MASK)                                                                                         \
+    do {                                                                                                           \
+        const T *x = (const T *)words;                                                                             \
+        for (int64_t r = 0; r < R; r++) {                                                                          \
+            const T *row = x + r * N;                                                                              \
+            int mode = 1;                                                                                          \
+            for (int64_t m = h; m < N; m++)                                                                        \
+                if (row[m] != row[N - m]) {                                                                        \
+                    mode = 0;                                                                                      \
+                    break;                                                                                         \
+                }                                                                                                  \
+            if (!mode) {                                                                                           \
+                mode = 2;                                                                                          \
+                for (int64_t m = h; m < N; m++) {                                                                  \
+                    unsigned v = row[N - m];                                                                       \
+                    unsigned ng = neg_float ? ((v & 0x7FFFu) ? (v ^ 0x8000u) : v) : ((0u - v) & (MASK));          \
+                    if (row[m] != ng) {                                                                            \
+                        mode = 0;                                                                                  \
+                        break;                                                                                     \
+                    }                                                                                              \
+                }                                                                                                  \
+            }                                                                                                      \
+            modes[r] = (uint8_t)mode;                                                                              \
+            if (mode) {                                                                                            \
+                int nz = 0;                                                                                        \
+                for (int64_t m = 0; m < N && !nz; m++)                                                             \
+                    nz = row[m] != 0;                                                                              \
+                good += nz;                                                                                        \
+            }                                                                                                      \
+        }                                                                                                          \
+    } while (0)
+
+EXPORT int64_t lze_row_modes(const void *words, int64_t R, int64_t N, int wide, int neg_float, uint8_t *modes)
+{
+    int64_t h = N / 2 + 1, good = 0;
+    if (wide)
+        ROW_MODES(uint16_t, 0xFFFFu);
+    else
+        ROW_MODES(uint8_t, 0xFFu);
+    return good;
 }

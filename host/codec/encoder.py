@@ -491,10 +491,17 @@ def _st_zrun_symbols(st: Stats, ks):
 def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
     """Candidate sets of ZRUN index lengths: () (zeros as ordinary values), and the best ``per_size`` sets of
     one, two and three ZRUN classes by an estimate (ideal code lengths of the class choice, index bits)."""
+    return list(_zrun_candidates_iter(st, n_nonzero, per_size))
+
+
+def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2):
+    """:func:`_zrun_candidates`' sets one at a time, in its order, each estimated when it is reached (a caller
+    that needs the first few stops early: the later sizes and the second estimate are not computed)."""
     cands = [()]
+    yield ()
     h0 = int(st.hist[0])
     if h0 == 0 or h0 < 0.01 * st.n_words:
-        return cands
+        return
     maxk = min(MAX_ZRUN_K, max(0, int(np.nonzero(st.runs)[0][-1]).bit_length()))
 
     def approx(ks, floor):
@@ -515,16 +522,19 @@ def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
         else:
             singles = sorted((approx((k,), floor), (k,)) for k in range(maxk + 1))
             pairs = sorted((approx(ks, floor), ks) for ks in itertools.combinations(range(maxk + 1), 2))
-        # triples: the best pairs with one more run length
-        triples = {tuple(sorted(set(ks) | {k})) for _, ks in pairs[:3] for k in range(maxk + 1) if k not in ks}
-        if hasattr(kern, "zrun_approx_sets"):   # in one C call (the same floats)
-            triples = list(triples)
-            triples = sorted(zip(kern.zrun_approx_sets(st.runs, triples, n_nonzero, floor), triples))
-        else:
-            triples = sorted((approx(ks, floor), ks) for ks in triples)
-        for scored in (singles, pairs, triples):
-            cands += [ks for _, ks in scored[:per_size] if ks not in cands]
-    return cands
+        for scored in (singles, pairs, None):
+            if scored is None:
+                # triples: the best pairs with one more run length
+                triples = {tuple(sorted(set(ks) | {k})) for _, ks in pairs[:3] for k in range(maxk + 1)
+                           if k not in ks}
+                if hasattr(kern, "zrun_approx_sets"):   # in one C call (the same floats)
+                    triples = list(triples)
+                    scored = sorted(zip(kern.zrun_approx_sets(st.runs, triples, n_nonzero, floor), triples))
+                else:
+                    scored = sorted((approx(ks, floor), ks) for ks in triples)
+            for ks in [ks for _, ks in scored[:per_size] if ks not in cands]:
+                cands.append(ks)
+                yield ks
 
 
 
@@ -1288,9 +1298,12 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         if effort == 1 and found == best[1] and table_bits(best[0]) < GROUPED_META_SHARE * best[1]:
             effort = 0
 
-    zcands = [z for z in _zrun_candidates(st, int(st.n_words - st.hist[0])) if len(z) < M]
-    if effort <= 0:
-        zcands = zcands[:2]
+    zcands = []
+    for z in _zrun_candidates_iter(st, int(st.n_words - st.hist[0])):
+        if len(z) < M:
+            zcands.append(z)
+            if effort <= 0 and len(zcands) == 2:    # (effort 0 tries the first two: the rest is not estimated)
+                break
     shared = {}
     zds = [_ZDesign(st, z, lut3_max, M, shared) for z in zcands]
     # screen the zero-run choices: the value classes hardly depend on them, so one trie DP over the non-zero

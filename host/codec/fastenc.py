@@ -91,6 +91,7 @@ def _configure(lib):
         "lze_arena_free": ([], None),
         "lze_design_bits_batch": ([i64, vp, vp, vp, i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], i64),
         "lze_layout_runs": ([vp, i64, vp, i64, vp, i64, vp, vp, i64, vp, vp], i32),
+        "lze_row_modes": ([vp, i64, i64, i32, i32, vp], i64),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -458,9 +459,12 @@ def zrun_estimate_sets(runs, sets, tab, mus, L, rounds, class_bits):
     zks = np.fromiter(_itchain.from_iterable(sets), np.int64, int(off[-1]))
     out = np.empty(len(sets))
     G, M1 = tab.shape
-    if lib().lze_zrun_estimate_sets(len(runs), _p(runs), len(sets), _ptr(off), _p(zks), _ptr(tab), M1 - 1, G,
-                                    _ptr(mus), int(L), int(rounds), float(class_bits), _ptr(out)):
+    rc = lib().lze_zrun_estimate_sets(len(runs), _p(runs), len(sets), _ptr(off), _p(zks), _ptr(tab), M1 - 1, G,
+                                      _ptr(mus), int(L), int(rounds), float(class_bits), _ptr(out))
+    if rc == -1:
         raise ValueError("zrun_estimate_sets: more than 32 index lengths in a set")
+    if rc:
+        raise MemoryError("zrun_estimate_sets: no memory")
     return out.tolist()
 
 
@@ -724,3 +728,14 @@ def design_bits_batch(off, classes, freqs, L, sargs):
     if lib().lze_design_bits_batch(nd, _ptr(offs), _p(cls3), _p(fr), int(L), _p(lens), _ptr(bits), *sargs[0]):
         raise MemoryError("design bits: no memory")
     return lens.tolist(), [None if b == -2.0 else (math.inf if b >= INF else b) for b in bits.tolist()]
+
+
+def row_modes(rows: np.ndarray, neg_float: int):
+    """``(modes, good)``: :func:`lutzip.codec.rows.find_modes` of the ``R x N`` words ``rows`` (uint8 / uint16; a
+    dtype of ``rows.ROW_DTYPES``, ``neg_float`` its ``rows.neg_flag``) and how many rows have a mode and a non-zero
+    word (``rows.candidate``'s count), in one pass that stops at each row's first mismatch (``lze_row_modes``)."""
+    rows = np.ascontiguousarray(rows)
+    R, N = rows.shape
+    modes = np.empty(R, np.uint8)
+    good = lib().lze_row_modes(_p(rows), R, N, rows.dtype.itemsize == 2, int(neg_float), _p(modes))
+    return modes, int(good)

@@ -138,6 +138,8 @@ def candidate(arr: np.ndarray, axes, words: np.ndarray, dtype: str, min_rows: in
     from lutzip.codec.layout import stored
     if dtype not in ROW_DTYPES:
         return None
+    from lutzip.codec import fastenc
+    fast = fastenc.available() and hasattr(fastenc, "row_modes")
     tries = [(axes, words)]
     if axes is not None:
         tries.append((None, None))
@@ -154,6 +156,11 @@ def candidate(arr: np.ndarray, axes, words: np.ndarray, dtype: str, min_rows: in
             w, _ = to_words(stored(arr, None))
         rows = np.asarray(w).reshape(rs)
         need = max(min_rows, R // 8)
+        if fast:        # every row's mode and the count in one C pass (each row's scan stops at a mismatch)
+            modes, good = fastenc.row_modes(rows, neg_flag(dtype))
+            if good >= need:
+                return ax, modes
+            continue
         # a quick look first (an encoder runs this on every tensor): the first k mirrored words of each row
         k = min(4, N - h)
         x, y = rows[:, h:h + k], rows[:, N - h:N - h - k:-1]
