@@ -148,3 +148,108 @@ def test_redesign_skips_16_bit_sets():
     states.apply(c, L=8, report=rep, redesign=True)
     assert not any(r["redesigned"] for r in rep)
     assert sd.redesign([codec.to_words(a)[0]], [4096], c.tables[0]) is None
+
+
+def sign_tensor(seed=0, n=40000, scale=6.0, flip=0.1):
+    """int8 values whose sign persists (a Markov chain flipping with probability ``flip``): the previous value's
+    sign, not its magnitude, says what comes next (nudenet's dense 3x3 convolutions, mildly)."""
+    rng = np.random.default_rng(seed)
+    sign = np.where(np.cumsum(rng.random(n) < flip) % 2 == 0, 1, -1)
+    mag = np.minimum(np.rint(np.abs(rng.laplace(0, scale, n))) + 1, 127)
+    return (sign * mag).astype(np.int8)
+
+
+def test_thresholds_from_pair_counts_match_state_counts():
+    """:func:`sd.thresholds` (one pass of pair counts) ranks the thresholds exactly as the bits of
+    :func:`sd.state_counts` for each, the first word of every array read in state A."""
+    words = [codec.to_words(context_tensor(s, 40, 64))[0] for s in range(3)]
+    scored = sorted((sd.ideal_bits(*sd.state_counts(words, T)), T) for T in range(1, 65))
+    assert sd.thresholds(words, 5) == [T for _, T in scored[:5]]
+    joint, first = sd.pair_counts(words)
+    assert first.sum() == 3 and joint.sum() == sum(w.size - 1 for w in words)
+
+
+def test_intervals_are_the_brute_force_best():
+    w = [codec.to_words(sign_tensor(1, 6000, 2.0))[0]]
+    got = sd.intervals(w, 1)[0]
+    vals = sd.signed8(np.arange(256))
+    present = sorted(set(sd.signed8(w[0]).tolist()))
+    best = min((sd.ideal_bits(*sd.state_counts(w, (vals >= lo) & (vals <= hi))), lo, hi)
+               for lo in present for hi in present if lo <= hi and not (lo == present[0] and hi == present[-1]))
+    assert got[0] == pytest.approx(best[0])
+    assert np.array_equal(got[3], (vals >= got[1]) & (vals <= got[2]))
+    assert got[1] >= 0 or got[2] <= 0                   # a sign context: one side of zero only
+    ha, hb = sd.state_counts(w, got[3])
+    assert sd.ideal_bits(ha, hb) == pytest.approx(got[0])
+    mag = min(sd.ideal_bits(*sd.state_counts(w, T)) for T in range(1, 65))
+    assert got[0] < 0.97 * mag                          # the sign says more than any magnitude threshold
+
+
+@pytest.mark.parametrize("zero_in_s", [False, True])
+def test_design_rules_with_a_value_set(zero_in_s):
+    """A set ``S`` that is not a magnitude threshold: no class mixes values in and out of ``S``, ``F`` is the
+    classes of ``S`` and the ZRUN classes exactly when 0 is in ``S``; the streams decode."""
+    a = sign_tensor(2, 30000)
+    a[np.random.default_rng(3).random(a.size) < 0.3] = 0
+    w = codec.to_words(a)[0]
+    vals = sd.signed8(np.arange(256))
+    S = vals >= (0 if zero_in_s else 1)
+    zr = [ClassSpec(4, ZRUN, 2, 0)]
+    two, bits = sd.design_two([w], zr, S)
+    two.validate()
+    for j, cl in enumerate(two.classes):
+        in_f = bool((two.follow >> j) & 1)
+        if cl.kind == LUT:
+            inside = S[two.lut3[cl.param:cl.param + (1 << cl.k)].astype(np.int64)]
+            assert inside.all() == in_f and inside.any() == in_f, j
+        elif cl.kind == ZRUN:
+            assert in_f == zero_in_s
+        else:
+            assert cl.kind == RANGE and not in_f
+    payload, sw, _ = states._encode2(w, 4096, two)
+    assert np.array_equal(np.asarray(decode_stripes(payload, sw, w.size, 4096, two)).astype(np.uint8), w)
+
+
+def test_redesign_with_intervals_beats_thresholds_on_a_sign_context():
+    w = codec.to_words(sign_tensor(4, 60000))[0]
+    ts = codec.compress({"a": sign_tensor(4, 60000)}, reorder=False).tables[0]
+    old = sd.redesign([w], [4096], ts, n_intervals=0)
+    new = sd.redesign([w], [4096], ts)
+    assert new[2] < 0.98 * old[2]
+    payload, sw = new[1][0]
+    assert np.array_equal(np.asarray(decode_stripes(payload, sw, w.size, 4096, new[0])).astype(np.uint8), w)
+
+
+def test_apply_redesign_splits_a_shared_set(monkeypatch):
+    """Two tensors that share a one-table set but want different value sets ``S`` (a sign context and a magnitude
+    context): with ``redesign`` each gets a table set of its own where that is smaller, and the file decodes."""
+    mag = context_tensor(6, 96, 256)
+    rng = np.random.default_rng(7)
+    v = mag.reshape(-1)                                 # the same values, reordered: runs of one sign, no magnitude
+    pos, neg = rng.permutation(v[v >= 0]), rng.permutation(v[v < 0])   # context (so the encoder shares one set)
+    out, i, j, side = [], 0, 0, 0
+    while i < len(pos) or j < len(neg):
+        n = int(rng.geometric(0.1))
+        if side == 0:
+            out.append(pos[i:i + n])
+            i += n
+        else:
+            out.append(neg[j:j + n])
+            j += n
+        side ^= 1
+    sgn = np.concatenate(out).reshape(mag.shape)
+    arrays = {"mag": mag, "sgn": sgn}
+    c = codec.compress(arrays, reorder=False)
+    if len({t.table for t in c.tensors}) != 1:
+        pytest.skip("the one-table encoder did not share one set")
+    monkeypatch.setattr(states, "SPLIT_MIN", 1 << 40)
+    whole = ct.to_bytes(states.apply(c, L=8, redesign=True))
+    monkeypatch.setattr(states, "SPLIT_MIN", 4096)
+    rep = []
+    c2 = states.apply(c, L=8, redesign=True, report=rep)
+    split = ct.to_bytes(c2)
+    assert rep[0]["split"] == 2 and len(split) < len(whole)
+    assert len({t.table for t in c2.tensors}) == 2 and len(c2.tables) == 2
+    back = codec.decompress(ct.from_bytes(split))
+    for k, v in arrays.items():
+        assert np.array_equal(back[k].view(np.uint8), v.view(np.uint8)), k

@@ -347,6 +347,72 @@ def _redesign(c, group, ts, L):
     return size - sd.table_bytes(ts), two, coded
 
 
+#: with ``redesign``, a stream of at least this many words is also tried with a table set of its own
+SPLIT_MIN = 65536
+
+
+def _two_tables(c, group, ts, pairs, L, greedy, replan):
+    """The two-code-table versions of ``ts`` for the streams of ``group`` (class-pair counts ``pairs``): ``(after,
+    tableset, coded)`` of the smallest, ``after`` the streams' bytes plus the metadata bytes the second table adds,
+    or ``None``."""
+    best, seen = None, set()
+    # F = the ZRUN classes, and F searched greedily: each coded (and re-planned) in full, the smaller kept
+    for g in ((False, True) if greedy else (False,)):
+        got = design(pairs, ts, L, g)
+        if got is None:
+            continue
+        two = got[0]
+        key = (two.follow, two.lens_b, tuple(cl.c for cl in two.classes))
+        if key in seen:
+            continue
+        seen.add(key)
+        coded = [_back(c, s, _walk(*_plain(c, s), ts, 1, two)) for s in group]
+        after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
+        if replan:
+            two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan)
+        if best is None or after < best[0]:
+            best = (after, two, coded)
+    return best
+
+
+def _best_for(c, group, ts, L, greedy, replan, redesign, pairs=None):
+    """``(after, tableset, coded, redesigned)`` of the smallest coding of ``group``'s streams: one table (``ts``
+    itself, ``coded`` None), two code tables (:func:`_two_tables`), or (``redesign``) classes cut for two states;
+    ``after`` = the streams' bytes + the table bytes beyond ``ts``'s own."""
+    if pairs is None:
+        pairs = sum(_walk(*_plain(c, s), ts, 0) for s in group)
+    best = (sum(s.n_bytes for s in group), ts, None, False)
+    got = _two_tables(c, group, ts, pairs, L, greedy, replan)
+    if got is not None and got[0] < best[0]:
+        best = (*got, False)
+    if redesign and ts.word_bits == 8:
+        got = _redesign(c, group, ts, L)
+        if got is not None and got[0] < best[0]:
+            best = (*got, True)
+    return best
+
+
+def _split(c, group, ts, L, greedy, replan):
+    """With ``redesign``: the group's streams of at least :data:`SPLIT_MIN` words each with a table set of its own
+    and the others together (a shared set is cut for all its streams' contexts at once; nudenet's dense 3x3
+    convolutions want different value sets ``S``). Returns ``(after, parts)`` with ``parts`` a list of ``(streams,
+    tableset, coded, redesigned)`` and ``after`` the streams' bytes plus every part's table bytes beyond ``ts``'s,
+    or ``None`` when there is nothing to split."""
+    from lutzip.codec import states_design as sd
+    big = [s for s in group if s.numel >= SPLIT_MIN and not getattr(s, "rows", False)]
+    if len(group) < 2 or not big:
+        return None
+    rest = [s for s in group if s not in big]
+    parts = [[s] for s in big] + ([rest] if rest else [])
+    base = sd.table_bytes(ts)
+    after, out = 0, []
+    for i, part in enumerate(parts):
+        a, two, coded, red = _best_for(c, part, ts, L, greedy, replan, True)
+        after += a + (base if i else 0)            # every part but the first adds a table set of its own
+        out.append((part, two, coded, red))
+    return after, out
+
+
 def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan: int = 2, redesign: bool = False):
     """A copy of container ``c`` whose table sets have two code tables where that makes their streams smaller.
 
@@ -383,45 +449,34 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         by_table.setdefault(s.table, []).append(s)
     new_tables = list(c.tables)
     new_stripes = {}                                   # stream index -> (payload, stripe_words)
+    retable = {}                                       # stream index -> its new table index (a split group)
     for ti, group in by_table.items():
         ts = c.tables[ti]
         if ts.lens_b is not None:
             continue
-        pairs = sum(_walk(*_plain(c, s), ts, 0) for s in group)
         before = sum(s.n_bytes for s in group)
-        best, seen = None, set()
-        # F = the ZRUN classes, and F searched greedily: each coded (and re-planned) in full, the smaller kept
-        for g in ((False, True) if greedy else (False,)):
-            got = design(pairs, ts, L, g)
-            if got is None:
-                continue
-            two = got[0]
-            key = (two.follow, two.lens_b, tuple(cl.c for cl in two.classes))
-            if key in seen:
-                continue
-            seen.add(key)
-            coded = [_back(c, s, _walk(*_plain(c, s), ts, 1, two)) for s in group]
-            after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
-            if replan:
-                two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan)
-            if best is None or after < best[0]:
-                best = (after, two, coded)
-        redesigned = False
+        after, two, coded, redesigned = _best_for(c, group, ts, L, greedy, replan, redesign)
+        parts = None
         if redesign and ts.word_bits == 8:
-            got = _redesign(c, group, ts, L)
-            if got is not None and (best is None or got[0] < best[0]):
-                best, redesigned = got, True
-        if best is None:
-            continue
-        after, two, coded = best
+            got = _split(c, group, ts, L, greedy, replan)
+            if got is not None and got[0] < min(after, before):
+                after, parts = got
         if report is not None:
-            report.append({"table": ti, "follow": two.follow, "before": before, "after": after,
-                           "redesigned": redesigned})
+            report.append({"table": ti, "follow": getattr(two, "follow", 0), "before": before, "after": after,
+                           "redesigned": redesigned if parts is None else any(p[3] for p in parts),
+                           "split": 0 if parts is None else len(parts)})
         if after >= before:
             continue
-        new_tables[ti] = two
-        for s, pc in zip(group, coded):
-            new_stripes[s.index] = pc
+        if parts is None:
+            parts = [(group, two, coded, redesigned)]
+        for i, (part, two, coded, _) in enumerate(parts):
+            if i:
+                retable.update((s.index, len(new_tables)) for s in part)
+                new_tables.append(two)
+            else:
+                new_tables[ti] = two
+            for j, s in enumerate(part):
+                new_stripes[s.index] = (c.stripe_payload(s), s.stripe_words) if coded is None else coded[j]
     if not new_stripes:
         return c
     chunks, tensors, offset = [], list(c.tensors), 0
@@ -434,7 +489,8 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         else:
             payload, sw, crcs = c.stripe_payload(s), s.stripe_words, s.stripe_crcs
         for i in s.members:
-            tensors[i] = dataclasses.replace(tensors[i], offset=offset, stripe_words=sw, stripe_crcs=crcs)
+            tensors[i] = dataclasses.replace(tensors[i], offset=offset, stripe_words=sw, stripe_crcs=crcs,
+                                             table=retable.get(s.index, tensors[i].table))
         chunks.append(np.asarray(payload, np.uint32))
         offset += 4 * len(payload)
     payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)

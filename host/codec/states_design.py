@@ -37,16 +37,29 @@ def signed8(words: np.ndarray) -> np.ndarray:
     return np.where(w >= 128, w - 256, w)
 
 
-def state_counts(words_list, T: int):
-    """``(hist_a, hist_b)``: counts of each 8-bit word read in state A (after a word of magnitude >= ``T``, or first
-    in its array) and in state B (after a word of magnitude < ``T``)."""
+def value_set(T) -> np.ndarray:
+    """The set ``S`` of 8-bit words after which a word is read in state B, as a boolean mask of 256: ``T`` an int is a
+    magnitude threshold (``|v| < T``); else ``T`` is the mask itself (e.g. an interval of values, :func:`intervals`)."""
+    if isinstance(T, (int, np.integer)):
+        return np.abs(signed8(np.arange(256))) < int(T)
+    S = np.asarray(T, bool).reshape(-1)
+    if S.shape != (256,):
+        raise ValueError(f"a value set is a mask of 256 words, not of {S.size}")
+    return S
+
+
+def state_counts(words_list, T):
+    """``(hist_a, hist_b)``: counts of each 8-bit word read in state A (after a word not in ``S`` =
+    :func:`value_set` of ``T``, or first in its array) and in state B (after a word in ``S``; ``T`` an int: after a
+    word of magnitude < ``T``)."""
+    S = value_set(T)
     ha = np.zeros(256, np.int64)
     hb = np.zeros(256, np.int64)
     for w in words_list:
         w = np.asarray(w).astype(np.int64).reshape(-1)
         if not w.size:
             continue
-        small = np.abs(signed8(w)) < T
+        small = S[w]
         sb = np.zeros(w.size, bool)
         sb[1:] = small[:-1]
         ha += np.bincount(w[~sb], minlength=256)
@@ -69,16 +82,71 @@ def ideal_bits(ha: np.ndarray, hb: np.ndarray) -> float:
     return out
 
 
-def thresholds(words_list, keep: int = 2, candidates=range(1, 65)):
-    """The ``keep`` magnitude thresholds of the smallest :func:`ideal_bits`, best first."""
+def thresholds(words_list, keep: int = 2, candidates=range(1, 65), joint=None):
+    """The ``keep`` magnitude thresholds of the smallest :func:`ideal_bits`, best first (``joint``: the words'
+    :func:`pair_counts`, if known)."""
+    joint, first = pair_counts(words_list) if joint is None else joint
+    mag = np.abs(signed8(np.arange(256)))
+    total = joint.sum(0) + first
     scored = []
     for T in candidates:
-        ha, hb = state_counts(words_list, T)
+        hb = joint[mag < T].sum(0)
+        ha = total - hb
         if ha.sum() == 0 or hb.sum() == 0:
             continue
         scored.append((ideal_bits(ha, hb), T))
     scored.sort()
     return [T for _, T in scored[:keep]]
+
+
+def pair_counts(words_list):
+    """``(joint, first)``: counts of each pair of consecutive 8-bit words (``joint[prev, word]``, 256 x 256) within
+    each array, and of the arrays' first words (read in state A whatever ``S`` is)."""
+    joint = np.zeros(256 * 256, np.int64)
+    first = np.zeros(256, np.int64)
+    for w in words_list:
+        w = np.asarray(w).astype(np.int64).reshape(-1)
+        if not w.size:
+            continue
+        first[w[0]] += 1
+        joint += np.bincount(w[:-1] * 256 + w[1:], minlength=256 * 256)
+    return joint.reshape(256, 256), first
+
+
+def _rows_entropy(m: np.ndarray) -> np.ndarray:
+    """``n log2 n - sum x log2 x`` of each row of ``m`` (bits of an ideal order-0 code of the row's counts)."""
+    m = np.asarray(m, np.float64)
+    n = m.sum(-1)
+    return _xlogx(n) - _xlogx(m).sum(-1)
+
+
+def intervals(words_list, keep: int = 1, joint=None):
+    """The ``keep`` sets ``S`` that are an interval ``[lo, hi]`` of int8 values (boolean masks of 256 words) of the
+    smallest :func:`ideal_bits`, best first, as ``(bits, lo, hi, mask)``.
+
+    A magnitude threshold is the interval ``[1 - T, T - 1]``; the others let the state say more than "the previous
+    value was small": e.g. its sign (nudenet's dense 3x3 convolutions: ``[0, 83]`` is 1.5 % below the best
+    threshold, model.7.conv.weight)."""
+    if joint is None:
+        joint, first = pair_counts(words_list)
+    else:
+        joint, first = joint
+    order = np.argsort(signed8(np.arange(256)), kind="stable")       # words by value, -128 .. 127
+    P = np.concatenate([np.zeros((1, 256), np.int64), np.cumsum(joint[order], 0)])
+    total = P[-1] + first
+    lo, hi = np.triu_indices(257, 1)
+    hb = P[hi] - P[lo]
+    cost = _rows_entropy(hb) + _rows_entropy(total - hb)
+    ok = (hb.sum(-1) > 0) & ((total - hb).sum(-1) > 0)
+    cost = np.where(ok, cost, np.inf)
+    out = []
+    for i in np.argsort(cost, kind="stable")[:keep]:
+        if not np.isfinite(cost[i]):
+            break
+        S = np.zeros(256, bool)
+        S[order[lo[i]:hi[i]]] = True
+        out.append((float(cost[i]), int(signed8(order[lo[i]])), int(signed8(order[hi[i] - 1])), S))
+    return out
 
 
 def _code_cost(x, mu, L: int):
@@ -143,17 +211,17 @@ def _classes_of(back, order, m: int, i: int):
 MU_FACTORS = (0.7, 0.85, 1.0, 1.2, 1.45)
 
 
-def _partition(ha, hb, zr, T: int, room: int, mu, L: int):
+def _partition(ha, hb, zr, T, room: int, mu, L: int):
     """One cut of the small and the large values into at most ``room`` LUT classes plus the escape
     (:func:`_cut` per list, the tails joined into the escape): ``(small, large, rest)`` lists of ``(k, values)``
     and the escape's values, or ``None``."""
     vals = np.arange(256)
-    mag = np.abs(signed8(vals))
+    S = value_set(T)
     present = (ha + hb) > 0
     if zr:
         present[0] = False
     lists = []
-    for sel in (mag < T, mag >= T):
+    for sel in (S, ~S):
         v = vals[sel & present]
         order = v[np.argsort(-(ha[v] + hb[v]), kind="stable")]
         f, back = _cut(ha[order], hb[order], room, MAX_K, mu, L)
@@ -185,9 +253,10 @@ def _partition(ha, hb, zr, T: int, room: int, mu, L: int):
     return small, large, rest
 
 
-def _build(ha, hb, zr, small, large, rest, L: int):
+def _build(ha, hb, zr, small, large, rest, L: int, zero_in_s: bool = True):
     """The table set of a partition (:func:`_partition`), its code lengths by package-merge on the value-level
-    state counts; ``(tableset, estimated bits)``."""
+    state counts; ``(tableset, estimated bits)``. The ZRUN classes are in ``F`` when ``zero_in_s`` (0 is in
+    ``S``: after a zero run the next word is read in state B)."""
     from lutzip.codec.states import _lengths
     za = int(ha[0]) if zr else 0                          # zeros: one ZRUN symbol each (an estimate)
     zb = int(hb[0]) if zr else 0
@@ -205,7 +274,8 @@ def _build(ha, hb, zr, small, large, rest, L: int):
     ca.append(float(ha[rest].sum()))
     cb.append(float(hb[rest].sum()))
     for cl in zr:
-        follow |= 1 << len(specs)
+        if zero_in_s:
+            follow |= 1 << len(specs)
         specs.append((ZRUN, cl.k, 0))
         ca.append(za / len(zr))
         cb.append(zb / len(zr))
@@ -218,8 +288,9 @@ def _build(ha, hb, zr, small, large, rest, L: int):
     return two, float(bits)
 
 
-def design_two(words_list, zruns, T: int, L: int = 8, factors=MU_FACTORS):
+def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS):
     """A two-state 8-bit table set for the words (steps 1-2 of the module text), or ``None`` when there is no room.
+    ``T``: the magnitude threshold, or a value set ``S`` (:func:`value_set`).
 
     ``zruns``: the ZRUN classes (``ClassSpec``) of the one-table set, kept; value 0 is then left to them. The cut is
     made for each pair of Lagrange multipliers of ``factors`` (the states' Kraft sums: the classes' integer code
@@ -243,7 +314,7 @@ def design_two(words_list, zruns, T: int, L: int = 8, factors=MU_FACTORS):
             continue
         seen.add(key)
         try:
-            got = _build(ha, hb, zr, *part, L)
+            got = _build(ha, hb, zr, *part, L, bool(value_set(T)[0]))
         except TableError:
             continue
         if best is None or got[1] < best[1]:
@@ -273,10 +344,28 @@ def table_bytes(ts: TableSet) -> int:
     return len(_pack_tables([ts], 5))
 
 
-def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: int = 2, rounds: int = 2):
+def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1) -> list:
+    """The value sets :func:`redesign` tries: the ``n_thresholds`` best magnitude thresholds (ints) and the
+    ``n_intervals`` best intervals (masks) that are not one of those thresholds, by :func:`ideal_bits`."""
+    joint = pair_counts(words_list)
+    out = list(thresholds(words_list, n_thresholds, joint=joint))
+    seen = [value_set(T) for T in out]
+    if n_intervals:
+        for _, _, _, S in intervals(words_list, n_intervals + len(out), joint=joint):
+            if len(out) >= n_thresholds + n_intervals:
+                break
+            if not any(np.array_equal(S, x) for x in seen):
+                out.append(S)
+                seen.append(S)
+    return out
+
+
+def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: int = 2, rounds: int = 2,
+             n_intervals: int = 1):
     """The smallest coding of the streams ``words_list`` (stripe lengths ``stripe_lens``) with a table set of
     :func:`design_two`, or ``None`` (not an 8-bit set, or nothing could be designed).
 
+    The value sets tried are :func:`candidates` (``n_thresholds`` magnitude thresholds, ``n_intervals`` intervals).
     Returns ``(tableset, [(payload, stripe_words)], bytes)``: ``bytes`` the streams' payload plus the table set's
     own bytes (:func:`table_bytes`), so it compares with the one-table set's streams plus its table bytes.
     """
@@ -285,7 +374,7 @@ def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: in
         return None
     zr = [cl for cl in ts.classes if cl.kind == ZRUN]
     best = None
-    for T in thresholds(words_list, n_thresholds):
+    for T in candidates(words_list, n_thresholds, n_intervals):
         got = design_two(words_list, zr, T, L)
         if got is None:
             continue
