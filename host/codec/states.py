@@ -121,9 +121,27 @@ def decode_stripes2(payload_words, starts, stripe_words, stripe_len: int, numel:
 
 
 # ----------------------------------------------------------------------------------------------- encoder
+#: ``"auto"``: the C kernels of :mod:`lutzip.codec.states_c` where they build, else the Python / numba code;
+#: ``"py"``: always the Python / numba code (the reference the C kernels are tested against)
+KERNELS = "auto"
+
+
+def _c():
+    """The :mod:`lutzip.codec.states_c` module when its kernels are used, else ``None``."""
+    if KERNELS != "auto":
+        return None
+    from lutzip.codec import states_c
+    return states_c if states_c.lib() is not None else None
+
+
 def _walk(payload, stripe_words, ts: TableSet, mode: int, two: TableSet | None = None):
-    """Run :func:`~lutzip.codec._statesnumba._walk_kernel` over one-table stripes coded with ``ts``."""
-    from lutzip.codec._statesnumba import _walk_kernel
+    """Run :func:`~lutzip.codec._statesnumba._walk_kernel` (or its C twin) over one-table stripes coded with
+    ``ts``."""
+    k = _c()
+    if k is not None:
+        _walk_kernel = k.walk
+    else:
+        from lutzip.codec._statesnumba import _walk_kernel
     sw = np.asarray(stripe_words, np.int64)
     starts = np.zeros(len(sw), np.int64)
     if len(sw):
@@ -150,6 +168,17 @@ def _walk(payload, stripe_words, ts: TableSet, mode: int, two: TableSet | None =
 def _literals(two: TableSet):
     """``(lit_cls, lit_idx)``: for every ``W``-bit value the literal class that codes it in the fewest state-A bits
     (the first class among equals; -1: no class) and its index there."""
+    k = _c()
+    if k is not None:
+        got = k.literals(two.word_bits, [cl.kind for cl in two.classes], [cl.k for cl in two.classes],
+                         [cl.param for cl in two.classes], [cl.total for cl in two.classes], two.lut3)
+        if got is not None:
+            return got
+    return _literals_py(two)
+
+
+def _literals_py(two: TableSet):
+    """:func:`_literals` in numpy (the reference)."""
     size = 1 << two.word_bits
     best = np.full(size, 1 << 20, np.int64)
     lit_cls = np.full(size, -1, np.int64)
@@ -174,7 +203,11 @@ def _literals(two: TableSet):
 def _encode2(words: np.ndarray, S: int, two: TableSet):
     """Code ``words`` in stripes of ``S`` with the two-state set ``two``, zero runs planned state-aware
     (:func:`~lutzip.codec._statesnumba._encode2_kernel`). Returns ``(payload, stripe_words, pairs)``."""
-    from lutzip.codec._statesnumba import _encode2_kernel, _run_dp
+    k = _c()
+    if k is not None:
+        _encode2_kernel, _run_dp = k.encode2, k.run_dp
+    else:
+        from lutzip.codec._statesnumba import _encode2_kernel, _run_dp
     lens, codes, nxt = state_arrays(two)
     ks = np.array([cl.k for cl in two.classes] + [0] * (MAX_CLASSES - len(two.classes)), np.int64)
     lit_cls, lit_idx = _literals(two)
@@ -203,6 +236,8 @@ def _encode2(words: np.ndarray, S: int, two: TableSet):
 def _lengths(counts, L: int, every: bool) -> list:
     """Package-merge code lengths (at most ``L`` bits) of ``counts``; ``every``: classes of count 0 get a code
     too (the longest the others leave room for), as state A must give every class one."""
+    if len(counts) <= MAX_CLASSES and _c() is not None:
+        return _c().lengths(counts, L, every)
     from lutzip.codec.huffman import limited_code_lengths
     if every:
         counts = [float(v) if v > 0 else 1e-9 for v in counts]
@@ -232,6 +267,24 @@ def design(pairs: np.ndarray, ts: TableSet, L: int = 8, greedy: bool = True, max
     used = pairs.sum(0)[:n]
     base = int((used * np.array([cl.c for cl in ts.classes])).sum())
     zr = sum(1 << j for j, cl in enumerate(ts.classes) if cl.kind == ZRUN)
+    k = _c()
+    got = (k.design_search(pairs, n, L, zr, greedy, max_steps) if k is not None
+           else _search_py(pairs, n, L, zr, greedy, max_steps))
+    if got is None:
+        return None
+    best, bits, la, lb = got
+    saved = base - bits - 8 * (2 + n)
+    if saved <= 0 or not any(lb):
+        return None
+    two = TableSet(ts.word_bits, [ClassSpec(int(a), cl.kind, cl.k, cl.param) for a, cl in zip(la, ts.classes)],
+                   ts.lut3.copy(), lens_b=tuple(int(b) for b in lb), follow=int(best))
+    two.validate()
+    return two, saved
+
+
+def _search_py(pairs: np.ndarray, n: int, L: int, zr: int, greedy: bool, max_steps: int):
+    """The follow set of :func:`design` and its ``(F, bits, lens_a, lens_b)``, or ``None`` (the Python reference
+    of :func:`lutzip.codec.states_c.design_search`)."""
     tried = {}
 
     def cost(F):
@@ -255,13 +308,7 @@ def design(pairs: np.ndarray, ts: TableSet, L: int = 8, greedy: bool = True, max
         return None
     cost(best)
     bits, la, lb = tried[best]
-    saved = base - bits - 8 * (2 + n)
-    if saved <= 0 or not any(lb):
-        return None
-    two = TableSet(ts.word_bits, [ClassSpec(int(a), cl.kind, cl.k, cl.param) for a, cl in zip(la, ts.classes)],
-                   ts.lut3.copy(), lens_b=tuple(int(b) for b in lb), follow=int(best))
-    two.validate()
-    return two, saved
+    return best, bits, la, lb
 
 
 def _plain(c, s):

@@ -1,0 +1,465 @@
+/* The two-code-table encoder's kernels in C (format version 5, lutzip/codec/states.py).
+ *
+ * Each function computes what the Python / numba code of the same name in lutzip/codec/states.py and
+ * lutzip/codec/_statesnumba.py computes, with the same tie-breaking, so both write the same bytes:
+ *   lzs_lengths   states._lengths (huffman.limited_code_lengths: package-merge, leaves first on equal weights)
+ *   lzs_design    the follow-set search of states.design (memoised costs, the same first minimum)
+ *   lzs_walk      _statesnumba._walk_kernel (mode 0: class pairs; 1: the symbols with two-state codes;
+ *                 2: only the stripe words mode 1 would write)
+ *   lzs_literals  states._literals
+ *   lzs_run_dp    _statesnumba._run_dp
+ *   lzs_encode2   _statesnumba._encode2_kernel (out NULL: only the stripe words and the pairs)
+ * Loaded with ctypes by lutzip/codec/states_c.py; every array is C-contiguous int64 unless said otherwise.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define NC 16                      /* MAX_CLASSES */
+
+/* ------------------------------------------------------------------------------------ package-merge */
+typedef struct {
+    double w;
+    uint8_t c[NC];                  /* how often each symbol is in the item */
+} item_t;
+
+/* Code lengths (at most L bits) of n <= 16 weights w (> 0: used, else no code): 0 used -> all 0, 1 used -> 1,
+ * else package-merge as huffman.limited_code_lengths (leaves sorted stably by weight; leaves before packages
+ * of the same weight). Returns -1 when more than 2^L symbols are used. */
+static int pm_lengths(int n, const double *w, int L, int64_t *len)
+{
+    int used[NC], nu = 0;
+    for (int i = 0; i < n; i++) {
+        len[i] = 0;
+        if (w[i] > 0.0)
+            used[nu++] = i;
+    }
+    if (nu == 0)
+        return 0;
+    if (nu == 1) {
+        len[used[0]] = 1;
+        return 0;
+    }
+    if (L < 31 && nu > (1 << L))
+        return -1;
+    item_t leaves[NC], pk[2 * NC], nx[2 * NC], mg[NC];
+    for (int a = 0; a < nu; a++) {          /* stable insertion sort of the used symbols by weight */
+        int s = used[a], b = a - 1;
+        while (b >= 0 && leaves[b].w > w[s]) {
+            leaves[b + 1] = leaves[b];
+            b--;
+        }
+        memset(&leaves[b + 1], 0, sizeof(item_t));
+        leaves[b + 1].w = w[s];
+        leaves[b + 1].c[s] = 1;
+    }
+    int np_ = nu;
+    memcpy(pk, leaves, nu * sizeof(item_t));
+    for (int it = 0; it < L - 1; it++) {
+        int m = np_ / 2;
+        for (int j = 0; j < m; j++) {
+            mg[j].w = pk[2 * j].w + pk[2 * j + 1].w;
+            for (int s = 0; s < NC; s++)
+                mg[j].c[s] = (uint8_t)(pk[2 * j].c[s] + pk[2 * j + 1].c[s]);
+        }
+        int a = 0, b = 0;
+        for (int t = 0; t < nu + m; t++) {
+            if (b >= m || (a < nu && leaves[a].w <= mg[b].w))
+                nx[t] = leaves[a++];
+            else
+                nx[t] = mg[b++];
+        }
+        np_ = nu + m;
+        memcpy(pk, nx, np_ * sizeof(item_t));
+    }
+    for (int t = 0; t < 2 * nu - 2; t++)
+        for (int s = 0; s < n; s++)
+            len[s] += pk[t].c[s];
+    return 0;
+}
+
+/* states._lengths of counts: every != 0 gives a class of count <= 0 the weight 1e-9 (a code). */
+static int lengths_of(int64_t n, const double *counts, int64_t L, int every, int64_t *len)
+{
+    double w[NC] = {0};
+    if (n < 0 || n > NC)
+        return -2;
+    for (int i = 0; i < n; i++)
+        w[i] = counts[i] > 0 ? counts[i] : (every ? 1e-9 : 0.0);
+    return pm_lengths((int)n, w, (int)L, len);
+}
+
+EXPORT int lzs_lengths(int64_t n, const double *counts, int64_t L, int every, int64_t *len)
+{
+    return lengths_of(n, counts, L, every, len);
+}
+
+/* ------------------------------------------------------------------------------------ follow-set search */
+typedef struct {
+    int F;
+    int64_t bits;
+} memo_t;
+
+typedef struct {
+    const int64_t *pairs;           /* 17 x 16 */
+    int n, L, cnt, cap, err;
+    memo_t *memo;
+} design_t;
+
+/* states._cost: bits of all class codes with follow set F; la / lb (n each) when not NULL */
+static int64_t cost_of(design_t *d, int F, int64_t *la_out, int64_t *lb_out)
+{
+    int64_t ca[NC] = {0}, cb[NC] = {0}, la[NC], lb[NC];
+    int n = d->n, anyb = 0;
+    for (int r = 0; r <= NC; r++) {
+        int inF = r < NC && ((F >> r) & 1);
+        const int64_t *row = d->pairs + (int64_t)r * NC;
+        for (int j = 0; j < n; j++) {
+            if (inF)
+                cb[j] += row[j];
+            else
+                ca[j] += row[j];
+        }
+    }
+    for (int j = 0; j < n; j++)
+        anyb |= cb[j] != 0;
+    double fa[NC] = {0}, fb[NC] = {0};
+    for (int j = 0; j < n; j++) {
+        fa[j] = (double)ca[j];
+        fb[j] = (double)cb[j];
+    }
+    if (lengths_of(n, fa, d->L, 1, la))
+        d->err = 1;
+    if (anyb) {
+        if (lengths_of(n, fb, d->L, 0, lb))
+            d->err = 1;
+    } else
+        memset(lb, 0, sizeof(lb));
+    int64_t bits = 0;
+    for (int j = 0; j < n; j++)
+        bits += ca[j] * la[j] + cb[j] * lb[j];
+    if (la_out) {
+        memcpy(la_out, la, n * sizeof(int64_t));
+        memcpy(lb_out, lb, n * sizeof(int64_t));
+    }
+    return bits;
+}
+
+static int64_t cost(design_t *d, int F)
+{
+    for (int i = 0; i < d->cnt; i++)
+        if (d->memo[i].F == F)
+            return d->memo[i].bits;
+    int64_t b = cost_of(d, F, NULL, NULL);
+    if (d->cnt == d->cap) {
+        int cap = d->cap ? 2 * d->cap : 64;
+        memo_t *m = realloc(d->memo, cap * sizeof(memo_t));
+        if (!m) {
+            d->err = 2;
+            return b;
+        }
+        d->memo = m;
+        d->cap = cap;
+    }
+    d->memo[d->cnt].F = F;
+    d->memo[d->cnt++].bits = b;
+    return b;
+}
+
+/* The follow set states.design chooses for pairs (17 x 16), n classes, L, the ZRUN classes zr: *F_out (0: none),
+ * its bits and code lengths. Returns 0, or -1 (package-merge refused: more classes than codes of L bits), -2
+ * (no memory). */
+EXPORT int lzs_design(const int64_t *pairs, int64_t n, int64_t L, int64_t zr, int greedy, int64_t max_steps,
+                      int64_t *F_out, int64_t *bits_out, int64_t *la, int64_t *lb)
+{
+    design_t d = {pairs, (int)n, (int)L, 0, 0, 0, NULL};
+    int best = 0;
+    *F_out = 0;
+    if (n < 1 || n > NC)
+        return -1;
+    if (zr)
+        best = (int)zr;
+    if (greedy) {
+        int F;
+        if (zr)
+            F = (int)zr;
+        else {
+            F = 1;
+            int64_t bc = cost(&d, 1);
+            for (int j = 1; j < n; j++) {
+                int64_t c = cost(&d, 1 << j);
+                if (c < bc) {
+                    bc = c;
+                    F = 1 << j;
+                }
+            }
+        }
+        for (int64_t step = 0; step < max_steps; step++) {
+            int nb = F, have = 0;
+            int64_t bc = 0;
+            for (int j = 0; j < n; j++) {
+                int G = F ^ (1 << j);
+                if (!G)
+                    continue;
+                int64_t c = cost(&d, G);
+                if (!have || c < bc) {
+                    bc = c;
+                    nb = G;
+                    have = 1;
+                }
+            }
+            if (cost(&d, nb) >= cost(&d, F))
+                break;
+            F = nb;
+        }
+        if (!best || cost(&d, F) < cost(&d, best))
+            best = F;
+    }
+    int rc = 0;
+    if (best) {
+        *F_out = best;
+        *bits_out = cost_of(&d, best, la, lb);
+    }
+    if (d.err)
+        rc = d.err == 2 ? -2 : -1;
+    free(d.memo);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------------------ stripe walk */
+/* Append one symbol (a clen-bit code, then k index bits) to the accumulator; a full word goes to out[*p]
+ * (out NULL: only counted). */
+#define PUT_SYMBOL(out, p, oacc, nacc, code, clen, k, idx)                                         \
+    do {                                                                                           \
+        int ln_ = (int)(clen) + (int)(k);                                                          \
+        oacc = (oacc << ln_) | ((uint64_t)(code) << (k)) | (uint64_t)(idx);                       \
+        nacc += ln_;                                                                               \
+        if (nacc >= 32) {                                                                          \
+            nacc -= 32;                                                                            \
+            if (out)                                                                               \
+                out[p] = (uint32_t)(oacc >> nacc);                                                 \
+            p++;                                                                                   \
+            oacc &= (((uint64_t)1) << nacc) - 1;                                                   \
+        }                                                                                          \
+    } while (0)
+
+/* _walk_kernel over one-table stripes (trusted: written by the encoder). mode 0: pairs[prev * 16 + cls] += 1
+ * (prev 16: the stripe start); mode 1: the symbols with codes2 / lens2 (by state * 16 + class) into out,
+ * out_sw[s] the words of stripe s; mode 2: as 1 without writing out. Returns the words written (mode 1, 2). */
+EXPORT int64_t lzs_walk(const uint32_t *words, const int64_t *starts, const int64_t *nwords, int64_t n_stripes,
+                        const int64_t *lut1, int64_t L, const int64_t *kinds, const int64_t *ks, int64_t mode,
+                        const int64_t *nxt, const int64_t *codes2, const int64_t *lens2, uint32_t *out,
+                        uint32_t *out_sw, int64_t *pairs)
+{
+    int64_t p = 0;
+    uint32_t *o_ = mode == 1 ? out : NULL;
+    for (int64_t s = 0; s < n_stripes; s++) {
+        int64_t base = starts[s], end = base + nwords[s];
+        uint32_t hdr = words[base];
+        int64_t n_exp = (int64_t)(hdr & 0xFFFF) + 1;
+        int64_t start = p;
+        if (mode) {
+            if (o_)
+                o_[p] = hdr;
+            p++;
+        }
+        int64_t pos = base + 1, o = 0;
+        uint64_t acc = 0, oacc = 0;
+        int have = 0, nacc = 0, state = 0;
+        int64_t prev = 16;
+        while (o < n_exp) {
+            while (have <= 32 && pos < end) {
+                acc |= (uint64_t)words[pos] << (32 - have);
+                have += 32;
+                pos++;
+            }
+            int64_t e = lut1[acc >> (64 - L)];
+            int tot = (int)(e & 63), cls = (int)((e >> 10) & 15), c = (int)((e >> 6) & 15);
+            int k = (int)ks[cls];
+            uint64_t idx = k > 0 ? (acc << c) >> (64 - k) : 0;
+            acc = tot >= 64 ? 0 : acc << tot;
+            have -= tot;
+            if (kinds[cls] == 2)
+                o += (int64_t)idx + 1;
+            else
+                o += 1;
+            if (mode == 0) {
+                pairs[prev * NC + cls] += 1;
+                prev = cls;
+            } else {
+                int j = state * NC + cls;
+                PUT_SYMBOL(o_, p, oacc, nacc, codes2[j], lens2[j], k, idx);
+                state = (int)nxt[cls];
+            }
+        }
+        if (mode) {
+            if (nacc > 0) {
+                if (o_)
+                    o_[p] = (uint32_t)(oacc << (32 - nacc));
+                p++;
+            } else if (p == start + 1) {
+                if (o_)
+                    o_[p] = 0;
+                p++;
+            }
+            out_sw[s] = (uint32_t)(p - start);
+        }
+    }
+    return p;
+}
+
+/* ------------------------------------------------------------------------------------ literals */
+/* states._literals: for every value v < size the class (not ZRUN, kind 2) coding it in the fewest total bits (the
+ * first class among equals, its first index); lit_cls -1 where none. Classes: kinds / ks / params / totals (n);
+ * LUT classes (kind 0) read lut3 (n3 entries). Returns -1 when a LUT class reads past lut3 or a value is >= size. */
+EXPORT int lzs_literals(int64_t size, int64_t n, const int64_t *kinds, const int64_t *ks, const int64_t *params,
+                        const int64_t *totals, const uint16_t *lut3, int64_t n3, int64_t *lit_cls, int64_t *lit_idx,
+                        int64_t *best)
+{
+    for (int64_t v = 0; v < size; v++) {
+        best[v] = (int64_t)1 << 20;
+        lit_cls[v] = -1;
+        lit_idx[v] = 0;
+    }
+    for (int64_t j = 0; j < n; j++) {
+        if (kinds[j] == 2)
+            continue;
+        int64_t m = (int64_t)1 << ks[j], t = totals[j];
+        for (int64_t i = 0; i < m; i++) {
+            int64_t v;
+            if (kinds[j] == 0) {
+                if (params[j] + i >= n3)
+                    return -1;
+                v = lut3[params[j] + i];
+            } else
+                v = params[j] + i;
+            if (v < 0 || v >= size)
+                return -1;
+            if (t < best[v]) {
+                best[v] = t;
+                lit_cls[v] = j;
+                lit_idx[v] = i;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ run plan and coder */
+/* _run_dp: g / ch are (2, S + 1, 2) */
+EXPORT void lzs_run_dp(int64_t S, int64_t n_opt, const int64_t *opt_cls, const int64_t *opt_cap,
+                       const int64_t *lens2, const int64_t *ks, const int64_t *nxt, int64_t *g, int64_t *ch)
+{
+    const int64_t big = (int64_t)1 << 40;
+#define G(s, r, e) g[((s) * (S + 1) + (r)) * 2 + (e)]
+#define CH(s, r, e) ch[((s) * (S + 1) + (r)) * 2 + (e)]
+    for (int s = 0; s < 2; s++) {
+        for (int e = 0; e < 2; e++)
+            for (int64_t r = 0; r <= S; r++) {
+                G(s, r, e) = big;
+                CH(s, r, e) = -1;
+            }
+        G(s, 0, s) = 0;
+    }
+    for (int64_t r = 1; r <= S; r++)
+        for (int s = 0; s < 2; s++)
+            for (int64_t o = 0; o < n_opt; o++) {
+                int64_t j = opt_cls[o], ln = lens2[s * NC + j];
+                if (ln == 0)
+                    continue;
+                int64_t m = r < opt_cap[o] ? r : opt_cap[o];
+                int64_t t = nxt[j], c = ln + ks[j];
+                for (int e = 0; e < 2; e++) {
+                    int64_t v = c + G(t, r - m, e);
+                    if (v < G(s, r, e)) {
+                        G(s, r, e) = v;
+                        CH(s, r, e) = o;
+                    }
+                }
+            }
+}
+
+/* _encode2_kernel on words (uint8 when wide == 0, else uint16); out NULL: only out_sw and pairs. Returns the words
+ * written, or -1 - i for a word i no class covers in the state it is read in. */
+EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t S, const int64_t *lit_cls,
+                           const int64_t *lit_idx, const int64_t *opt_cls, const int64_t *opt_cap,
+                           const int64_t *opt_lit, const int64_t *lens2, const int64_t *codes2, const int64_t *ks,
+                           const int64_t *nxt, const int64_t *g, const int64_t *ch, uint32_t *out, uint32_t *out_sw,
+                           int64_t *pairs)
+{
+    const uint8_t *w8 = (const uint8_t *)words_;
+    const uint16_t *w16 = (const uint16_t *)words_;
+#define W(i) (wide ? (int64_t)w16[i] : (int64_t)w8[i])
+    int64_t p = 0, s_i = 0;
+    for (int64_t lo = 0; lo < n; lo += S) {
+        int64_t hi = lo + S < n ? lo + S : n;
+        int64_t start = p;
+        if (out)
+            out[p] = (uint32_t)(0x4C5A0000u | (uint32_t)(hi - lo - 1));
+        p++;
+        uint64_t oacc = 0;
+        int nacc = 0, state = 0;
+        int64_t prev = 16, i = lo;
+        while (i < hi) {
+            int64_t v = W(i);
+            if (v != 0) {
+                int64_t j = lit_cls[v];
+                if (j < 0 || lens2[state * NC + j] == 0)
+                    return -1 - i;
+                PUT_SYMBOL(out, p, oacc, nacc, codes2[state * NC + j], lens2[state * NC + j], ks[j], lit_idx[v]);
+                pairs[prev * NC + j] += 1;
+                prev = j;
+                state = (int)nxt[j];
+                i++;
+                continue;
+            }
+            int64_t r = 1;
+            while (i + r < hi && W(i + r) == 0)
+                r++;
+            int e_best = -1;
+            int64_t best = (int64_t)1 << 50;
+            for (int e = 0; e < 2; e++) {
+                int64_t t = G(state, r, e);
+                if (i + r < hi) {
+                    int64_t jl = lit_cls[W(i + r)];
+                    if (jl < 0)
+                        return -1 - (i + r);
+                    int64_t l2 = lens2[e * NC + jl];
+                    if (l2 == 0)
+                        continue;
+                    t += l2;
+                }
+                if (t < best) {
+                    best = t;
+                    e_best = e;
+                }
+            }
+            if (e_best < 0 || best >= ((int64_t)1 << 40))
+                return -1 - (i + r < hi ? i + r : i);
+            int64_t rr = r;
+            while (rr > 0) {
+                int64_t o = CH(state, rr, e_best);
+                int64_t j = opt_cls[o];
+                int64_t m = rr < opt_cap[o] ? rr : opt_cap[o];
+                uint64_t idx = opt_lit[o] ? (uint64_t)lit_idx[0] : (uint64_t)(m - 1);
+                PUT_SYMBOL(out, p, oacc, nacc, codes2[state * NC + j], lens2[state * NC + j], ks[j], idx);
+                pairs[prev * NC + j] += 1;
+                prev = j;
+                state = (int)nxt[j];
+                rr -= m;
+            }
+            i += r;
+        }
+        if (nacc > 0) {
+            if (out)
+                out[p] = (uint32_t)(oacc << (32 - nacc));
+            p++;
+        }
+        out_sw[s_i++] = (uint32_t)(p - start);
+    }
+#undef W
+#undef G
+#undef CH
+    return p;
+}

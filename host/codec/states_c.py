@@ -1,0 +1,141 @@
+"""The two-code-table encoder's C kernels (``_states.c``), compiled at first use and loaded with ctypes.
+
+Each function here returns what the Python or numba code it replaces returns (:mod:`lutzip.codec.states`,
+:mod:`lutzip.codec._statesnumba`; tested against them in tests/test_states_c.py): the code lengths and the
+follow-set search of :func:`lutzip.codec.states.design`, the walk over one-table stripes, the literal classes, the
+zero-run plan and the two-state stripe coder. With them ``states=2`` imports no numba and its design loop runs
+in C. Built like the other kernels (:mod:`lutzip.codec.cbuild`) into ``lutzip.cache.cache_dir("states")``;
+without a compiler, or with ``LUTZIP_STATES=0``, :func:`lib` is ``None`` and :mod:`lutzip.codec.states` uses the
+Python / numba code.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from lutzip.codec import cbuild
+
+SOURCE = Path(__file__).with_name("_states.c")
+FLAGS = ["-O2", "-march=native", "-shared", "-fPIC", "-fvisibility=hidden"]
+
+_lock = threading.Lock()
+_state = {"tried": False, "lib": None, "why": None}
+
+
+def _build(cc: str, dest: Path):
+    cbuild.build(cc, SOURCE, dest / "_states.so", FLAGS)
+
+
+def _configure(lib):
+    vp, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
+    sig = {
+        "lzs_lengths": ([i64, vp, i64, i32, vp], i32),
+        "lzs_design": ([vp, i64, i64, i64, i32, i64, vp, vp, vp, vp], i32),
+        "lzs_walk": ([vp, vp, vp, i64, vp, i64, vp, vp, i64, vp, vp, vp, vp, vp, vp], i64),
+        "lzs_literals": ([i64, i64, vp, vp, vp, vp, vp, i64, vp, vp, vp], i32),
+        "lzs_run_dp": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
+        "lzs_encode2": ([vp, i32, i64, i64, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp], i64),
+    }
+    for name, (args, res) in sig.items():
+        fn = getattr(lib, name)
+        fn.argtypes, fn.restype = args, res
+    return lib
+
+
+def _load():
+    return cbuild.load_kernel("states", "the C states kernels", SOURCE, FLAGS, _build, _configure, cbuild.compiler())
+
+
+def lib():
+    """The loaded C library (built on first call), or ``None`` when it cannot be built (:func:`why_not`)."""
+    return cbuild.load_once(_state, _lock, _load)
+
+
+def why_not():
+    """Why the C kernels are not used (a short sentence), or ``None`` when they are."""
+    lib()
+    return _state["why"]
+
+
+_p = cbuild.ptr
+
+
+def _i64(a) -> np.ndarray:
+    return np.ascontiguousarray(a, np.int64)
+
+
+def lengths(counts, L: int, every: bool) -> list:
+    """:func:`lutzip.codec.states._lengths` (at most 16 counts, integers or floats below 2^53)."""
+    c = np.ascontiguousarray(counts, np.float64)
+    out = np.zeros(len(c), np.int64)
+    rc = lib().lzs_lengths(len(c), _p(c), int(L), int(bool(every)), _p(out))
+    if rc:
+        from lutzip.errors import TableError
+        raise TableError(f"{int((c > 0).sum())} classes cannot have codes of at most {L} bits")
+    return out.tolist()
+
+
+def design_search(pairs: np.ndarray, n: int, L: int, zr: int, greedy: bool, max_steps: int):
+    """The follow set :func:`lutzip.codec.states.design` chooses and its ``(bits, lens_a, lens_b)``, or ``None``."""
+    pr = _i64(pairs)
+    if pr.shape != (17, 16):
+        raise ValueError("design_search: pairs must be 17 x 16")
+    F = np.zeros(1, np.int64)
+    bits = np.zeros(1, np.int64)
+    la = np.zeros(16, np.int64)
+    lb = np.zeros(16, np.int64)
+    rc = lib().lzs_design(_p(pr), int(n), int(L), int(zr), int(bool(greedy)), int(max_steps), _p(F), _p(bits),
+                          _p(la), _p(lb))
+    if rc == -2:
+        raise MemoryError("states design: no memory")
+    if rc:
+        from lutzip.errors import TableError
+        raise TableError(f"{n} classes cannot have codes of at most {L} bits")
+    if not F[0]:
+        return None
+    return int(F[0]), int(bits[0]), la[:n].tolist(), lb[:n].tolist()
+
+
+def walk(payload, starts, sw, lut1, L, kinds, ks, mode, nxt, codes, lens, out, out_sw, pairs) -> int:
+    """``_statesnumba._walk_kernel`` (mode 0, 1; mode 2: mode 1's stripe words only, ``out`` not written)."""
+    payload = np.ascontiguousarray(payload, np.uint32)
+    return int(lib().lzs_walk(_p(payload), _p(starts), _p(sw), len(sw), _p(lut1), int(L), _p(kinds), _p(ks), int(mode),
+                              _p(nxt), _p(codes), _p(lens), _p(out) if out is not None else None, _p(out_sw),
+                              _p(pairs)))
+
+
+def literals(word_bits: int, kinds, ks, params, totals, lut3):
+    """:func:`lutzip.codec.states._literals`' ``(lit_cls, lit_idx)``; ``None`` where a class reads past LUT3 or
+    codes a value out of range (the Python code would raise)."""
+    size = 1 << int(word_bits)
+    kinds, ks, params, totals = _i64(kinds), _i64(ks), _i64(params), _i64(totals)
+    lut3 = np.ascontiguousarray(lut3, np.uint16)
+    lit_cls = np.empty(size, np.int64)
+    lit_idx = np.empty(size, np.int64)
+    best = np.empty(size, np.int64)
+    if lib().lzs_literals(size, len(kinds), _p(kinds), _p(ks), _p(params), _p(totals), _p(lut3), len(lut3),
+                          _p(lit_cls), _p(lit_idx), _p(best)):
+        return None
+    return lit_cls, lit_idx
+
+
+def run_dp(S, opt_cls, opt_cap, lens2, ks, nxt, g, ch):
+    """``_statesnumba._run_dp`` (``g``, ``ch``: int64 arrays of shape (2, S + 1, 2), filled)."""
+    lib().lzs_run_dp(int(S), len(opt_cls), _p(opt_cls), _p(opt_cap), _p(lens2), _p(ks), _p(nxt), _p(g), _p(ch))
+
+
+def encode2(words, S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks, nxt, g, ch, out, out_sw,
+            pairs) -> int:
+    """``_statesnumba._encode2_kernel`` on uint8 or uint16 words (``out`` None: only the stripe words and pairs)."""
+    w = np.ascontiguousarray(words).reshape(-1)
+    if w.dtype == np.uint8:
+        wide = 0
+    else:
+        w = np.ascontiguousarray(w, np.uint16)
+        wide = 1
+    return int(lib().lzs_encode2(_p(w), wide, len(w), int(S), _p(lit_cls), _p(lit_idx), _p(opt_cls), _p(opt_cap),
+                                 _p(opt_lit), _p(lens2), _p(codes2), _p(ks), _p(nxt), _p(g), _p(ch),
+                                 _p(out) if out is not None else None, _p(out_sw), _p(pairs)))
