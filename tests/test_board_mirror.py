@@ -124,7 +124,7 @@ def test_myhdl_engine_ident_reports_mirror():
         fr = link.FrameParser().feed(s.run(link.encode_frame(link.IDENTIFY)))
     finally:
         s.close()
-    assert len(fr) == 1 and fr[0].type == link.IDENT and fr[0].flags == 0x4 | 6 << 3
+    assert len(fr) == 1 and fr[0].type == link.IDENT and fr[0].flags == 0x4 | (6 - 5) << 3     # MAX_N 64: log2 - 5 in bits 5..3
     idn = link.parse_ident(fr[0])
     assert (idn.states, idn.mirror, idn.max_n, idn.L, idn.lut3_depth, len(fr[0].payload)) == (1, 1, 64, 8, 256, 20)
 
@@ -139,6 +139,10 @@ def test_stub_core_cannot_build_mirror_defaults():
     assert DEFAULT_PARAMS["fast"]["MIRROR"] == 1 and DEFAULT_PARAMS["pin"]["MIRROR"] == 0
     assert board_params(DEFAULT_PARAMS["fast"], None, "stub")["MIRROR"] == 0
     assert board_params(DEFAULT_PARAMS["fast"], None, "real")["MIRROR"] == 1
+    assert board_params(DEFAULT_PARAMS["fast"], {"LANES": 4}, "real")["MIRROR"] == 0   # replay lanes: no rows
+    assert board_params(DEFAULT_PARAMS["fast"], {"LANES": 4, "MIRROR": 1}, "real")["MIRROR"] == 1  # asked
+    with pytest.raises(UnsupportedError, match="no row stripes"):
+        pe.proto_engine(**pe.ports(), REPLAY_WORDS=4096, LANES=4, MIRROR=1)
     from lutzip.firmware.boards.registry import BOARDS
     assert {k: b.top_params.get("MIRROR", 0) for k, b in BOARDS.items()} == {"icebreaker": 0, "ulx3s": 1,
                                                                              "arty_a7": 1}
