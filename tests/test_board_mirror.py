@@ -295,7 +295,7 @@ def test_ghdl_virtual_board_streams_rows():
     """The converted VHDL of the fast-mode board (MIRROR=1) in GHDL: a small int8 row stream bit-exact."""
     from lutzip.board.uart import UartBoard
     from lutzip.vboard import VirtualBoard
-    c = ct.from_bytes(api.compress({"stft": basis(12, 32, "int8")}))
+    c = ct.from_bytes(api.compress({"stft": basis(36, 64, "int8")}))
     assert c.version == 6 and c.streams[0].rows
     with VirtualBoard(hdl="vhdl", mode="fast") as vb, UartBoard(vb.port, timeout=60, simulated=True) as b:
         assert b.identify().mirror == 1

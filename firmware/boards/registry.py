@@ -62,6 +62,8 @@ BOARDS = {
                         # STATES=2 (two code tables, format version 5) fits too (2026-12-07 evening, seed 1: 5202 of 5280
                         # LCs, 24 of 30 RAM4K, 26.8 MHz at 12 MHz; docs/log/2026-12-boards.md)
                         core_params={"L": 6, "LUT3_DEPTH": 2048},
+                        # MIRROR=0 (no row streams): the MIRROR=1 core is +1148 LUT4 / +819 FF / +7 RAM4K in yosys
+                        # (2026-12-07 night), with 78 LCs left; row-stream files are refused (--no-rows)
                         top_params={"RING_DEPTH": 256, "COUNTER_BITS": 36, "STATES": 2},
                         yosys_opts=("-dff",)),
     "ulx3s": Board("ulx3s", "ULX3S 85F", "ecp5", "LFE5U-85F-6BG381C", 25_000_000, "ulx3s.lpf", 1_000_000,
