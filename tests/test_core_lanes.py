@@ -170,7 +170,7 @@ def test_hdl_sims_agree_to_the_cycle(assign, tmp_path, hdl_cache):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lanes", [1, 4])
+@pytest.mark.parametrize("lanes", [1, 4, 8])
 @pytest.mark.parametrize("sim", ["ghdl", "icarus", "verilator"])
 def test_hdl_bit_exact_slow(lanes, sim, tmp_path, hdl_cache):
     need(sim)
