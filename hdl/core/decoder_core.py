@@ -39,11 +39,17 @@ Tables: ``tbl_sel`` 0 LUT1 (addr < 2^L; STATES=2: addr < 2^(L+1), state << L | p
 number of valid LUT3 entries, clipped to LUT3_DEPTH; with ``MIRROR=1`` addr 1 bit 0 = the table set has 8-bit
 words); other addresses are ignored. Tables and config survive
 ``rst``.
+
+* ``TBL_REG``: 1 registers the decoded table writes (write enables, addresses, data) inside the core: every LUT
+  write lands one cycle after its ``tbl_we`` cycle, and a RAM's write and read enables come straight from a
+  flip-flop (the ECP5 vector-front build: LUT1's decode fanned out to 64 TL block RAMs, 2026-12-07 night). Tables
+  are written only while the core is idle, and the first stripe word after a write reaches LUT1 / TL later than
+  that. ``TBL_REG=0`` (the default) builds the core as before, text for text.
 """
 from myhdl import Signal, always, always_comb, always_seq, block, intbv, modbv
 
 from lutzip.errors import UnsupportedError
-from lutzip.hdl.core.ports import check_mirror, check_states
+from lutzip.hdl.core.ports import check_mirror, check_states, check_tbl_reg
 from lutzip.hdl.fronts.vector.front_vector import front_vector
 from lutzip.hdl.fronts.window.front_window import front_window, window_step
 from lutzip.hdl.fronts.window.loop_window_onehot import onehot_width
@@ -70,7 +76,7 @@ def decoder_core(clk, rst,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  err_valid, err_code, busy,
                  L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window", STEP="adder", STATES=1, MIRROR=0,
-                 MAX_N=512):
+                 MAX_N=512, TBL_REG=0):
     # every parameter checked up front (UnsupportedError names the parameter)
     if LUT1_RAM not in ("block", "distributed"):
         raise UnsupportedError(f"LUT1_RAM = {LUT1_RAM!r}: 'block' or 'distributed'")
@@ -84,6 +90,7 @@ def decoder_core(clk, rst,
         raise UnsupportedError(f"LUT3_DEPTH = {LUT3_DEPTH}: must be 1..4096")
     check_states(STATES, L, FRONT)
     check_mirror(MIRROR, MAX_N)
+    check_tbl_reg(TBL_REG)
     lut1_sync = LUT1_RAM == "block"
     vector = FRONT == "vector"
     # the window front's decode step: STEP="onehot" where it applies (block-RAM LUT1, L <= 11), else the adder
@@ -110,17 +117,34 @@ def decoder_core(clk, rst,
     lut3_wd = Signal(intbv(0)[W:])
     n_lut3 = Signal(intbv(0)[13:])
 
-    @always_comb
-    def tbl_decode():
-        lut1_we.next = tbl_we and tbl_sel == 0 and tbl_addr < n_lut1
-        lut2_we.next = tbl_we and tbl_sel == 1 and tbl_addr < 16
-        lut3_we.next = tbl_we and tbl_sel == 2 and tbl_addr < LUT3_DEPTH
-        lut1_wa.next = tbl_addr[lut1_ab:0]
-        lut2_wa.next = tbl_addr[4:0]
-        lut3_wa.next = tbl_addr[abits:0]
-        lut1_wd.next = tbl_wdata[lut1_dw:0]
-        lut2_wd.next = tbl_wdata[23:0]
-        lut3_wd.next = tbl_wdata[W:0]
+    if TBL_REG:
+        # the decoded write enables, addresses and data from flip-flops: each table written one cycle later
+        # (tables are written only while the core is idle), no decode logic between a flip-flop and a RAM's enable
+        @always(clk.posedge)
+        def tbl_decode():
+            lut1_we.next = tbl_we and tbl_sel == 0 and tbl_addr < n_lut1
+            lut2_we.next = tbl_we and tbl_sel == 1 and tbl_addr < 16
+            lut3_we.next = tbl_we and tbl_sel == 2 and tbl_addr < LUT3_DEPTH
+            lut1_wa.next = tbl_addr[lut1_ab:0]
+            lut2_wa.next = tbl_addr[4:0]
+            lut3_wa.next = tbl_addr[abits:0]
+            lut1_wd.next = tbl_wdata[lut1_dw:0]
+            lut2_wd.next = tbl_wdata[23:0]
+            lut3_wd.next = tbl_wdata[W:0]
+    else:
+        @always_comb
+        def tbl_decode():
+            lut1_we.next = tbl_we and tbl_sel == 0 and tbl_addr < n_lut1
+            lut2_we.next = tbl_we and tbl_sel == 1 and tbl_addr < 16
+            lut3_we.next = tbl_we and tbl_sel == 2 and tbl_addr < LUT3_DEPTH
+            lut1_wa.next = tbl_addr[lut1_ab:0]
+            lut2_wa.next = tbl_addr[4:0]
+            lut3_wa.next = tbl_addr[abits:0]
+            lut1_wd.next = tbl_wdata[lut1_dw:0]
+            lut2_wd.next = tbl_wdata[23:0]
+            lut3_wd.next = tbl_wdata[W:0]
+    # the vector front's TL copies take their c+k (and next-state) bits beside LUT1's write
+    tl_wdata = lut1_wd if TBL_REG else tbl_wdata
 
     @always(clk.posedge)
     def tbl_config():
@@ -180,7 +204,7 @@ def decoder_core(clk, rst,
                       SYNC=lut1_sync, OH=n_oh, WIDTH=lut1_dw)
     if vector and MIRROR:
         front = front_vector(clk, rst, f_tdata, f_tvalid, f_tready, f_tlast,
-                              lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
+                              lut1_we, lut1_wa, tl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                               t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
                               tok_issued, f_inflight, L=L, LUT1_SYNC=lut1_sync,
                               **({"STATES": STATES} if STATES != 1 else {}))
@@ -192,7 +216,7 @@ def decoder_core(clk, rst,
                               LUT1_SYNC=lut1_sync, STEP=step, STATES=STATES)
     elif vector:
         front = front_vector(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, s_axis_tlast,
-                              lut1_we, lut1_wa, tbl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
+                              lut1_we, lut1_wa, tl_wdata, lut1_addr, lut1_q, sf_credit, flush, flush_tag,
                               t1_valid, t1_hdr, t1_ferr, t1_sym, t1_cls, t1_c, t1_first, t1_n, t1_tag, f_idle,
                               tok_issued, f_inflight, L=L, LUT1_SYNC=lut1_sync,
                               **({"STATES": STATES} if STATES != 1 else {}))

@@ -97,6 +97,12 @@ def check_mirror(MIRROR, MAX_N) -> None:
         raise UnsupportedError(f"core parameter MAX_N={MAX_N!r}: the row buffer's rows, a power of two 4 .. 32768")
 
 
+def check_tbl_reg(TBL_REG) -> None:
+    """Raise :class:`UnsupportedError` (one line) unless ``TBL_REG`` is 0 or 1."""
+    if isinstance(TBL_REG, bool) or TBL_REG not in (0, 1):
+        raise UnsupportedError(f"core parameter TBL_REG={TBL_REG!r}: 0 or 1 (the table writes registered)")
+
+
 @dataclass(frozen=True)
 class CoreParams:
     """The parameters of the decoder core (docs/CORE.md), checked when made.
@@ -121,6 +127,8 @@ class CoreParams:
         1: row stripes too (format version 6, docs/CORE.md section 7); 0: the core as before.
     MAX_N : int
         With ``MIRROR=1``: the row buffer (``MAX_N / 2`` words), a power of two 4 .. 32768.
+    TBL_REG : int
+        1: the decoded table writes from flip-flops inside the core (each written a cycle later); 0: as before.
 
     A new core parameter is one more field here (with its check below, if it needs one).
     """
@@ -134,6 +142,7 @@ class CoreParams:
     STATES: int = 1
     MIRROR: int = 0
     MAX_N: int = 512
+    TBL_REG: int = 0
 
     def __post_init__(self):
         for name, (lo, hi) in RANGES.items():
@@ -148,6 +157,7 @@ class CoreParams:
                 raise UnsupportedError(f"core parameter {name}={v!r}: choose from {', '.join(allowed)}")
         check_states(self.STATES, self.L, self.FRONT)
         check_mirror(self.MIRROR, self.MAX_N)
+        check_tbl_reg(self.TBL_REG)
 
     @classmethod
     def make(cls, params=None, **more) -> "CoreParams":
