@@ -171,3 +171,23 @@ def test_a_layout_against_the_rule_ends_by_the_watchdog_and_the_board_recovers(v
         v = box["r"]
         assert v["passes"] + v["bad_passes"] >= 3 and v["passes"] < 3, v
         assert replay_container(b, c, 2)["ok"]
+
+
+@needs_verilator
+def test_cli_stream_replay_json_on_4_lanes(vboard, tmp_path, capsys):
+    """``lutzip stream FILE --replay K --json`` on the 4-lane board: key ``replay`` with ok, weights_per_cycle,
+    weights_per_s and the lanes; the streamed words (the single-lane path) are checked as always."""
+    import json
+
+    from lutzip import cli
+    c = _one_tensor(5000, stripe_len=1024)
+    path = tmp_path / "x.lutz"
+    ct.write(path, c)
+    assert cli.main(["stream", str(path), "--port", vboard.port, "--replay", "8", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    rp = r["replay"]
+    assert r["ok"] and rp["ok"] and rp["lanes"] == LANES and rp["words"] == 8 * LANES * 5000
+    assert LANES * 0.8 < rp["weights_per_cycle"] <= LANES and rp["weights_per_s"] > 0
+    assert cli.main(["stream", str(path), "--port", vboard.port, "--replay", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "on 4 lanes" in out and "REPLAY: PASS" in out
