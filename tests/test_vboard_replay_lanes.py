@@ -191,3 +191,17 @@ def test_cli_stream_replay_json_on_4_lanes(vboard, tmp_path, capsys):
     assert cli.main(["stream", str(path), "--port", vboard.port, "--replay", "2"]) == 0
     out = capsys.readouterr().out
     assert "on 4 lanes" in out and "REPLAY: PASS" in out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
+def test_replay_on_2_lanes_on_the_ghdl_virtual_board_runs_the_vhdl():
+    """The converted VHDL of the 2-lane replay unit (GHDL virtual board, single clock domain, 4 K-word buffer)."""
+    from lutzip.vboard import VirtualBoard
+    c = _one_tensor(3000, stripe_len=1024)
+    params = {"REPLAY_WORDS": 4096, "RING_DEPTH": 1024, "LANES": 2, "LANES_ROWS": 256}
+    with VirtualBoard(hdl="vhdl", mode="fast", params=params) as vb:
+        with UartBoard(vb.port, timeout=300, simulated=True) as b:
+            assert b.identify().lanes == 2
+            r = replay_container(b, c, 2)
+    assert r["ok"] and r["lanes"] == 2 and r["words"] == 2 * 2 * 3000 and r["busy"] <= r["cycles"]

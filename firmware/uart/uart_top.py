@@ -2,8 +2,8 @@
 Thin board tops (lutzip.firmware.boards.*) wrap this with their clock and pin names.
 
 ``STATES`` (default 1; not in the function's docstring, which MyHDL copies into the HDL): the decoder core's code
-tables, :func:`lutzip.firmware.engine.proto_engine.proto_engine`'s keyword; ``LANES`` (default 1) likewise: the
-replay unit's lanes (docs/PROTOCOL.md, section 6.1)."""
+tables, :func:`lutzip.firmware.engine.proto_engine.proto_engine`'s keyword; ``LANES`` (default 1) and
+``LANES_ROWS`` likewise: the replay unit's lanes (docs/PROTOCOL.md, section 6.1)."""
 from myhdl import Signal, block, intbv
 
 from lutzip.firmware.engine.proto_engine import proto_engine
@@ -19,7 +19,7 @@ def ports():
 @block
 def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
              CLK_HZ=100_000_000, BAUD=3_000_000, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=512, MAX_PAYLOAD=1024,
-             core=None, FAST_CRC=False, COUNTER_BITS=40, REPLAY_WORDS=0, STATES=1, LANES=1):
+             core=None, FAST_CRC=False, COUNTER_BITS=40, REPLAY_WORDS=0, STATES=1, LANES=1, LANES_ROWS=0):
     """The protocol engine behind a UART.
 
     Parameters
@@ -48,5 +48,6 @@ def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
                          L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, RING_DEPTH=RING_DEPTH, MAX_PAYLOAD=MAX_PAYLOAD,
                          CLK_HZ=CLK_HZ, BAUD=BAUD, core=core, FAST_CRC=FAST_CRC,
                          COUNTER_BITS=COUNTER_BITS, REPLAY_WORDS=REPLAY_WORDS,
-                         **({"STATES": STATES} if STATES != 1 else {}), **({"LANES": LANES} if LANES != 1 else {}))
+                         **({"STATES": STATES} if STATES != 1 else {}),
+                         **({"LANES": LANES, "LANES_ROWS": LANES_ROWS} if LANES != 1 else {}))
     return u_uart, u_eng
