@@ -173,3 +173,37 @@ def test_a_layout_against_the_rule_ends_by_the_watchdog_and_the_board_recovers(v
         v = box["r"]
         assert v["passes"] + v["bad_passes"] >= 3 and v["passes"] < 3, v
         assert replay_container(b, c, 2)["ok"]
+
+
+@needs_verilator
+def test_cli_stream_replay_json_on_4_lanes(vboard, tmp_path, capsys):
+    """``lutzip stream FILE --replay K --json`` on the 4-lane board: key ``replay`` with ok, weights_per_cycle,
+    weights_per_s and the lanes; the streamed words (the single-lane path) are checked as always."""
+    import json
+
+    from lutzip import cli
+    c = _one_tensor(5000, stripe_len=1024)
+    path = tmp_path / "x.lutz"
+    ct.write(path, c)
+    assert cli.main(["stream", str(path), "--port", vboard.port, "--replay", "8", "--json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    rp = r["replay"]
+    assert r["ok"] and rp["ok"] and rp["lanes"] == LANES and rp["words"] == 8 * LANES * 5000
+    assert LANES * 0.8 < rp["weights_per_cycle"] <= LANES and rp["weights_per_s"] > 0
+    assert cli.main(["stream", str(path), "--port", vboard.port, "--replay", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "on 4 lanes" in out and "REPLAY: PASS" in out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("ghdl") is None, reason="ghdl not installed")
+def test_replay_on_2_lanes_on_the_ghdl_virtual_board_runs_the_vhdl():
+    """The converted VHDL of the 2-lane replay unit (GHDL virtual board, single clock domain, 4 K-word buffer)."""
+    from lutzip.vboard import VirtualBoard
+    c = _one_tensor(3000, stripe_len=1024)
+    params = {"REPLAY_WORDS": 4096, "RING_DEPTH": 1024, "LANES": 2, "LANES_ROWS": 256}
+    with VirtualBoard(hdl="vhdl", mode="fast", params=params) as vb:
+        with UartBoard(vb.port, timeout=300, simulated=True) as b:
+            assert b.identify().lanes == 2
+            r = replay_container(b, c, 2)
+    assert r["ok"] and r["lanes"] == 2 and r["words"] == 2 * 2 * 3000 and r["busy"] <= r["cycles"]

@@ -338,5 +338,5 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
         else:
             nxt.next = v10
 
-    return (u_feeds, u_dec, u_crc, c_ring, c_ring_hs, c_pass, c_beat, c_crc_sel, c_crc_n, c_mpos, c_mshift, c_code, c_lrst, c_load,
-            c_run, c_vals, c_read)
+    return (u_feeds, u_dec, u_crc, c_ring, c_ring_hs, c_pass, c_beat, c_crc_sel, c_crc_n, c_mpos, c_mshift, c_code,
+            c_lrst, c_load, c_run, c_vals, c_read)

@@ -3,8 +3,8 @@ Thin board tops (lutzip.firmware.boards.*) wrap this with their clock and pin na
 
 ``STATES`` (default 1; not in the function's docstring, which MyHDL copies into the HDL): the decoder core's code
 tables, :func:`lutzip.firmware.engine.proto_engine.proto_engine`'s keyword; ``MIRROR`` (default 0) and ``MAX_N``
-(default 512) its row stripes, the same keywords; ``LANES`` (default 1) likewise: the replay unit's lanes
-(docs/PROTOCOL.md, section 6.1)."""
+(default 512) its row stripes, the same keywords; ``LANES`` (default 1) and ``LANES_ROWS`` likewise: the replay
+unit's lanes (docs/PROTOCOL.md, section 6.1)."""
 from myhdl import Signal, block, intbv
 
 from lutzip.firmware.engine.proto_engine import proto_engine
@@ -20,7 +20,8 @@ def ports():
 @block
 def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
              CLK_HZ=100_000_000, BAUD=3_000_000, L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=512, MAX_PAYLOAD=1024,
-             core=None, FAST_CRC=False, COUNTER_BITS=40, REPLAY_WORDS=0, STATES=1, MIRROR=0, MAX_N=512, LANES=1):
+             core=None, FAST_CRC=False, COUNTER_BITS=40, REPLAY_WORDS=0, STATES=1, MIRROR=0, MAX_N=512, LANES=1,
+             LANES_ROWS=0):
     """The protocol engine behind a UART.
 
     Parameters
@@ -51,5 +52,5 @@ def uart_top(clk, rst, uart_rx, uart_tx, idle=None,
                          COUNTER_BITS=COUNTER_BITS, REPLAY_WORDS=REPLAY_WORDS,
                          **({"STATES": STATES} if STATES != 1 else {}),
                          **({"MIRROR": MIRROR, "MAX_N": MAX_N} if MIRROR else {}),
-                         **({"LANES": LANES} if LANES != 1 else {}))
+                         **({"LANES": LANES, "LANES_ROWS": LANES_ROWS} if LANES != 1 else {}))
     return u_uart, u_eng
