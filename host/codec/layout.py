@@ -65,6 +65,15 @@ def _bits(literal_counts: np.ndarray, runs: np.ndarray) -> float:
     return float(-(c * np.log2(c / c.sum())).sum())
 
 
+def _bits_pos(lits: np.ndarray, runs: np.ndarray) -> float:
+    """:func:`_bits` of positive counts (``lits`` without zeros, :func:`run_counts` / ``fastenc.layout_runs``
+    arrays): the same array and expression, without the filter that keeps it whole."""
+    c = np.concatenate((lits, runs)).astype(np.float64)
+    if c.size <= 1:
+        return 0.0
+    return float(-(c * np.log2(c / c.sum())).sum())
+
+
 def choose_axes(arr: np.ndarray) -> tuple | None:
     """The axis order to code ``arr`` in (``numpy.transpose(arr, axes)``), or ``None`` to keep its own.
 
@@ -95,9 +104,9 @@ def choose_axes(arr: np.ndarray) -> tuple | None:
     runs = fastenc.layout_runs(mask, [own] + orders, RUN_CAP)   # the C walk of every order, no copies
     if runs is None:
         runs = [run_counts(np.ascontiguousarray(mask.transpose(axes)).reshape(-1)) for axes in [own] + orders]
-    best, best_bits = None, _bits(lits, runs[0]) * (1.0 - MIN_GAIN)
+    best, best_bits = None, _bits_pos(lits, runs[0]) * (1.0 - MIN_GAIN)
     for axes, r in zip(orders, runs[1:]):
-        bits = _bits(lits, r)
+        bits = _bits_pos(lits, r)
         if bits < best_bits:
             best, best_bits = axes, bits
     return best
