@@ -19,6 +19,12 @@ codes each chunk of a run, counting the state the run ends in and the code of th
 lengths re-derived from that parse, and the smallest coding is kept where the table set's streams get smaller. Opt-in (``lutzip compress --states 2``, ``compress(..., states=2)``): the hardware core
 does not decode these table sets yet; the C fast decoder decodes them (a state per lane, docs/log/2026-12-decoder.md)
 and the numba kernel here is its reference.
+
+Speed: the encoder's loops (the follow-set search with its package-merge code lengths, the walk, the literal
+classes, the run plan and the two-state coder) run in C (:mod:`lutzip.codec.states_c`, ``_states.c``; no numba
+import) where a compiler is found, else in the Python / numba code here, which the C kernels are tested against;
+both write the same bytes. A table set's transcoded stripes are sized from each stripe's class pairs and written
+only when they are kept, and a table set's re-planned coding is computed once per group (``_replan``'s cache).
 """
 from __future__ import annotations
 
@@ -163,6 +169,37 @@ def _walk(payload, stripe_words, ts: TableSet, mode: int, two: TableSet | None =
     out_sw = np.zeros(len(sw), np.uint32)
     p = _walk_kernel(payload, starts, sw, lut1, L, kinds, ks, 1, nxt, codes, lens, out, out_sw, pairs)
     return out[:p].copy(), out_sw
+
+
+def _stripe_pairs(payload, stripe_words, ts: TableSet) -> np.ndarray:
+    """The class pairs of each one-table stripe (``(stripes, 17, 16)``; the C walk's mode 3): their sum is
+    ``_walk(..., 0)``, and :func:`_transcoded_words` gives the stripe words ``_walk(..., 1, two)`` writes."""
+    k = _c()
+    sw = np.asarray(stripe_words, np.int64)
+    starts = np.zeros(len(sw), np.int64)
+    if len(sw):
+        starts[1:] = np.cumsum(sw)[:-1]
+    L = ts.max_code_len
+    lut1 = ts.lut1(L).astype(np.int64)
+    pad = [0] * (MAX_CLASSES - len(ts.classes))
+    kinds = np.array([cl.kind for cl in ts.classes] + pad, np.int64)
+    ks = np.array([cl.k for cl in ts.classes] + pad, np.int64)
+    out = np.zeros((len(sw), MAX_CLASSES + 1, MAX_CLASSES), np.int64)
+    dummy = np.zeros(1, np.int64)
+    k.walk(payload, starts, sw, lut1, L, kinds, ks, 3, dummy, dummy, dummy, None, np.zeros(1, np.uint32), out)
+    return out
+
+
+def _transcoded_words(stripe_pairs: np.ndarray, ts: TableSet, two: TableSet) -> np.ndarray:
+    """The words of each stripe of ``_walk(..., 1, two)`` from the stripes' class pairs (:func:`_stripe_pairs`):
+    a header word and the symbols' bits (the class code in the state the previous class leaves, then the same
+    index bits) rounded up to words, at least one."""
+    lens, _, nxt = state_arrays(two)
+    ks = np.array([cl.k for cl in ts.classes] + [0] * (MAX_CLASSES - len(ts.classes)), np.int64)
+    state = np.append(nxt, 0)                          # the state after each previous class; 16: stripe start
+    bits_of = lens.reshape(2, MAX_CLASSES)[state] + ks[None, :]
+    bits = stripe_pairs.reshape(len(stripe_pairs), -1) @ bits_of.reshape(-1)
+    return 1 + np.maximum((bits + 31) // 32, 1)
 
 
 def _literals(two: TableSet):
@@ -356,17 +393,28 @@ def _encode2_stream(c, s, words, two):
     return payload, sw, pairs
 
 
-def _replan(c, group, ts, two, coded, after, L, greedy, rounds):
+def _replan(c, group, ts, two, coded, after, L, greedy, rounds, cache=None):
     """Code the group's streams again with zero runs planned for the two states (:func:`_encode2`), the code
     lengths re-derived from that parse's pairs, ``rounds`` times; the smallest of all (the transcoded stripes
-    included) is kept. Returns ``(tableset, [(payload, stripe_words)], bytes)``."""
-    words = [_stream_words(c, s, ts) for s in group]
+    included) is kept. Returns ``(tableset, [(payload, stripe_words)], bytes)``.
+
+    ``cache``: a dict kept across the calls of one group: the streams' words, and each table set's coding (by its
+    code lengths and follow set: the same set codes the words the same way)."""
+    cache = {} if cache is None else cache
+    if "words" not in cache:
+        cache["words"] = [_stream_words(c, s, ts) for s in group]
+    words = cache["words"]
     best = (after, two, coded)
     cur = two
     for _ in range(int(rounds)):
-        try:
-            res = [_encode2_stream(c, s, w, cur) for w, s in zip(words, group)]
-        except TableError:                          # a literal lands in a state where its class has no code
+        key = (cur.follow, cur.lens_b, tuple(cl.c for cl in cur.classes))
+        if key not in cache:
+            try:
+                cache[key] = [_encode2_stream(c, s, w, cur) for w, s in zip(words, group)]
+            except TableError:                      # a literal lands in a state where its class has no code
+                cache[key] = None
+        res = cache[key]
+        if res is None:
             break
         size = sum(4 * int(sw.astype(np.int64).sum()) for _, sw, _ in res) + extra_bytes(cur)
         if size < best[0]:
@@ -434,9 +482,17 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         ts = c.tables[ti]
         if ts.lens_b is not None:
             continue
-        pairs = sum(_walk(*_plain(c, s), ts, 0) for s in group)
+        plains = [_plain(c, s) for s in group]
+        # C kernels and no row streams: the stripes' class pairs give the transcoded stripes' sizes, and only the
+        # transcoding that is kept is written (the same bytes as writing each one)
+        lazy = _c() is not None and not any(getattr(s, "rows", False) for s in group)
+        if lazy:
+            sps = [_stripe_pairs(p, sw, ts) for p, sw in plains]
+            pairs = sum(sp.sum(0) for sp in sps)
+        else:
+            pairs = sum(_walk(p, sw, ts, 0) for p, sw in plains)
         before = sum(s.n_bytes for s in group)
-        best, seen = None, set()
+        best, seen, cache = None, set(), {}
         # F = the ZRUN classes, and F searched greedily: each coded (and re-planned) in full, the smaller kept
         for g in ((False, True) if greedy else (False,)):
             got = design(pairs, ts, L, g)
@@ -447,10 +503,14 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
             if key in seen:
                 continue
             seen.add(key)
-            coded = [_back(c, s, _walk(*_plain(c, s), ts, 1, two)) for s in group]
-            after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
+            if lazy:
+                after = sum(4 * int(_transcoded_words(sp, ts, two).sum()) for sp in sps) + extra_bytes(two)
+                coded = (lambda two=two: [_walk(p, sw, ts, 1, two) for p, sw in plains])
+            else:
+                coded = [_back(c, s, _walk(p, sw, ts, 1, two)) for s, (p, sw) in zip(group, plains)]
+                after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
             if replan:
-                two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan)
+                two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan, cache)
             if best is None or after < best[0]:
                 best = (after, two, coded)
         redesigned = False
@@ -466,6 +526,8 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
                            "redesigned": redesigned})
         if after >= before:
             continue
+        if callable(coded):                             # a transcoding sized from the class pairs: written now
+            coded = coded()
         new_tables[ti] = two
         for s, pc in zip(group, coded):
             new_stripes[s.index] = pc
