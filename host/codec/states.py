@@ -29,6 +29,7 @@ only when they are kept, and a table set's re-planned coding is computed once pe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import zlib
 
 import numpy as np
@@ -81,15 +82,20 @@ def canonical_codes(lens) -> list:
 
 def state_arrays(ts: TableSet):
     """``(lens, codes, nxt)``: code lengths and codes by ``state * 16 + class`` (int64, 32 entries) and the next
-    state of each class (16 entries)."""
-    n = len(ts.classes)
+    state of each class (16 entries). Fresh arrays (made once per code lengths and follow set)."""
+    lens, codes, nxt = _state_arrays(tuple(int(cl.c) for cl in ts.classes), tuple(int(b) for b in ts.lens_b),
+                                     int(ts.follow))
+    return lens.copy(), codes.copy(), nxt.copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _state_arrays(la: tuple, lb: tuple, follow: int):
+    n = len(la)
     lens = np.zeros(2 * MAX_CLASSES, np.int64)
     codes = np.zeros(2 * MAX_CLASSES, np.int64)
-    la = [cl.c for cl in ts.classes]
-    lb = list(ts.lens_b)
     lens[:n], codes[:n] = la, canonical_codes(la)
     lens[MAX_CLASSES:MAX_CLASSES + n], codes[MAX_CLASSES:MAX_CLASSES + n] = lb, canonical_codes(lb)
-    nxt = np.array([(ts.follow >> j) & 1 for j in range(MAX_CLASSES)], np.int64)
+    nxt = np.array([(follow >> j) & 1 for j in range(MAX_CLASSES)], np.int64)
     return lens, codes, nxt
 
 

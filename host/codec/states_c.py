@@ -60,7 +60,16 @@ def why_not():
     return _state["why"]
 
 
-_p = cbuild.ptr
+_cbuf, _addr = ctypes.c_char.from_buffer, ctypes.addressof
+
+
+def _p(a: np.ndarray) -> int:
+    """The address of an array's data, through the buffer protocol (about a fifth of ``cbuild.ptr``'s time);
+    read-only or empty arrays take ``cbuild.ptr``."""
+    try:
+        return _addr(_cbuf(a))
+    except (TypeError, ValueError, BufferError):
+        return cbuild.ptr(a)
 
 
 def _i64(a) -> np.ndarray:
