@@ -501,6 +501,11 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const uin
 #define G(s, r, e) g[((s) * (S + 1) + (r)) * 2 + (e)]
 #define CH(s, r, e) ch[((s) * (S + 1) + (r)) * 2 + (e)]
     int64_t p = 0, s_i = 0;
+    /* the pair counts in four copies, symbol by symbol in turn (a pair that repeats does not wait for its
+     * previous increment), added up at the end */
+    int64_t pr4[4][(NC + 1) * NC];
+    memset(pr4, 0, sizeof(pr4));
+    uint64_t sc = 0;
     for (int64_t lo = 0; lo < n; lo += S) {
         int64_t hi = lo + S < n ? lo + S : n;
         int64_t start = p;
@@ -513,7 +518,7 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const uin
         while (i < hi) {
             int64_t v = W(i);
             if (v != 0) {
-                uint64_t e = lt[state * size + v];
+                uint64_t m_ = -(uint64_t)(state & 1), e = (lt[v] & ~m_) | (lt[size + v] & m_);
                 if (e & LT_BAD)
                     return -1 - i;
                 int ln_ = LT_LEN(e);
@@ -527,7 +532,7 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const uin
                     oacc &= (((uint64_t)1) << nacc) - 1;
                 }
                 int64_t j = LT_CLS(e);
-                pairs[prev * NC + j] += 1;
+                pr4[sc++ & 3][prev * NC + j] += 1;
                 prev = j;
                 state = LT_NXT(e);
                 i++;
@@ -565,7 +570,7 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const uin
                 int64_t m = rr < opt_cap[o] ? rr : opt_cap[o];
                 uint64_t idx = opt_lit[o] ? (uint64_t)lit_idx[0] : (uint64_t)(m - 1);
                 PUT_SYMBOL(out, p, oacc, nacc, codes2[state * NC + j], lens2[state * NC + j], ks[j], idx);
-                pairs[prev * NC + j] += 1;
+                pr4[sc++ & 3][prev * NC + j] += 1;
                 prev = j;
                 state = (int)nxt[j];
                 rr -= m;
@@ -579,6 +584,9 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const uin
         }
         out_sw[s_i++] = (uint32_t)(p - start);
     }
+    for (int c4 = 0; c4 < 4; c4++)
+        for (int x = 0; x < (NC + 1) * NC; x++)
+            pairs[x] += pr4[c4][x];
 #undef W
 #undef G
 #undef CH
