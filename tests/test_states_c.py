@@ -227,3 +227,26 @@ def test_apply_same_bytes(seed, py_kernels):
         want = ct.to_bytes(states.apply(c1))
     assert got == want
     assert ct.from_bytes(got).version == 5
+
+
+def test_transcoded_sizes_from_stripe_pairs():
+    """The stripe words a transcoding writes, from the stripes' class pairs, equal the numba walk's (every
+    stripe); the pairs' sum is the walk's pairs."""
+    arrays = {"a": sparse((400, 300), 15, 0.8, np.int8, 1), "b": sparse((150, 200), 300, 0.6, np.int16, 2),
+              "c": sparse((50000,), 6, 0.0, np.int8, 3), "d": sparse((9000,), 4, 0.95, np.int8, 4)}
+    c, streams = one_table_streams(arrays)
+    checked = 0
+    for payload, sw, ts in streams:
+        sp = states._stripe_pairs(payload, sw, ts)
+        assert sp.shape == (len(sw), 17, 16)
+        states.KERNELS = "py"
+        try:
+            want_pairs = states._walk(payload, sw, ts, 0)
+            two = forced_two(want_pairs, ts)
+            _, want_sw = states._walk(payload, sw, ts, 1, two)
+        finally:
+            states.KERNELS = "auto"
+        assert np.array_equal(sp.sum(0), want_pairs)
+        assert np.array_equal(states._transcoded_words(sp, ts, two), want_sw.astype(np.int64))
+        checked += 1
+    assert checked >= 3

@@ -246,65 +246,133 @@ EXPORT int lzs_design(const int64_t *pairs, int64_t n, int64_t L, int64_t zr, in
 
 /* _walk_kernel over one-table stripes (trusted: written by the encoder). mode 0: pairs[prev * 16 + cls] += 1
  * (prev 16: the stripe start); mode 1: the symbols with codes2 / lens2 (by state * 16 + class) into out,
- * out_sw[s] the words of stripe s; mode 2: as 1 without writing out. Returns the words written (mode 1, 2). */
-EXPORT int64_t lzs_walk(const uint32_t *words, const int64_t *starts, const int64_t *nwords, int64_t n_stripes,
-                        const int64_t *lut1, int64_t L, const int64_t *kinds, const int64_t *ks, int64_t mode,
-                        const int64_t *nxt, const int64_t *codes2, const int64_t *lens2, uint32_t *out,
+ * out_sw[s] the words of stripe s; mode 2: as 1 without writing out; mode 3: as 0 with the pairs of stripe s
+ * in pairs[s * 17 * 16 ...]. Returns the words written (mode 1, 2). words[n_words] and words[n_words + 1] must
+ * exist (zeros: the caller pads).
+ *
+ * A symbol is read from a 64-bit window at its bit position (two words; the code is at most 32 bits); the bits
+ * past the stripe's end that the window may hold are the next stripe's, where the numba kernel has zeros: a
+ * valid code's LUT1 entry is the same for every bit after it (the whole range of its prefix is filled). */
+#define NLANE 2
+
+/* one symbol of lane l of the counting walk */
+#define WALK_COUNT(l)                                                                                  \
+    do {                                                                                               \
+        uint64_t win_ = window_at(words, n_words, bp[l]);                                              \
+        int64_t e_ = lut1[win_ >> sh];                                                                 \
+        int cls_ = (int)((e_ >> 10) & 15), c_ = (int)((e_ >> 6) & 15);                                 \
+        uint64_t idx_ = ((win_ << c_) >> 1) >> (63 - kk[cls_]);                                        \
+        bp[l] += e_ & 63;                                                                              \
+        o[l] += 1 + (int64_t)(idx_ & zmask[cls_]);                                                     \
+        pr[l][prev[l] * NC + cls_] += 1;                                                               \
+        prev[l] = cls_;                                                                                \
+    } while (0)
+
+static inline uint64_t window_at(const uint32_t *words, int64_t n_words, int64_t bitpos)
+{
+    int64_t q = bitpos >> 5;        /* words has two more (zero) words after its n_words: no bounds checks */
+    (void)n_words;
+    return (((uint64_t)words[q] << 32) | words[q + 1]) << (bitpos & 31);
+}
+
+EXPORT int64_t lzs_walk(const uint32_t *words, int64_t n_words, const int64_t *starts, const int64_t *nwords,
+                        int64_t n_stripes, const int64_t *lut1, int64_t L, const int64_t *kinds, const int64_t *ks,
+                        int64_t mode, const int64_t *nxt, const int64_t *codes2, const int64_t *lens2, uint32_t *out,
                         uint32_t *out_sw, int64_t *pairs)
 {
+    (void)nwords;                   /* the stripes end where their symbols do */
     int64_t p = 0;
     uint32_t *o_ = mode == 1 ? out : NULL;
+    int count = mode == 0 || mode == 3;
+    uint64_t zmask[NC], kk[NC];
+    for (int j = 0; j < NC; j++) {
+        zmask[j] = kinds[j] == 2 ? ~(uint64_t)0 : 0;
+        kk[j] = (uint64_t)ks[j];
+    }
+    const int sh = (int)(64 - L);
+    if (mode == 3 && n_stripes >= NLANE) {
+        /* per-stripe pairs: NLANE stripes at a time (the bit position -> window -> LUT1 chains of the stripes
+         * overlap), stripe a of each of NLANE equal runs of stripes; the stripes left over below */
+        int64_t part = n_stripes / NLANE;
+        for (int64_t a = 0; a < part; a++) {
+            int64_t bp[NLANE], o[NLANE], n_exp[NLANE], prev[NLANE];
+            int64_t *pr[NLANE];
+            for (int l = 0; l < NLANE; l++) {
+                int64_t sx = a + l * part;
+                pr[l] = pairs + sx * (NC + 1) * NC;
+                n_exp[l] = (int64_t)(words[starts[sx]] & 0xFFFF) + 1;
+                bp[l] = (starts[sx] + 1) * 32;
+                o[l] = 0;
+                prev[l] = 16;
+            }
+            for (;;) {
+                int live = 1;
+                for (int l = 0; l < NLANE; l++)
+                    live &= o[l] < n_exp[l];
+                if (!live)
+                    break;
+                for (int l = 0; l < NLANE; l++) {
+                    WALK_COUNT(l);
+                }
+            }
+            for (int l = 0; l < NLANE; l++)
+                while (o[l] < n_exp[l]) {
+                    WALK_COUNT(l);
+                }
+        }
+        int64_t done = part * NLANE;
+        starts += done;                 /* the stripes left over: below */
+        pairs += done * (NC + 1) * NC;
+        n_stripes -= done;
+    }
     for (int64_t s = 0; s < n_stripes; s++) {
-        int64_t base = starts[s], end = base + nwords[s];
+        int64_t *pr = mode == 3 ? pairs + s * (NC + 1) * NC : pairs;
+        int64_t base = starts[s];
         uint32_t hdr = words[base];
         int64_t n_exp = (int64_t)(hdr & 0xFFFF) + 1;
-        int64_t start = p;
-        if (mode) {
+        int64_t start = p, bp = (base + 1) * 32;
+        int64_t o = 0;
+        int64_t prev = 16;
+        if (count) {
+            while (o < n_exp) {
+                uint64_t win = window_at(words, n_words, bp);
+                int64_t e = lut1[win >> sh];
+                int tot = (int)(e & 63), cls = (int)((e >> 10) & 15), c = (int)((e >> 6) & 15);
+                uint64_t idx = ((win << c) >> 1) >> (63 - kk[cls]);
+                bp += tot;
+                o += 1 + (int64_t)(idx & zmask[cls]);
+                pr[prev * NC + cls] += 1;
+                prev = cls;
+            }
+            continue;
+        }
+        if (o_)
+            o_[p] = hdr;
+        p++;
+        uint64_t oacc = 0;
+        int nacc = 0, state = 0;
+        while (o < n_exp) {
+            uint64_t win = window_at(words, n_words, bp);
+            int64_t e = lut1[win >> sh];
+            int tot = (int)(e & 63), cls = (int)((e >> 10) & 15), c = (int)((e >> 6) & 15);
+            int k = (int)kk[cls];
+            uint64_t idx = ((win << c) >> 1) >> (63 - k);
+            bp += tot;
+            o += 1 + (int64_t)(idx & zmask[cls]);
+            int j = state * NC + cls;
+            PUT_SYMBOL(o_, p, oacc, nacc, codes2[j], lens2[j], k, idx);
+            state = (int)nxt[cls];
+        }
+        if (nacc > 0) {
             if (o_)
-                o_[p] = hdr;
+                o_[p] = (uint32_t)(oacc << (32 - nacc));
+            p++;
+        } else if (p == start + 1) {
+            if (o_)
+                o_[p] = 0;
             p++;
         }
-        int64_t pos = base + 1, o = 0;
-        uint64_t acc = 0, oacc = 0;
-        int have = 0, nacc = 0, state = 0;
-        int64_t prev = 16;
-        while (o < n_exp) {
-            while (have <= 32 && pos < end) {
-                acc |= (uint64_t)words[pos] << (32 - have);
-                have += 32;
-                pos++;
-            }
-            int64_t e = lut1[acc >> (64 - L)];
-            int tot = (int)(e & 63), cls = (int)((e >> 10) & 15), c = (int)((e >> 6) & 15);
-            int k = (int)ks[cls];
-            uint64_t idx = k > 0 ? (acc << c) >> (64 - k) : 0;
-            acc = tot >= 64 ? 0 : acc << tot;
-            have -= tot;
-            if (kinds[cls] == 2)
-                o += (int64_t)idx + 1;
-            else
-                o += 1;
-            if (mode == 0) {
-                pairs[prev * NC + cls] += 1;
-                prev = cls;
-            } else {
-                int j = state * NC + cls;
-                PUT_SYMBOL(o_, p, oacc, nacc, codes2[j], lens2[j], k, idx);
-                state = (int)nxt[cls];
-            }
-        }
-        if (mode) {
-            if (nacc > 0) {
-                if (o_)
-                    o_[p] = (uint32_t)(oacc << (32 - nacc));
-                p++;
-            } else if (p == start + 1) {
-                if (o_)
-                    o_[p] = 0;
-                p++;
-            }
-            out_sw[s] = (uint32_t)(p - start);
-        }
+        out_sw[s] = (uint32_t)(p - start);
     }
     return p;
 }
@@ -380,18 +448,64 @@ EXPORT void lzs_run_dp(int64_t S, int64_t n_opt, const int64_t *opt_cls, const i
             }
 }
 
-/* _encode2_kernel on words (uint8 when wide == 0, else uint16); out NULL: only out_sw and pairs. Returns the words
- * written, or -1 - i for a word i no class covers in the state it is read in. */
-EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t S, const int64_t *lit_cls,
-                           const int64_t *lit_idx, const int64_t *opt_cls, const int64_t *opt_cap,
-                           const int64_t *opt_lit, const int64_t *lens2, const int64_t *codes2, const int64_t *ks,
-                           const int64_t *nxt, const int64_t *g, const int64_t *ch, uint32_t *out, uint32_t *out_sw,
-                           int64_t *pairs)
+/* The first word of words[i..hi) that is not zero (hi when none), eight bytes at a time. */
+static inline int64_t run_end8(const uint8_t *w, int64_t i, int64_t hi)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (i + 8 <= hi) {
+        uint64_t x;
+        memcpy(&x, w + i, 8);
+        if (x)
+            return i + (__builtin_ctzll(x) >> 3);
+        i += 8;
+    }
+#endif
+    while (i < hi && !w[i])
+        i++;
+    return i;
+}
+
+static inline int64_t run_end16(const uint16_t *w, int64_t i, int64_t hi)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (i + 4 <= hi) {
+        uint64_t x;
+        memcpy(&x, w + i, 8);
+        if (x)
+            return i + (__builtin_ctzll(x) >> 4);
+        i += 4;
+    }
+#endif
+    while (i < hi && !w[i])
+        i++;
+    return i;
+}
+
+/* a literal's entry in the (state, value) table of lzs_encode2 */
+#define LT_BITS(e) ((e) & 0xFFFFFFFFu)
+#define LT_LEN(e) ((int)(((e) >> 32) & 63))
+#define LT_CLS(e) ((int64_t)(((e) >> 38) & 15))
+#define LT_NXT(e) ((int)(((e) >> 42) & 1))
+#define LT_BAD ((uint64_t)1 << 43)
+#define LT_CLEN(e) ((int64_t)(((e) >> 44) & 15))
+
+static inline __attribute__((always_inline)) int64_t
+encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const uint64_t *lt, int64_t size,
+             const int64_t *lit_idx, const int64_t *opt_cls, const int64_t *opt_cap, const int64_t *opt_lit,
+             const int64_t *lens2, const int64_t *codes2, const int64_t *ks, const int64_t *nxt, const int64_t *g,
+             const int64_t *ch, uint32_t *out, uint32_t *out_sw, int64_t *pairs)
 {
     const uint8_t *w8 = (const uint8_t *)words_;
     const uint16_t *w16 = (const uint16_t *)words_;
 #define W(i) (wide ? (int64_t)w16[i] : (int64_t)w8[i])
+#define G(s, r, e) g[((s) * (S + 1) + (r)) * 2 + (e)]
+#define CH(s, r, e) ch[((s) * (S + 1) + (r)) * 2 + (e)]
     int64_t p = 0, s_i = 0;
+    /* the pair counts in four copies, symbol by symbol in turn (a pair that repeats does not wait for its
+     * previous increment), added up at the end */
+    int64_t pr4[4][(NC + 1) * NC];
+    memset(pr4, 0, sizeof(pr4));
+    uint64_t sc = 0;
     for (int64_t lo = 0; lo < n; lo += S) {
         int64_t hi = lo + S < n ? lo + S : n;
         int64_t start = p;
@@ -404,31 +518,43 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t S, c
         while (i < hi) {
             int64_t v = W(i);
             if (v != 0) {
-                int64_t j = lit_cls[v];
-                if (j < 0 || lens2[state * NC + j] == 0)
+                uint64_t m_ = -(uint64_t)(state & 1), e = (lt[v] & ~m_) | (lt[size + v] & m_);
+                if (e & LT_BAD)
                     return -1 - i;
-                PUT_SYMBOL(out, p, oacc, nacc, codes2[state * NC + j], lens2[state * NC + j], ks[j], lit_idx[v]);
-                pairs[prev * NC + j] += 1;
+                int ln_ = LT_LEN(e);
+                oacc = (oacc << ln_) | LT_BITS(e);
+                nacc += ln_;
+                if (nacc >= 32) {
+                    nacc -= 32;
+                    if (out)
+                        out[p] = (uint32_t)(oacc >> nacc);
+                    p++;
+                    oacc &= (((uint64_t)1) << nacc) - 1;
+                }
+                int64_t j = LT_CLS(e);
+                pr4[sc++ & 3][prev * NC + j] += 1;
                 prev = j;
-                state = (int)nxt[j];
+                state = LT_NXT(e);
                 i++;
                 continue;
             }
-            int64_t r = 1;
-            while (i + r < hi && W(i + r) == 0)
-                r++;
+            int64_t end = wide ? run_end16(w16, i + 1, hi) : run_end8(w8, i + 1, hi);
+            int64_t r = end - i;
             int e_best = -1;
             int64_t best = (int64_t)1 << 50;
+            uint64_t nx0 = 0, nx1 = 0;
+            if (end < hi) {
+                int64_t vn = W(end);
+                nx0 = lt[vn];
+                nx1 = lt[size + vn];
+            }
             for (int e = 0; e < 2; e++) {
                 int64_t t = G(state, r, e);
-                if (i + r < hi) {
-                    int64_t jl = lit_cls[W(i + r)];
-                    if (jl < 0)
-                        return -1 - (i + r);
-                    int64_t l2 = lens2[e * NC + jl];
-                    if (l2 == 0)
+                if (end < hi) {
+                    uint64_t x = e ? nx1 : nx0;
+                    if (x & LT_BAD)
                         continue;
-                    t += l2;
+                    t += LT_CLEN(x);
                 }
                 if (t < best) {
                     best = t;
@@ -436,7 +562,7 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t S, c
                 }
             }
             if (e_best < 0 || best >= ((int64_t)1 << 40))
-                return -1 - (i + r < hi ? i + r : i);
+                return -1 - (end < hi ? end : i);
             int64_t rr = r;
             while (rr > 0) {
                 int64_t o = CH(state, rr, e_best);
@@ -444,12 +570,12 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t S, c
                 int64_t m = rr < opt_cap[o] ? rr : opt_cap[o];
                 uint64_t idx = opt_lit[o] ? (uint64_t)lit_idx[0] : (uint64_t)(m - 1);
                 PUT_SYMBOL(out, p, oacc, nacc, codes2[state * NC + j], lens2[state * NC + j], ks[j], idx);
-                pairs[prev * NC + j] += 1;
+                pr4[sc++ & 3][prev * NC + j] += 1;
                 prev = j;
                 state = (int)nxt[j];
                 rr -= m;
             }
-            i += r;
+            i = end;
         }
         if (nacc > 0) {
             if (out)
@@ -458,8 +584,47 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t S, c
         }
         out_sw[s_i++] = (uint32_t)(p - start);
     }
+    for (int c4 = 0; c4 < 4; c4++)
+        for (int x = 0; x < (NC + 1) * NC; x++)
+            pairs[x] += pr4[c4][x];
 #undef W
 #undef G
 #undef CH
     return p;
+}
+
+/* _encode2_kernel on words (uint8 when wide == 0, else uint16; values below 2^word_bits); out NULL: only out_sw and
+ * pairs. Returns the words written, or -1 - i for a word i no class covers in the state it is read in, or
+ * -(1 << 62) when there is no memory. A literal is one look-up in a table of (state, value) entries: its code
+ * and index bits, length, class, next state, code length, and whether it has a code there (LT_BAD: no class,
+ * or its class has no code in that state: the numba kernel's two refusals, at the same word). */
+EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t word_bits, int64_t S,
+                           const int64_t *lit_cls, const int64_t *lit_idx, const int64_t *opt_cls,
+                           const int64_t *opt_cap, const int64_t *opt_lit, const int64_t *lens2,
+                           const int64_t *codes2, const int64_t *ks, const int64_t *nxt, const int64_t *g,
+                           const int64_t *ch, uint32_t *out, uint32_t *out_sw, int64_t *pairs)
+{
+    int64_t size = (int64_t)1 << word_bits;
+    uint64_t *lt = malloc(2 * size * sizeof(uint64_t));
+    if (!lt)
+        return -((int64_t)1 << 62);
+    for (int st = 0; st < 2; st++)
+        for (int64_t v = 0; v < size; v++) {
+            int64_t j = lit_cls[v];
+            uint64_t e;
+            if (j < 0 || lens2[st * NC + j] == 0)
+                e = LT_BAD;
+            else {
+                int64_t c = lens2[st * NC + j], k = ks[j];
+                e = (((uint64_t)codes2[st * NC + j] << k) | (uint64_t)lit_idx[v]) | ((uint64_t)(c + k) << 32)
+                    | ((uint64_t)j << 38) | ((uint64_t)(nxt[j] & 1) << 42) | ((uint64_t)c << 44);
+            }
+            lt[st * size + v] = e;
+        }
+    int64_t rc = wide ? encode2_impl(words_, 1, n, S, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                     nxt, g, ch, out, out_sw, pairs)
+                      : encode2_impl(words_, 0, n, S, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                     nxt, g, ch, out, out_sw, pairs);
+    free(lt);
+    return rc;
 }

@@ -19,10 +19,17 @@ codes each chunk of a run, counting the state the run ends in and the code of th
 lengths re-derived from that parse, and the smallest coding is kept where the table set's streams get smaller. Opt-in (``lutzip compress --states 2``, ``compress(..., states=2)``): the hardware core
 does not decode these table sets yet; the C fast decoder decodes them (a state per lane, docs/log/2026-12-decoder.md)
 and the numba kernel here is its reference.
+
+Speed: the encoder's loops (the follow-set search with its package-merge code lengths, the walk, the literal
+classes, the run plan and the two-state coder) run in C (:mod:`lutzip.codec.states_c`, ``_states.c``; no numba
+import) where a compiler is found, else in the Python / numba code here, which the C kernels are tested against;
+both write the same bytes. A table set's transcoded stripes are sized from each stripe's class pairs and written
+only when they are kept, and a table set's re-planned coding is computed once per group (``_replan``'s cache).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 import zlib
 
 import numpy as np
@@ -75,15 +82,20 @@ def canonical_codes(lens) -> list:
 
 def state_arrays(ts: TableSet):
     """``(lens, codes, nxt)``: code lengths and codes by ``state * 16 + class`` (int64, 32 entries) and the next
-    state of each class (16 entries)."""
-    n = len(ts.classes)
+    state of each class (16 entries). Fresh arrays (made once per code lengths and follow set)."""
+    lens, codes, nxt = _state_arrays(tuple(int(cl.c) for cl in ts.classes), tuple(int(b) for b in ts.lens_b),
+                                     int(ts.follow))
+    return lens.copy(), codes.copy(), nxt.copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _state_arrays(la: tuple, lb: tuple, follow: int):
+    n = len(la)
     lens = np.zeros(2 * MAX_CLASSES, np.int64)
     codes = np.zeros(2 * MAX_CLASSES, np.int64)
-    la = [cl.c for cl in ts.classes]
-    lb = list(ts.lens_b)
     lens[:n], codes[:n] = la, canonical_codes(la)
     lens[MAX_CLASSES:MAX_CLASSES + n], codes[MAX_CLASSES:MAX_CLASSES + n] = lb, canonical_codes(lb)
-    nxt = np.array([(ts.follow >> j) & 1 for j in range(MAX_CLASSES)], np.int64)
+    nxt = np.array([(follow >> j) & 1 for j in range(MAX_CLASSES)], np.int64)
     return lens, codes, nxt
 
 
@@ -163,6 +175,37 @@ def _walk(payload, stripe_words, ts: TableSet, mode: int, two: TableSet | None =
     out_sw = np.zeros(len(sw), np.uint32)
     p = _walk_kernel(payload, starts, sw, lut1, L, kinds, ks, 1, nxt, codes, lens, out, out_sw, pairs)
     return out[:p].copy(), out_sw
+
+
+def _stripe_pairs(payload, stripe_words, ts: TableSet) -> np.ndarray:
+    """The class pairs of each one-table stripe (``(stripes, 17, 16)``; the C walk's mode 3): their sum is
+    ``_walk(..., 0)``, and :func:`_transcoded_words` gives the stripe words ``_walk(..., 1, two)`` writes."""
+    k = _c()
+    sw = np.asarray(stripe_words, np.int64)
+    starts = np.zeros(len(sw), np.int64)
+    if len(sw):
+        starts[1:] = np.cumsum(sw)[:-1]
+    L = ts.max_code_len
+    lut1 = ts.lut1(L).astype(np.int64)
+    pad = [0] * (MAX_CLASSES - len(ts.classes))
+    kinds = np.array([cl.kind for cl in ts.classes] + pad, np.int64)
+    ks = np.array([cl.k for cl in ts.classes] + pad, np.int64)
+    out = np.zeros((len(sw), MAX_CLASSES + 1, MAX_CLASSES), np.int64)
+    dummy = np.zeros(1, np.int64)
+    k.walk(payload, starts, sw, lut1, L, kinds, ks, 3, dummy, dummy, dummy, None, np.zeros(1, np.uint32), out)
+    return out
+
+
+def _transcoded_words(stripe_pairs: np.ndarray, ts: TableSet, two: TableSet) -> np.ndarray:
+    """The words of each stripe of ``_walk(..., 1, two)`` from the stripes' class pairs (:func:`_stripe_pairs`):
+    a header word and the symbols' bits (the class code in the state the previous class leaves, then the same
+    index bits) rounded up to words, at least one."""
+    lens, _, nxt = state_arrays(two)
+    ks = np.array([cl.k for cl in ts.classes] + [0] * (MAX_CLASSES - len(ts.classes)), np.int64)
+    state = np.append(nxt, 0)                          # the state after each previous class; 16: stripe start
+    bits_of = lens.reshape(2, MAX_CLASSES)[state] + ks[None, :]
+    bits = stripe_pairs.reshape(len(stripe_pairs), -1) @ bits_of.reshape(-1)
+    return 1 + np.maximum((bits + 31) // 32, 1)
 
 
 def _literals(two: TableSet):
@@ -356,17 +399,28 @@ def _encode2_stream(c, s, words, two):
     return payload, sw, pairs
 
 
-def _replan(c, group, ts, two, coded, after, L, greedy, rounds):
+def _replan(c, group, ts, two, coded, after, L, greedy, rounds, cache=None):
     """Code the group's streams again with zero runs planned for the two states (:func:`_encode2`), the code
     lengths re-derived from that parse's pairs, ``rounds`` times; the smallest of all (the transcoded stripes
-    included) is kept. Returns ``(tableset, [(payload, stripe_words)], bytes)``."""
-    words = [_stream_words(c, s, ts) for s in group]
+    included) is kept. Returns ``(tableset, [(payload, stripe_words)], bytes)``.
+
+    ``cache``: a dict kept across the calls of one group: the streams' words, and each table set's coding (by its
+    code lengths and follow set: the same set codes the words the same way)."""
+    cache = {} if cache is None else cache
+    if "words" not in cache:
+        cache["words"] = [_stream_words(c, s, ts) for s in group]
+    words = cache["words"]
     best = (after, two, coded)
     cur = two
     for _ in range(int(rounds)):
-        try:
-            res = [_encode2_stream(c, s, w, cur) for w, s in zip(words, group)]
-        except TableError:                          # a literal lands in a state where its class has no code
+        key = (cur.follow, cur.lens_b, tuple(cl.c for cl in cur.classes))
+        if key not in cache:
+            try:
+                cache[key] = [_encode2_stream(c, s, w, cur) for w, s in zip(words, group)]
+            except TableError:                      # a literal lands in a state where its class has no code
+                cache[key] = None
+        res = cache[key]
+        if res is None:
             break
         size = sum(4 * int(sw.astype(np.int64).sum()) for _, sw, _ in res) + extra_bytes(cur)
         if size < best[0]:
@@ -398,11 +452,14 @@ def _redesign(c, group, ts, L):
 SPLIT_MIN = 65536
 
 
-def _two_tables(c, group, ts, pairs, L, greedy, replan):
+def _two_tables(c, group, ts, pairs, L, greedy, replan, plains=None, sps=None):
     """The two-code-table versions of ``ts`` for the streams of ``group`` (class-pair counts ``pairs``): ``(after,
     tableset, coded)`` of the smallest, ``after`` the streams' bytes plus the metadata bytes the second table adds,
-    or ``None``."""
-    best, seen = None, set()
+    or ``None``. ``plains``: the streams as plain stripes (:func:`_plain`); ``sps``: their per-stripe class pairs
+    (:func:`_stripe_pairs`, C kernels and no row streams): the transcoded stripes are then sized from the pairs and
+    ``coded`` is a function that writes the kept one (the same bytes as writing each one)."""
+    plains = plains if plains is not None else [_plain(c, s) for s in group]
+    best, seen, cache = None, set(), {}
     # F = the ZRUN classes, and F searched greedily: each coded (and re-planned) in full, the smaller kept
     for g in ((False, True) if greedy else (False,)):
         got = design(pairs, ts, L, g)
@@ -413,10 +470,14 @@ def _two_tables(c, group, ts, pairs, L, greedy, replan):
         if key in seen:
             continue
         seen.add(key)
-        coded = [_back(c, s, _walk(*_plain(c, s), ts, 1, two)) for s in group]
-        after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
+        if sps is not None:
+            after = sum(4 * int(_transcoded_words(sp, ts, two).sum()) for sp in sps) + extra_bytes(two)
+            coded = (lambda two=two: [_walk(p, sw, ts, 1, two) for p, sw in plains])
+        else:
+            coded = [_back(c, s, _walk(p, sw, ts, 1, two)) for s, (p, sw) in zip(group, plains)]
+            after = sum(4 * int(sw.astype(np.int64).sum()) for _, sw in coded) + extra_bytes(two)
         if replan:
-            two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan)
+            two, coded, after = _replan(c, group, ts, two, coded, after, L, g, replan, cache)
         if best is None or after < best[0]:
             best = (after, two, coded)
     return best
@@ -426,10 +487,15 @@ def _best_for(c, group, ts, L, greedy, replan, redesign, pairs=None):
     """``(after, tableset, coded, redesigned)`` of the smallest coding of ``group``'s streams: one table (``ts``
     itself, ``coded`` None), two code tables (:func:`_two_tables`), or (``redesign``) classes cut for two states;
     ``after`` = the streams' bytes + the table bytes beyond ``ts``'s own."""
-    if pairs is None:
-        pairs = sum(_walk(*_plain(c, s), ts, 0) for s in group)
+    plains, sps = [_plain(c, s) for s in group], None
+    # C kernels and no row streams: the stripes' class pairs give the transcoded stripes' sizes (_two_tables)
+    if _c() is not None and not any(getattr(s, "rows", False) for s in group):
+        sps = [_stripe_pairs(p, sw, ts) for p, sw in plains]
+        pairs = sum(sp.sum(0) for sp in sps)
+    elif pairs is None:
+        pairs = sum(_walk(p, sw, ts, 0) for p, sw in plains)
     best = (sum(s.n_bytes for s in group), ts, None, False)
-    got = _two_tables(c, group, ts, pairs, L, greedy, replan)
+    got = _two_tables(c, group, ts, pairs, L, greedy, replan, plains, sps)
     if got is not None and got[0] < best[0]:
         best = (*got, False)
     if redesign and ts.word_bits == 8:
@@ -517,6 +583,8 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         if parts is None:
             parts = [(group, two, coded, redesigned)]
         for i, (part, two, coded, _) in enumerate(parts):
+            if callable(coded):                         # a transcoding sized from the class pairs: written now
+                coded = coded()
             if i:
                 retable.update((s.index, len(new_tables)) for s in part)
                 new_tables.append(two)

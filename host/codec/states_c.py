@@ -34,10 +34,10 @@ def _configure(lib):
     sig = {
         "lzs_lengths": ([i64, vp, i64, i32, vp], i32),
         "lzs_design": ([vp, i64, i64, i64, i32, i64, vp, vp, vp, vp], i32),
-        "lzs_walk": ([vp, vp, vp, i64, vp, i64, vp, vp, i64, vp, vp, vp, vp, vp, vp], i64),
+        "lzs_walk": ([vp, i64, vp, vp, i64, vp, i64, vp, vp, i64, vp, vp, vp, vp, vp, vp], i64),
         "lzs_literals": ([i64, i64, vp, vp, vp, vp, vp, i64, vp, vp, vp], i32),
         "lzs_run_dp": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
-        "lzs_encode2": ([vp, i32, i64, i64, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp], i64),
+        "lzs_encode2": ([vp, i32, i64, i64, i64, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp], i64),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -60,7 +60,16 @@ def why_not():
     return _state["why"]
 
 
-_p = cbuild.ptr
+_cbuf, _addr = ctypes.c_char.from_buffer, ctypes.addressof
+
+
+def _p(a: np.ndarray) -> int:
+    """The address of an array's data, through the buffer protocol (about a fifth of ``cbuild.ptr``'s time);
+    read-only or empty arrays take ``cbuild.ptr``."""
+    try:
+        return _addr(_cbuf(a))
+    except (TypeError, ValueError, BufferError):
+        return cbuild.ptr(a)
 
 
 def _i64(a) -> np.ndarray:
@@ -101,10 +110,12 @@ def design_search(pairs: np.ndarray, n: int, L: int, zr: int, greedy: bool, max_
 
 def walk(payload, starts, sw, lut1, L, kinds, ks, mode, nxt, codes, lens, out, out_sw, pairs) -> int:
     """``_statesnumba._walk_kernel`` (mode 0, 1; mode 2: mode 1's stripe words only, ``out`` not written)."""
-    payload = np.ascontiguousarray(payload, np.uint32)
-    return int(lib().lzs_walk(_p(payload), _p(starts), _p(sw), len(sw), _p(lut1), int(L), _p(kinds), _p(ks), int(mode),
-                              _p(nxt), _p(codes), _p(lens), _p(out) if out is not None else None, _p(out_sw),
-                              _p(pairs)))
+    n = len(payload)
+    padded = np.zeros(n + 2, np.uint32)            # the kernel reads up to two words past the last symbol's
+    padded[:n] = payload
+    return int(lib().lzs_walk(_p(padded), n, _p(starts), _p(sw), len(sw), _p(lut1), int(L), _p(kinds),
+                              _p(ks), int(mode), _p(nxt), _p(codes), _p(lens), _p(out) if out is not None else None,
+                              _p(out_sw), _p(pairs)))
 
 
 def literals(word_bits: int, kinds, ks, params, totals, lut3):
@@ -129,13 +140,21 @@ def run_dp(S, opt_cls, opt_cap, lens2, ks, nxt, g, ch):
 
 def encode2(words, S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks, nxt, g, ch, out, out_sw,
             pairs) -> int:
-    """``_statesnumba._encode2_kernel`` on uint8 or uint16 words (``out`` None: only the stripe words and pairs)."""
+    """``_statesnumba._encode2_kernel`` on uint8 or uint16 words (``out`` None: only the stripe words and pairs);
+    ``lit_cls`` has an entry for every value of the words' width."""
     w = np.ascontiguousarray(words).reshape(-1)
     if w.dtype == np.uint8:
         wide = 0
     else:
         w = np.ascontiguousarray(w, np.uint16)
         wide = 1
-    return int(lib().lzs_encode2(_p(w), wide, len(w), int(S), _p(lit_cls), _p(lit_idx), _p(opt_cls), _p(opt_cap),
-                                 _p(opt_lit), _p(lens2), _p(codes2), _p(ks), _p(nxt), _p(g), _p(ch),
-                                 _p(out) if out is not None else None, _p(out_sw), _p(pairs)))
+    size = len(lit_cls)
+    word_bits = size.bit_length() - 1
+    if size != 1 << word_bits or (word_bits < 8 * w.itemsize and w.size and int(w.max()) >= size):
+        raise ValueError("encode2: words wider than the literal table")
+    rc = int(lib().lzs_encode2(_p(w), wide, len(w), word_bits, int(S), _p(lit_cls), _p(lit_idx), _p(opt_cls),
+                               _p(opt_cap), _p(opt_lit), _p(lens2), _p(codes2), _p(ks), _p(nxt), _p(g), _p(ch),
+                               _p(out) if out is not None else None, _p(out_sw), _p(pairs)))
+    if rc == -(1 << 62):
+        raise MemoryError("encode2: no memory")
+    return rc
