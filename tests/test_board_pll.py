@@ -185,22 +185,22 @@ def test_clock_domains_split_both_boards():
 @pytest.mark.slow
 @pytest.mark.timeout(3600)      # ~20 min of place and route on a loaded 2-core machine
 def test_ulx3s_real_design_core_at_100mhz(tmp_path):
-    """The real ULX3S design (decoder core, 32 K-word replay buffer) with the core at 100 MHz (the goal; met
-    at seed 1 since 2026-12-07: 101.15 MHz on the afternoon-2 tree, seed 3 100.42 MHz, seed 2 not met: 92.56 MHz;
-    docs/log/2026-12-boards.md). Built with one code table (STATES=1): the board's default STATES=2 core placed at
-    88.40 MHz (seed 1, 2026-12-07 evening), so the 100 MHz build is the one-table configuration."""
+    """The real ULX3S design (decoder core, 32 K-word replay buffer) with the core at 100 MHz (the goal), the
+    board's default core (STATES=2): 102.2 MHz at seed 1 since 2026-12-07 night (the core's TBL_REG, the
+    decoded-word FIFO's PIPE, the replay start from a flip-flop; 88.40 MHz before; docs/log/2026-12-boards.md)."""
     if not all(sy.find_tool(t, required=False) for t in ("yosys", "nextpnr-ecp5")):
         pytest.skip("yosys / nextpnr-ecp5 not installed")
     # in a process of its own with PYTHONHASHSEED=0: MyHDL's set order moves lines in the Verilog, and the
     # placement with them (the figure in the log is of this build)
     code = ("import json, sys; from lutzip.firmware.boards import build as fb; "
-            f"r = fb.build('ulx3s', out={str(tmp_path)!r}, pack=False, CORE_CLK_HZ=100_000_000, STATES=1); "
+            f"r = fb.build('ulx3s', out={str(tmp_path)!r}, pack=False, CORE_CLK_HZ=100_000_000); "
             "print(json.dumps(r))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONHASHSEED="0"))
     assert p.returncode == 0, p.stderr[-2000:]
     r = json.loads(p.stdout.strip().splitlines()[-1])
     print("\n" + fb.format_build(r))
+    assert r["params"]["STATES"] == 2, r["params"]     # the board's default
     assert r["clock_domains"]["core"]["fmax_mhz"] >= 100 and r["meets_clock"], r["clock_domains"]
 
 

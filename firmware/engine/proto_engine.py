@@ -72,7 +72,9 @@ Registered full flags: with ``RESULT_REG`` the decoded-word FIFO and the descrip
 the decoded-word FIFO's write enable start from flip-flops instead of a pointer compare, and the perf counters take
 ``EVENT_REG`` (the core's stream taps through a flip-flop before they count; the same COUNTERS frames) and the
 response framer ``INIT_END`` (its CRCs and byte index set at a frame's end instead of the next one's start: off the
-frame start's wide enable), 2026-12-07 afternoon.
+frame start's wide enable), 2026-12-07 afternoon. Since 2026-12-07 (night) the decoded-word FIFO also takes ``fifo``'s
+``PIPE`` (its block RAM read through the RAM's output register into 4 flip-flop entries: a word 2 cycles later, full
+rate).
 
 Code tables: the keyword ``STATES`` (default 1) is the decoder core's (docs/CORE.md): 2 builds the core that
 decodes table sets with two code tables (format version 5) besides one-table sets, LUT1 of ``2^(L+1)`` entries
@@ -396,7 +398,8 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
     else:
         dq_port = (dfo_tdata, dfo_tvalid, dfo_tready)
     full_reg = {"FULL_REG": True} if RESULT_REG else {}
-    u_dfifo = fifo(clk, blk_rst(), dfi_tdata, dfi_tvalid, dfi_tready, *dq_port, DEPTH=DATA_DEPTH, **full_reg)
+    u_dfifo = fifo(clk, blk_rst(), dfi_tdata, dfi_tvalid, dfi_tready, *dq_port, DEPTH=DATA_DEPTH, **full_reg,
+                   **({"PIPE": True} if RESULT_REG else {}))     # its RAM read through the output register
     if RESULT_REG:
         u_dfifo = [u_dfifo, axis_skid(clk, blk_rst(), *dq_port, dfo_tdata, dfo_tvalid, dfo_tready)]
     u_qfifo = fifo(clk, blk_rst(), qfi_tdata, qfi_tvalid, qfi_tready, qfo_tdata, qfo_tvalid, qfo_tready,

@@ -72,7 +72,9 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         registered OR stages (8 banks, then the groups); a counted
         prefetch (at most :data:`PIPE_FIFO` words read and not yet taken by the core) into a small FIFO keeps
         one word per cycle despite the 6 cycles from address to FIFO. Nothing of the feed's handshake reaches
-        the RAMs' enables. False converts to the HDL of before.
+        the RAMs' enables. The run's start is a flip-flop too: the run entry is taken in the cycle its
+        condition holds (the ring's entry, ``phase``, the decoder idle), the run's counters and feed start a
+        cycle later, and the ring waits in between (``hold``). False converts to the HDL of before.
 
     Notes
     -----
@@ -94,6 +96,12 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     sent = Signal(modbv(0)[16:])
     idle = Signal(bool(0))
     start = Signal(bool(0))
+    if PIPE:
+        # (PIPE) start_c takes the run entry, start follows from a flip-flop a cycle later; hold: the ring waits
+        # for the run (active, or the cycle between)
+        start_c, hold = Signal(bool(0)), Signal(bool(0))
+    else:
+        start_c, hold = start, active
     phase = Signal(bool(0))                 # the run's word count has been read
     n_m1 = Signal(modbv(0)[AW:])            # words per pass - 1
     k_pass = Signal(intbv(0)[32:])          # passes asked for
@@ -145,8 +153,8 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
 
     @always_comb
     def c_ring_hs():
-        m_axis_ring_tvalid.next = s_axis_ring_tvalid and not rp_entry and not active
-        if active:
+        m_axis_ring_tvalid.next = s_axis_ring_tvalid and not rp_entry and not hold
+        if hold:
             s_axis_ring_tready.next = 0
         elif not rp_entry:
             s_axis_ring_tready.next = m_axis_ring_tready
@@ -154,7 +162,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             s_axis_ring_tready.next = idle
         else:
             s_axis_ring_tready.next = 1
-        start.next = s_axis_ring_tvalid and rp_entry and tag == 3 and phase and idle and not active
+        start_c.next = s_axis_ring_tvalid and rp_entry and tag == 3 and phase and idle and not hold
 
     @always_comb
     def c_mux():
@@ -218,7 +226,7 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         else:
             if we:
                 wa.next = wa + 1
-            if s_axis_ring_tvalid and rp_entry and not active:
+            if s_axis_ring_tvalid and rp_entry and not hold:
                 if tag == 2:
                     wa.next = s_axis_ring_tdata[AW:0]
                     phase.next = 0
@@ -423,6 +431,14 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     fo = Signal(intbv(0)[34:])
     u_banks = [replay_bank(clk, we, wa, wd, raddr, rq[b], BANK=b, DEPTH=BD) for b in range(NB)]
 
+    @always(clk.posedge)
+    def c_start():
+        start.next = start_c and not rst
+
+    @always_comb
+    def c_hold():
+        hold.next = active or start
+
     @always_comb
     def c_fifo_out():
         fo.next = fq[rp[FB:0]]
@@ -509,4 +525,4 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         drained.next = cnt == 0
 
     return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_load, c_vals, c_read, *gens,
-            u_banks, c_fifo_out, c_od, c_feed, c_pipe, c_mux2, c_flight, c_run)
+            u_banks, c_start, c_hold, c_fifo_out, c_od, c_feed, c_pipe, c_mux2, c_flight, c_run)
