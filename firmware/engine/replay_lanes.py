@@ -19,7 +19,6 @@ what differs:
 """
 from myhdl import ConcatSignal, ResetSignal, Signal, always, always_comb, block, intbv, modbv
 
-from lutzip.firmware.engine.crc32_byte import crc32_byte
 from lutzip.firmware.engine.replay import DRAIN_LIMIT
 from lutzip.firmware.engine.replay_feed import replay_feed
 from lutzip.hdl.core.decoder_lanes import decoder_lanes
@@ -93,10 +92,6 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
     # the beat's valid data words (keep, less the error marker), the CRC after 0 .. N of them
     nd = Signal(intbv(0)[kb:])
     crc = Signal(intbv(0xFFFFFFFF)[32:])
-    cs = [Signal(intbv(0)[32:]) for _ in range(N * B)]
-    ccat = ConcatSignal(*reversed([cs[(i + 1) * B - 1] for i in range(N)]), crc)
-    csh = ConcatSignal(nd, intbv(0)[5:])
-    c_shifted = Signal(intbv(0)[32 * (N + 1):])
     crc_n = Signal(intbv(0)[32:])
     code = Signal(intbv(0)[4:])
     m_pos = Signal(modbv(0)[max(1, (N - 1).bit_length()):])      # keep - 1: the beat's last valid word
@@ -128,10 +123,6 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
                           tbl_we, tbl_sel, tbl_addr, tbl_wdata, e_valid, e_code, e_stripe, l_busy,
                           LANES=N, ROWS=ROWS, ASSIGN="rr", L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, FRONT=FRONT,
                           STATES=STATES)
-    # the CRC chain over the beat's bytes (word 0 first, each word's low byte first)
-    u_crc = []
-    for i in range(N * B):
-        u_crc.append(crc32_byte(cs[i - 1] if i else crc, k_data(8 * i + 8, 8 * i), cs[i], ROM=FAST_CRC))
 
     @always_comb
     def c_ring():
@@ -175,12 +166,22 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
             nd.next = k_keep
 
     @always_comb
-    def c_crc_sel():
-        c_shifted.next = ccat >> csh
-
-    @always_comb
     def c_crc_n():
-        crc_n.next = c_shifted[32:0]
+        """The CRC32 (reflected, 0xEDB88320, as crc32_byte without its ROM) after the beat's first ``nd`` words,
+        word 0 first, each word's low byte first: one XOR network of the beat's bits (``FAST_CRC`` is not used)."""
+        k = intbv(0)[32:]
+        r = intbv(0)[32:]
+        k[:] = crc
+        r[:] = crc
+        for w in range(N):
+            for y in range(W):
+                if k[0] ^ k_data[w * W + y]:
+                    k[:] = (k >> 1) ^ 0xEDB88320
+                else:
+                    k[:] = k >> 1
+            if nd == w + 1:
+                r[:] = k
+        crc_n.next = r
 
     @always_comb
     def c_mpos():
@@ -338,5 +339,5 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
         else:
             nxt.next = v10
 
-    return (u_feeds, u_dec, u_crc, c_ring, c_ring_hs, c_pass, c_beat, c_crc_sel, c_crc_n, c_mpos, c_mshift, c_code,
+    return (u_feeds, u_dec, c_ring, c_ring_hs, c_pass, c_beat, c_crc_n, c_mpos, c_mshift, c_code,
             c_lrst, c_load, c_run, c_vals, c_read)
