@@ -344,7 +344,7 @@ def _redesign(c, group, ts, L):
     if got is None:
         return None
     two, coded, size = got
-    return size - sd.table_bytes(ts), two, coded
+    return size - sd.table_cost(ts), two, coded
 
 
 #: with ``redesign``, a stream of at least this many words is also tried with a table set of its own
@@ -402,15 +402,24 @@ def _split(c, group, ts, L, greedy, replan):
     big = [s for s in group if s.numel >= SPLIT_MIN and not getattr(s, "rows", False)]
     if len(group) < 2 or not big:
         return None
-    rest = [s for s in group if s not in big]
-    parts = [[s] for s in big] + ([rest] if rest else [])
-    base = sd.table_bytes(ts)
-    after, out = 0, []
-    for i, part in enumerate(parts):
-        a, two, coded, red = _best_for(c, part, ts, L, greedy, replan, True)
-        after += a + (base if i else 0)            # every part but the first adds a table set of its own
-        out.append((part, two, coded, red))
-    return after, out
+    base = sd.table_cost(ts)
+    rest = list(group)
+    cur = _best_for(c, rest, ts, L, greedy, replan, True)
+    alone = []                                      # the streams split off so far, with their codings
+    total = cur[0]
+    for s in sorted(big, key=lambda s: -s.numel):   # greedy: split off one stream at a time while that pays
+        if len(rest) < 2:
+            break
+        one = _best_for(c, [s], ts, L, greedy, replan, True)
+        others = [x for x in rest if x is not s]
+        left = _best_for(c, others, ts, L, greedy, replan, True)
+        got = total - cur[0] + one[0] + base + left[0]
+        if got < total:
+            total, rest, cur = got, others, left
+            alone.append(([s], *one[1:]))
+    if not alone:
+        return None
+    return total, [(rest, *cur[1:])] + alone
 
 
 def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan: int = 2, redesign: bool = False):
@@ -442,6 +451,21 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         The same tensors, with new table sets, stripes, stripe CRCs and offsets (written as format version 5
         when any table set has two code tables; else ``c`` itself).
     """
+    from lutzip.codec import container as ct
+    if redesign:                                       # its choices weigh table bytes as compressed (an estimate):
+        rep_plain, rep = [], []                        # the file is never larger than without it
+        plain = _apply(c, L, greedy, rep_plain, replan, False)
+        out = _apply(c, L, greedy, rep, replan, True)
+        if out is not c and len(ct.to_bytes(out)) < len(ct.to_bytes(plain)):
+            plain, rep_plain = out, rep
+        if report is not None:
+            report.extend(rep_plain)
+        return plain
+    return _apply(c, L, greedy, report, replan, False)
+
+
+def _apply(c, L, greedy, report, replan, redesign):
+    """:func:`apply`'s work."""
     from lutzip.codec import container as ct
     streams = c.streams
     by_table = {}
