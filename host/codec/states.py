@@ -438,12 +438,15 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         re-derived from that parse (:func:`_replan`; 0: only the one-table encoder's symbols, rewritten).
     redesign : bool
         For 8-bit table sets, also try classes cut for the two states (:func:`lutzip.codec.states_design.redesign`:
-        a new LUT3 and class set); kept where its streams plus its table bytes are the smallest. Off by default:
-        it saves 0-0.2 % of the dense int8 cells for 10-25x the CPU time of the rest of ``apply``
-        (docs/log/2026-12-compression.md, 2026-12-07 afternoon 2).
+        a new LUT3 and class set, value sets beyond magnitude thresholds), and shared 8-bit sets split into a set
+        per stream of at least :data:`SPLIT_MIN` words (greedily); kept where its streams plus its table bytes
+        (:func:`lutzip.codec.states_design.table_cost`) are the smallest, and the whole file only where it is
+        smaller than without ``redesign``. Off by default: nudenet int8 0 % -0.40 % for about 20x the CPU time of
+        the rest of ``apply`` (docs/log/2026-12-compression.md, 2026-12-07 night).
     report : list, optional
-        Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned"}``
-        (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves).
+        Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned",
+        "split"}`` (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves;
+        ``split``: the number of table sets the group was split into, 0 if not).
 
     Returns
     -------

@@ -6,13 +6,16 @@ cut for one order-0 code (e.g. a 16-value class for 2..9 whose members are commo
 after a large one), and the state a symbol is read in can only change its *class* code. Here the classes are cut
 for the two states instead (docs/log/2026-12-compression.md, 2026-12-07 afternoon 2):
 
-1. a magnitude threshold ``T`` splits the values into small (``|v| < T``, zero included) and large ones; the
-   state of a word is "the previous word was small" (state B) or not (state A, also at a stripe start);
+1. a value set ``S`` splits the values into "small" (in ``S``) and "large" ones; the state of a word is "the
+   previous word was in ``S``" (state B) or not (state A, also at a stripe start). ``S`` is a magnitude threshold
+   (``|v| < T``) or an interval of values (:func:`intervals`, e.g. ``[0, 83]``: the previous value's sign, which
+   says more than its magnitude on nudenet's dense 3x3 convolutions), the candidates ranked by the two-state
+   order-0 bits of the values (:func:`candidates`);
 2. each of the two value lists, sorted by count, is cut into consecutive LUT classes of ``2^k`` entries by a
    dynamic programme whose cost is the two-state ideal code length (``-sum_s n_s log2(n_s / N_s)``) plus the
    index bits; the tails of both lists go to one RANGE escape class of ``W`` index bits; a class never mixes
    small and large values, so ``F`` (the follow mask) is exactly the small classes and the one-table encoder's
-   ZRUN classes (kept as they are);
+   ZRUN classes (kept as they are; in ``F`` when 0 is in ``S``; dense words are also cut without them);
 3. the code lengths come from package-merge on the state-split counts, the streams are coded by
    :func:`lutzip.codec.states._encode2` (zero runs planned for the two states) and the lengths re-derived from
    that parse's class pairs.
