@@ -214,13 +214,15 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
     return out
 
 
-def states2_size(c, data: bytes, arrays: dict):
+def states2_size(c, data: bytes, arrays: dict, redesign: bool = False):
     """``(bytes, two_table_sets, version)`` of container ``c`` rewritten with two code tables where that is smaller.
 
     ``lutzip.codec.states.apply`` (L = 8, as ``compress(..., states=2)``) on the one-table container ``c``
     (whose file is ``data``); the new file is parsed back, decoded (the numba reference kernel: the C decoder
     and the hardware core do not decode two-table streams) and compared with ``arrays`` bit for bit. Where no
     table set gains, ``apply`` keeps ``c`` and the file must be ``data`` itself (0 two-table sets).
+    ``redesign``: ``apply(..., redesign=True)`` (8-bit classes cut for the two states, shared sets split; opt-in,
+    several times the CPU).
 
     Raises
     ------
@@ -229,7 +231,7 @@ def states2_size(c, data: bytes, arrays: dict):
         fallback file differs from ``data``.
     """
     from lutzip.codec import states as st
-    data2 = ct.to_bytes(st.apply(c, L=8))
+    data2 = ct.to_bytes(st.apply(c, L=8, redesign=redesign))
     p = ct.from_bytes(data2)
     two = sum(1 for ts in p.tables if getattr(ts, "lens_b", None) is not None)
     rows = any(t.rows for t in p.tensors)             # a file with row streams is version 6 with or without

@@ -98,7 +98,7 @@ def test_redesigned_streams_decode_bit_exact(zeros):
     S = 4096
     two, coded, size = sd.redesign([w], [S], ts)
     payload, sw = coded[0]
-    assert size == 4 * int(np.sum(sw, dtype=np.int64)) + sd.table_bytes(two)
+    assert size == 4 * int(np.sum(sw, dtype=np.int64)) + sd.table_cost(two)
     assert sd.table_bytes(two) == len(ct._pack_tables([two], 5))
     if fastdec.available():
         from test_states_fast import agree

@@ -445,7 +445,7 @@ def _redesign(c, group, ts, L):
     if got is None:
         return None
     two, coded, size = got
-    return size - sd.table_bytes(ts), two, coded
+    return size - sd.table_cost(ts), two, coded
 
 
 #: with ``redesign``, a stream of at least this many words is also tried with a table set of its own
@@ -515,15 +515,24 @@ def _split(c, group, ts, L, greedy, replan):
     big = [s for s in group if s.numel >= SPLIT_MIN and not getattr(s, "rows", False)]
     if len(group) < 2 or not big:
         return None
-    rest = [s for s in group if s not in big]
-    parts = [[s] for s in big] + ([rest] if rest else [])
-    base = sd.table_bytes(ts)
-    after, out = 0, []
-    for i, part in enumerate(parts):
-        a, two, coded, red = _best_for(c, part, ts, L, greedy, replan, True)
-        after += a + (base if i else 0)            # every part but the first adds a table set of its own
-        out.append((part, two, coded, red))
-    return after, out
+    base = sd.table_cost(ts)
+    rest = list(group)
+    cur = _best_for(c, rest, ts, L, greedy, replan, True)
+    alone = []                                      # the streams split off so far, with their codings
+    total = cur[0]
+    for s in sorted(big, key=lambda s: -s.numel):   # greedy: split off one stream at a time while that pays
+        if len(rest) < 2:
+            break
+        one = _best_for(c, [s], ts, L, greedy, replan, True)
+        others = [x for x in rest if x is not s]
+        left = _best_for(c, others, ts, L, greedy, replan, True)
+        got = total - cur[0] + one[0] + base + left[0]
+        if got < total:
+            total, rest, cur = got, others, left
+            alone.append(([s], *one[1:]))
+    if not alone:
+        return None
+    return total, [(rest, *cur[1:])] + alone
 
 
 def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan: int = 2, redesign: bool = False):
@@ -542,12 +551,15 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         re-derived from that parse (:func:`_replan`; 0: only the one-table encoder's symbols, rewritten).
     redesign : bool
         For 8-bit table sets, also try classes cut for the two states (:func:`lutzip.codec.states_design.redesign`:
-        a new LUT3 and class set); kept where its streams plus its table bytes are the smallest. Off by default:
-        it saves 0-0.2 % of the dense int8 cells for 10-25x the CPU time of the rest of ``apply``
-        (docs/log/2026-12-compression.md, 2026-12-07 afternoon 2).
+        a new LUT3 and class set, value sets beyond magnitude thresholds), and shared 8-bit sets split into a set
+        per stream of at least :data:`SPLIT_MIN` words (greedily); kept where its streams plus its table bytes
+        (:func:`lutzip.codec.states_design.table_cost`) are the smallest, and the whole file only where it is
+        smaller than without ``redesign``. Off by default: nudenet int8 0 % -0.40 % for about 20x the CPU time of
+        the rest of ``apply`` (docs/log/2026-12-compression.md, 2026-12-07 night).
     report : list, optional
-        Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned"}``
-        (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves).
+        Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned",
+        "split"}`` (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves;
+        ``split``: the number of table sets the group was split into, 0 if not).
 
     Returns
     -------
@@ -555,6 +567,21 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         The same tensors, with new table sets, stripes, stripe CRCs and offsets (written as format version 5
         when any table set has two code tables; else ``c`` itself).
     """
+    from lutzip.codec import container as ct
+    if redesign:                                       # its choices weigh table bytes as compressed (an estimate):
+        rep_plain, rep = [], []                        # the file is never larger than without it
+        plain = _apply(c, L, greedy, rep_plain, replan, False)
+        out = _apply(c, L, greedy, rep, replan, True)
+        if out is not c and len(ct.to_bytes(out)) < len(ct.to_bytes(plain)):
+            plain, rep_plain = out, rep
+        if report is not None:
+            report.extend(rep_plain)
+        return plain
+    return _apply(c, L, greedy, report, replan, False)
+
+
+def _apply(c, L, greedy, report, replan, redesign):
+    """:func:`apply`'s work."""
     from lutzip.codec import container as ct
     streams = c.streams
     by_table = {}

@@ -6,13 +6,16 @@ cut for one order-0 code (e.g. a 16-value class for 2..9 whose members are commo
 after a large one), and the state a symbol is read in can only change its *class* code. Here the classes are cut
 for the two states instead (docs/log/2026-12-compression.md, 2026-12-07 afternoon 2):
 
-1. a magnitude threshold ``T`` splits the values into small (``|v| < T``, zero included) and large ones; the
-   state of a word is "the previous word was small" (state B) or not (state A, also at a stripe start);
+1. a value set ``S`` splits the values into "small" (in ``S``) and "large" ones; the state of a word is "the
+   previous word was in ``S``" (state B) or not (state A, also at a stripe start). ``S`` is a magnitude threshold
+   (``|v| < T``) or an interval of values (:func:`intervals`, e.g. ``[0, 83]``: the previous value's sign, which
+   says more than its magnitude on nudenet's dense 3x3 convolutions), the candidates ranked by the two-state
+   order-0 bits of the values (:func:`candidates`);
 2. each of the two value lists, sorted by count, is cut into consecutive LUT classes of ``2^k`` entries by a
    dynamic programme whose cost is the two-state ideal code length (``-sum_s n_s log2(n_s / N_s)``) plus the
    index bits; the tails of both lists go to one RANGE escape class of ``W`` index bits; a class never mixes
    small and large values, so ``F`` (the follow mask) is exactly the small classes and the one-table encoder's
-   ZRUN classes (kept as they are);
+   ZRUN classes (kept as they are; in ``F`` when 0 is in ``S``; dense words are also cut without them);
 3. the code lengths come from package-merge on the state-split counts, the streams are coded by
    :func:`lutzip.codec.states._encode2` (zero runs planned for the two states) and the lengths re-derived from
    that parse's class pairs.
@@ -29,6 +32,9 @@ from lutzip.errors import TableError
 
 #: the largest LUT class (index bits) the design cuts
 MAX_K = 7
+
+#: words with fewer than 1 in ``DENSE_ZEROS`` zeros are also cut without the one-table set's ZRUN classes
+DENSE_ZEROS = 8
 
 
 def signed8(words: np.ndarray) -> np.ndarray:
@@ -131,10 +137,15 @@ def intervals(words_list, keep: int = 1, joint=None):
         joint, first = pair_counts(words_list)
     else:
         joint, first = joint
-    order = np.argsort(signed8(np.arange(256)), kind="stable")       # words by value, -128 .. 127
-    P = np.concatenate([np.zeros((1, 256), np.int64), np.cumsum(joint[order], 0)])
-    total = P[-1] + first
-    lo, hi = np.triu_indices(257, 1)
+    sv = signed8(np.arange(256))
+    order = np.argsort(sv, kind="stable")                             # words by value, -128 .. 127
+    rows = order[joint[order].sum(1) > 0]                             # the words that precede another
+    cols = (joint.sum(0) + first) > 0
+    if not len(rows):
+        return []
+    P = np.concatenate([np.zeros((1, int(cols.sum())), np.int64), np.cumsum(joint[rows][:, cols], 0)])
+    total = P[-1] + first[cols]
+    lo, hi = np.triu_indices(len(rows) + 1, 1)
     hb = P[hi] - P[lo]
     cost = _rows_entropy(hb) + _rows_entropy(total - hb)
     ok = (hb.sum(-1) > 0) & ((total - hb).sum(-1) > 0)
@@ -143,9 +154,8 @@ def intervals(words_list, keep: int = 1, joint=None):
     for i in np.argsort(cost, kind="stable")[:keep]:
         if not np.isfinite(cost[i]):
             break
-        S = np.zeros(256, bool)
-        S[order[lo[i]:hi[i]]] = True
-        out.append((float(cost[i]), int(signed8(order[lo[i]])), int(signed8(order[hi[i] - 1])), S))
+        a, b = int(sv[rows[lo[i]]]), int(sv[rows[hi[i] - 1]])
+        out.append((float(cost[i]), a, b, (sv >= a) & (sv <= b)))
     return out
 
 
@@ -172,13 +182,17 @@ def _cut(a: np.ndarray, b: np.ndarray, max_m: int, max_k: int = MAX_K, mu=(None,
     back = np.full((max_m + 1, n + 1, 2), -1, np.int64)
     f[0, 0] = 0.0
     idx = np.arange(n)
+    segs = []                                   # per k: (end, j, cost of the class [i, i + 2^k)), the same for every m
+    for k in range(max_k + 1):
+        end = idx + (1 << k)
+        j = np.minimum(end, n)
+        sa = A[j] - A[idx]
+        sb = B[j] - B[idx]
+        segs.append((end, j, _code_cost(sa, mu[0], L) + _code_cost(sb, mu[1], L) + (sa + sb) * k))
     for m in range(1, max_m + 1):
         for k in range(max_k + 1):
-            end = idx + (1 << k)
-            j = np.minimum(end, n)
-            sa = A[j] - A[idx]
-            sb = B[j] - B[idx]
-            cost = f[m - 1, :n] + _code_cost(sa, mu[0], L) + _code_cost(sb, mu[1], L) + (sa + sb) * k
+            end, j, seg = segs[k]
+            cost = f[m - 1, :n] + seg
             full = (end <= n) & np.isfinite(cost)
             t, c, s = j[full], cost[full], idx[full]          # distinct targets
             better = c < f[m, t]
@@ -229,20 +243,24 @@ def _partition(ha, hb, zr, T, room: int, mu, L: int):
         tail_b = np.concatenate([np.cumsum(hb[order][::-1])[::-1], [0]]) if len(order) else np.zeros(1)
         lists.append((order, f, back, tail_a, tail_b))
     (o1, f1, b1, ta1, tb1), (o2, f2, b2, ta2, tb2) = lists
+    ea = ta1[:, None] + ta2[None, :]                  # the escape's counts for every pair of list ends
+    eb = tb1[:, None] + tb2[None, :]
+    esc = _code_cost(ea, mu[0], L) + _code_cost(eb, mu[1], L) + (ea + eb) * 8
+    g2 = np.full(f2.shape[1], np.inf)                 # min over m2 <= m of f2[m2], and its m2
+    arg2 = np.zeros(f2.shape[1], np.int64)
+    best2 = []
+    for m in range(room + 1):
+        better = f2[m] < g2
+        g2 = np.where(better, f2[m], g2)
+        arg2 = np.where(better, m, arg2)
+        best2.append((g2.copy(), arg2.copy()))
     best = None
     for m1 in range(room + 1):
-        for m2 in range(room + 1 - m1):
-            ok1 = np.nonzero(np.isfinite(f1[m1]))[0]
-            ok2 = np.nonzero(np.isfinite(f2[m2]))[0]
-            if not len(ok1) or not len(ok2):
-                continue
-            ea = ta1[ok1][:, None] + ta2[ok2][None, :]
-            eb = tb1[ok1][:, None] + tb2[ok2][None, :]
-            tot = (f1[m1][ok1][:, None] + f2[m2][ok2][None, :] + _code_cost(ea, mu[0], L) + _code_cost(eb, mu[1], L)
-                   + (ea + eb) * 8)
-            p = np.unravel_index(int(np.argmin(tot)), tot.shape)
-            if best is None or tot[p] < best[0]:
-                best = (float(tot[p]), m1, int(ok1[p[0]]), m2, int(ok2[p[1]]))
+        g, a2 = best2[room - m1]
+        tot = f1[m1][:, None] + g[None, :] + esc
+        p = np.unravel_index(int(np.argmin(tot)), tot.shape)
+        if np.isfinite(tot[p]) and (best is None or tot[p] < best[0]):
+            best = (float(tot[p]), m1, int(p[0]), int(a2[p[1]]), int(p[1]))
     if best is None:
         return None
     _, m1, i1, m2, i2 = best
@@ -263,7 +281,8 @@ def _build(ha, hb, zr, small, large, rest, L: int, zero_in_s: bool = True):
     lut3, specs, ca, cb, follow = [], [], [], [], 0
     for group, in_f in ((small, True), (large, False)):
         for k, members in group:
-            param = len(lut3)
+            param = len(lut3)                         # members by value: a class's order is free, this one
+            members = sorted(members)                 # compresses better in the LZMA2 metadata block
             lut3 += members + [members[-1]] * ((1 << k) - len(members))
             if in_f:
                 follow |= 1 << len(specs)
@@ -360,6 +379,16 @@ def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1) -> list:
     return out
 
 
+#: what a table set's byte costs in a file, for the choices here: the metadata block is LZMA2-compressed
+#: (nudenet int8 0 %, two code tables with redesigned sets: the table block 3 963 -> 2 121 bytes)
+TABLE_WEIGHT = 0.5
+
+
+def table_cost(ts: TableSet) -> float:
+    """:func:`table_bytes` of ``ts`` weighted by :data:`TABLE_WEIGHT` (what the choices between table sets count)."""
+    return TABLE_WEIGHT * table_bytes(ts)
+
+
 def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: int = 2, rounds: int = 2,
              n_intervals: int = 1):
     """The smallest coding of the streams ``words_list`` (stripe lengths ``stripe_lens``) with a table set of
@@ -367,14 +396,18 @@ def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: in
 
     The value sets tried are :func:`candidates` (``n_thresholds`` magnitude thresholds, ``n_intervals`` intervals).
     Returns ``(tableset, [(payload, stripe_words)], bytes)``: ``bytes`` the streams' payload plus the table set's
-    own bytes (:func:`table_bytes`), so it compares with the one-table set's streams plus its table bytes.
+    own bytes (:func:`table_cost`), so it compares with the one-table set's streams plus its table cost.
     """
     from lutzip.codec.states import _encode2
     if ts.word_bits != 8:
         return None
     zr = [cl for cl in ts.classes if cl.kind == ZRUN]
+    n = sum(int(np.size(w)) for w in words_list)
+    zeros = sum(int(np.count_nonzero(np.asarray(w) == 0)) for w in words_list)
+    # dense words: zero also as a plain value (no ZRUN class), its class slot free for the cut
+    zr_sets = [zr] + ([[]] if zr and zeros * DENSE_ZEROS < n else [])
     best = None
-    for T in candidates(words_list, n_thresholds, n_intervals):
+    for T, zr in ((T, z) for T in candidates(words_list, n_thresholds, n_intervals) for z in zr_sets):
         got = design_two(words_list, zr, T, L)
         if got is None:
             continue
@@ -384,7 +417,7 @@ def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: in
                 res = [_encode2(w, S, cur) for w, S in zip(words_list, stripe_lens)]
             except TableError:
                 break
-            size = sum(4 * int(sw.astype(np.int64).sum()) for _, sw, _ in res) + table_bytes(cur)
+            size = sum(4 * int(sw.astype(np.int64).sum()) for _, sw, _ in res) + table_cost(cur)
             if best is None or size < best[2]:
                 best = (cur, [(p, sw) for p, sw, _ in res], size)
             cur = relength(cur, sum(pr for _, _, pr in res), L)
