@@ -253,19 +253,18 @@ EXPORT int lzs_design(const int64_t *pairs, int64_t n, int64_t L, int64_t zr, in
  * A symbol is read from a 64-bit window at its bit position (two words; the code is at most 32 bits); the bits
  * past the stripe's end that the window may hold are the next stripe's, where the numba kernel has zeros: a
  * valid code's LUT1 entry is the same for every bit after it (the whole range of its prefix is filled). */
-#define NLANE 2
-
-/* one symbol of lane l of the counting walk */
-#define WALK_COUNT(l)                                                                                  \
+/* one symbol of a counting walk: bit position bp, words done o, previous class prev, pairs pr (scalars, so that
+ * the stores into pr cannot alias them) */
+#define WALK_COUNT(bp, o, prev, pr)                                                                    \
     do {                                                                                               \
-        uint64_t win_ = window_at(words, n_words, bp[l]);                                              \
+        uint64_t win_ = window_at(words, n_words, bp);                                                 \
         int64_t e_ = lut1[win_ >> sh];                                                                 \
         int cls_ = (int)((e_ >> 10) & 15), c_ = (int)((e_ >> 6) & 15);                                 \
         uint64_t idx_ = ((win_ << c_) >> 1) >> (63 - kk[cls_]);                                        \
-        bp[l] += e_ & 63;                                                                              \
-        o[l] += 1 + (int64_t)(idx_ & zmask[cls_]);                                                     \
-        pr[l][prev[l] * NC + cls_] += 1;                                                               \
-        prev[l] = cls_;                                                                                \
+        bp += e_ & 63;                                                                                 \
+        o += 1 + (int64_t)(idx_ & zmask[cls_]);                                                        \
+        pr[prev * NC + cls_] += 1;                                                                     \
+        prev = cls_;                                                                                   \
     } while (0)
 
 static inline uint64_t window_at(const uint32_t *words, int64_t n_words, int64_t bitpos)
@@ -290,38 +289,26 @@ EXPORT int64_t lzs_walk(const uint32_t *words, int64_t n_words, const int64_t *s
         kk[j] = (uint64_t)ks[j];
     }
     const int sh = (int)(64 - L);
-    if (mode == 3 && n_stripes >= NLANE) {
-        /* per-stripe pairs: NLANE stripes at a time (the bit position -> window -> LUT1 chains of the stripes
-         * overlap), stripe a of each of NLANE equal runs of stripes; the stripes left over below */
-        int64_t part = n_stripes / NLANE;
-        for (int64_t a = 0; a < part; a++) {
-            int64_t bp[NLANE], o[NLANE], n_exp[NLANE], prev[NLANE];
-            int64_t *pr[NLANE];
-            for (int l = 0; l < NLANE; l++) {
-                int64_t sx = a + l * part;
-                pr[l] = pairs + sx * (NC + 1) * NC;
-                n_exp[l] = (int64_t)(words[starts[sx]] & 0xFFFF) + 1;
-                bp[l] = (starts[sx] + 1) * 32;
-                o[l] = 0;
-                prev[l] = 16;
+    if (mode == 3 && n_stripes >= 2) {
+        /* per-stripe pairs: two stripes at a time (the bit position -> window -> LUT1 chains of the two stripes
+         * overlap), stripe a of the first half with stripe a + half; the stripe left over below */
+        int64_t half = n_stripes / 2;
+        for (int64_t a = 0; a < half; a++) {
+            int64_t *pr0 = pairs + a * (NC + 1) * NC, *pr1 = pairs + (a + half) * (NC + 1) * NC;
+            int64_t n0 = (int64_t)(words[starts[a]] & 0xFFFF) + 1, n1 = (int64_t)(words[starts[a + half]] & 0xFFFF) + 1;
+            int64_t bp0 = (starts[a] + 1) * 32, bp1 = (starts[a + half] + 1) * 32;
+            int64_t o0 = 0, o1 = 0, prev0 = 16, prev1 = 16;
+            while (o0 < n0 && o1 < n1) {
+                WALK_COUNT(bp0, o0, prev0, pr0);
+                WALK_COUNT(bp1, o1, prev1, pr1);
             }
-            for (;;) {
-                int live = 1;
-                for (int l = 0; l < NLANE; l++)
-                    live &= o[l] < n_exp[l];
-                if (!live)
-                    break;
-                for (int l = 0; l < NLANE; l++) {
-                    WALK_COUNT(l);
-                }
-            }
-            for (int l = 0; l < NLANE; l++)
-                while (o[l] < n_exp[l]) {
-                    WALK_COUNT(l);
-                }
+            while (o0 < n0)
+                WALK_COUNT(bp0, o0, prev0, pr0);
+            while (o1 < n1)
+                WALK_COUNT(bp1, o1, prev1, pr1);
         }
-        int64_t done = part * NLANE;
-        starts += done;                 /* the stripes left over: below */
+        int64_t done = 2 * half;
+        starts += done;
         pairs += done * (NC + 1) * NC;
         n_stripes -= done;
     }
