@@ -253,19 +253,18 @@ EXPORT int lzs_design(const int64_t *pairs, int64_t n, int64_t L, int64_t zr, in
  * A symbol is read from a 64-bit window at its bit position (two words; the code is at most 32 bits); the bits
  * past the stripe's end that the window may hold are the next stripe's, where the numba kernel has zeros: a
  * valid code's LUT1 entry is the same for every bit after it (the whole range of its prefix is filled). */
-#define NLANE 2
-
-/* one symbol of lane l of the counting walk */
-#define WALK_COUNT(l)                                                                                  \
+/* one symbol of a counting walk: bit position bp, words done o, previous class prev, pairs pr (scalars, so that
+ * the stores into pr cannot alias them) */
+#define WALK_COUNT(bp, o, prev, pr)                                                                    \
     do {                                                                                               \
-        uint64_t win_ = window_at(words, n_words, bp[l]);                                              \
+        uint64_t win_ = window_at(words, n_words, bp);                                                 \
         int64_t e_ = lut1[win_ >> sh];                                                                 \
         int cls_ = (int)((e_ >> 10) & 15), c_ = (int)((e_ >> 6) & 15);                                 \
         uint64_t idx_ = ((win_ << c_) >> 1) >> (63 - kk[cls_]);                                        \
-        bp[l] += e_ & 63;                                                                              \
-        o[l] += 1 + (int64_t)(idx_ & zmask[cls_]);                                                     \
-        pr[l][prev[l] * NC + cls_] += 1;                                                               \
-        prev[l] = cls_;                                                                                \
+        bp += e_ & 63;                                                                                 \
+        o += 1 + (int64_t)(idx_ & zmask[cls_]);                                                        \
+        pr[prev * NC + cls_] += 1;                                                                     \
+        prev = cls_;                                                                                   \
     } while (0)
 
 static inline uint64_t window_at(const uint32_t *words, int64_t n_words, int64_t bitpos)
@@ -290,38 +289,26 @@ EXPORT int64_t lzs_walk(const uint32_t *words, int64_t n_words, const int64_t *s
         kk[j] = (uint64_t)ks[j];
     }
     const int sh = (int)(64 - L);
-    if (mode == 3 && n_stripes >= NLANE) {
-        /* per-stripe pairs: NLANE stripes at a time (the bit position -> window -> LUT1 chains of the stripes
-         * overlap), stripe a of each of NLANE equal runs of stripes; the stripes left over below */
-        int64_t part = n_stripes / NLANE;
-        for (int64_t a = 0; a < part; a++) {
-            int64_t bp[NLANE], o[NLANE], n_exp[NLANE], prev[NLANE];
-            int64_t *pr[NLANE];
-            for (int l = 0; l < NLANE; l++) {
-                int64_t sx = a + l * part;
-                pr[l] = pairs + sx * (NC + 1) * NC;
-                n_exp[l] = (int64_t)(words[starts[sx]] & 0xFFFF) + 1;
-                bp[l] = (starts[sx] + 1) * 32;
-                o[l] = 0;
-                prev[l] = 16;
+    if (mode == 3 && n_stripes >= 2) {
+        /* per-stripe pairs: two stripes at a time (the bit position -> window -> LUT1 chains of the two stripes
+         * overlap), stripe a of the first half with stripe a + half; the stripe left over below */
+        int64_t half = n_stripes / 2;
+        for (int64_t a = 0; a < half; a++) {
+            int64_t *pr0 = pairs + a * (NC + 1) * NC, *pr1 = pairs + (a + half) * (NC + 1) * NC;
+            int64_t n0 = (int64_t)(words[starts[a]] & 0xFFFF) + 1, n1 = (int64_t)(words[starts[a + half]] & 0xFFFF) + 1;
+            int64_t bp0 = (starts[a] + 1) * 32, bp1 = (starts[a + half] + 1) * 32;
+            int64_t o0 = 0, o1 = 0, prev0 = 16, prev1 = 16;
+            while (o0 < n0 && o1 < n1) {
+                WALK_COUNT(bp0, o0, prev0, pr0);
+                WALK_COUNT(bp1, o1, prev1, pr1);
             }
-            for (;;) {
-                int live = 1;
-                for (int l = 0; l < NLANE; l++)
-                    live &= o[l] < n_exp[l];
-                if (!live)
-                    break;
-                for (int l = 0; l < NLANE; l++) {
-                    WALK_COUNT(l);
-                }
-            }
-            for (int l = 0; l < NLANE; l++)
-                while (o[l] < n_exp[l]) {
-                    WALK_COUNT(l);
-                }
+            while (o0 < n0)
+                WALK_COUNT(bp0, o0, prev0, pr0);
+            while (o1 < n1)
+                WALK_COUNT(bp1, o1, prev1, pr1);
         }
-        int64_t done = part * NLANE;
-        starts += done;                 /* the stripes left over: below */
+        int64_t done = 2 * half;
+        starts += done;
         pairs += done * (NC + 1) * NC;
         n_stripes -= done;
     }
@@ -489,8 +476,21 @@ static inline int64_t run_end16(const uint16_t *w, int64_t i, int64_t hi)
 #define LT_BAD ((uint64_t)1 << 43)
 #define LT_CLEN(e) ((int64_t)(((e) >> 44) & 15))
 
+/* A zero run's whole plan for r <= RMAX words from state s ending in state e (lzs_encode2): the chunks' code and
+ * index bits one after the other (at most 32), their length, the first and the last chunk's class, the end
+ * state; ok = 0: the chunk loop writes it (no plan, or more than 32 bits). The pairs inside a plan are counted
+ * by uses[] and added at the end. */
+#define RMAX 64
+typedef struct {
+    uint64_t bits;
+    int32_t len, first, last, nxt, ok;
+} runplan_t;
+
+#define RP(s, r, e) (((s) * (RMAX + 1) + (r)) * 2 + (e))
+
 static inline __attribute__((always_inline)) int64_t
-encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const uint64_t *lt, int64_t size,
+encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const runplan_t *rp, int64_t *uses,
+             const uint64_t *lt, int64_t size,
              const int64_t *lit_idx, const int64_t *opt_cls, const int64_t *opt_cap, const int64_t *opt_lit,
              const int64_t *lens2, const int64_t *codes2, const int64_t *ks, const int64_t *nxt, const int64_t *g,
              const int64_t *ch, uint32_t *out, uint32_t *out_sw, int64_t *pairs)
@@ -563,6 +563,25 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const uin
             }
             if (e_best < 0 || best >= ((int64_t)1 << 40))
                 return -1 - (end < hi ? end : i);
+            if (r <= RMAX && rp[RP(state, r, e_best)].ok) {
+                const runplan_t *q = rp + RP(state, r, e_best);
+                uses[RP(state, r, e_best)]++;
+                int ln_ = q->len;
+                oacc = (oacc << ln_) | q->bits;
+                nacc += ln_;
+                if (nacc >= 32) {
+                    nacc -= 32;
+                    if (out)
+                        out[p] = (uint32_t)(oacc >> nacc);
+                    p++;
+                    oacc &= (((uint64_t)1) << nacc) - 1;
+                }
+                pr4[sc++ & 3][prev * NC + q->first] += 1;
+                prev = q->last;
+                state = q->nxt;
+                i = end;
+                continue;
+            }
             int64_t rr = r;
             while (rr > 0) {
                 int64_t o = CH(state, rr, e_best);
@@ -621,10 +640,80 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t word
             }
             lt[st * size + v] = e;
         }
-    int64_t rc = wide ? encode2_impl(words_, 1, n, S, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+#define G(s, r, e) g[((s) * (S + 1) + (r)) * 2 + (e)]
+#define CH(s, r, e) ch[((s) * (S + 1) + (r)) * 2 + (e)]
+    runplan_t *rp = calloc(2 * (RMAX + 1) * 2, sizeof(runplan_t));
+    int64_t *uses = calloc(2 * (RMAX + 1) * 2, sizeof(int64_t));
+    if (!rp || !uses) {
+        free(rp);
+        free(uses);
+        free(lt);
+        return -((int64_t)1 << 62);
+    }
+    for (int st = 0; st < 2; st++)
+        for (int64_t r = 1; r <= RMAX && r <= S; r++)
+            for (int e = 0; e < 2; e++) {
+                runplan_t *q = rp + RP(st, r, e);
+                if (G(st, r, e) >= ((int64_t)1 << 40))
+                    continue;
+                int64_t rr = r, s2 = st, len = 0, first = -1, last = -1;
+                uint64_t bits = 0;
+                int ok = 1;
+                while (rr > 0) {
+                    int64_t o = CH(s2, rr, e);
+                    if (o < 0) {
+                        ok = 0;
+                        break;
+                    }
+                    int64_t j = opt_cls[o], m = rr < opt_cap[o] ? rr : opt_cap[o];
+                    int64_t c = lens2[s2 * NC + j], k = ks[j];
+                    uint64_t idx = opt_lit[o] ? (uint64_t)lit_idx[0] : (uint64_t)(m - 1);
+                    len += c + k;
+                    if (len > 32) {
+                        ok = 0;
+                        break;
+                    }
+                    bits = (bits << (c + k)) | ((uint64_t)codes2[s2 * NC + j] << k) | idx;
+                    if (first < 0)
+                        first = j;
+                    last = j;
+                    s2 = nxt[j];
+                    rr -= m;
+                }
+                if (!ok)
+                    continue;
+                q->bits = bits;
+                q->len = (int32_t)len;
+                q->first = (int32_t)first;
+                q->last = (int32_t)last;
+                q->nxt = (int32_t)s2;
+                q->ok = 1;
+            }
+    int64_t rc = wide ? encode2_impl(words_, 1, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
                                      nxt, g, ch, out, out_sw, pairs)
-                      : encode2_impl(words_, 0, n, S, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                      : encode2_impl(words_, 0, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
                                      nxt, g, ch, out, out_sw, pairs);
+    if (rc >= 0)                        /* the pairs inside the plans used */
+        for (int st = 0; st < 2; st++)
+            for (int64_t r = 1; r <= RMAX && r <= S; r++)
+                for (int e = 0; e < 2; e++) {
+                    int64_t u = uses[RP(st, r, e)];
+                    if (!u)
+                        continue;
+                    int64_t rr = r, s2 = st, prev = -1;
+                    while (rr > 0) {
+                        int64_t o = CH(s2, rr, e), j = opt_cls[o];
+                        if (prev >= 0)
+                            pairs[prev * NC + j] += u;
+                        prev = j;
+                        s2 = nxt[j];
+                        rr -= rr < opt_cap[o] ? rr : opt_cap[o];
+                    }
+                }
+#undef G
+#undef CH
+    free(uses);
+    free(rp);
     free(lt);
     return rc;
 }
