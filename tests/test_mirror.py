@@ -57,6 +57,28 @@ def test_round_trip_every_decoder(dtype, N):
     assert np.array_equal(np.concatenate(ref), want)
 
 
+def test_8_bit_rows_into_a_16_bit_array_negate_in_8_bits():
+    """An int8 row stream decoded into a uint16 array: every decoder level gives the 8-bit words zero-extended (a
+    negated row in 8 bits, not in the array's 16)."""
+    c, a = _file("int8", N=64, R=20)
+    r = ct.from_bytes(ct.to_bytes(c))
+    t = r.tensor("b")
+    want = bits(a).astype(np.uint16)
+    assert r.tables[t.table].word_bits == 8 and s_neg_rows(a) > 0
+    for kernel in ("c", "numba"):
+        o = np.empty(t.numel, np.uint16)
+        decode_stripes(r.stripe_payload(t), t.stripe_words, t.numel, t.stripe_len, r.tables[t.table], kernel=kernel,
+                       rows=codec.row_args(r, t), out=o, crcs=t.stripe_crcs)
+        assert np.array_equal(o, want), kernel
+
+
+def s_neg_rows(a):
+    """Rows of ``a`` (R x N) that are the negated mirror of another: ``row[n] == -row[N - n]``."""
+    N = a.shape[-1]
+    m = rw.find_modes(bits(a), N, a.dtype)
+    return int(np.count_nonzero(m == rw.NEG_MIRROR))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_two_code_tables_compose(dtype):
     a = basis(48, 128, dtype)

@@ -356,8 +356,10 @@ def decode(payload, stripe_words, numel: int, stripe_len: int, tables, rows, nam
                            kernel=kernel, first_stripe=first_stripe + j)
             p0 += int(psw[j])
             c0 += n
+    # the C expansion negates in the output's width: only where that is the words' width (8-bit words decoded into
+    # a uint16 array take the numpy path, which negates in word_bits like every other decoder level)
     if kernel != "numba" and out.flags.c_contiguous and out.dtype == coded.dtype and \
-            out.dtype in (np.uint8, np.uint16) and len(modes) * N == numel:
+            out.dtype in (np.uint8, np.uint16) and out.dtype.itemsize * 8 == word_bits and len(modes) * N == numel:
         from lutzip.codec import fastdec
         if fastdec.available():
             return fastdec.expand_rows(coded, out, N, modes, neg_flag(dtype))
