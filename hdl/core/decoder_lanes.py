@@ -3,11 +3,10 @@ on one AXI-Stream, in the original word order.
 
 Structure (each box a file of :mod:`lutzip.hdl`)::
 
-    s_axis lane j (32 bits) -> decoder_lane j: [input lane_skid] -> decoder_core -> row packer (lane_slot x LANES)
-        -> lane buffer
+    s_axis lane j (32 bits) -> decoder_lane j: decoder_core -> row packer (lane_slot x LANES) -> lane buffer
     lane buffer heads -> lane_skid j -> lane_tap chain (AND-OR select of lane ``cur``) -> output lane_skid -> m_axis
 
-  (one lane: no input skid, ``row_fifo`` -> ``lane_tap`` -> an output register, no skids.) With two or more lanes every lane's head
+  (one lane: ``row_fifo`` -> ``lane_tap`` -> an output register, no skids.) With two or more lanes every lane's head
   row passes a two-row skid register (:mod:`lutzip.hdl.lanes.lane_skid`) whose ready is a flip-flop, and the output
   register is such a skid too: the take (select of lane ``cur``, its valid, the output's room) sees only
   flip-flops beside the output, the lane buffers' pops see only the skids' ready flip-flops, and ``m_axis_tready``

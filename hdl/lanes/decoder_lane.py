@@ -28,12 +28,6 @@ more lanes a flip-flop from the level of the cycle before, at most ``ROWS - 2`` 
 ``ASSIGN="load"``: the weight of every header word the lane takes goes into a 16-entry FIFO (a header waits while
 it held 14 or more in the cycle before); the scheduler takes them in stream order.
 
-Input register (two or more lanes): the lane's words pass a two-row skid (:mod:`lutzip.hdl.lanes.lane_skid`)
-before the core, so ``s_tready`` is a flip-flop gated by the header-weight FIFO's flip-flops, and the core's input
-valid, word and tlast are flip-flops: the core's input accept (its ready, the header and tlast checks, the enables
-of its first word registers) starts and ends at flip-flops beside it. With ``ASSIGN="load"`` the header weights
-are recorded as the words enter the skid. One cycle more from a lane's input to its core, one word per cycle.
-
 The buffer: with one lane :mod:`lutzip.hdl.stages.row_fifo` (the RAM's read register is the head), with more
 :mod:`lutzip.hdl.lanes.lane_buffer` (the RAM's pins see flip-flops only; the head is a fabric register and the
 output select does not start at the RAM's clock-to-out).
@@ -42,7 +36,6 @@ from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv
 
 from lutzip.hdl.core.decoder_core import decoder_core
 from lutzip.hdl.lanes.lane_buffer import lane_buffer
-from lutzip.hdl.lanes.lane_skid import lane_skid
 from lutzip.hdl.stages.lane_slot import lane_slot
 from lutzip.hdl.stages.row_fifo import row_fifo
 from lutzip.hdl.stages.sync_fifo import sync_fifo
@@ -77,7 +70,6 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
     kb = keep_bits(LANES)
     # ------------------------------------------------------------------ this lane's input bits
     # (plain signals, not shadow slices: MyHDL's VHDL would slice a slice with the outer indices)
-    in_insts = []
     if LANES > 1:
         l_data = Signal(intbv(0)[32:])
         l_valid, l_last = Signal(bool(0)), Signal(bool(0))
@@ -88,98 +80,48 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
             l_data.next = s_tdata[hi:lo]
             l_valid.next = s_tvalid[LANE]
             l_last.next = s_tlast[LANE]
-
-        # the input register: a skid (lane_skid) between the lane's input bits and its core, so the lane's
-        # s_tready is a flip-flop (and the header-weight gate of the cycle before) and the core's input valid,
-        # word and tlast are flip-flops: nothing runs from the core's ready (its input stage's accept) to a pin
-        k_in = ConcatSignal(l_last, l_data)
-        k_row = Signal(intbv(0)[33:])
-        k_in_valid, k_in_ready, k_in_take = Signal(bool(0)), Signal(bool(0)), Signal(bool(0))
-        k_out_valid, k_out_ready = Signal(bool(0)), Signal(bool(0))
-        k_data = Signal(intbv(0)[32:])
-        k_last = Signal(bool(0))
-        in_insts.append(lane_skid(clk, rst, k_in, k_in_valid, k_in_ready, k_in_take, k_row, k_out_valid,
-                                  k_out_ready))
-
-        @always_comb
-        def lane_in_row():
-            k_data.next = k_row[32:0]
-            k_last.next = k_row[32]
-
-        in_insts += [lane_in, lane_in_row]
     else:
-        l_data, l_valid, l_last = s_tdata, s_tvalid, s_tlast
+        l_data, l_valid, l_last, lane_in = s_tdata, s_tvalid, s_tlast, None
     # ------------------------------------------------------------------ header weights (ASSIGN="load")
     hf_insts = []
     if ASSIGN == "load":
         at_hdr = Signal(bool(1))
         hf_full = Signal(bool(0))
-        if LANES == 1:
-            k_valid, k_ready = Signal(bool(0)), Signal(bool(0))
+        k_valid, k_ready = Signal(bool(0)), Signal(bool(0))
         hf_wr = Signal(bool(0))
         hf_w = Signal(intbv(0)[17:])
         hf_count = Signal(intbv(0, min=0, max=HF_DEPTH + 1))
         hf_insts.append(sync_fifo(clk, rst, hf_wr, hf_w, w_pop, w_data, hf_count, DEPTH=HF_DEPTH))
 
-        if LANES > 1:
-            # the header weights are recorded as the words enter the input skid
-            @always_comb
-            def hf_gate():
-                k_in_valid.next = l_valid and not (at_hdr and hf_full)
-                s_tready.next = k_in_ready and not (at_hdr and hf_full)
-                hf_wr.next = l_valid and k_in_ready and at_hdr and not hf_full
-                if l_data[32:16] == MARKER:
-                    hf_w.next = l_data[16:0] + 1
-                else:
-                    hf_w.next = 1
-                w_valid.next = hf_count != 0
+        @always_comb
+        def hf_gate():
+            k_valid.next = l_valid and not (at_hdr and hf_full)
+            s_tready.next = k_ready and not (at_hdr and hf_full)
+            hf_wr.next = l_valid and k_ready and at_hdr and not hf_full
+            if l_data[32:16] == MARKER:
+                hf_w.next = l_data[16:0] + 1
+            else:
+                hf_w.next = 1
+            w_valid.next = hf_count != 0
 
-            @always_seq(clk.posedge, reset=rst)
-            def hf_track():
-                if l_valid and k_in_ready and not (at_hdr and hf_full):
-                    at_hdr.next = l_last
-                # registered: the count of the cycle before (at most 13 then: at most 14 now, 15 after a write)
-                hf_full.next = hf_count >= HF_DEPTH - 2
-        else:
-            @always_comb
-            def hf_gate():
-                k_valid.next = l_valid and not (at_hdr and hf_full)
-                s_tready.next = k_ready and not (at_hdr and hf_full)
-                hf_wr.next = l_valid and k_ready and at_hdr and not hf_full
-                if l_data[32:16] == MARKER:
-                    hf_w.next = l_data[16:0] + 1
-                else:
-                    hf_w.next = 1
-                w_valid.next = hf_count != 0
-
-            @always_seq(clk.posedge, reset=rst)
-            def hf_track():
-                if l_valid and k_ready and not (at_hdr and hf_full):
-                    at_hdr.next = l_last
-                # registered, so the core's input valid is one gate after flip-flops: the count of the cycle before
-                # (at most 13 then: at most 14 now, 15 after a write)
-                hf_full.next = hf_count >= HF_DEPTH - 2
+        @always_seq(clk.posedge, reset=rst)
+        def hf_track():
+            if l_valid and k_ready and not (at_hdr and hf_full):
+                at_hdr.next = l_last
+            # registered, so the core's input valid is one gate after flip-flops: the count of the cycle before
+            # (at most 13 then: at most 14 now, 15 after a write)
+            hf_full.next = hf_count >= HF_DEPTH - 2
 
         hf_insts += [hf_gate, hf_track]
-    if LANES > 1:
-        if ASSIGN != "load":
-            @always_comb
-            def rr_gate():
-                k_in_valid.next = l_valid
-                s_tready.next = k_in_ready
-
-            hf_insts.append(rr_gate)
-        core_data, core_valid, core_ready, core_last = k_data, k_out_valid, k_out_ready, k_last
-    elif ASSIGN == "load":
-        core_data, core_valid, core_ready, core_last = l_data, k_valid, k_ready, l_last
+        core_valid, core_ready = k_valid, k_ready
     else:
-        core_data, core_valid, core_ready, core_last = l_data, l_valid, s_tready, l_last
+        core_valid, core_ready = l_valid, s_tready
     # ------------------------------------------------------------------ the single-lane core
     c_data = Signal(intbv(0)[W:])
     c_valid, c_ready, c_last, c_user = [Signal(bool(0)) for _ in range(4)]
     c_err_valid, c_busy = Signal(bool(0)), Signal(bool(0))
     c_err_code = Signal(intbv(0)[4:])
-    core = decoder_core(clk, rst, core_data, core_valid, core_ready, core_last,
+    core = decoder_core(clk, rst, l_data, core_valid, core_ready, l_last,
                         c_data, c_valid, c_ready, c_last, c_user,
                         tbl_we, tbl_sel, tbl_addr, tbl_wdata, c_err_valid, c_err_code, c_busy,
                         L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP,
@@ -233,14 +175,9 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
     else:
         buf = lane_buffer(clk, rst, push, row, pop, head, hvalid, level, DEPTH=ROWS)
 
-    if LANES == 1:
-        @always_comb
-        def lane_busy():
-            busy.next = c_busy or level != 0 or cnt != 0
-    else:
-        @always_comb
-        def lane_busy():
-            busy.next = c_busy or level != 0 or cnt != 0 or k_out_valid
+    @always_comb
+    def lane_busy():
+        busy.next = c_busy or level != 0 or cnt != 0
 
-    return ([x for x in (pack_room,) if x is not None], in_insts, hf_insts, core, slots, pack_ctl, pack_cnt, buf,
+    return ([x for x in (lane_in, pack_room) if x is not None], hf_insts, core, slots, pack_ctl, pack_cnt, buf,
             lane_busy)

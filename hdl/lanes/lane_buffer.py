@@ -16,10 +16,7 @@ Read: the RAM is read in every cycle at the address register ``ra`` (no read ena
 constant) into its read register ``r1``; ``q1`` copies ``r1`` in every cycle (no enable, no reset:
 :mod:`lutzip.hdl.flows.bram_outreg` makes it the DP16KD's output register). ``fetch`` takes the row at ``ra``
 (``ra`` moves on); that row shows in ``q1`` exactly two cycles later, and is then written into the head queue of
-``P = 4`` fabric registers, whose first register is ``rdata``. The queue's count is kept three ways, all flip-flops:
-``n_q``, its one-hot ``qeq`` and ``rv`` (``n_q != 0``, the head valid), so a pop reaches the queue's enables
-through one select of ``qeq`` bits (``c0`` .. ``c3``: the place of ``q1``'s row), not through a decode of the count
-(the 4-lane ECP5 seed 2 path of 2026-12-07: ``n_q`` -> the skid's pop -> ``h1``'s enable, 6 levels). ``fetch`` needs a row in the RAM (``ram_nz``, a
+``P = 4`` fabric registers, whose first register is ``rdata``. ``fetch`` needs a row in the RAM (``ram_nz``, a
 flip-flop) and a sure place for the row in the queue without any pop (queue rows + rows in flight <= P - 1), so
 it depends on registered state only; neither ``fetch`` nor ``wr`` nor ``rd`` reaches a pin of the RAM, whose
 rows can be spread over the die. A row written in cycle t can be the head from cycle t + 5; one row in and one
@@ -57,10 +54,6 @@ def lane_buffer(clk, rst, wr, wdata, rd, rdata, rvalid, level, DEPTH=16):
     h0, h1, h2, h3 = [Signal(intbv(0)[E:]) for _ in range(P)]
     n_q = Signal(intbv(0, min=0, max=P + 1))
     n_next = Signal(intbv(0, min=0, max=P + 1))
-    nq_d = Signal(intbv(0, min=0, max=P + 1))   # n_q of the next cycle
-    qeq = Signal(intbv(1)[P + 1:])               # one-hot n_q (qeq[k]: n_q == k), a flip-flop per place
-    rv = Signal(bool(0))                         # n_q != 0, a flip-flop
-    c0, c1, c2, c3 = [Signal(bool(0)) for _ in range(P)]   # q1's row goes into place k (n_next == k)
 
     @always_comb
     def buf_fetch():
@@ -94,7 +87,7 @@ def lane_buffer(clk, rst, wr, wdata, rd, rdata, rvalid, level, DEPTH=16):
     @always_comb
     def buf_count():
         # rows in the head queue after this cycle's pop, before this cycle's capture
-        if rd and rv:
+        if rd and n_q != 0:
             n_next.next = n_q - 1
         else:
             n_next.next = n_q
@@ -106,46 +99,22 @@ def lane_buffer(clk, rst, wr, wdata, rd, rdata, rvalid, level, DEPTH=16):
         else:
             n_ram_next.next = n_ram
 
-    @always_comb
-    def buf_place():
-        # from flip-flops (rv, qeq, f2) and the pop: no count decoded between the pop and the queue's enables
-        if f2:
-            if rd and rv:
-                c0.next = qeq[1]
-                c1.next = qeq[2]
-                c2.next = qeq[3]
-                c3.next = qeq[4]
-            else:
-                c0.next = qeq[0]
-                c1.next = qeq[1]
-                c2.next = qeq[2]
-                c3.next = qeq[3]
-        else:
-            c0.next = 0
-            c1.next = 0
-            c2.next = 0
-            c3.next = 0
-        if f2:
-            nq_d.next = n_next + 1
-        else:
-            nq_d.next = n_next
-
     @always(clk.posedge)
     def buf_queue():
         # a pop moves every row one place down; q1's row (f2) goes into the first free place
-        if c0:
+        if f2 and n_next == 0:
             h0.next = q1
         elif rd:
             h0.next = h1
-        if c1:
+        if f2 and n_next == 1:
             h1.next = q1
         elif rd:
             h1.next = h2
-        if c2:
+        if f2 and n_next == 2:
             h2.next = q1
         elif rd:
             h2.next = h3
-        if c3:
+        if f2 and n_next == 3:
             h3.next = q1
 
     @always_seq(clk.posedge, reset=rst)
@@ -159,10 +128,10 @@ def lane_buffer(clk, rst, wr, wdata, rd, rdata, rvalid, level, DEPTH=16):
         ram_nz.next = n_ram_next != 0
         f1.next = fetch
         f2.next = f1
-        n_q.next = nq_d
-        rv.next = nq_d != 0
-        for k in range(P + 1):
-            qeq.next[k] = nq_d == k
+        if f2:
+            n_q.next = n_next + 1
+        else:
+            n_q.next = n_next
         if wr and not rd:
             level.next = level + 1
         elif rd and not wr:
@@ -171,7 +140,6 @@ def lane_buffer(clk, rst, wr, wdata, rd, rdata, rvalid, level, DEPTH=16):
     @always_comb
     def buf_head():
         rdata.next = h0
-        rvalid.next = rv
+        rvalid.next = n_q != 0
 
-    return (buf_fetch, buf_wstage, buf_write, buf_read, buf_outreg, buf_count, buf_place, buf_queue, buf_ctl,
-            buf_head)
+    return (buf_fetch, buf_wstage, buf_write, buf_read, buf_outreg, buf_count, buf_queue, buf_ctl, buf_head)
