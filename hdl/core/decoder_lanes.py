@@ -64,7 +64,9 @@ def decoder_lanes(clk, rst,
                   tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                   err_valid, err_code, err_stripe, busy,
                   LANES=2, ROWS=0, ASSIGN=DEFAULT_ASSIGN, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
-                  STEP="adder", STATES=1, MIRROR=0, MAX_N=512):
+                  STEP="adder", STATES=1, MIRROR=0, MAX_N=512, TBL_REG=0):
+    if TBL_REG:
+        raise UnsupportedError("TBL_REG=1: the N-lane decoder builds its cores with the table writes unregistered")
     if MIRROR:
         raise UnsupportedError("MIRROR=1: the N-lane decoder does not take row stripes yet (docs/CORE.md section 7)")
     if isinstance(LANES, bool) or LANES not in LANE_CHOICES:
