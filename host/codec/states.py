@@ -146,6 +146,21 @@ def _c():
     return states_c if states_c.lib() is not None else None
 
 
+def _class_field(ts: TableSet, field: str) -> np.ndarray:
+    """``field`` (``"kind"`` or ``"k"``) of each class of ``ts``, padded with 0 to :data:`MAX_CLASSES` (int64)."""
+    return np.array([getattr(cl, field) for cl in ts.classes] + [0] * (MAX_CLASSES - len(ts.classes)), np.int64)
+
+
+def _walk_args(stripe_words, ts: TableSet):
+    """The walk kernel's stripe and table arguments: ``(stripe words, stripe starts, L, LUT1, kinds, ks)``."""
+    sw = np.asarray(stripe_words, np.int64)
+    starts = np.zeros(len(sw), np.int64)
+    if len(sw):
+        starts[1:] = np.cumsum(sw)[:-1]
+    L = ts.max_code_len
+    return sw, starts, L, ts.lut1(L).astype(np.int64), _class_field(ts, "kind"), _class_field(ts, "k")
+
+
 def _walk(payload, stripe_words, ts: TableSet, mode: int, two: TableSet | None = None):
     """Run :func:`~lutzip.codec._statesnumba._walk_kernel` (or its C twin) over one-table stripes coded with
     ``ts``."""
@@ -154,14 +169,7 @@ def _walk(payload, stripe_words, ts: TableSet, mode: int, two: TableSet | None =
         _walk_kernel = k.walk
     else:
         from lutzip.codec._statesnumba import _walk_kernel
-    sw = np.asarray(stripe_words, np.int64)
-    starts = np.zeros(len(sw), np.int64)
-    if len(sw):
-        starts[1:] = np.cumsum(sw)[:-1]
-    L = ts.max_code_len
-    lut1 = ts.lut1(L).astype(np.int64)
-    kinds = np.array([cl.kind for cl in ts.classes] + [0] * (MAX_CLASSES - len(ts.classes)), np.int64)
-    ks = np.array([cl.k for cl in ts.classes] + [0] * (MAX_CLASSES - len(ts.classes)), np.int64)
+    sw, starts, L, lut1, kinds, ks = _walk_args(stripe_words, ts)
     pairs = np.zeros((MAX_CLASSES + 1, MAX_CLASSES), np.int64)
     if mode == 0:
         dummy = np.zeros(1, np.int64)
@@ -181,15 +189,7 @@ def _stripe_pairs(payload, stripe_words, ts: TableSet) -> np.ndarray:
     """The class pairs of each one-table stripe (``(stripes, 17, 16)``; the C walk's mode 3): their sum is
     ``_walk(..., 0)``, and :func:`_transcoded_words` gives the stripe words ``_walk(..., 1, two)`` writes."""
     k = _c()
-    sw = np.asarray(stripe_words, np.int64)
-    starts = np.zeros(len(sw), np.int64)
-    if len(sw):
-        starts[1:] = np.cumsum(sw)[:-1]
-    L = ts.max_code_len
-    lut1 = ts.lut1(L).astype(np.int64)
-    pad = [0] * (MAX_CLASSES - len(ts.classes))
-    kinds = np.array([cl.kind for cl in ts.classes] + pad, np.int64)
-    ks = np.array([cl.k for cl in ts.classes] + pad, np.int64)
+    sw, starts, L, lut1, kinds, ks = _walk_args(stripe_words, ts)
     out = np.zeros((len(sw), MAX_CLASSES + 1, MAX_CLASSES), np.int64)
     dummy = np.zeros(1, np.int64)
     k.walk(payload, starts, sw, lut1, L, kinds, ks, 3, dummy, dummy, dummy, None, np.zeros(1, np.uint32), out)
@@ -201,7 +201,7 @@ def _transcoded_words(stripe_pairs: np.ndarray, ts: TableSet, two: TableSet) -> 
     a header word and the symbols' bits (the class code in the state the previous class leaves, then the same
     index bits) rounded up to words, at least one."""
     lens, _, nxt = state_arrays(two)
-    ks = np.array([cl.k for cl in ts.classes] + [0] * (MAX_CLASSES - len(ts.classes)), np.int64)
+    ks = _class_field(ts, "k")
     state = np.append(nxt, 0)                          # the state after each previous class; 16: stripe start
     bits_of = lens.reshape(2, MAX_CLASSES)[state] + ks[None, :]
     bits = stripe_pairs.reshape(len(stripe_pairs), -1) @ bits_of.reshape(-1)
@@ -252,7 +252,7 @@ def _encode2(words: np.ndarray, S: int, two: TableSet):
     else:
         from lutzip.codec._statesnumba import _encode2_kernel, _run_dp
     lens, codes, nxt = state_arrays(two)
-    ks = np.array([cl.k for cl in two.classes] + [0] * (MAX_CLASSES - len(two.classes)), np.int64)
+    ks = _class_field(two, "k")
     lit_cls, lit_idx = _literals(two)
     opts = [(j, 1 << cl.k, 0) for j, cl in enumerate(two.classes) if cl.kind == ZRUN]
     if lit_cls[0] >= 0:
