@@ -7,7 +7,8 @@ from lutzip.errors import UnsupportedError
 from lutzip.firmware.engine.crc32_byte import crc32_byte
 from lutzip.firmware.engine.crc8_byte import crc8_byte
 from lutzip.firmware.engine.perf_counters import WIRE_BITS
-from lutzip.link.protocol import ACK, COUNTER_NAMES, COUNTERS, DATA, IDENT, NACK, PROTOCOL_VERSION, REPLAY_DONE, \
+from lutzip.link.protocol import ACK, COUNTER_NAMES, COUNTERS, DATA, IDENT, IDENT_LANES_SHIFT, IDENT_MAX_N_BASE, \
+    IDENT_MAX_N_MASK, IDENT_MAX_N_SHIFT, IDENT_MIRROR_BIT, IDENT_STATES_MASK, NACK, PROTOCOL_VERSION, REPLAY_DONE, \
     REPLAY_NAMES, REPLAY_PROTOCOL_VERSION, REPLAY_UNIT, RESULT, SYNC
 
 ST = enum("F_IDLE", "F_HDR", "F_PAY", "F_CRC")
@@ -23,13 +24,13 @@ def ident_flags(STATES=1, MIRROR=0, MAX_N=512, LANES=1):
     """The IDENT frame's header FLAGS byte (docs/PROTOCOL.md sections 3 and 6.1; see lutzip.link.protocol.ident_flags):
     ``STATES - 1`` in bits 1..0; with ``MIRROR=1`` bit 2 set and ``log2(MAX_N) - 5`` in bits 5..3 (a board's row
     buffer is reported as MAX_N 32 .. 4096); ``log2(LANES)`` of the replay unit in bits 7..6."""
-    f = (STATES - 1) & 0x3
+    f = (STATES - 1) & IDENT_STATES_MASK
     if MIRROR:
-        k = int(MAX_N).bit_length() - 1 - 5
-        if MAX_N & (MAX_N - 1) or not 0 <= k <= 7:
+        k = int(MAX_N).bit_length() - 1 - IDENT_MAX_N_BASE
+        if MAX_N & (MAX_N - 1) or not 0 <= k <= IDENT_MAX_N_MASK:
             raise UnsupportedError(f"MAX_N={MAX_N!r}: a board's row buffer is a power of two 32 .. 4096 (IDENT FLAGS)")
-        f |= 0x4 | k << 3
-    return f | ((int(LANES).bit_length() - 1) & 0x3) << 6
+        f |= IDENT_MIRROR_BIT | k << IDENT_MAX_N_SHIFT
+    return f | ((int(LANES).bit_length() - 1) & 0x3) << IDENT_LANES_SHIFT
 
 
 #: Payload length of a COUNTERS frame (every counter, ``WIRE_BITS`` each).
