@@ -197,3 +197,22 @@ def test_cli_one_line_error_on_a_bad_block(tmp_path):
 def test_many_tiny_tensors_index_shrinks():
     """The index of 200 tiny tensors with similar names: the compressed block is well under the stored one."""
     assert header(DATA)[3] < 0.8 * header(PLAIN)[3]
+
+
+@pytest.mark.parametrize("compressed", [True, False])
+def test_info_reports_the_index_as_stored(tmp_path, compressed):
+    """`lutzip info` says whether the index is LZMA2-compressed and its stored and decompressed sizes."""
+    import json
+    f = tmp_path / "m.lutz"
+    data = DATA if compressed else PLAIN
+    f.write_bytes(data)
+    _, _, flags, meta_len, _, _, raw_len, _ = header(data)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "lutzip.cli", "info", *a, str(f)], capture_output=True,
+                                    text=True, timeout=120)
+    r = run("--json")
+    assert r.returncode == 0, r.stderr
+    idx = json.loads(r.stdout)["index"]
+    assert idx == {"bytes": meta_len, "plain_bytes": raw_len if compressed else meta_len, "lzma": compressed}
+    text = run().stdout
+    assert (f"index {meta_len} bytes (LZMA2, {raw_len} decompressed)" if compressed
+            else f"index {meta_len} bytes (not compressed)") in text

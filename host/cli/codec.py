@@ -203,8 +203,11 @@ def info_dict(c: ct.Container, file_bytes: int | None = None) -> dict:
     raw = sum(t.raw_bytes for t in c.tensors)
     total = file_bytes if file_bytes is not None else len(ct.to_bytes(c))
     weights = sum(t.numel for t in c.tensors)
+    stored, plain = getattr(c, "meta_sizes", (None, None))
+    index = {"bytes": stored, "plain_bytes": plain,
+             "lzma": bool(getattr(c, "meta_flags", 0) & ct.META_LZMA)} if stored is not None else None
     return {"bytes": total, "raw_bytes": raw, "ratio": total / raw if raw else 0.0,
-            "bits_per_weight": 8 * total / weights if weights else 0.0,
+            "bits_per_weight": 8 * total / weights if weights else 0.0, "index": index,
             "version": getattr(c, "version", None) or ct.version_for(c), "tables": tables, "streams": streams,
             "tensors": tensors}
 
@@ -233,7 +236,9 @@ def _info(args):
     groups = [s for s in d["streams"] if s["tensors"] > 1]
     out.append(f"format version {d['version']}, {len(d['streams'])} streams" + (
         f", {len(groups)} of them group streams holding {sum(s['tensors'] for s in groups)} small tensors"
-        if groups else ""))
+        if groups else "") + (
+        "" if d["index"] is None else f"; index {d['index']['bytes']} bytes" + (
+            f" (LZMA2, {d['index']['plain_bytes']} decompressed)" if d["index"]["lzma"] else " (not compressed)")))
     for s in groups:
         out.append(f"  group stream {s['stream']}: {s['tensors']} tensors from {name(s['first_tensor'])}, "
                    f"{s['words']} words, table set {s['table']}, {s['stripes']} stripes of {s['stripe_len']}, "

@@ -918,6 +918,7 @@ def _parse(mv: memoryview) -> Container:
     c = Container(tables, tensors, payload)
     c.version = version
     c.meta_flags = flags
+    c.meta_sizes = (meta_len, len(meta))    # the metadata block as stored, and once decompressed
     if streams is not None:
         c._streams = streams
     return c
