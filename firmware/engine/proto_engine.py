@@ -353,9 +353,21 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
                         core_m_tdata, core_m_tvalid, core_m_tready, core_m_tlast, core_m_tuser,
                         res_tvalid, res_tready, busy, stripes_done, res_idle, rp_active, rp_done, rcounters,
                         REPLAY_WORDS=REPLAY_WORDS, W=W, BITS=COUNTER_BITS, FAST_CRC=FAST_CRC, **rp_kw)
-        u_ld = table_loader(clk, blk_rst(), lt_tdata, lt_tvalid, lt_tready,
-                            ld_tdata, ld_tvalid, ld_tready, ld_tlast,
-                            *ld_port, busy, stripes_done, res_idle, barrier_req)
+        if REPLAY_PIPE and LANES == 1:
+            # the loader's idle registered as the replay unit's (PIPE), guarded by the run and its end
+            ld_guard = Signal(bool(0))
+
+            @always_comb
+            def c_ld_guard():
+                ld_guard.next = rp_active or rp_done
+            u_ld = [table_loader(clk, blk_rst(), lt_tdata, lt_tvalid, lt_tready,
+                                 ld_tdata, ld_tvalid, ld_tready, ld_tlast,
+                                 *ld_port, busy, stripes_done, res_idle, barrier_req, guard=ld_guard,
+                                 IDLE_REG=True), c_ld_guard]
+        else:
+            u_ld = table_loader(clk, blk_rst(), lt_tdata, lt_tvalid, lt_tready,
+                                ld_tdata, ld_tvalid, ld_tready, ld_tlast,
+                                *ld_port, busy, stripes_done, res_idle, barrier_req)
     else:
         u_ld = table_loader(clk, blk_rst(), ring_tdata, ring_tvalid, ring_tready,
                             core_s_tdata, core_s_tvalid, core_s_tready, core_s_tlast,

@@ -74,7 +74,12 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         one word per cycle despite the 6 cycles from address to FIFO. Nothing of the feed's handshake reaches
         the RAMs' enables. The run's start is a flip-flop too: the run entry is taken in the cycle its
         condition holds (the ring's entry, ``phase``, the decoder idle), the run's counters and feed start a
-        cycle later, and the ring waits in between (``hold``). False converts to the HDL of before.
+        cycle later, and the ring waits in between (``hold``). The decoder's idle that the run entry waits for is
+        a flip-flop as well (2026-12-07 late night: it was the critical path at 100 MHz, the descriptor FIFO's
+        valid through the framer's idle into the ring's ready): the idle of the cycle before, 0 when anything in
+        that cycle can end it (an entry for the table loader at the ring's head, a run's ``done_req``), so
+        it is never 1 where the idle is 0; a run whose entry waits for the idle starts a cycle later than
+        without it. False converts to the HDL of before.
 
     Notes
     -----
@@ -100,6 +105,8 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         # (PIPE) start_c takes the run entry, start follows from a flip-flop a cycle later; hold: the ring waits
         # for the run (active, or the cycle between)
         start_c, hold = Signal(bool(0)), Signal(bool(0))
+        # (PIPE) the decoder's idle as computed (``idle_c``) and registered with its guards (``idle``, c_idle_reg)
+        idle_c = Signal(bool(0))
     else:
         start_c, hold = start, active
     phase = Signal(bool(0))                 # the run's word count has been read
@@ -144,12 +151,20 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     v1, v2, v3, v4, v5, v6, v7, v8, v9, v10 = [Signal(intbv(0)[64:]) for _ in range(10)]
     idx, nxt = rd.idx, rd.nxt
 
-    @always_comb
-    def c_ring():
-        tag.next = s_axis_ring_tdata[34:32]
-        rp_entry.next = s_axis_ring_tdata[34]
-        m_axis_ring_tdata.next = s_axis_ring_tdata[34:0]
-        idle.next = (not core_busy) and sent == stripes_done and results_idle
+    if PIPE:
+        @always_comb
+        def c_ring():
+            tag.next = s_axis_ring_tdata[34:32]
+            rp_entry.next = s_axis_ring_tdata[34]
+            m_axis_ring_tdata.next = s_axis_ring_tdata[34:0]
+            idle_c.next = (not core_busy) and sent == stripes_done and results_idle
+    else:
+        @always_comb
+        def c_ring():
+            tag.next = s_axis_ring_tdata[34:32]
+            rp_entry.next = s_axis_ring_tdata[34]
+            m_axis_ring_tdata.next = s_axis_ring_tdata[34:0]
+            idle.next = (not core_busy) and sent == stripes_done and results_idle
 
     @always_comb
     def c_ring_hs():
@@ -435,6 +450,16 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     def c_start():
         start.next = start_c and not rst
 
+    @always(clk.posedge)
+    def c_idle_reg():
+        # the idle that takes the run entry, a flip-flop: idle_c of the cycle before, unless something in that
+        # cycle can end the idle in this one -- an entry for the table loader at the ring's head (a stripe's last
+        # word counted in ``sent``, a word to the core, a table write, a barrier) or a run's end (``done_req``: the
+        # framer's REPLAY_DONE is due from the next cycle, in ``results_idle``; during the run ``hold`` keeps the
+        # ring). So when it is 1, idle_c is 1 too: a run starts only where it started before, a cycle later when
+        # the idle has just begun.
+        idle.next = idle_c and not rst and not done_req and not (s_axis_ring_tvalid and not rp_entry)
+
     @always_comb
     def c_hold():
         hold.next = active or start
@@ -525,4 +550,4 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         drained.next = cnt == 0
 
     return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_load, c_vals, c_read, *gens,
-            u_banks, c_start, c_hold, c_fifo_out, c_od, c_feed, c_pipe, c_mux2, c_flight, c_run)
+            u_banks, c_start, c_idle_reg, c_hold, c_fifo_out, c_od, c_feed, c_pipe, c_mux2, c_flight, c_run)

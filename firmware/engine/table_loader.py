@@ -9,7 +9,7 @@ from myhdl import Signal, always, always_comb, block, intbv, modbv
 def table_loader(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
                  m_axis_tdata, m_axis_tvalid, m_axis_tready, m_axis_tlast,
                  tbl_we, tbl_sel, tbl_addr, tbl_wdata,
-                 core_busy, stripes_done, results_idle, barrier_req):
+                 core_busy, stripes_done, results_idle, barrier_req, guard=None, IDLE_REG=False):
     """Execute ring entries: stream words to the core, table words to its table port, barriers.
 
     Parameters
@@ -30,6 +30,16 @@ def table_loader(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
         Nothing left to send for them; with ``stripes_done`` this tells when the decoder is idle.
     barrier_req : Signal
         One-cycle pulse: a barrier was reached with the decoder idle (the framer sends COUNTERS).
+    guard : Signal, optional
+        (``IDLE_REG``) high in a cycle after which the idle may end without an entry of the loader's own: the
+        replay unit's run or its end (``active or done_req``).
+    IDLE_REG : bool
+        The idle that table writes and barriers wait for is a flip-flop (the two-domain ULX3S build at 100 MHz,
+        2026-12-07 late night: the framer's idle through the loader's ready into the command ring's register
+        slice was the critical path): the idle of the cycle before, 0 when in that cycle a stream word was at
+        the head (its ``tlast`` ends the idle) or ``guard`` was high, so it is 1 only where the idle is 1; a
+        table write or barrier that waits for the idle goes a cycle later than without. False converts to the
+        HDL of before.
     """
     tsel = Signal(intbv(0)[2:])
     taddr = Signal(modbv(0)[12:])
@@ -38,10 +48,26 @@ def table_loader(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready,
     tag = Signal(intbv(0)[2:])
     go = Signal(bool(0))
 
-    @always_comb
-    def comb_idle():
-        idle.next = (not core_busy) and sent == stripes_done and results_idle
-        tag.next = s_axis_tdata[34:32]
+    if IDLE_REG:
+        if guard is None:
+            raise ValueError("table_loader: IDLE_REG needs guard")
+        idle_c = Signal(bool(0))
+
+        @always_comb
+        def comb_idle():
+            idle_c.next = (not core_busy) and sent == stripes_done and results_idle
+            tag.next = s_axis_tdata[34:32]
+
+        @always(clk.posedge)
+        def idle_reg():
+            idle.next = idle_c and not rst and not guard and not (s_axis_tvalid and tag[1] == 0)
+
+        comb_idle = (comb_idle, idle_reg)
+    else:
+        @always_comb
+        def comb_idle():
+            idle.next = (not core_busy) and sent == stripes_done and results_idle
+            tag.next = s_axis_tdata[34:32]
 
     @always_comb
     def comb():
