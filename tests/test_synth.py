@@ -88,6 +88,38 @@ def test_standin_ice40_place_and_route(tmp_path):
     json.dumps(r)
 
 
+def test_seed_sweep_reports_every_seed_and_the_best():
+    """The sweep summary lists every seed tried in order (an unplaced one too) and names the highest Fmax."""
+    runs = [{"pnr": {"seed": s, "fmax_mhz": f}, "meets_goal": f is not None and f >= 125} for s, f in
+            ((1, 123.35), (2, 126.5), (3, None), (4, 118.0))]
+    sw = sy.seed_sweep(runs)
+    assert [x["seed"] for x in sw["seeds"]] == [1, 2, 3, 4]
+    assert [x["fmax_mhz"] for x in sw["seeds"]] == [123.35, 126.5, None, 118.0]
+    assert (sw["best_seed"], sw["best_fmax_mhz"], sw["meets_goal"]) == (2, 126.5, True)
+    runs[1]["pnr"]["fmax_mhz"], runs[1]["meets_goal"] = 100.0, False
+    sw = sy.seed_sweep(runs)
+    assert (sw["best_seed"], sw["best_fmax_mhz"], sw["meets_goal"]) == (1, 123.35, False)
+    assert sy.seed_sweep([{"pnr": {"seed": 7, "fmax_mhz": None}}])["best_seed"] is None
+
+
+@need_ice40
+def test_standin_parallel_seeds(tmp_path):
+    """jobs=2 places the seeds at the same time: each seed's own files and report, the same Fmax as one at a time,
+    and the sweep summary over all of them."""
+    kw = dict(L=6, W=16, LUT3_DEPTH=1024, core=standin_core, seed=2, more_seeds=(5,))
+    r = sy.synth("ice40-hx8k", build_dir=tmp_path / "par", jobs=2, **kw)
+    one = sy.synth("ice40-hx8k", build_dir=tmp_path / "seq", **kw)
+    runs = [r] + r["more"]
+    assert [x["pnr"]["seed"] for x in runs] == [2, 5]
+    assert (tmp_path / "par" / "seed5" / "decoder_core.nextpnr.log").exists()
+    assert [x["pnr"]["fmax_mhz"] for x in runs] == [one["pnr"]["fmax_mhz"], one["more"][0]["pnr"]["fmax_mhz"]]
+    sw = r["sweep"]
+    assert [x["seed"] for x in sw["seeds"]] == [2, 5]
+    assert sw["best_fmax_mhz"] == max(x["pnr"]["fmax_mhz"] for x in runs)
+    assert all(x["sweep"] == sw for x in runs)
+    json.dumps(r)
+
+
 def _lut3_in_bram(r):
     lut3 = {k: v for k, v in r["memories"].items() if "lut3" in k.lower()}
     assert lut3 and all(v != "logic" for v in lut3.values()), f"LUT3 not mapped to block RAM: {r['memories']}"

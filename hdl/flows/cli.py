@@ -129,7 +129,7 @@ def _cmd_synth(args) -> int:
     first = sy.synth(args.target, L=p.L, W=p.W, LUT3_DEPTH=p.LUT3_DEPTH, seed=seeds[0], freq_mhz=args.freq,
                      pnr=not args.no_pnr, build_dir=bd, front=p.FRONT, step=p.STEP, lut1_ram=p.LUT1_RAM,
                      more_seeds=seeds[1:] if not args.no_pnr else (), lanes=args.lanes, assign=args.assign,
-                     states=p.STATES, **({"mirror": 1, "max_n": p.MAX_N} if p.MIRROR else {}))
+                     states=p.STATES, jobs=args.jobs, **({"mirror": 1, "max_n": p.MAX_N} if p.MIRROR else {}))
     results = [first] + first.pop("more", [])
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results, indent=2))
@@ -140,6 +140,10 @@ def _cmd_synth(args) -> int:
         if len(fms) > 1:
             print(f"Fmax over {len(fms)} seeds: min {min(fms):.1f}  max {max(fms):.1f}  "
                   f"mean {sum(fms) / len(fms):.1f} MHz")
+        sw = results[0].get("sweep")
+        if sw and sw["best_seed"] is not None:
+            print("seeds    " + "  ".join(f"{x['seed']}: {x['fmax_mhz']}" for x in sw["seeds"])
+                  + f"  (best: seed {sw['best_seed']}, {sw['best_fmax_mhz']:.2f} MHz)")
     return 0
 
 
@@ -151,6 +155,9 @@ def _add_synth(hsub):
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--seed", type=int_in(0, 2**31 - 1, "seed"), action="append",
                    help="nextpnr seed (repeat: one synthesis, the same netlist placed with each seed)")
+    p.add_argument("--jobs", type=int_in(1, 16, "jobs"), default=1,
+                   help="place and route this many seeds at a time (default 1); every seed is reported, with the "
+                   "best ('sweep' in --json)")
     p.add_argument("--freq", type=float, help="clock constraint in MHz (default: the target's goal)")
     add_lanes_param(p)
     add_core_params(p, target_defaults=True, mirror=True)
@@ -166,8 +173,9 @@ def add_bench_arguments(p):
     p.add_argument("--sim", choices=SIMULATORS, default="verilator", help="simulator (default verilator)")
     p.add_argument("-n", "--n", type=int_in(2, 10**8, "weights per stream"),
                    help="weights per stream (default 100000; with --lanes 1000000)")
-    p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"), default=4096,
-                   help="stripe length in words (default 4096)")
+    p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"),
+                   help="stripe length in words (default 4096; with --lanes N the host's cut for N lanes, "
+                   "lutzip.hdl.flows.lanes_model.host_stripe_len: 1024 for 8 lanes)")
     p.add_argument("--stream", action="append", choices=("residual_int16", "zero_run_int16", "lut_int8"),
                    help="only these streams (repeatable)")
     p.add_argument("--front", choices=("window", "vector"), default="window", help="core front end (default window)")
@@ -191,6 +199,8 @@ def cmd_bench_lanes(args) -> int:
     n = args.n if args.n is not None else 1_000_000
     wd = Path(args.workdir) / "bench-lanes" if args.workdir else None
     model = args.model or lb.DEFAULT_MODEL
+    from lutzip.hdl.flows.lanes_model import host_stripe_len
+    args.stripe = args.stripe or host_stripe_len(args.lanes)
     res = lb.run(args.lanes, n, args.stripe, args.sim, args.stream, model, wd, assign=args.assign, FRONT=p.FRONT,
                  STEP=p.STEP)
     ok = all(r["bit_exact"] for r in res.values())
@@ -217,6 +227,7 @@ def cmd_bench(args) -> int:
         return cmd_bench_lanes(args)
     p = CoreParams.make(FRONT=args.front, STEP=args.step)
     wd = Path(args.workdir) if args.workdir else None
+    args.stripe = args.stripe or 4096
     res = bench.run(args.n or 100_000, args.stripe, args.sim, args.stream, wd and wd / "bench", FRONT=p.FRONT, STEP=p.STEP)
     speeds = bench.sim_speeds(workdir=wd and wd / "speeds") if args.speeds else None
     ok = all(r["bit_exact"] for r in res.values())

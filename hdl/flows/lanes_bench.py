@@ -9,6 +9,8 @@
   valid on every lane and the output always ready, every beat checked against the reference model. The figure
   is ``(words - words of the last beat) / (cycle of the last beat - cycle of the first beat)``: pipeline fill
   excluded, stripe and tensor boundaries included (with one lane it is the single core's bench figure).
+  Beside it ``model_cycles`` / ``model_per_lane`` and ``model_waits`` (the stripes the output waited on longest):
+  :func:`lutzip.hdl.flows.lanes_model.rate_model` of the same stripes, where the cycles go.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import numpy as np
 
 from lutzip.codec import bitstream as bs
 from lutzip.hdl.flows import lanes_sim as LS
+from lutzip.hdl.flows.lanes_model import rate_model
 from lutzip.hdl.flows.model import split_stripes, table_ops
 
 STREAMS = ("residual_int16", "zero_run_int16", "lut_int8")
@@ -84,7 +87,12 @@ def run(lanes: int, n: int = 1_000_000, stripe_len: int = 4096, sim: str = "veri
         span = int(oc[-1] - oc[0]) if len(oc) > 1 else 0
         words = int(sum(int(b[1]) for b in out.beats))
         wpc = (words - int(out.beats[-1, 1])) / span if span else float("nan")
-        res[name] = {"weights": words, "tensors": n_t, "stripes": len(stripes), "cycles": span,
-                     "weights_per_cycle": wpc, "per_lane": wpc / lanes, "sim_seconds": out.seconds,
-                     "bit_exact": msg is None, "mismatch": msg}
+        m = rate_model([(int(s[0]) & 0xFFFF) + 1 for s in stripes], lanes, rows, assign)
+        waits = sorted(m["wait"].items(), key=lambda x: -x[1])[:5]
+        res[name] = {"weights": words, "tensors": n_t, "stripes": len(stripes), "stripe_len": stripe_len,
+                     "cycles": span, "weights_per_cycle": wpc, "per_lane": wpc / lanes,
+                     "model_cycles": m["cycles"], "model_per_lane": m["per_lane"],
+                     "model_waits": [{"stripe": i, "words": (int(stripes[i][0]) & 0xFFFF) + 1, "cycles": c}
+                                     for i, c in waits],
+                     "sim_seconds": out.seconds, "bit_exact": msg is None, "mismatch": msg}
     return res

@@ -8,6 +8,9 @@
   rows (:func:`lutzip.hdl.flows.model.expected_outputs`) cut into beats of at most ``LANES`` words, a stripe's
   last beat short, word 0 in the low bits, unused words 0.
 * :func:`beats_words` -- the words of a beat list, in order (what a single core outputs).
+* :func:`rate_model` -- the cycles from the first to the last beat of a stream of stripes (decoded words per
+  stripe), every lane decoding one word per cycle and the output one beat per cycle; :func:`host_stripe_len` --
+  the stripe length the host cuts for ``LANES`` lanes (why: :func:`rate_model`'s docstring).
 """
 from __future__ import annotations
 
@@ -122,3 +125,82 @@ def beats_words(beats, lanes: int, W: int = 16) -> np.ndarray:
         d, k = int(r[0]), int(r[1])
         out += [(d >> (W * j)) & mask for j in range(k)]
     return np.array(out, np.int64)
+
+
+#: the stripe length (words) the host cuts for an N-lane decoder (:func:`host_stripe_len`)
+HOST_STRIPE = {1: 4096, 2: 4096, 4: 4096, 8: 1024}
+
+
+def host_stripe_len(lanes: int) -> int:
+    """The stripe length the host cuts a stream into for ``lanes`` lanes: 4096 words for 1, 2 and 4 lanes, 1024 for
+    8 (``lutzip compress --stripe``, ``lutzip hdl bench --lanes N``).
+
+    Why (:func:`rate_model`): the output drains a stripe at ``N`` words per cycle while its lane decodes one, so
+    when the output reaches a stripe of ``S`` words its lane must be ``(N - 1) / N`` of it ahead. The lanes build
+    that lead only while the output waits, and it stays built (every lane decodes all the time), so a stream pays
+    about ``(N - 1) / N x S`` cycles once when the lanes start in step: about ``(N - 1) S / M`` of the ``M / N``
+    cycles of ``M`` words (at least half of it whatever the stripes' phases; uneven first stripes only move the
+    wait to the first long stripe). 8 lanes at 4096 words: 3584 cycles, 2.4 % of a 1.17 M-word stream; at 1024:
+    896 cycles, 0.6 %.
+    """
+    return HOST_STRIPE[check_lanes(lanes)]
+
+
+def rate_model(stripe_words, lanes: int, rows: int = 0, assign: str = "load", latency: int = 6):
+    """Cycles of the N-lane decoder's output for stripes of ``stripe_words`` decoded words each, in stream order.
+
+    The model: each lane decodes one word per cycle from cycle 0 (input always valid), packs rows of ``lanes``
+    words (a stripe's last row short) into its buffer of ``rows`` rows (it stalls while ``rows - 2`` are held:
+    the credit of :mod:`lutzip.hdl.lanes.decoder_lane`), a row can leave ``latency`` cycles after it is packed,
+    and the output takes one row per cycle, the rows of each stripe from its lane (:func:`assign_lanes`) in stream
+    order. The scheduler's cycles per stripe (``1 + log2(LANES)``) are not modelled (they matter only for runs of
+    stripes of fewer beats).
+
+    Returns ``{"cycles", "words", "last_beat", "per_lane", "wait"}``: ``cycles`` from the first beat to the last,
+    ``per_lane`` = ``(words - words of the last beat) / cycles / lanes`` (the bench figure,
+    :mod:`lutzip.hdl.flows.lanes_bench`), ``wait`` = ``{stripe index: cycles the output waited on it}``.
+    On ppocr-rec (1 168 484 words, 4096-word stripes, ``ROWS`` default) it gives Verilator's 295 066 cycles on 4
+    lanes and 149 463 on 8 (docs/log/2026-12-lanes.md, 2026-12-07 late night).
+    """
+    from collections import deque
+    n = check_lanes(lanes)
+    rows = rows or (16 if n == 1 else {2: 2048, 4: 2048, 8: 1024}[n])
+    ns = [int(x) for x in stripe_words]
+    if not ns or min(ns) < 1:
+        raise LutzError("rate_model: stripes of at least one word")
+    lane_of = assign_lanes([[0x4C5A0000 | (k - 1)] for k in ns], n, assign)[0]
+    todo = [deque() for _ in range(n)]
+    for i, j in enumerate(lane_of):
+        todo[j].append(i)
+    cur, done, cnt = [None] * n, [0] * n, [0] * n
+    buf = [deque() for _ in range(n)]
+    wait = {}
+    t, out, first, last, words, last_k = 0, 0, None, None, 0, 0
+    while out < len(ns):
+        j = lane_of[out]
+        if buf[j] and buf[j][0][0] <= t:
+            _, is_last, k = buf[j].popleft()
+            first = t if first is None else first
+            last, words, last_k = t, words + k, k
+            out += is_last
+        elif first is not None:
+            wait[out] = wait.get(out, 0) + 1
+        for l in range(n):
+            if cur[l] is None:
+                if not todo[l]:
+                    continue
+                cur[l], done[l], cnt[l] = todo[l].popleft(), 0, 0
+            if len(buf[l]) >= rows - 2:
+                continue
+            done[l] += 1
+            cnt[l] += 1
+            end = done[l] == ns[cur[l]]
+            if end or cnt[l] == n:
+                buf[l].append((t + latency, end, cnt[l]))
+                cnt[l] = 0
+            if end:
+                cur[l] = None
+        t += 1
+    span = last - first
+    return {"cycles": span, "words": words, "last_beat": last_k,
+            "per_lane": (words - last_k) / span / n if span else float("nan"), "wait": wait}

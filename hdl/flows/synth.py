@@ -33,7 +33,7 @@ from lutzip.hdl.flows.convert import convert_block, convert_core  # noqa: F401 (
 
 __all__ = ["TARGETS", "Target", "ToolError", "find_tool", "core_params", "convert_block", "convert_reproducible",
            "run_yosys",
-           "run_nextpnr", "synth", "format_result"]
+           "run_nextpnr", "synth", "seed_sweep", "format_result"]
 
 
 class ToolError(LutzError):
@@ -447,7 +447,7 @@ def mark_lane_buffers(verilog: str) -> str:
 
 def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None, pnr=True, build_dir=None,
           core=None, keep=None, front=None, more_seeds=(), step=None, lut1_ram=None, lanes=1, assign="load",
-          states=1, mirror=0, max_n=512):
+          states=1, mirror=0, max_n=512, jobs=1):
     """Synthesise (and by default place and route) the decoder core for ``target``.
 
     Returns a dict: ``target``, ``part``, ``params``, ``cells`` (yosys cell counts), ``resources``
@@ -455,7 +455,9 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
     with ``pnr=False``), ``goal_mhz``, ``meets_goal``, ``build_dir`` (kept only if ``build_dir`` was given
     or ``keep``). ``more_seeds``: place and route the same netlist again with each of these seeds; their
     results are in ``more`` (a list of dicts like this one, sharing the synthesis fields; nextpnr's files in
-    ``seed<N>/`` of the build directory), so the seeds compare placements of one netlist.
+    ``seed<N>/`` of the build directory), so the seeds compare placements of one netlist. ``jobs``: place that
+    many seeds at a time (separate nextpnr processes; the results are the same as one at a time). With more than
+    one seed every result also holds ``sweep`` (:func:`seed_sweep`): every seed tried with its Fmax, and the best.
     ``front``, ``step``, ``lut1_ram``: the core's ``FRONT``, ``STEP``, ``LUT1_RAM``; ``None`` takes the
     target's choice (:func:`core_params`). ``core``: a stand-in with the core's ports (tests); it gets the
     parameters its signature declares. ``lanes`` other than 1: the N-lane decoder
@@ -515,18 +517,41 @@ def synth(target="ice40-hx8k", L=8, W=16, LUT3_DEPTH=4096, seed=1, freq_mhz=None
         res["build_dir"] = str(build_dir) if kept else None
         if pnr:
             res["tools"]["nextpnr"] = tool_version(f"nextpnr-{t.family}")
-            place(res, seed, build_dir)
-            more = []
+            runs = [(res, seed, build_dir)]
             for s in more_seeds:
                 sd = build_dir / f"seed{s}"
                 sd.mkdir(parents=True, exist_ok=True)
                 shutil.copy(netlist, sd / Path(netlist).name)
-                more.append(place(dict(res), s, sd))
-            res["more"] = more
+                runs.append((dict(res), s, sd))
+            if jobs > 1 and len(runs) > 1:
+                from concurrent.futures import ThreadPoolExecutor
+                with ThreadPoolExecutor(max_workers=int(jobs)) as ex:
+                    for f in [ex.submit(place, *r) for r in runs]:
+                        f.result()
+            else:
+                for r in runs:
+                    place(*r)
+            res["more"] = [r[0] for r in runs[1:]]
+            if more_seeds:
+                sweep = seed_sweep([r[0] for r in runs])
+                for r in runs:
+                    r[0]["sweep"] = sweep
         return res
     finally:
         if tmp is not None and not keep:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def seed_sweep(results) -> dict:
+    """The seeds of a sweep (results of :func:`synth` placing one netlist): ``{"seeds": [{"seed", "fmax_mhz",
+    "meets_goal"}, ...] (every seed tried, in order), "best_seed", "best_fmax_mhz", "meets_goal"}`` (the best: the
+    highest Fmax; ``meets_goal`` of the best)."""
+    seeds = [{"seed": r["pnr"]["seed"], "fmax_mhz": r["pnr"].get("fmax_mhz"), "meets_goal": r.get("meets_goal", False)}
+             for r in results if r.get("pnr")]
+    placed = [x for x in seeds if x["fmax_mhz"] is not None]
+    best = max(placed, key=lambda x: x["fmax_mhz"]) if placed else None
+    return {"seeds": seeds, "best_seed": best["seed"] if best else None,
+            "best_fmax_mhz": best["fmax_mhz"] if best else None, "meets_goal": bool(best and best["meets_goal"])}
 
 
 def format_result(r) -> str:
