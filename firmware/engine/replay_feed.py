@@ -3,9 +3,10 @@ docs/PROTOCOL.md section 6.1): the lane's region of the replay buffer, its lengt
 region ``passes`` times into the lane's input stream.
 
 The region is ``DEPTH`` words (``REPLAY_WORDS / LANES``) in banks of :func:`lutzip.firmware.engine.replay_bank.
-replay_bank` (two block RAMs each, read every cycle from a registered address, 0 unless addressed), two registered
-OR stages and a counted prefetch into a :data:`lutzip.firmware.engine.replay.PIPE_FIFO`-word FIFO: the pipelined
-feed of ``replay_unit`` with ``PIPE``, one word per cycle, no block-RAM read data meets logic before a flip-flop.
+replay_bank` (two block RAMs each, read every cycle from a registered address, 0 unless addressed;
+:func:`feed_banks`), two registered OR stages and a counted prefetch into a
+:data:`lutzip.firmware.engine.replay.PIPE_FIFO`-word FIFO: the pipelined feed of ``replay_unit`` with ``PIPE``, one
+word per cycle, no block-RAM read data meets logic before a flip-flop.
 
 The region's length is the lane's own: one past the last word a load wrote into the region (the host loads a
 region from its first word on, so its last write is its last word; kept through RESET, like the words). A pass
@@ -17,6 +18,20 @@ from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
 
 from lutzip.firmware.engine.replay import PIPE_FIFO
 from lutzip.firmware.engine.replay_bank import replay_bank
+
+
+def feed_banks(depth):
+    """The banks of a region of ``depth`` words: ``(bank words, banks, banks per OR group)``.
+
+    Each bank is two block RAMs whatever its depth (:func:`lutzip.firmware.engine.replay_bank.replay_bank`), so
+    the banks are as large as they may be: 1024 words (two DP16KDs of 1024 x 18 on the ECP5), 8 to an OR group;
+    a region of at most 1024 words is one bank (two DP16KDs, where 8 banks of ``depth / 8`` words took 16), one
+    of 2 K .. 8 K words 2 .. 8 banks in one group. The pipeline (six stages from address to FIFO) is the same
+    in every case (an OR of one bank is a register stage).
+    """
+    bd = min(1024, depth)
+    nb = depth // bd
+    return bd, nb, min(8, nb)
 
 
 @block
@@ -55,18 +70,18 @@ def replay_feed(clk, rst, we, wa, wd, start, active, k_pass, tdata, tvalid, trea
     AW = len(wa)
     RW = (DEPTH - 1).bit_length()
     assert 1 << RW == DEPTH and AW > RW and DEPTH >= 32
-    BD = min(1024, DEPTH // 8)              # bank words: >= 8 banks, two DP16KDs (1024 x 18) each at most
-    NB = DEPTH // BD
-    NG = NB // 8                            # groups of 8 banks: an OR per group, then an OR of the groups
+    BD, NB, GS = feed_banks(DEPTH)
+    NG = NB // GS                           # groups of GS banks: an OR per group, then an OR of the groups
     FB = (PIPE_FIFO - 1).bit_length()
+    AB = RW + 1 if NB == 1 else RW         # the banks' address: one bank gets a high bit 0 (its BANK number)
     we_l = Signal(bool(0))
-    wa_l = Signal(intbv(0)[RW:])
+    wa_l = Signal(intbv(0)[AB:])
     length = Signal(intbv(0)[RW + 1:])      # one past the last word written to the region
     n_m1 = Signal(modbv(0)[RW:])
     empty = Signal(bool(0))
     ra = Signal(intbv(0)[RW:])
     p_read = Signal(intbv(0)[32:])
-    raddr = Signal(intbv(0)[RW:])           # the banks' read address (a flip-flop)
+    raddr = Signal(intbv(0)[AB:])           # the banks' read address (a flip-flop)
     rq = [Signal(intbv(0)[33:]) for _ in range(NB)]
     g3 = [Signal(intbv(0)[33:]) for _ in range(NG)]
     m4 = Signal(intbv(0)[33:])
@@ -166,7 +181,7 @@ def replay_feed(clk, rst, we, wa, wd, start, active, k_pass, tdata, tvalid, trea
     @always(clk.posedge)
     def c_pipe():
         """Address -> RAM read register -> RAM output register -> bank flip-flop (0 unless addressed) -> OR of
-        8 banks per group -> OR of the groups (c_mux2) -> FIFO."""
+        the banks of a group -> OR of the groups (c_mux2) -> FIFO."""
         pv1.next = pv0
         pv2.next = pv1
         pv3.next = pv2
@@ -179,8 +194,8 @@ def replay_feed(clk, rst, we, wa, wd, start, active, k_pass, tdata, tvalid, trea
         pl5.next = pl4
         for j in range(NG):
             x = intbv(0)[33:]
-            for k in range(8):
-                x[:] = x | rq[j * 8 + k]
+            for k in range(GS):
+                x[:] = x | rq[j * GS + k]
             g3[j].next = x
         if rst:
             pv1.next = 0

@@ -118,9 +118,22 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
                            l_last[j], reading[j], flight[j], psum[j - 1] if j else None, psum[j],
                            pkc[j - 1] if j else None, pkc[j], hsc[j - 1] if j else None, hsc[j],
                            stc[j - 1] if j else None, stc[j], LANE=j, DEPTH=DEPTH) for j in range(N)]
+    # the lanes' table port from flip-flops (one cycle after the core's: tables are written long before a run
+    # starts), so the engine's table-write logic does not reach the lanes' RAMs across the die
+    q_we = Signal(bool(0))
+    q_sel, q_addr, q_wdata = Signal(intbv(0)[len(tbl_sel):]), Signal(intbv(0)[len(tbl_addr):]), \
+        Signal(intbv(0)[len(tbl_wdata):])
+
+    @always(clk.posedge)
+    def c_tbl():
+        q_we.next = tbl_we
+        q_sel.next = tbl_sel
+        q_addr.next = tbl_addr
+        q_wdata.next = tbl_wdata
+
     u_dec = decoder_lanes(clk, lrst, lt_data, lt_valid, l_ready, lt_last,
                           k_data, k_keep, k_valid, k_ready, k_last, k_user,
-                          tbl_we, tbl_sel, tbl_addr, tbl_wdata, e_valid, e_code, e_stripe, l_busy,
+                          q_we, q_sel, q_addr, q_wdata, e_valid, e_code, e_stripe, l_busy,
                           LANES=N, ROWS=ROWS, ASSIGN="rr", L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, FRONT=FRONT,
                           STATES=STATES)
 
@@ -339,5 +352,5 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
         else:
             nxt.next = v10
 
-    return (u_feeds, u_dec, c_ring, c_ring_hs, c_pass, c_beat, c_crc_n, c_mpos, c_mshift, c_code,
+    return (u_feeds, u_dec, c_tbl, c_ring, c_ring_hs, c_pass, c_beat, c_crc_n, c_mpos, c_mshift, c_code,
             c_lrst, c_load, c_run, c_vals, c_read)
