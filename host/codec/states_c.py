@@ -38,6 +38,8 @@ def _configure(lib):
         "lzs_literals": ([i64, i64, vp, vp, vp, vp, vp, i64, vp, vp, vp], i32),
         "lzs_run_dp": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
         "lzs_encode2": ([vp, i32, i64, i64, i64, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp], i64),
+        "lzs_tokstats": ([vp, i32, i64, i64, vp, i64, i64, vp, vp, vp, i64], i64),
+        "lzs_tokeval": ([vp, i64, vp, vp, vp, vp, i64, vp, vp, vp, vp, vp, vp, vp, vp], i64),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -158,3 +160,53 @@ def encode2(words, S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2
     if rc == -(1 << 62):
         raise MemoryError("encode2: no memory")
     return rc
+
+
+#: runs of at most this many zeros are counted in :func:`tokstats`' dense histogram, longer ones listed
+RCAP = 64
+
+
+def tokstats(words, S: int, lit_cls):
+    """The order-1 token statistics of ``words`` (uint8 or uint16) in stripes of ``S`` (``lzs_tokstats``):
+    ``(ll, runs)`` with ``ll`` the literal class pairs (17 x 16, int64; row 16: at a stripe start) and ``runs``
+    an int64 array of rows ``(a, b, r, count)``: ``count`` runs of ``r`` zeros after a literal of class ``a`` (16:
+    the stripe start) and before one of class ``b`` (16: the stripe end). ``lit_cls``: the class of each value
+    (-1: none; :func:`lutzip.codec.states._literals`)."""
+    w = np.ascontiguousarray(words).reshape(-1)
+    wide = 0 if w.dtype == np.uint8 else 1
+    if wide:
+        w = np.ascontiguousarray(w, np.uint16)
+    lc = np.ascontiguousarray(lit_cls, np.int8)
+    n, S = int(w.size), int(S)
+    ll = np.zeros((17, 16), np.int64)
+    rh = np.zeros((17, 17, RCAP + 1), np.int64)
+    cap = n // (RCAP + 1) + (-(-n // S) if n else 0) + 1
+    lr = np.empty(3 * cap, np.int64)
+    rc = int(lib().lzs_tokstats(_p(w), wide, n, S, _p(lc), len(lc), RCAP, _p(ll), _p(rh), _p(lr), cap))
+    if rc < -1 - n:
+        raise AssertionError("tokstats: long-run list overflow")
+    if rc < 0:
+        from lutzip.errors import TableError
+        raise TableError(f"word {-1 - rc} is not covered by a class of the table set")
+    a, b, r = np.nonzero(rh)
+    dense = np.stack([a, b, r, rh[a, b, r]], 1)
+    if rc:
+        lr = lr[:3 * rc].reshape(rc, 3)
+        key, cnt = np.unique((lr[:, 0] * 17 + lr[:, 1]) * (S + 1) + lr[:, 2], return_counts=True)
+        ab, r = np.divmod(key, S + 1)
+        a, b = np.divmod(ab, 17)
+        dense = np.concatenate([dense, np.stack([a, b, r, cnt], 1)])
+    return ll, np.ascontiguousarray(dense, np.int64)
+
+
+def tokeval(ll, runs, S, opt_cls, opt_cap, lens2, ks, nxt, g, ch, pairs) -> int:
+    """``lzs_tokeval``: the class-code and index bits of the tokens (:func:`tokstats`) coded with the two-state
+    arrays (the run plan ``g`` / ``ch`` of :func:`run_dp` for stripes of ``S``), their class pairs added to
+    ``pairs`` (17 x 16 int64); -1 when a literal has no code in its state."""
+    runs = _i64(runs).reshape(-1, 4)
+    ra, rb, rr, rn = (np.ascontiguousarray(runs[:, i]) for i in range(4))
+    if len(rr) and int(rr.max()) > S:
+        raise ValueError("tokeval: a run longer than the stripe")
+    ll = _i64(ll)
+    return int(lib().lzs_tokeval(_p(ll), len(ra), _p(ra), _p(rb), _p(rr), _p(rn), int(S), _p(_i64(opt_cls)),
+                                 _p(_i64(opt_cap)), _p(lens2), _p(ks), _p(nxt), _p(g), _p(ch), _p(pairs)))
