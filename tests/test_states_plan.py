@@ -40,7 +40,7 @@ def test_statistics_give_the_coders_parse(dt, sp, S, clumps):
     words = a.view({np.int8: np.uint8, np.int16: np.uint16}[dt])
     ts = one_table(words, 8 * a.itemsize, S)
     lits = states_plan.literals(ts)
-    ll, runs = states_plan.stats([words], [S], lits[0])
+    ll, runs, _ = states_plan.stats([words], [S], lits[0], sample=False)
     # the statistics count every word once
     assert int(ll.sum()) + int((runs[:, 3] * (runs[:, 2] + (runs[:, 1] < 16))).sum()) == words.size
     two, bits, base = states_plan.plan(ll, runs, ts, lits[0])
@@ -73,7 +73,7 @@ def test_one_table_bits_are_the_one_table_coders_or_fewer():
     c = codec.compress({"t": a}, stripe_len=S, min_stripes=0, reorder=False, rows=False)
     ts = c.tables[0]
     lits = states_plan.literals(ts)
-    ll, runs = states_plan.stats([words], [S], lits[0])
+    ll, runs, _ = states_plan.stats([words], [S], lits[0], sample=False)
     base, pairs = states_plan.one_table(ll, runs, ts, lits[0])
     sw = c.tensors[0].stripe_words
     assert base / 32 <= int(sw.astype(np.int64).sum()) - len(sw)
@@ -129,3 +129,34 @@ def test_bad_states_option():
     from lutzip.errors import TableError
     with pytest.raises(TableError, match="states=3"):
         codec.compress({"a": np.zeros(10, np.int8)}, states=3)
+
+
+def _two_table_arrays():
+    arrays = {f"w{i}": sparse(40_000 + 9000 * i, 3, 0.9, np.int8, seed=20 + i, clumps=i == 1) for i in range(3)}
+    arrays["tiny"] = sparse(500, 3, 0.9, np.int8, seed=7)
+    arrays["h"] = sparse(30_000, 50, 0.8, np.int16, seed=8)
+    return arrays
+
+
+def test_default_save_cli_and_rewrite_write_the_same_bytes(tmp_path):
+    import lutzip
+    from lutzip import cli
+    arrays = _two_table_arrays()
+    data = lutzip.compress(arrays)                       # the default: two code tables where they pay
+    assert data == ct.to_bytes(codec.compress(arrays, states=2))
+    assert ct.from_bytes(data).version == 5
+    one = lutzip.compress(arrays, states=1)
+    assert ct.from_bytes(one).version < 5 and len(data) < len(one)
+    assert ct.to_bytes(states_plan.rewrite(ct.from_bytes(one))) == data
+    p = tmp_path / "a.lutz"
+    assert lutzip.save(p, arrays) == len(data) and p.read_bytes() == data
+    lutzip.save(p, arrays, states=1)
+    assert p.read_bytes() == one
+    np.savez(tmp_path / "a.npz", **arrays)
+    for extra, want in (([], data), (["--states", "1"], one)):
+        out = tmp_path / f"c{len(extra)}.lutz"
+        assert cli.main(["compress", str(tmp_path / "a.npz"), "-o", str(out), *extra]) == 0
+        assert out.read_bytes() == want
+    back = lutzip.decompress(data)
+    for k, v in arrays.items():
+        np.testing.assert_array_equal(back[k], v)

@@ -8,7 +8,9 @@
  *                 2: only the stripe words mode 1 would write)
  *   lzs_literals  states._literals
  *   lzs_run_dp    _statesnumba._run_dp
- *   lzs_encode2   _statesnumba._encode2_kernel (out NULL: only the stripe words and the pairs)
+ *   lzs_encode2   _statesnumba._encode2_kernel (out NULL: only the stripe words and the pairs; pairs NULL:
+ *                 the stripes only)
+ *   lzs_tokstats, lzs_tokeval   the token statistics of states_plan and a two-state coding's bits from them
  * Loaded with ctypes by lutzip/codec/states_c.py; every array is C-contiguous int64 unless said otherwise.
  */
 #include <stdint.h>
@@ -489,7 +491,7 @@ typedef struct {
 #define RP(s, r, e) (((s) * (RMAX + 1) + (r)) * 2 + (e))
 
 static inline __attribute__((always_inline)) int64_t
-encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const runplan_t *rp, int64_t *uses,
+encode2_impl(const void *words_, const int wide, const int count, int64_t n, int64_t S, const runplan_t *rp, int64_t *uses,
              const uint64_t *lt, int64_t size,
              const int64_t *lit_idx, const int64_t *opt_cls, const int64_t *opt_cap, const int64_t *opt_lit,
              const int64_t *lens2, const int64_t *codes2, const int64_t *ks, const int64_t *nxt, const int64_t *g,
@@ -532,7 +534,8 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
                     oacc &= (((uint64_t)1) << nacc) - 1;
                 }
                 int64_t j = LT_CLS(e);
-                pr4[sc++ & 3][prev * NC + j] += 1;
+                if (count)
+                    pr4[sc++ & 3][prev * NC + j] += 1;
                 prev = j;
                 state = LT_NXT(e);
                 i++;
@@ -565,7 +568,8 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
                 return -1 - (end < hi ? end : i);
             if (r <= RMAX && rp[RP(state, r, e_best)].ok) {
                 const runplan_t *q = rp + RP(state, r, e_best);
-                uses[RP(state, r, e_best)]++;
+                if (count)
+                    uses[RP(state, r, e_best)]++;
                 int ln_ = q->len;
                 oacc = (oacc << ln_) | q->bits;
                 nacc += ln_;
@@ -576,7 +580,8 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
                     p++;
                     oacc &= (((uint64_t)1) << nacc) - 1;
                 }
-                pr4[sc++ & 3][prev * NC + q->first] += 1;
+                if (count)
+                    pr4[sc++ & 3][prev * NC + q->first] += 1;
                 prev = q->last;
                 state = q->nxt;
                 i = end;
@@ -589,7 +594,8 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
                 int64_t m = rr < opt_cap[o] ? rr : opt_cap[o];
                 uint64_t idx = opt_lit[o] ? (uint64_t)lit_idx[0] : (uint64_t)(m - 1);
                 PUT_SYMBOL(out, p, oacc, nacc, codes2[state * NC + j], lens2[state * NC + j], ks[j], idx);
-                pr4[sc++ & 3][prev * NC + j] += 1;
+                if (count)
+                    pr4[sc++ & 3][prev * NC + j] += 1;
                 prev = j;
                 state = (int)nxt[j];
                 rr -= m;
@@ -603,9 +609,10 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
         }
         out_sw[s_i++] = (uint32_t)(p - start);
     }
-    for (int c4 = 0; c4 < 4; c4++)
-        for (int x = 0; x < (NC + 1) * NC; x++)
-            pairs[x] += pr4[c4][x];
+    if (count)
+        for (int c4 = 0; c4 < 4; c4++)
+            for (int x = 0; x < (NC + 1) * NC; x++)
+                pairs[x] += pr4[c4][x];
 #undef W
 #undef G
 #undef CH
@@ -689,11 +696,18 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t word
                 q->nxt = (int32_t)s2;
                 q->ok = 1;
             }
-    int64_t rc = wide ? encode2_impl(words_, 1, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
-                                     nxt, g, ch, out, out_sw, pairs)
-                      : encode2_impl(words_, 0, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
-                                     nxt, g, ch, out, out_sw, pairs);
-    if (rc >= 0)                        /* the pairs inside the plans used */
+    int64_t rc;
+    if (pairs)
+        rc = wide ? encode2_impl(words_, 1, 1, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                 nxt, g, ch, out, out_sw, pairs)
+                  : encode2_impl(words_, 0, 1, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                 nxt, g, ch, out, out_sw, pairs);
+    else                                /* states_plan.code: the stripes only, no pairs counted */
+        rc = wide ? encode2_impl(words_, 1, 0, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                 nxt, g, ch, out, out_sw, pairs)
+                  : encode2_impl(words_, 0, 0, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                 nxt, g, ch, out, out_sw, pairs);
+    if (rc >= 0 && pairs)               /* the pairs inside the plans used */
         for (int st = 0; st < 2; st++)
             for (int64_t r = 1; r <= RMAX && r <= S; r++)
                 for (int e = 0; e < 2; e++) {
@@ -719,7 +733,7 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t word
 }
 
 /* ------------------------------------------------------------------------------------ token statistics */
-/* The order-1 token statistics of words coded in stripes of S (the two-table design of states.plan_two works on
+/* The order-1 token statistics of words coded in stripes of S, of every step-th stripe from the first (the two-table design of states.plan_two works on
  * them instead of on a coded stream): a token is a nonzero word (a literal, of class lit_cls[value]) or a maximal
  * run of zero words inside a stripe.
  *   ll[a * NC + b]                 literal of class b after a literal of class a (a = 16: at the stripe start)
@@ -728,7 +742,7 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t word
  *   lr[3 * i .. 3 * i + 2]         (a, b, r) of each longer run (at most lr_cap of them)
  * Returns the number of longer runs, -1 - i for a word i no class covers, or -2 - n when lr_cap is too small. The
  * literal pairs are counted in four copies (a pair that repeats does not wait for its previous increment). */
-EXPORT int64_t lzs_tokstats(const void *words_, int wide, int64_t n, int64_t S, const int8_t *lit_cls,
+EXPORT int64_t lzs_tokstats(const void *words_, int wide, int64_t n, int64_t S, int64_t step, const int8_t *lit_cls,
                             int64_t size, int64_t rcap, int64_t *ll, int64_t *rh, int64_t *lr, int64_t lr_cap)
 {
     const uint8_t *w8 = (const uint8_t *)words_;
@@ -737,7 +751,7 @@ EXPORT int64_t lzs_tokstats(const void *words_, int wide, int64_t n, int64_t S, 
     memset(ll4, 0, sizeof(ll4));
     int64_t n_long = 0;
     unsigned sc = 0;
-    for (int64_t lo = 0; lo < n; lo += S) {
+    for (int64_t lo = 0; lo < n; lo += step * S) {
         int64_t hi = lo + S < n ? lo + S : n;
         int prev = 16;
         int64_t i = lo;

@@ -151,7 +151,8 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     states : int
         2: a table set gets a second code table (format version 5) where that codes its streams in fewer bits,
         chosen from the words' token statistics before its stripes are coded (:mod:`lutzip.codec.states_plan`;
-        table sets of row streams keep one table). 1: one code table everywhere.
+        a table set with a row stream: planned on the coded row stripes afterwards,
+        :func:`lutzip.codec.states_plan.rewrite`). 1: one code table everywhere.
     """
     from lutzip.codec import bitstream           # the encoder (numba): imported when something is compressed
     from lutzip.codec.decode import MAX_STRIPE_WORDS
@@ -228,8 +229,7 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         i0 = members[0]
         if assignment[k] in two:
             S = S_of[k]
-            from lutzip.codec import states_plan
-            payload, sw = states_plan.code(s_words[k], S, ts, two[assignment[k]][1])
+            payload, sw = two[assignment[k]][1].pop(k)
         elif i0 in row_n:
             N = row_n[i0]
             S = rw.rows_per_stripe(N, stream_stripe_len(word_list[i0].size, s_bits[k], stripe_len, min_stripes,
@@ -266,12 +266,15 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     if rewrite:
         from lutzip.codec import states as st
         out = st.apply(out, L=L)
+    elif int(states) == 2 and row_n:           # the table sets of row streams: planned on their coded stripes
+        from lutzip.codec import states_plan
+        out = states_plan.rewrite(out, L=L, only_rows=True)
     return out
 
 
 def _two_tables(tables, assignment, plan, s_words, S_of, row_n, L) -> dict:
-    """``{table index: (two-table set, its literals)}`` for the table sets whose streams
-    :func:`lutzip.codec.states_plan.plan` codes in fewer bits with two code tables (none with a row stream)."""
+    """``{table index: (two-table set, {stream: (payload, stripe words)})}`` for the table sets whose streams
+    :func:`lutzip.codec.states_plan.plan_group` codes with two code tables (none with a row stream)."""
     from lutzip.codec import states_plan
     by = {}
     for k, a in enumerate(assignment):
@@ -280,12 +283,9 @@ def _two_tables(tables, assignment, plan, s_words, S_of, row_n, L) -> dict:
     for a, ks in by.items():
         if any(plan[k][0] in row_n for k in ks) or tables[a].lens_b is not None:
             continue
-        ts = tables[a]
-        lits = states_plan.literals(ts)
-        ll, runs = states_plan.stats([s_words[k] for k in ks], [S_of[k] for k in ks], lits[0])
-        two = states_plan.plan(ll, runs, ts, lits[0], L=max(int(L), ts.max_code_len))[0]
-        if two is not None:
-            out[a] = (two, lits)
+        got = states_plan.plan_group(tables[a], [s_words[k] for k in ks], [S_of[k] for k in ks], L)
+        if got is not None:
+            out[a] = (got[0], dict(zip(ks, got[1])))
     return out
 
 
