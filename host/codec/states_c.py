@@ -209,15 +209,15 @@ def tokstats_many(words_list, S_list, steps, lit_cls):
         ab, r = np.divmod(key, R + 1)
         a, b = np.divmod(ab, 17)
         dense = np.concatenate([dense, np.stack([a, b, r, cnt], 1)])
-    return ll, np.ascontiguousarray(dense, np.int64)
+    return ll, np.asfortranarray(dense, np.int64)
 
 
 def tokeval(ll, runs, S, opt_cls, opt_cap, lens2, ks, nxt, g, ch, pairs) -> int:
     """``lzs_tokeval``: the class-code and index bits of the tokens (:func:`tokstats`) coded with the two-state
     arrays (the run plan ``g`` / ``ch`` of :func:`run_dp` for stripes of ``S``), their class pairs added to
     ``pairs`` (17 x 16 int64); -1 when a literal has no code in its state."""
-    runs = _i64(runs).reshape(-1, 4)
-    ra, rb, rr, rn = (np.ascontiguousarray(runs[:, i]) for i in range(4))
+    runs = np.asarray(runs, np.int64).reshape(-1, 4)
+    ra, rb, rr, rn = (np.ascontiguousarray(runs[:, i]) for i in range(4))     # no copies of a Fortran-order array
     if len(rr) and int(rr.max()) > S:
         raise ValueError("tokeval: a run longer than the stripe")
     ll = _i64(ll)

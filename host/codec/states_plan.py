@@ -83,8 +83,8 @@ def evaluate(ll, runs, lens, nxt, ks, opt_cls, opt_cap):
     states ``nxt`` (:func:`lutzip.codec.states_c.tokeval`), or ``(-1, None)`` when they cannot be coded so."""
     k = st._c()
     R = max(int(runs[:, 2].max()) if len(runs) else 1, 1)        # the run plan up to the longest run
-    g = np.zeros((2, R + 1, 2), np.int64)
-    ch = np.zeros((2, R + 1, 2), np.int64)
+    g = np.empty((2, R + 1, 2), np.int64)                        # run_dp fills every entry
+    ch = np.empty((2, R + 1, 2), np.int64)
     k.run_dp(R, opt_cls, opt_cap, lens, ks, nxt, g, ch)
     pairs = np.zeros((MAX_CLASSES + 1, MAX_CLASSES), np.int64)
     bits = k.tokeval(ll, runs, R, opt_cls, opt_cap, lens, ks, nxt, g, ch, pairs)
