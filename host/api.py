@@ -27,6 +27,9 @@ from lutzip.errors import LutzError, UnsupportedError
 __all__ = ["compress", "decompress", "save", "load", "open", "LutzFile", "OptionError", "OPTIONS"]
 
 #: The encoder options of :func:`compress` and :func:`save` and what each does.
+#: code tables per table set when ``states`` is not given: two where they pay (format version 5)
+DEFAULT_STATES = 2
+
 OPTIONS = {
     "stripe_len": "words per stripe, 1..65536 (default 4096)",
     "L": "longest class code = the decoder's LUT1 address bits, 1..12 (default 8)",
@@ -43,8 +46,9 @@ OPTIONS = {
                "the arrays come back the same; default True, False: every stream in its tensor's own order)",
     "rows": "let a tensor whose rows are mirror images (a transform's basis, e.g. an STFT) be coded by half rows "
             "where that is smaller (format version 6; default True, False: none)",
-    "states": "2: two code tables switched by the previous symbol's class where that is smaller (format version 5; "
-              "on hardware only boards built with STATES=2, docs/PROTOCOL.md; default 1)",
+    "states": "2 (default): two code tables switched by the previous symbol's class where that is smaller (format "
+              "version 5; on hardware only boards built with STATES=2, docs/PROTOCOL.md); 1: one code table "
+              "everywhere (versions 3/4/6, for boards of one code table)",
 }
 
 _BOOL_OPTIONS = ("share", "greedy", "bf16", "reorder", "rows")
@@ -103,11 +107,8 @@ def _encode(arrays, options) -> ct.Container:
     user_attrs = opts.get("attrs") or {}
     attrs = {name: {**dict(user_attrs.get(name, {})), **lossy_attrs.get(name, {})}
              for name in prepared if name in user_attrs or name in lossy_attrs}
-    c = codec.compress(prepared, attrs=attrs, threads=int(opts.get("threads", 1)), **_encoder_kw(opts))
-    if opts.get("states", 1) == 2:
-        from lutzip.codec import states
-        c = states.apply(c, L=int(opts.get("L", 8)))
-    return c
+    return codec.compress(prepared, attrs=attrs, threads=int(opts.get("threads", 1)),
+                          states=int(opts.get("states", DEFAULT_STATES)), **_encoder_kw(opts))
 
 
 def _encoder_kw(opts: dict) -> dict:
@@ -179,9 +180,13 @@ def save(path, arrays, **options) -> int:
     # tensor by tensor (lutzip.codec.writer): the same bytes as compress(), one prepared tensor in memory at a time
     n = writer.write_streamed(os.fspath(path), writer.arrays_source(arrays), prepare=step,
                               attrs=opts.get("attrs") or {}, threads=int(opts.get("threads", 1)), **kw)[0]
-    if opts.get("states", 1) == 2:
-        from lutzip.codec import states
-        n = ct.write(os.fspath(path), states.apply(ct.read(os.fspath(path)), L=int(opts.get("L", 8))))
+    if int(opts.get("states", DEFAULT_STATES)) == 2:
+        # the same bytes as compress(): the one-table file's table sets planned again on its decoded words
+        from lutzip.codec import states_plan
+        c = ct.read(os.fspath(path))
+        two = states_plan.rewrite(c, L=int(opts.get("L", 8)))
+        if two is not c:
+            n = ct.write(os.fspath(path), two)
     return n
 
 

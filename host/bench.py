@@ -217,10 +217,10 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
 def states2_size(c, data: bytes, arrays: dict, redesign: bool = False):
     """``(bytes, two_table_sets, version)`` of container ``c`` rewritten with two code tables where that is smaller.
 
-    ``lutzip.codec.states.apply`` (L = 8, as ``compress(..., states=2)``) on the one-table container ``c``
-    (whose file is ``data``); the new file is parsed back, decoded (the numba reference kernel: the C decoder
-    and the hardware core do not decode two-table streams) and compared with ``arrays`` bit for bit. Where no
-    table set gains, ``apply`` keeps ``c`` and the file must be ``data`` itself (0 two-table sets).
+    ``lutzip.codec.states_plan.rewrite`` (L = 8: the bytes of ``compress(..., states=2)``, the default) on the
+    one-table container ``c`` (whose file is ``data``); the new file is parsed back, decoded and compared with
+    ``arrays`` bit for bit. Where no table set gains, ``c`` is kept and the file must be ``data`` itself (0
+    two-table sets).
     ``redesign``: ``apply(..., redesign=True)`` (8-bit classes cut for the two states, shared sets split; opt-in,
     several times the CPU).
 
@@ -230,8 +230,12 @@ def states2_size(c, data: bytes, arrays: dict, redesign: bool = False):
         The two-table file did not decode to ``arrays``, its version does not match its table sets, or a
         fallback file differs from ``data``.
     """
-    from lutzip.codec import states as st
-    data2 = ct.to_bytes(st.apply(c, L=8, redesign=redesign))
+    if redesign:
+        from lutzip.codec import states as st
+        data2 = ct.to_bytes(st.apply(c, L=8, redesign=True))
+    else:                       # the bytes of compress(..., states=2), the default output since 2026-12-07
+        from lutzip.codec import states_plan
+        data2 = ct.to_bytes(states_plan.rewrite(c, L=8))
     p = ct.from_bytes(data2)
     two = sum(1 for ts in p.tables if getattr(ts, "lens_b", None) is not None)
     rows = any(t.rows for t in p.tensors)             # a file with row streams is version 6 with or without
@@ -435,6 +439,9 @@ def main(args) -> int:
 SPEED_MODES = (("bf16", None, True, 0.0), ("int16 75 %", "int16", False, 0.75))
 #: ``bench --encode``: the modes of ``--speed`` and int8 without and with 90 % pruning
 ENCODE_MODES = SPEED_MODES + (("int8 0 %", "int8", False, 0.0), ("int8 90 %", "int8", False, 0.9))
+#: ``bench --encode``: the row of the default encoder (two code tables where they pay); "lutzip.compress" is
+#: ``states=1``
+ENCODE_TWO = "lutzip.compress, two code tables (default)"
 #: ``bench --encode``: a real model of many small tensors, measured as well where it is installed
 ENCODE_SMALL = ("nudenet", "int8 75 %", "int8", 0.75)
 #: the row of :func:`speed` timing ``SPIN_ADDS`` dependent additions: its "GB/s" is the clock's G cycles/s
@@ -738,11 +745,14 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
     clock = time.thread_time if cpu_time else time.perf_counter
     names = list(arrays)
     raw = sum(np.asarray(a).nbytes for a in arrays.values())
-    blob = compress(arrays, stripe_len=stripe_len)
-    back = decompress(blob)
-    for k in names:
-        if not np.array_equal(np.ascontiguousarray(back[k]).view(np.uint8), np.ascontiguousarray(arrays[k]).view(np.uint8)):
-            raise AssertionError(f"bench --encode: tensor {k!r} did not round-trip")
+    blob = compress(arrays, stripe_len=stripe_len, states=1)
+    blob2 = compress(arrays, stripe_len=stripe_len, states=2)           # the default: two code tables where they pay
+    for b in (blob, blob2):
+        back = decompress(b)
+        for k in names:
+            if not np.array_equal(np.ascontiguousarray(back[k]).view(np.uint8),
+                                  np.ascontiguousarray(arrays[k]).view(np.uint8)):
+                raise AssertionError(f"bench --encode: tensor {k!r} did not round-trip")
     words, dts = zip(*(to_words(arrays[k]) for k in names))
     plan = plan_streams(list(words), list(dts), DEFAULT_GROUP_BELOW, GROUP_STRIPES * stripe_len)
     s_words = [words[m[0]] if len(m) == 1 else np.concatenate([words[i] for i in m]) for m in plan]
@@ -754,6 +764,10 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
         if b != blob:
             raise AssertionError("bench --encode: the file differs from the first one")
 
+    def same_file2(b):
+        if b != blob2:
+            raise AssertionError("bench --encode: the two-table file differs from the first one")
+
     def code_all():
         return [StripeEncoder(tables[a], stripe_len).encode(w)[0] for w, a in zip(s_words, assignment)]
 
@@ -761,17 +775,19 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
         if not all(np.array_equal(x, y) for x, y in zip(res, coded)):
             raise AssertionError("bench --encode: the stripes differ")
 
-    rows = [("lutzip.compress", lambda: compress(arrays, stripe_len=stripe_len), same_file, False, None),
+    rows = [("lutzip.compress", lambda: compress(arrays, stripe_len=stripe_len, states=1), same_file, False, None),
+            (ENCODE_TWO, lambda: compress(arrays, stripe_len=stripe_len, states=2), same_file2, False, None),
             ("table design (statistics + plan_tables)", lambda: plan_tables(s_words, s_bits, stripe_len), None,
              False, None),
             ("stripe coding", code_all, same_stripes, False, None)]
     if numba:
-        rows += [("lutzip.compress, numba kernels (before)", lambda: compress(arrays, stripe_len=stripe_len),
+        rows += [("lutzip.compress, numba kernels (before)", lambda: compress(arrays, stripe_len=stripe_len, states=1),
                   same_file, True, None),
                  ("stripe coding, numba kernel", code_all, same_stripes, True, None)]
     if cpus and len(cpus) >= 2 and not cpu_time:
         two = set(sorted(cpus)[-2:])
-        rows.append(("lutzip.compress, 2 threads (wall)", lambda: compress(arrays, stripe_len=stripe_len, threads=2),
+        rows.append(("lutzip.compress, 2 threads (wall)",
+                     lambda: compress(arrays, stripe_len=stripe_len, threads=2, states=1),
                      same_file, False, two))
         rows.append(("table design, 2 threads (wall)", lambda: plan_tables(s_words, s_bits, stripe_len, threads=2),
                      None, False, two))
@@ -780,7 +796,8 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
         # two workers on two free cores, about
         two = set(sorted(cpus)[-2:])
         rows.append(("lutzip.compress, 2 threads (caller's CPU)",
-                     lambda: compress(arrays, stripe_len=stripe_len, threads=2), same_file, False, (two, "process")))
+                     lambda: compress(arrays, stripe_len=stripe_len, threads=2, states=1), same_file, False,
+                     (two, "process")))
     zc = zstandard.ZstdCompressor(level=3)
     raw_blob = b"".join(np.ascontiguousarray(arrays[k]).tobytes() for k in names)
     rows.append(("zstd -3 compress", lambda: zc.compress(raw_blob), None, False, None))
@@ -809,7 +826,8 @@ def encode_speed(arrays: dict, repeat: int = 5, stripe_len: int = codec.DEFAULT_
                 check(r)
             if rnd:
                 times[name].append(dt)
-    out = {"raw": raw, "lutzip": len(blob), "zstd -3": len(zc.compress(raw_blob)), "MBps": {},
+    out = {"raw": raw, "lutzip": len(blob), "lutzip two tables": len(blob2), "zstd -3": len(zc.compress(raw_blob)),
+           "MBps": {},
            "C kernels": fastenc.why_not() or "yes"}
     for name, *_ in rows:
         out["MBps"][name] = raw / float(np.median(times[name])) / 1e6
@@ -825,8 +843,11 @@ def format_encode_speed(label: str, results: dict, cpu=None, repeat: int = 5, cp
         g = r["MBps"]
         z = g["zstd -3 compress"]
         lines.append("")
-        lines.append(f"{mode}: {r['raw'] / 1e6:.2f} MB raw; size / raw: lutzip {r['lutzip'] / r['raw']:.4f}, "
-                     f"zstd -3 {r['zstd -3'] / r['raw']:.4f}; C kernels: {r['C kernels']}")
+        lines.append(f"{mode}: {r['raw'] / 1e6:.2f} MB raw; size / raw: lutzip {r['lutzip'] / r['raw']:.4f}"
+                     + (f" (two code tables {r['lutzip two tables'] / r['raw']:.4f})" if "lutzip two tables" in r
+                        else "") + f", zstd -3 {r['zstd -3'] / r['raw']:.4f}; C kernels: {r['C kernels']}")
+        if ENCODE_TWO in g:
+            lines.append(f"two code tables (default) / one: {g['lutzip.compress'] / g[ENCODE_TWO]:.3f}x the time")
         head = f"{'encoder':42s} {'MB/s':>8s} {'/ zstd -3':>10s}"
         lines += [head, "-" * len(head)]
         for name, v in g.items():

@@ -274,8 +274,8 @@ def test_bench_states2_wrong_decode_fails(monkeypatch):
 def test_bench_states2_reports_a_fallback(monkeypatch):
     """The two-table count comes from the written file: a states path that kept one table reports 0 (and the same
     size), which the column test above would reject; a fallback that still wrote a different file stops it."""
-    from lutzip.codec import states
-    monkeypatch.setattr(states, "apply", lambda c, **kw: c)
+    from lutzip.codec import states_plan
+    monkeypatch.setattr(states_plan, "rewrite", lambda c, **kw: c)
     r = bench.run(_states_arrays(), prunes=(0.9,), bf16=False, modes=("int8",), greedy=False, general=False,
                   states=2)[0]
     assert r["states2_tables"] == 0 and r[bench.STATES2] == r["lutzip"] and r["states2_version"] < 5

@@ -182,7 +182,7 @@ def test_verify_layer_rows_against_mirror(files):
     with MemBoard(1) as b, pytest.raises(RuntimeError, match="streamed"):
         vf.stream_container(b, files["plain"][1])                            # --no-rows: accepted without MIRROR
     # rows longer than the board's row buffer takes (N <= MAX_N + 1): refused in one line
-    long = ct.from_bytes(api.compress({"long": basis(8, 1024, "int8")}))
+    long = ct.from_bytes(api.compress({"long": basis(8, 1024, "int8")}, states=1))
     assert long.streams[0].rows
     with MemBoard(1, max_n=512) as b, pytest.raises(UnsupportedError, match="1024-word rows") as e:
         vf.stream_container(b, long)

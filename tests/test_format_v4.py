@@ -73,7 +73,7 @@ def test_run_counts_and_sample_block():
 
 def test_round_trip_every_reader(tmp_path):
     arrays = _arrays()
-    data = lutzip.compress(arrays)
+    data = lutzip.compress(arrays, states=1)        # one code table: version 4
     assert struct.unpack_from("<H", data, 4)[0] == 4
     c = ct.from_bytes(data)
     assert c.version == 4
@@ -83,7 +83,7 @@ def test_round_trip_every_reader(tmp_path):
         assert back[k].shape == a.shape and back[k].dtype == a.dtype and np.array_equal(back[k], a)
         assert back[k].flags.c_contiguous
     p = tmp_path / "m.lutz"
-    lutzip.save(p, arrays)
+    lutzip.save(p, arrays, states=1)
     assert p.read_bytes() == data                    # the streamed writer codes the same bytes
     loaded = lutzip.load(p)
     with lutzip.open(p) as f:
@@ -97,7 +97,7 @@ def test_round_trip_every_reader(tmp_path):
 
 def test_reorder_buys_bytes_and_can_be_turned_off():
     arrays = _arrays()
-    on, off = lutzip.compress(arrays), lutzip.compress(arrays, reorder=False)
+    on, off = lutzip.compress(arrays, states=1), lutzip.compress(arrays, reorder=False, states=1)
     assert len(on) < len(off)
     assert struct.unpack_from("<H", off, 4)[0] == 3                 # no axis order: still version 3
     assert all(t.axes is None for t in ct.from_bytes(off).tensors)
@@ -110,7 +110,7 @@ def test_stream_holds_the_transposed_tensor():
     """What a hardware decoder emits (and the board verify layer compares) is the tensor in its coded order."""
     from lutzip.board.verify import expected_words
     arrays = _arrays()
-    c = ct.from_bytes(lutzip.compress(arrays))
+    c = ct.from_bytes(lutzip.compress(arrays, states=1))
     t = c.tensor("conv.weight")
     want = np.ascontiguousarray(arrays["conv.weight"].transpose(t.axes)).reshape(-1).view(np.uint8)
     assert t.stored_shape == arrays["conv.weight"].transpose(t.axes).shape
@@ -158,14 +158,14 @@ def _axes_at(data: bytes):
 @pytest.mark.parametrize("bad, why", [(b"\x00\x00\x01", "not a permutation"), (b"\x00\x01\x03", "not a permutation"),
                                       (b"\x00\x01\x02", "is the identity")])
 def test_bad_axis_order_is_a_format_error(bad, why):
-    data = _stored(lutzip.compress(_arrays()))
+    data = _stored(lutzip.compress(_arrays(), states=1))
     meta, i = _axes_at(data)
     with pytest.raises(FormatError, match=why):
         ct.from_bytes(_with_meta(data, meta[:i] + bad + meta[i + 3:]))
 
 
 def test_axis_flag_needs_version_4():
-    data = _stored(lutzip.compress(_arrays()))
+    data = _stored(lutzip.compress(_arrays(), states=1))
     with pytest.raises(FormatError, match="unknown flags"):
         ct.from_bytes(_with_meta(data, _axes_at(data)[0], version=3))
     c = ct.from_bytes(data)
@@ -181,8 +181,8 @@ def test_cli_info_and_keep_order(tmp_path):
     from lutzip.cli import main
     src = tmp_path / "m.npz"
     np.savez(src, **_arrays())
-    assert main(["compress", str(src), "-o", str(tmp_path / "a.lutz")]) == 0
-    assert main(["compress", str(src), "-o", str(tmp_path / "b.lutz"), "--keep-order"]) == 0
+    assert main(["compress", str(src), "-o", str(tmp_path / "a.lutz"), "--states", "1"]) == 0
+    assert main(["compress", str(src), "-o", str(tmp_path / "b.lutz"), "--keep-order", "--states", "1"]) == 0
     a, b = ct.read(tmp_path / "a.lutz"), ct.read(tmp_path / "b.lutz")
     assert a.version == 4 and b.version == 3
     assert (tmp_path / "a.lutz").stat().st_size < (tmp_path / "b.lutz").stat().st_size

@@ -320,7 +320,7 @@ def test_fake_board_on_a_pty_is_opened_exclusively():
 def _lutz(tmp_path):
     import lutzip
     f = tmp_path / "m.lutz"
-    lutzip.save(f, {"w": (np.arange(3000, dtype=np.int16) % 50)})
+    lutzip.save(f, {"w": (np.arange(3000, dtype=np.int16) % 50)}, states=1)      # the scripted board: STATES=1
     return f
 
 

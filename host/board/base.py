@@ -133,7 +133,7 @@ def states_refusal(info=None) -> str:
     (the end of a one-line error)."""
     which = f" (this {info.kind} board's IDENT says STATES=1)" if info is not None else ""
     return (f"which the hardware core does not decode when built with STATES=1{which}; stream it to a board "
-            f"built with STATES=2 or re-compress without --states 2")
+            f"built with STATES=2 or re-compress with --states 1 (one code table)")
 
 
 def check_states(tables, info) -> None:

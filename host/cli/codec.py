@@ -114,10 +114,14 @@ def _compress(args):
 
 
 def _two_states(path, L):
-    """Rewrite the file at ``path`` with two code tables where that is smaller (:mod:`lutzip.codec.states`)."""
-    from lutzip.codec import states
-    c = states.apply(ct.read(path), L=L)
-    return ct.write(path, c), c
+    """Rewrite the file at ``path`` with two code tables where they pay (:func:`lutzip.codec.states_plan.rewrite`:
+    the bytes of ``lutzip.compress(..., states=2)``); unchanged where no table set gets a second table."""
+    from lutzip.codec import states_plan
+    c = ct.read(path)
+    two = states_plan.rewrite(c, L=L)
+    if two is c:
+        return os.path.getsize(path), c
+    return ct.write(path, two), two
 
 
 def _decompress(args):
@@ -317,9 +321,10 @@ def register(sub):
                                      f"{codec.DEFAULT_GROUP_BELOW}; 0: every tensor owns its stripes)")
     p.add_argument("--threads", type=int_in(1, 256, "thread count"), default=1, metavar="N",
                    help="code the stripes on N threads (default 1; the file is the same for every N)")
-    p.add_argument("--states", type=int_in(1, 2, "code tables"), default=1, metavar="N",
-                   help="2: two code tables switched by the previous symbol's class where that is smaller (format "
-                        "version 5; on hardware only boards built with STATES=2, docs/PROTOCOL.md; default 1)")
+    p.add_argument("--states", type=int_in(1, 2, "code tables"), default=2, metavar="N",
+                   help="2 (default): two code tables switched by the previous symbol's class where that is smaller "
+                        "(format version 5; on hardware only boards built with STATES=2, docs/PROTOCOL.md); 1: one "
+                        "code table everywhere, for boards of one code table")
     p.set_defaults(func=_compress)
 
     p = sub.add_parser("decompress", help="decode a .lutz container to .npz (bit-identical arrays)")

@@ -8,7 +8,9 @@
  *                 2: only the stripe words mode 1 would write)
  *   lzs_literals  states._literals
  *   lzs_run_dp    _statesnumba._run_dp
- *   lzs_encode2   _statesnumba._encode2_kernel (out NULL: only the stripe words and the pairs)
+ *   lzs_encode2   _statesnumba._encode2_kernel (out NULL: only the stripe words and the pairs; pairs NULL:
+ *                 the stripes only)
+ *   lzs_tokstats, lzs_tokeval   the token statistics of states_plan and a two-state coding's bits from them
  * Loaded with ctypes by lutzip/codec/states_c.py; every array is C-contiguous int64 unless said otherwise.
  */
 #include <stdint.h>
@@ -489,7 +491,7 @@ typedef struct {
 #define RP(s, r, e) (((s) * (RMAX + 1) + (r)) * 2 + (e))
 
 static inline __attribute__((always_inline)) int64_t
-encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const runplan_t *rp, int64_t *uses,
+encode2_impl(const void *words_, const int wide, const int count, int64_t n, int64_t S, const runplan_t *rp, int64_t *uses,
              const uint64_t *lt, int64_t size,
              const int64_t *lit_idx, const int64_t *opt_cls, const int64_t *opt_cap, const int64_t *opt_lit,
              const int64_t *lens2, const int64_t *codes2, const int64_t *ks, const int64_t *nxt, const int64_t *g,
@@ -532,7 +534,8 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
                     oacc &= (((uint64_t)1) << nacc) - 1;
                 }
                 int64_t j = LT_CLS(e);
-                pr4[sc++ & 3][prev * NC + j] += 1;
+                if (count)
+                    pr4[sc++ & 3][prev * NC + j] += 1;
                 prev = j;
                 state = LT_NXT(e);
                 i++;
@@ -565,7 +568,8 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
                 return -1 - (end < hi ? end : i);
             if (r <= RMAX && rp[RP(state, r, e_best)].ok) {
                 const runplan_t *q = rp + RP(state, r, e_best);
-                uses[RP(state, r, e_best)]++;
+                if (count)
+                    uses[RP(state, r, e_best)]++;
                 int ln_ = q->len;
                 oacc = (oacc << ln_) | q->bits;
                 nacc += ln_;
@@ -576,7 +580,8 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
                     p++;
                     oacc &= (((uint64_t)1) << nacc) - 1;
                 }
-                pr4[sc++ & 3][prev * NC + q->first] += 1;
+                if (count)
+                    pr4[sc++ & 3][prev * NC + q->first] += 1;
                 prev = q->last;
                 state = q->nxt;
                 i = end;
@@ -589,7 +594,8 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
                 int64_t m = rr < opt_cap[o] ? rr : opt_cap[o];
                 uint64_t idx = opt_lit[o] ? (uint64_t)lit_idx[0] : (uint64_t)(m - 1);
                 PUT_SYMBOL(out, p, oacc, nacc, codes2[state * NC + j], lens2[state * NC + j], ks[j], idx);
-                pr4[sc++ & 3][prev * NC + j] += 1;
+                if (count)
+                    pr4[sc++ & 3][prev * NC + j] += 1;
                 prev = j;
                 state = (int)nxt[j];
                 rr -= m;
@@ -603,9 +609,10 @@ encode2_impl(const void *words_, const int wide, int64_t n, int64_t S, const run
         }
         out_sw[s_i++] = (uint32_t)(p - start);
     }
-    for (int c4 = 0; c4 < 4; c4++)
-        for (int x = 0; x < (NC + 1) * NC; x++)
-            pairs[x] += pr4[c4][x];
+    if (count)
+        for (int c4 = 0; c4 < 4; c4++)
+            for (int x = 0; x < (NC + 1) * NC; x++)
+                pairs[x] += pr4[c4][x];
 #undef W
 #undef G
 #undef CH
@@ -689,11 +696,18 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t word
                 q->nxt = (int32_t)s2;
                 q->ok = 1;
             }
-    int64_t rc = wide ? encode2_impl(words_, 1, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
-                                     nxt, g, ch, out, out_sw, pairs)
-                      : encode2_impl(words_, 0, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
-                                     nxt, g, ch, out, out_sw, pairs);
-    if (rc >= 0)                        /* the pairs inside the plans used */
+    int64_t rc;
+    if (pairs)
+        rc = wide ? encode2_impl(words_, 1, 1, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                 nxt, g, ch, out, out_sw, pairs)
+                  : encode2_impl(words_, 0, 1, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                 nxt, g, ch, out, out_sw, pairs);
+    else                                /* states_plan.code: the stripes only, no pairs counted */
+        rc = wide ? encode2_impl(words_, 1, 0, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                 nxt, g, ch, out, out_sw, pairs)
+                  : encode2_impl(words_, 0, 0, n, S, rp, uses, lt, size, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks,
+                                 nxt, g, ch, out, out_sw, pairs);
+    if (rc >= 0 && pairs)               /* the pairs inside the plans used */
         for (int st = 0; st < 2; st++)
             for (int64_t r = 1; r <= RMAX && r <= S; r++)
                 for (int e = 0; e < 2; e++) {
@@ -716,4 +730,134 @@ EXPORT int64_t lzs_encode2(const void *words_, int wide, int64_t n, int64_t word
     free(rp);
     free(lt);
     return rc;
+}
+
+/* ------------------------------------------------------------------------------------ token statistics */
+/* The order-1 token statistics of words coded in stripes of S, of every step-th stripe from the first (the two-table design of states.plan_two works on
+ * them instead of on a coded stream): a token is a nonzero word (a literal, of class lit_cls[value]) or a maximal
+ * run of zero words inside a stripe.
+ *   ll[a * NC + b]                 literal of class b after a literal of class a (a = 16: at the stripe start)
+ *   rh[(a * (NC + 1) + b) * (rcap + 1) + r]   runs of r <= rcap zeros after a (16: stripe start) before a literal
+ *                                  of class b (16: the stripe end)
+ *   lr[3 * i .. 3 * i + 2]         (a, b, r) of each longer run (at most lr_cap of them)
+ * Returns the number of longer runs, -1 - i for a word i no class covers, or -2 - n when lr_cap is too small. The
+ * literal pairs are counted in four copies (a pair that repeats does not wait for its previous increment). */
+EXPORT int64_t lzs_tokstats(const void *words_, int wide, int64_t n, int64_t S, int64_t step, const int8_t *lit_cls,
+                            int64_t size, int64_t rcap, int64_t *ll, int64_t *rh, int64_t *lr, int64_t lr_cap)
+{
+    const uint8_t *w8 = (const uint8_t *)words_;
+    const uint16_t *w16 = (const uint16_t *)words_;
+    uint32_t ll4[4][(NC + 1) * NC];
+    memset(ll4, 0, sizeof(ll4));
+    int64_t n_long = 0;
+    unsigned sc = 0;
+    for (int64_t lo = 0; lo < n; lo += step * S) {
+        int64_t hi = lo + S < n ? lo + S : n;
+        int prev = 16;
+        int64_t i = lo;
+        while (i < hi) {
+            int64_t v = wide ? (int64_t)w16[i] : (int64_t)w8[i];
+            if (v != 0) {
+                int c = v < size ? lit_cls[v] : -1;
+                if (c < 0)
+                    return -1 - i;
+                ll4[sc++ & 3][prev * NC + c]++;
+                prev = c;
+                i++;
+                continue;
+            }
+            int64_t end = wide ? run_end16(w16, i + 1, hi) : run_end8(w8, i + 1, hi);
+            int64_t r = end - i;
+            int b = 16;
+            if (end < hi) {
+                int64_t vn = wide ? (int64_t)w16[end] : (int64_t)w8[end];
+                b = vn < size ? lit_cls[vn] : -1;
+                if (b < 0)
+                    return -1 - end;
+            }
+            if (r <= rcap)
+                rh[(prev * (NC + 1) + b) * (rcap + 1) + r]++;
+            else {
+                if (n_long >= lr_cap)
+                    return -2 - n;
+                lr[3 * n_long] = prev;
+                lr[3 * n_long + 1] = b;
+                lr[3 * n_long + 2] = r;
+                n_long++;
+            }
+            if (b < 16) {                   /* the literal after the run is read here, its pair counted with the run */
+                prev = b;
+                i = end + 1;
+            } else
+                i = end;
+        }
+    }
+    for (int c4 = 0; c4 < 4; c4++)
+        for (int x = 0; x < (NC + 1) * NC; x++)
+            ll[x] += ll4[c4][x];
+    return n_long;
+}
+
+/* The class-code and index bits of the tokens of lzs_tokstats (ll; runs as (a, b, r, count) in ra, rb, rr, rn)
+ * coded with a two-state table set as lzs_encode2 codes them (a run ends in the state of the least bits for it
+ * and its literal's code, state A on a tie; its chunks as the run plan g / ch of lzs_run_dp says), stripe
+ * padding not counted; the class pairs of that parse are added to pairs. Returns -1 when a literal has no code
+ * in the state it is read in (the table set cannot code these tokens). */
+EXPORT int64_t lzs_tokeval(const int64_t *ll, int64_t n_runs, const int64_t *ra, const int64_t *rb,
+                           const int64_t *rr, const int64_t *rn, int64_t S, const int64_t *opt_cls,
+                           const int64_t *opt_cap, const int64_t *lens2, const int64_t *ks, const int64_t *nxt,
+                           const int64_t *g, const int64_t *ch, int64_t *pairs)
+{
+#define G(s, r, e) g[((s) * (S + 1) + (r)) * 2 + (e)]
+#define CH(s, r, e) ch[((s) * (S + 1) + (r)) * 2 + (e)]
+    const int64_t big = (int64_t)1 << 40;
+    int64_t bits = 0;
+    for (int a = 0; a <= NC; a++) {
+        int s = a < NC ? (int)nxt[a] : 0;
+        for (int b = 0; b < NC; b++) {
+            int64_t cnt = ll[a * NC + b];
+            if (!cnt)
+                continue;
+            int64_t c = lens2[s * NC + b];
+            if (!c)
+                return -1;
+            bits += cnt * (c + ks[b]);
+            pairs[a * NC + b] += cnt;
+        }
+    }
+    for (int64_t t = 0; t < n_runs; t++) {
+        int64_t a = ra[t], b = rb[t], r = rr[t], cnt = rn[t];
+        int s = a < NC ? (int)nxt[a] : 0;
+        int e_best = -1;
+        int64_t best = big;
+        for (int e = 0; e < 2; e++) {
+            int64_t v = G(s, r, e);
+            if (b < NC) {
+                int64_t c = lens2[e * NC + b];
+                if (!c)
+                    continue;
+                v += c;
+            }
+            if (v < best) {
+                best = v;
+                e_best = e;
+            }
+        }
+        if (e_best < 0 || best >= big)
+            return -1;
+        bits += cnt * (best + (b < NC ? ks[b] : 0));
+        int64_t prev = a, x = r, s2 = s;
+        while (x > 0) {
+            int64_t o = CH(s2, x, e_best), j = opt_cls[o];
+            pairs[prev * NC + j] += cnt;
+            prev = j;
+            s2 = nxt[j];
+            x -= x < opt_cap[o] ? x : opt_cap[o];
+        }
+        if (b < NC)
+            pairs[prev * NC + b] += cnt;
+    }
+#undef G
+#undef CH
+    return bits;
 }

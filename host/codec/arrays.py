@@ -103,7 +103,7 @@ def stream_stripe_len(numel: int, word_bits: int, stripe_len: int, min_stripes: 
 def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, attrs: dict | None = None,
              progress=None, L: int = 8, share: bool = True, plan_progress=None,
              group_below: int = DEFAULT_GROUP_BELOW, threads: int = 1, min_stripes: int = MIN_STRIPES,
-             stripe_bits: int | None = None, reorder: bool = True, rows=True) -> ct.Container:
+             stripe_bits: int | None = None, reorder: bool = True, rows=True, states: int = 1) -> ct.Container:
     """Code named arrays into a container.
 
     Parameters
@@ -148,10 +148,17 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
         Let a tensor of its own stream be a row stream (format version 6, docs/FORMAT.md section 3.1: mirrored
         rows coded by half) where that makes it smaller (:func:`lutzip.codec.rows.choose`). ``False``: none.
         A dict ``{name: (axes, modes)}``: exactly these tensors, so (what ``choose`` tries).
+    states : int
+        2: a table set gets a second code table (format version 5) where that codes its streams in fewer bits,
+        chosen from the words' token statistics before its stripes are coded (:mod:`lutzip.codec.states_plan`;
+        a table set with a row stream: planned on the coded row stripes afterwards,
+        :func:`lutzip.codec.states_plan.rewrite`). 1: one code table everywhere.
     """
     from lutzip.codec import bitstream           # the encoder (numba): imported when something is compressed
     from lutzip.codec.decode import MAX_STRIPE_WORDS
     from lutzip.errors import TableError
+    if int(states) not in (1, 2):
+        raise TableError(f"states={states}: 1 or 2 code tables")
     if not 1 <= int(stripe_len) <= MAX_STRIPE_WORDS:
         raise TableError(f"stripe length {stripe_len} outside 1..{MAX_STRIPE_WORDS}")
     from lutzip.codec import rows as rw
@@ -204,20 +211,32 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
     if not tables:
         from lutzip.codec.tables import raw_tableset
         tables = [raw_tableset(16)]
+    S_of = [stream_stripe_len(s_words[k].size, s_bits[k], stripe_len, min_stripes, stripe_bits)
+            if len(m) == 1 and s_words[k].size >= group_below else int(stripe_len) for k, m in enumerate(plan)]
+    two, rewrite = {}, False
+    if int(states) == 2:
+        from lutzip.codec import states_plan
+        if states_plan.available():
+            two = _two_tables(tables, assignment, plan, s_words, S_of, row_n, L)
+        else:                                # no C kernels: the one-table container rewritten (Python / numba)
+            rewrite = True
+    tables = [two[i][0] if i in two else ts for i, ts in enumerate(tables)]
     entries = [None] * len(names)
     chunks = []
     offset = 0
     for k, members in enumerate(plan):
         ts = tables[assignment[k]]
         i0 = members[0]
-        if i0 in row_n:
+        if assignment[k] in two:
+            S = S_of[k]
+            payload, sw = two[assignment[k]][1].pop(k)
+        elif i0 in row_n:
             N = row_n[i0]
             S = rw.rows_per_stripe(N, stream_stripe_len(word_list[i0].size, s_bits[k], stripe_len, min_stripes,
                                                         stripe_bits)) * N
             payload, sw = rw.RowEncoder(ts, N, row_modes[i0], S // N, dtypes[i0]).encode(word_list[i0])
         else:
-            S = stream_stripe_len(s_words[k].size, s_bits[k], stripe_len, min_stripes, stripe_bits) \
-                if len(members) == 1 and s_words[k].size >= group_below else int(stripe_len)
+            S = S_of[k]
             payload, sw = bitstream.encode_stripes(s_words[k], ts, S, threads=threads)
         starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))]).tolist()
         mv = memoryview(payload.astype("<u4", copy=False)).cast("B")     # the stripes' bytes, no copy
@@ -243,7 +262,31 @@ def compress(arrays: dict, tableset_fn=None, stripe_len: int = DEFAULT_STRIPE, a
             if progress:
                 progress(name)
     payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
-    return ct.Container(tables, entries, payload)
+    out = ct.Container(tables, entries, payload)
+    if rewrite:
+        from lutzip.codec import states as st
+        out = st.apply(out, L=L)
+    elif int(states) == 2 and row_n:           # the table sets of row streams: planned on their coded stripes
+        from lutzip.codec import states_plan
+        out = states_plan.rewrite(out, L=L, only_rows=True)
+    return out
+
+
+def _two_tables(tables, assignment, plan, s_words, S_of, row_n, L) -> dict:
+    """``{table index: (two-table set, {stream: (payload, stripe words)})}`` for the table sets whose streams
+    :func:`lutzip.codec.states_plan.plan_group` codes with two code tables (none with a row stream)."""
+    from lutzip.codec import states_plan
+    by = {}
+    for k, a in enumerate(assignment):
+        by.setdefault(a, []).append(k)
+    out = {}
+    for a, ks in by.items():
+        if any(plan[k][0] in row_n for k in ks) or tables[a].lens_b is not None:
+            continue
+        got = states_plan.plan_group(tables[a], [s_words[k] for k in ks], [S_of[k] for k in ks], L)
+        if got is not None:
+            out[a] = (got[0], dict(zip(ks, got[1])))
+    return out
 
 
 #: ``max_output="auto"``: the limit is the memory available when decoding starts (:func:`available_memory`)

@@ -243,9 +243,11 @@ def _literals_py(two: TableSet):
     return lit_cls, lit_idx
 
 
-def _encode2(words: np.ndarray, S: int, two: TableSet):
+def _encode2(words: np.ndarray, S: int, two: TableSet, lits=None, count: bool = True):
     """Code ``words`` in stripes of ``S`` with the two-state set ``two``, zero runs planned state-aware
-    (:func:`~lutzip.codec._statesnumba._encode2_kernel`). Returns ``(payload, stripe_words, pairs)``."""
+    (:func:`~lutzip.codec._statesnumba._encode2_kernel`). Returns ``(payload, stripe_words, pairs)``.
+    ``lits``: the ``(lit_cls, lit_idx)`` to code literals with (default :func:`_literals` of ``two``);
+    ``count`` False: the pairs are not counted (``None``; C kernels only)."""
     k = _c()
     if k is not None:
         _encode2_kernel, _run_dp = k.encode2, k.run_dp
@@ -253,7 +255,7 @@ def _encode2(words: np.ndarray, S: int, two: TableSet):
         from lutzip.codec._statesnumba import _encode2_kernel, _run_dp
     lens, codes, nxt = state_arrays(two)
     ks = _class_field(two, "k")
-    lit_cls, lit_idx = _literals(two)
+    lit_cls, lit_idx = _literals(two) if lits is None else lits
     opts = [(j, 1 << cl.k, 0) for j, cl in enumerate(two.classes) if cl.kind == ZRUN]
     if lit_cls[0] >= 0:
         opts.append((int(lit_cls[0]), 1, 1))
@@ -268,7 +270,7 @@ def _encode2(words: np.ndarray, S: int, two: TableSet):
     n_stripes = -(-n // S)
     out = np.empty(n_stripes * 2 + (n * (MAX_SYMBOL_BITS + 1)) // 32 + 2, np.uint32)
     out_sw = np.zeros(n_stripes, np.uint32)
-    pairs = np.zeros((MAX_CLASSES + 1, MAX_CLASSES), np.int64)
+    pairs = np.zeros((MAX_CLASSES + 1, MAX_CLASSES), np.int64) if count or k is None else None
     p = _encode2_kernel(np.ascontiguousarray(words).reshape(-1), S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit,
                         lens, codes, ks, nxt, g, ch, out, out_sw, pairs)
     if p < 0:

@@ -38,6 +38,8 @@ def _configure(lib):
         "lzs_literals": ([i64, i64, vp, vp, vp, vp, vp, i64, vp, vp, vp], i32),
         "lzs_run_dp": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
         "lzs_encode2": ([vp, i32, i64, i64, i64, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp, vp], i64),
+        "lzs_tokstats": ([vp, i32, i64, i64, i64, vp, i64, i64, vp, vp, vp, i64], i64),
+        "lzs_tokeval": ([vp, i64, vp, vp, vp, vp, i64, vp, vp, vp, vp, vp, vp, vp, vp], i64),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -140,7 +142,8 @@ def run_dp(S, opt_cls, opt_cap, lens2, ks, nxt, g, ch):
 
 def encode2(words, S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2, ks, nxt, g, ch, out, out_sw,
             pairs) -> int:
-    """``_statesnumba._encode2_kernel`` on uint8 or uint16 words (``out`` None: only the stripe words and pairs);
+    """``_statesnumba._encode2_kernel`` on uint8 or uint16 words (``out`` None: only the stripe words and pairs;
+    ``pairs`` None: the stripes only);
     ``lit_cls`` has an entry for every value of the words' width."""
     w = np.ascontiguousarray(words).reshape(-1)
     if w.dtype == np.uint8:
@@ -154,7 +157,69 @@ def encode2(words, S, lit_cls, lit_idx, opt_cls, opt_cap, opt_lit, lens2, codes2
         raise ValueError("encode2: words wider than the literal table")
     rc = int(lib().lzs_encode2(_p(w), wide, len(w), word_bits, int(S), _p(lit_cls), _p(lit_idx), _p(opt_cls),
                                _p(opt_cap), _p(opt_lit), _p(lens2), _p(codes2), _p(ks), _p(nxt), _p(g), _p(ch),
-                               _p(out) if out is not None else None, _p(out_sw), _p(pairs)))
+                               _p(out) if out is not None else None, _p(out_sw),
+                               _p(pairs) if pairs is not None else None))
     if rc == -(1 << 62):
         raise MemoryError("encode2: no memory")
     return rc
+
+
+#: runs of at most this many zeros are counted in :func:`tokstats`' dense histogram, longer ones listed
+RCAP = 64
+
+
+def tokstats(words, S: int, lit_cls, step: int = 1):
+    """The order-1 token statistics of ``words`` (uint8 or uint16) in stripes of ``S`` (``lzs_tokstats``):
+    ``(ll, runs)`` with ``ll`` the literal class pairs (17 x 16, int64; row 16: at a stripe start) and ``runs``
+    an int64 array of rows ``(a, b, r, count)``: ``count`` runs of ``r`` zeros after a literal of class ``a`` (16:
+    the stripe start) and before one of class ``b`` (16: the stripe end). ``lit_cls``: the class of each value
+    (-1: none; :func:`lutzip.codec.states._literals`). ``step``: only every ``step``-th stripe, from the first."""
+    return tokstats_many([words], [S], [step], lit_cls)
+
+
+def tokstats_many(words_list, S_list, steps, lit_cls):
+    """:func:`tokstats` of several streams (each its words, stripe length and step) counted together."""
+    lc = np.ascontiguousarray(lit_cls, np.int8)
+    ll = np.zeros((17, 16), np.int64)
+    rh = np.zeros((17, 17, RCAP + 1), np.int64)
+    longs, R = [], 1
+    for words, S, step in zip(words_list, S_list, steps):
+        w = np.ascontiguousarray(words).reshape(-1)
+        wide = 0 if w.dtype == np.uint8 else 1
+        if wide:
+            w = np.ascontiguousarray(w, np.uint16)
+        n, S = int(w.size), int(S)
+        R = max(R, S)
+        cap = n // (RCAP + 1) + (-(-n // S) if n else 0) + 1
+        lr = np.empty(3 * cap, np.int64)
+        rc = int(lib().lzs_tokstats(_p(w), wide, n, S, max(int(step), 1), _p(lc), len(lc), RCAP, _p(ll), _p(rh),
+                                    _p(lr), cap))
+        if rc < -1 - n:
+            raise AssertionError("tokstats: long-run list overflow")
+        if rc < 0:
+            from lutzip.errors import TableError
+            raise TableError(f"word {-1 - rc} is not covered by a class of the table set")
+        if rc:
+            longs.append(lr[:3 * rc].reshape(rc, 3))
+    a, b, r = np.nonzero(rh)
+    dense = np.stack([a, b, r, rh[a, b, r]], 1)
+    if longs:
+        lr = np.concatenate(longs) if len(longs) > 1 else longs[0]
+        key, cnt = np.unique((lr[:, 0] * 17 + lr[:, 1]) * (R + 1) + lr[:, 2], return_counts=True)
+        ab, r = np.divmod(key, R + 1)
+        a, b = np.divmod(ab, 17)
+        dense = np.concatenate([dense, np.stack([a, b, r, cnt], 1)])
+    return ll, np.asfortranarray(dense, np.int64)
+
+
+def tokeval(ll, runs, S, opt_cls, opt_cap, lens2, ks, nxt, g, ch, pairs) -> int:
+    """``lzs_tokeval``: the class-code and index bits of the tokens (:func:`tokstats`) coded with the two-state
+    arrays (the run plan ``g`` / ``ch`` of :func:`run_dp` for stripes of ``S``), their class pairs added to
+    ``pairs`` (17 x 16 int64); -1 when a literal has no code in its state."""
+    runs = np.asarray(runs, np.int64).reshape(-1, 4)
+    ra, rb, rr, rn = (np.ascontiguousarray(runs[:, i]) for i in range(4))     # no copies of a Fortran-order array
+    if len(rr) and int(rr.max()) > S:
+        raise ValueError("tokeval: a run longer than the stripe")
+    ll = _i64(ll)
+    return int(lib().lzs_tokeval(_p(ll), len(ra), _p(ra), _p(rb), _p(rr), _p(rn), int(S), _p(_i64(opt_cls)),
+                                 _p(_i64(opt_cap)), _p(lens2), _p(ks), _p(nxt), _p(g), _p(ch), _p(pairs)))
