@@ -30,6 +30,18 @@ import numpy as np
 from lutzip.codec.tables import LUT, MAX_CLASSES, RANGE, ZRUN, ClassSpec, TableSet
 from lutzip.errors import TableError
 
+#: ``"auto"``: the C cut of :mod:`lutzip.codec.design_c` where it builds, else the numpy code; ``"py"``: always numpy
+KERNELS = "auto"
+
+
+def _c():
+    """The :mod:`lutzip.codec.design_c` module when its kernels are used, else ``None``."""
+    if KERNELS != "auto":
+        return None
+    from lutzip.codec import design_c
+    return design_c if design_c.lib() is not None else None
+
+
 #: the largest LUT class (index bits) the design cuts
 MAX_K = 7
 
@@ -71,6 +83,14 @@ def state_counts(words_list, T):
         ha += np.bincount(w[~sb], minlength=256)
         hb += np.bincount(w[sb], minlength=256)
     return ha, hb
+
+
+def joint_state_counts(joint, T):
+    """:func:`state_counts` from the words' :func:`pair_counts` ``(joint, first)`` (the same counts)."""
+    joint, first = joint
+    S = value_set(T)
+    hb = joint[S].sum(0)
+    return joint.sum(0) + first - hb, hb
 
 
 def _xlogx(x):
@@ -146,10 +166,14 @@ def intervals(words_list, keep: int = 1, joint=None):
     P = np.concatenate([np.zeros((1, int(cols.sum())), np.int64), np.cumsum(joint[rows][:, cols], 0)])
     total = P[-1] + first[cols]
     lo, hi = np.triu_indices(len(rows) + 1, 1)
-    hb = P[hi] - P[lo]
-    cost = _rows_entropy(hb) + _rows_entropy(total - hb)
-    ok = (hb.sum(-1) > 0) & ((total - hb).sum(-1) > 0)
-    cost = np.where(ok, cost, np.inf)
+    k = _c()
+    if k is not None:
+        cost = k.interval_costs(P, total)
+    else:
+        hb = P[hi] - P[lo]
+        cost = _rows_entropy(hb) + _rows_entropy(total - hb)
+        ok = (hb.sum(-1) > 0) & ((total - hb).sum(-1) > 0)
+        cost = np.where(ok, cost, np.inf)
     out = []
     for i in np.argsort(cost, kind="stable")[:keep]:
         if not np.isfinite(cost[i]):
@@ -234,15 +258,22 @@ def _partition(ha, hb, zr, T, room: int, mu, L: int):
     present = (ha + hb) > 0
     if zr:
         present[0] = False
+    k = _c()
     lists = []
     for sel in (S, ~S):
         v = vals[sel & present]
         order = v[np.argsort(-(ha[v] + hb[v]), kind="stable")]
-        f, back = _cut(ha[order], hb[order], room, MAX_K, mu, L)
+        f, back = (k.cut if k is not None else _cut)(ha[order], hb[order], room, MAX_K, mu, L)
         tail_a = np.concatenate([np.cumsum(ha[order][::-1])[::-1], [0]]) if len(order) else np.zeros(1)
         tail_b = np.concatenate([np.cumsum(hb[order][::-1])[::-1], [0]]) if len(order) else np.zeros(1)
         lists.append((order, f, back, tail_a, tail_b))
     (o1, f1, b1, ta1, tb1), (o2, f2, b2, ta2, tb2) = lists
+    if k is not None:
+        got = k.join(f1, f2, room, ta1, tb1, ta2, tb2, mu, L)
+        if got is None:
+            return None
+        m1, i1, m2, i2 = got
+        return _parts(b1, o1, m1, i1, b2, o2, m2, i2, zr)
     ea = ta1[:, None] + ta2[None, :]                  # the escape's counts for every pair of list ends
     eb = tb1[:, None] + tb2[None, :]
     esc = _code_cost(ea, mu[0], L) + _code_cost(eb, mu[1], L) + (ea + eb) * 8
@@ -264,6 +295,11 @@ def _partition(ha, hb, zr, T, room: int, mu, L: int):
     if best is None:
         return None
     _, m1, i1, m2, i2 = best
+    return _parts(b1, o1, m1, i1, b2, o2, m2, i2, zr)
+
+
+def _parts(b1, o1, m1, i1, b2, o2, m2, i2, zr):
+    """:func:`_partition`'s ``(small, large, rest)`` of the chosen ends of the two lists."""
     small = _classes_of(b1, o1, m1, i1)
     large = _classes_of(b2, o2, m2, i2)
     covered = set(v for _, ms in small + large for v in ms)
@@ -307,16 +343,17 @@ def _build(ha, hb, zr, small, large, rest, L: int, zero_in_s: bool = True):
     return two, float(bits)
 
 
-def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS):
+def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None):
     """A two-state 8-bit table set for the words (steps 1-2 of the module text), or ``None`` when there is no room.
     ``T``: the magnitude threshold, or a value set ``S`` (:func:`value_set`).
 
     ``zruns``: the ZRUN classes (``ClassSpec``) of the one-table set, kept; value 0 is then left to them. The cut is
     made for each pair of Lagrange multipliers of ``factors`` (the states' Kraft sums: the classes' integer code
     lengths enter the cut's cost) and the ideal lengths; the partition of the fewest bits after package-merge is
-    kept. Returns ``(tableset, estimated_bits)``.
+    kept. Returns ``(tableset, estimated_bits)``. ``joint``: the words' :func:`pair_counts`, if known (the state
+    counts then come from them: :func:`joint_state_counts`).
     """
-    ha, hb = state_counts(words_list, T)
+    ha, hb = state_counts(words_list, T) if joint is None else joint_state_counts(joint, T)
     zr = [cl for cl in zruns if cl.kind == ZRUN]
     room = MAX_CLASSES - len(zr) - 1                      # the escape class
     if room < 2 or not ha.sum() or not hb.sum():
@@ -363,10 +400,10 @@ def table_bytes(ts: TableSet) -> int:
     return len(_pack_tables([ts], 5))
 
 
-def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1) -> list:
+def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1, joint=None) -> list:
     """The value sets :func:`redesign` tries: the ``n_thresholds`` best magnitude thresholds (ints) and the
     ``n_intervals`` best intervals (masks) that are not one of those thresholds, by :func:`ideal_bits`."""
-    joint = pair_counts(words_list)
+    joint = pair_counts(words_list) if joint is None else joint
     out = list(thresholds(words_list, n_thresholds, joint=joint))
     seen = [value_set(T) for T in out]
     if n_intervals:
@@ -389,29 +426,44 @@ def table_cost(ts: TableSet) -> float:
     return TABLE_WEIGHT * table_bytes(ts)
 
 
+def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 2, n_intervals: int = 1, joint=None) -> list:
+    """The table sets :func:`redesign` codes, by estimate: ``[(estimated bits, tableset)]``, smallest first (bits of
+    :func:`design_two` plus 8 x :func:`table_cost`). ``joint``: the words' :func:`pair_counts`, if known."""
+    if ts.word_bits != 8:
+        return []
+    joint = pair_counts(words_list) if joint is None else joint
+    zr = [cl for cl in ts.classes if cl.kind == ZRUN]
+    first = joint[1]
+    n = int(joint[0].sum() + first.sum())
+    zeros = int(joint[0][:, 0].sum() + first[0])
+    # dense words: zero also as a plain value (no ZRUN class), its class slot free for the cut
+    zr_sets = [zr] + ([[]] if zr and zeros * DENSE_ZEROS < n else [])
+    out = []
+    for T, zr in ((T, z) for T in candidates(words_list, n_thresholds, n_intervals, joint=joint) for z in zr_sets):
+        got = design_two(words_list, zr, T, L, joint=joint)
+        if got is not None:
+            out.append((got[1] + 8 * table_cost(got[0]), len(out), got[0]))
+    out.sort(key=lambda x: x[:2])
+    return [(b, two) for b, _, two in out]
+
+
 def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: int = 2, rounds: int = 2,
-             n_intervals: int = 1):
+             n_intervals: int = 1, joint=None, n_coded: int | None = None, found=None):
     """The smallest coding of the streams ``words_list`` (stripe lengths ``stripe_lens``) with a table set of
     :func:`design_two`, or ``None`` (not an 8-bit set, or nothing could be designed).
 
     The value sets tried are :func:`candidates` (``n_thresholds`` magnitude thresholds, ``n_intervals`` intervals).
-    Returns ``(tableset, [(payload, stripe_words)], bytes)``: ``bytes`` the streams' payload plus the table set's
-    own bytes (:func:`table_cost`), so it compares with the one-table set's streams plus its table cost.
+    ``n_coded``: code only that many of them, the smallest by estimate (:func:`designs`; ``None``: all);
+    ``found``: :func:`designs` of the words, if known. Returns ``(tableset, [(payload, stripe_words)], bytes)``:
+    ``bytes`` the streams' payload plus the table set's own bytes (:func:`table_cost`), so it compares with the
+    one-table set's streams plus its table cost.
     """
     from lutzip.codec.states import _encode2
     if ts.word_bits != 8:
         return None
-    zr = [cl for cl in ts.classes if cl.kind == ZRUN]
-    n = sum(int(np.size(w)) for w in words_list)
-    zeros = sum(int(np.count_nonzero(np.asarray(w) == 0)) for w in words_list)
-    # dense words: zero also as a plain value (no ZRUN class), its class slot free for the cut
-    zr_sets = [zr] + ([[]] if zr and zeros * DENSE_ZEROS < n else [])
+    found = designs(words_list, ts, L, n_thresholds, n_intervals, joint) if found is None else found
     best = None
-    for T, zr in ((T, z) for T in candidates(words_list, n_thresholds, n_intervals) for z in zr_sets):
-        got = design_two(words_list, zr, T, L)
-        if got is None:
-            continue
-        cur = got[0]
+    for _, cur in (found if n_coded is None else found[:n_coded]):
         for _ in range(int(rounds) + 1):
             try:
                 res = [_encode2(w, S, cur) for w, S in zip(words_list, stripe_lens)]
