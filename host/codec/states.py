@@ -454,15 +454,60 @@ def _redesign(c, group, ts, L, memo=None):
 
 def _memo() -> dict:
     """What the redesign path computes once per stream or set of streams (words, pair counts, designs)."""
-    return {"words": {}, "joint": {}, "designs": {}, "two": {}}
+    return {"words": {}, "joint": {}, "designs": {}, "two": {}, "axes": {}}
 
 
 def _words(c, s, ts, memo):
-    """The words of stream ``s`` (coded with ``ts``), decoded once."""
+    """The words of stream ``s`` (coded with ``ts``), decoded once; in the axis order :func:`_axis_order` picks for
+    a redesigned 8-bit tensor (``memo["axes"]``)."""
     from lutzip.codec.decode import decode_stripes
     if s.index not in memo["words"]:
-        memo["words"][s.index] = decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)
+        w = decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)
+        got = _axis_order(c, s, w) if ts.word_bits == 8 else None
+        if got is not None:
+            memo["axes"][s.index], w = got
+        memo["words"][s.index] = w
     return memo["words"][s.index]
+
+
+#: a redesigned 8-bit tensor of at least this many words that owns its stream is also tried in other axis orders
+AXES_MIN_WORDS = 16384
+#: the orders tried (those of the tensor's axes; 4-D: a convolution's kernel axes and its channel axes swapped)
+AXES_TRIED = {2: [(1, 0)], 3: [(0, 2, 1), (1, 0, 2)], 4: [(0, 1, 3, 2), (1, 0, 2, 3), (1, 0, 3, 2)]}
+#: a new order must save this many bytes of the two-state order-0 estimate (the index stores it in a few bytes)
+AXES_MIN_GAIN = 16
+
+
+def _axis_order(c, s, words):
+    """``(axes, words)``: an axis order (``numpy.transpose`` of the tensor in its own order) in which the stream's
+    words have a smaller two-state order-0 estimate than in the order they are coded in, and the words in it;
+    or ``None``. Two code tables read a word in the state the word before it leaves: the order decides which
+    words neighbour (docs/log/2026-12-compression.md, 2026-12-07 late night). The estimate: the best of the
+    stored order's value sets (:func:`lutzip.codec.states_design.candidates`), by the pairs of each order."""
+    from lutzip.codec import layout
+    from lutzip.codec import states_design as sd
+    if len(s.members) != 1 or getattr(s, "rows", False) or s.numel < AXES_MIN_WORDS:
+        return None
+    t = c.tensors[s.members[0]]
+    tried = AXES_TRIED.get(len(t.shape))
+    if not tried or (t.stream_numel or t.numel) != s.numel:
+        return None
+    joint = sd.pair_counts([words])
+    sets = sd.candidates([words], 1, 1, joint=joint)
+
+    def bits(j):
+        return min(sd.ideal_bits(*sd.joint_state_counts(j, T)) for T in sets)
+
+    own = layout.restore(np.asarray(words).reshape(t.stored_shape), t.axes)
+    best, best_bits, best_words = None, bits(joint) - 8 * AXES_MIN_GAIN, None
+    for axes in tried:
+        if axes == t.axes:
+            continue
+        w = layout.stored(own, axes).reshape(-1)
+        b = bits(sd.pair_counts([w]))
+        if b < best_bits:
+            best, best_bits, best_words = axes, b, w
+    return None if best is None else (best, best_words)
 
 
 def _designs(c, group, ts, L, memo):
@@ -646,6 +691,7 @@ def _apply(c, L, greedy, report, replan, redesign, memo=None):
     new_tables = list(c.tables)
     new_stripes = {}                                   # stream index -> (payload, stripe_words)
     retable = {}                                       # stream index -> its new table index (a split group)
+    new_axes = {}                                      # stream index -> the axis order its words are coded in
     for ti, group in by_table.items():
         ts = c.tables[ti]
         if ts.lens_b is not None:
@@ -665,9 +711,11 @@ def _apply(c, L, greedy, report, replan, redesign, memo=None):
             continue
         if parts is None:
             parts = [(group, two, coded, redesigned)]
-        for i, (part, two, coded, _) in enumerate(parts):
+        for i, (part, two, coded, redone) in enumerate(parts):
             if callable(coded):                         # a transcoding sized from the class pairs: written now
                 coded = coded()
+            if redone and memo is not None:             # a redesigned stream may be coded in another axis order
+                new_axes.update((s.index, memo["axes"][s.index]) for s in part if s.index in memo["axes"])
             if i:
                 retable.update((s.index, len(new_tables)) for s in part)
                 new_tables.append(two)
@@ -688,7 +736,8 @@ def _apply(c, L, greedy, report, replan, redesign, memo=None):
             payload, sw, crcs = c.stripe_payload(s), s.stripe_words, s.stripe_crcs
         for i in s.members:
             tensors[i] = dataclasses.replace(tensors[i], offset=offset, stripe_words=sw, stripe_crcs=crcs,
-                                             table=retable.get(s.index, tensors[i].table))
+                                             table=retable.get(s.index, tensors[i].table),
+                                             axes=new_axes.get(s.index, tensors[i].axes))
         chunks.append(np.asarray(payload, np.uint32))
         offset += 4 * len(payload)
     payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)

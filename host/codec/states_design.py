@@ -314,17 +314,24 @@ def _build(ha, hb, zr, small, large, rest, L: int, zero_in_s: bool = True):
     from lutzip.codec.states import _lengths
     za = int(ha[0]) if zr else 0                          # zeros: one ZRUN symbol each (an estimate)
     zb = int(hb[0]) if zr else 0
-    lut3, specs, ca, cb, follow = [], [], [], [], 0
+    specs, ca, cb, follow, blocks = [], [], [], 0, []
     for group, in_f in ((small, True), (large, False)):
         for k, members in group:
-            param = len(lut3)                         # members by value: a class's order is free, this one
-            members = sorted(members)                 # compresses better in the LZMA2 metadata block
-            lut3 += members + [members[-1]] * ((1 << k) - len(members))
+            # a class's members in LUT3, and the classes' places in it, are free: members by int8 value, the
+            # classes' blocks by their smallest member, compress best in the LZMA2 metadata block (nudenet int8
+            # 0 %: -121 B against members by word, classes in list order)
+            members = sorted(members, key=lambda v: v - 256 if v >= 128 else v)
+            blocks.append((members[0] - 256 if members[0] >= 128 else members[0], len(specs),
+                           members + [members[-1]] * ((1 << k) - len(members))))
             if in_f:
                 follow |= 1 << len(specs)
-            specs.append((LUT, k, param))
+            specs.append((LUT, k, 0))
             ca.append(float(ha[members].sum()))
             cb.append(float(hb[members].sum()))
+    lut3 = []
+    for _, j, block in sorted(blocks, key=lambda b: b[:2]):
+        specs[j] = (LUT, specs[j][1], len(lut3))
+        lut3 += block
     specs.append((RANGE, 8, 0))
     ca.append(float(ha[rest].sum()))
     cb.append(float(hb[rest].sum()))
@@ -343,7 +350,7 @@ def _build(ha, hb, zr, small, large, rest, L: int, zero_in_s: bool = True):
     return two, float(bits)
 
 
-def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None):
+def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None, refine: bool = False):
     """A two-state 8-bit table set for the words (steps 1-2 of the module text), or ``None`` when there is no room.
     ``T``: the magnitude threshold, or a value set ``S`` (:func:`value_set`).
 
@@ -374,7 +381,85 @@ def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None)
         except TableError:
             continue
         if best is None or got[1] < best[1]:
-            best = got
+            best, best_part = got, part
+    if best is not None and refine:
+        best = _refine(ha, hb, zr, best_part, best, L, value_set(T))
+    return best
+
+
+#: rounds of :func:`_refine` (moves and swaps of values between classes, then new code lengths)
+REFINE_ROUNDS = 4
+
+
+def _refine(ha, hb, zr, part, built, L: int, S: np.ndarray):
+    """Values moved between the classes of a partition (:func:`_partition`) while that makes the estimate smaller:
+    with each class's code lengths fixed (those :func:`_build` gave it), the best single move (a value to a class
+    with a free LUT3 slot, or to the escape) or swap of two values, one at a time, within the small and within
+    the large values; then the code lengths are derived again. The cut is optimal only for classes that are runs
+    of the values sorted by count; this drops that restriction. Returns ``(tableset, estimated bits)``."""
+    small, large, rest = [[(k, list(m)) for k, m in g] for g in part[:2]] + [list(part[2])]
+    zero_in_s = bool(S[0])
+    best = built
+    for _ in range(REFINE_ROUNDS):
+        two = best[0]
+        n_s, n_l = len(small), len(large)
+        la = np.array([cl.c for cl in two.classes], np.float64)
+        lb = np.array(two.lens_b, np.float64)
+        ks = np.array([cl.k for cl in two.classes], np.float64)
+        wa, wb = la + ks, lb + ks                         # bits of a value of each class, per state
+        esc = n_s + n_l                                   # the escape's class index (after the LUT classes)
+        moved = False
+        for lo, group, side in ((0, small, True), (n_s, large, False)):
+            # the values of this list and the escape's values of the same list (by the present value set)
+            vals = [v for _, m in group for v in m]
+            cls = [lo + j for j, (_, m) in enumerate(group) for _ in m]
+            eidx = [v for v in rest if (ha[v] + hb[v]) > 0 and bool(S[v]) == side and not (zr and v == 0)]
+            vals += eidx
+            cls += [esc] * len(eidx)
+            if len(vals) < 2:
+                continue
+            vals = np.array(vals)
+            cls = np.array(cls)
+            cids = np.array(list(range(lo, lo + len(group))) + [esc])
+            cap = np.array([1 << k for k, _ in group] + [1 << 30])
+            A, B = ha[vals].astype(np.float64), hb[vals].astype(np.float64)
+            C = A[:, None] * wa[cids][None, :] + B[:, None] * wb[cids][None, :]      # value x class (local)
+            loc = np.array([int(np.flatnonzero(cids == x)[0]) for x in cls])
+            for _ in range(4 * len(vals)):
+                cnt = np.bincount(loc, minlength=len(cids))
+                cur = C[np.arange(len(vals)), loc]
+                Cx = C[:, loc]                                  # Cx[u, v]: u in v's class
+                gs = cur[:, None] + cur[None, :] - Cx - Cx.T
+                i = int(np.argmax(gs))
+                gsw = gs.flat[i]
+                gm = cur[:, None] - C
+                ok = (cnt < cap)[None, :] & (cnt[loc] > 1)[:, None]
+                gm = np.where(ok, gm, -np.inf)
+                jm = int(np.argmax(gm))
+                gmv = gm.flat[jm]
+                if max(gsw, gmv) <= 1e-9:
+                    break
+                if gsw >= gmv:
+                    u, v = divmod(i, len(vals))
+                    loc[u], loc[v] = loc[v], loc[u]
+                else:
+                    u, c = divmod(jm, len(cids))
+                    loc[u] = c
+                moved = True
+            members = [[] for _ in cids]
+            for v, c in zip(vals.tolist(), loc.tolist()):
+                members[c].append(v)
+            group[:] = [(k, sorted(m, key=lambda v: -(ha[v] + hb[v]))) for (k, _), m in zip(group, members[:-1])]
+            rest = [v for v in rest if v not in set(eidx)] + members[-1]
+        if not moved:
+            break
+        try:
+            got = _build(ha, hb, zr, small, large, sorted(rest), L, zero_in_s)
+        except TableError:
+            break
+        if got[1] >= best[1]:
+            break
+        best = got
     return best
 
 
