@@ -45,7 +45,7 @@ def test_designs_and_intervals_match_numpy(seed, monkeypatch):
         iv = sd.intervals(words, 4)
         found = sd.designs(words, ts, 8)
         got[mode] = ([(x[1], x[2]) for x in iv], [round(x[0], 3) for x in iv],
-                     [(b, repr(t.classes), t.lut3.tolist(), t.lens_b, t.follow) for b, t in found])
+                     [(x[0], repr(x[1].classes), x[1].lut3.tolist(), x[1].lens_b, x[1].follow) for x in found])
     assert got["auto"][0] == got["py"][0]
     assert np.allclose(got["auto"][1], got["py"][1], rtol=1e-9)
     assert got["auto"][2] == got["py"][2]

@@ -445,7 +445,9 @@ def _redesign(c, group, ts, L, memo=None):
     if not found:
         return None
     words = [_words(c, s, ts, memo) for s in group]
-    got = sd.redesign(words, [s.stripe_len for s in group], ts, L, found=found, n_coded=1)
+    joint = (sum(memo["joint"][s.index][0] for s in group), sum(memo["joint"][s.index][1] for s in group))
+    got = sd.redesign(words, [s.stripe_len for s in group], ts, L, joint=joint, found=found, n_coded=1,
+                      refine=REFINE)
     if got is None:
         return None
     two, coded, size = got
@@ -532,8 +534,11 @@ def _estimate(c, group, ts, L, memo) -> float:
     return found[0][0] / 8 if found else float("inf")
 
 
+#: the coded redesigns' values moved between classes (:func:`lutzip.codec.states_design._refine`)
+REFINE = True
+
 #: with ``redesign``, a stream of at least this many words is also tried with a table set of its own
-SPLIT_MIN = 65536
+SPLIT_MIN = 32768
 
 
 def _two_tables(c, group, ts, pairs, L, greedy, replan, plains=None, sps=None):

@@ -511,9 +511,16 @@ def table_cost(ts: TableSet) -> float:
     return TABLE_WEIGHT * table_bytes(ts)
 
 
-def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 2, n_intervals: int = 1, joint=None) -> list:
+def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 4, n_intervals: int = 4, joint=None,
+            factors=None, full_top="default") -> list:
     """The table sets :func:`redesign` codes, by estimate: ``[(estimated bits, tableset)]``, smallest first (bits of
-    :func:`design_two` plus 8 x :func:`table_cost`). ``joint``: the words' :func:`pair_counts`, if known."""
+    :func:`design_two` plus 8 x :func:`table_cost`). ``joint``: the words' :func:`pair_counts`, if known.
+
+    Each value set of :func:`candidates` (with and, for dense words, without the ZRUN classes) is cut with the
+    multipliers :data:`QUICK_FACTORS`, then the ``full_top`` (default :data:`FULL_TOP`) best again with ``factors``
+    (default :data:`MU_FACTORS`)."""
+    factors = MU_FACTORS if factors is None else factors
+    full_top = FULL_TOP if full_top == "default" else full_top
     if ts.word_bits != 8:
         return []
     joint = pair_counts(words_list) if joint is None else joint
@@ -523,32 +530,53 @@ def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 2, n_inter
     zeros = int(joint[0][:, 0].sum() + first[0])
     # dense words: zero also as a plain value (no ZRUN class), its class slot free for the cut
     zr_sets = [zr] + ([[]] if zr and zeros * DENSE_ZEROS < n else [])
-    out = []
+    tried = []
     for T, zr in ((T, z) for T in candidates(words_list, n_thresholds, n_intervals, joint=joint) for z in zr_sets):
-        got = design_two(words_list, zr, T, L, joint=joint)
+        got = design_two(words_list, zr, T, L, factors=QUICK_FACTORS if full_top else factors, joint=joint)
         if got is not None:
-            out.append((got[1] + 8 * table_cost(got[0]), len(out), got[0]))
-    out.sort(key=lambda x: x[:2])
-    return [(b, two) for b, _, two in out]
+            tried.append((got[1] + 8 * table_cost(got[0]), len(tried), got[0], T, zr))
+    tried.sort(key=lambda x: x[:2])
+    if full_top:                          # the best few by the quick estimate cut again with every multiplier
+        for i, (_, o, _, T, zr) in enumerate(tried[:full_top]):
+            got = design_two(words_list, zr, T, L, factors=factors, joint=joint)
+            if got is not None:
+                tried[i] = (min(tried[i][0], got[1] + 8 * table_cost(got[0])), o,
+                            got[0] if got[1] + 8 * table_cost(got[0]) < tried[i][0] else tried[i][2], T, zr)
+        tried.sort(key=lambda x: x[:2])
+    return [(b, two, T, zr) for b, _, two, T, zr in tried]
+
+
+#: the multipliers of :func:`designs`' first pass over the value sets (the best :data:`FULL_TOP` are cut again
+#: with :data:`MU_FACTORS`)
+QUICK_FACTORS = (1.0,)
+#: how many value sets :func:`designs` cuts with every multiplier of :data:`MU_FACTORS` (``None``: all, one pass)
+FULL_TOP = 4
 
 
 def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: int = 2, rounds: int = 2,
-             n_intervals: int = 1, joint=None, n_coded: int | None = None, found=None):
+             n_intervals: int = 1, joint=None, n_coded: int | None = None, found=None, refine: bool = False):
     """The smallest coding of the streams ``words_list`` (stripe lengths ``stripe_lens``) with a table set of
     :func:`design_two`, or ``None`` (not an 8-bit set, or nothing could be designed).
 
     The value sets tried are :func:`candidates` (``n_thresholds`` magnitude thresholds, ``n_intervals`` intervals).
     ``n_coded``: code only that many of them, the smallest by estimate (:func:`designs`; ``None``: all);
-    ``found``: :func:`designs` of the words, if known. Returns ``(tableset, [(payload, stripe_words)], bytes)``:
+    ``found``: :func:`designs` of the words, if known; ``refine``: the coded designs' values moved between their
+    classes where that lowers the estimate (:func:`_refine`). Returns ``(tableset, [(payload, stripe_words)], bytes)``:
     ``bytes`` the streams' payload plus the table set's own bytes (:func:`table_cost`), so it compares with the
     one-table set's streams plus its table cost.
     """
     from lutzip.codec.states import _encode2
     if ts.word_bits != 8:
         return None
+    joint = pair_counts(words_list) if joint is None else joint
     found = designs(words_list, ts, L, n_thresholds, n_intervals, joint) if found is None else found
     best = None
-    for _, cur in (found if n_coded is None else found[:n_coded]):
+    for entry in (found if n_coded is None else found[:n_coded]):
+        cur = entry[1]
+        if refine and len(entry) > 2:                 # values moved between the classes (:func:`_refine`)
+            got = design_two(words_list, entry[3], entry[2], L, joint=joint, refine=True)
+            if got is not None and got[1] + 8 * table_cost(got[0]) < entry[0]:
+                cur = got[0]
         for _ in range(int(rounds) + 1):
             try:
                 res = [_encode2(w, S, cur) for w, S in zip(words_list, stripe_lens)]
