@@ -434,24 +434,113 @@ def _replan(c, group, ts, two, coded, after, L, greedy, rounds, cache=None):
     return best[1], best[2], best[0]
 
 
-def _redesign(c, group, ts, L):
+def _redesign(c, group, ts, L, memo=None):
     """:func:`lutzip.codec.states_design.redesign` on a group's streams, as ``(after, tableset, coded)`` with
     ``after`` in the terms of :func:`apply` (stream bytes + the table bytes beyond the one-table set's), or
-    ``None``."""
-    from lutzip.codec.decode import decode_stripes
+    ``None``. Only the design of the smallest estimate is coded (:func:`_designs`; the estimate ranked the coded
+    sizes of every candidate alike on nudenet int8 0 %'s 15 table sets). ``memo``: :func:`_memo`."""
     from lutzip.codec import states_design as sd
     if any(getattr(s, "rows", False) for s in group):
         return None                                 # row streams: not redesigned (their stripes' lengths vary)
-    words = [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts) for s in group]
-    got = sd.redesign(words, [s.stripe_len for s in group], ts, L)
+    memo = _memo() if memo is None else memo
+    found = _designs(c, group, ts, L, memo)
+    if not found:
+        return None
+    words = [_words(c, s, ts, memo) for s in group]
+    joint = (sum(memo["joint"][s.index][0] for s in group), sum(memo["joint"][s.index][1] for s in group))
+    got = sd.redesign(words, [s.stripe_len for s in group], ts, L, joint=joint, found=found, n_coded=1,
+                      refine=REFINE)
     if got is None:
         return None
     two, coded, size = got
     return size - sd.table_cost(ts), two, coded
 
 
+def _memo() -> dict:
+    """What the redesign path computes once per stream or set of streams (words, pair counts, designs)."""
+    return {"words": {}, "joint": {}, "designs": {}, "two": {}, "axes": {}}
+
+
+def _words(c, s, ts, memo):
+    """The words of stream ``s`` (coded with ``ts``), decoded once; in the axis order :func:`_axis_order` picks for
+    a redesigned 8-bit tensor (``memo["axes"]``)."""
+    from lutzip.codec.decode import decode_stripes
+    if s.index not in memo["words"]:
+        w = decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)
+        got = _axis_order(c, s, w) if ts.word_bits == 8 else None
+        if got is not None:
+            memo["axes"][s.index], w = got
+        memo["words"][s.index] = w
+    return memo["words"][s.index]
+
+
+#: a redesigned 8-bit tensor of at least this many words that owns its stream is also tried in other axis orders
+AXES_MIN_WORDS = 16384
+#: the orders tried (those of the tensor's axes; 4-D: a convolution's kernel axes and its channel axes swapped)
+AXES_TRIED = {2: [(1, 0)], 3: [(0, 2, 1), (1, 0, 2)], 4: [(0, 1, 3, 2), (1, 0, 2, 3), (1, 0, 3, 2)]}
+#: a new order must save this many bytes of the two-state order-0 estimate (the index stores it in a few bytes)
+AXES_MIN_GAIN = 16
+
+
+def _axis_order(c, s, words):
+    """``(axes, words)``: an axis order (``numpy.transpose`` of the tensor in its own order) in which the stream's
+    words have a smaller two-state order-0 estimate than in the order they are coded in, and the words in it;
+    or ``None``. Two code tables read a word in the state the word before it leaves: the order decides which
+    words neighbour (docs/log/2026-12-compression.md, 2026-12-07 late night). The estimate: the best of the
+    stored order's value sets (:func:`lutzip.codec.states_design.candidates`), by the pairs of each order."""
+    from lutzip.codec import layout
+    from lutzip.codec import states_design as sd
+    if len(s.members) != 1 or getattr(s, "rows", False) or s.numel < AXES_MIN_WORDS:
+        return None
+    t = c.tensors[s.members[0]]
+    tried = AXES_TRIED.get(len(t.shape))
+    if not tried or (t.stream_numel or t.numel) != s.numel:
+        return None
+    joint = sd.pair_counts([words])
+    sets = sd.candidates([words], 1, 1, joint=joint)
+
+    def bits(j):
+        return min(sd.ideal_bits(*sd.joint_state_counts(j, T)) for T in sets)
+
+    own = layout.restore(np.asarray(words).reshape(t.stored_shape), t.axes)
+    best, best_bits, best_words = None, bits(joint) - 8 * AXES_MIN_GAIN, None
+    for axes in tried:
+        if axes == t.axes:
+            continue
+        w = layout.stored(own, axes).reshape(-1)
+        b = bits(sd.pair_counts([w]))
+        if b < best_bits:
+            best, best_bits, best_words = axes, b, w
+    return None if best is None else (best, best_words)
+
+
+def _designs(c, group, ts, L, memo):
+    """:func:`lutzip.codec.states_design.designs` of the group's streams (their pair counts summed from each
+    stream's, counted once), smallest estimate first."""
+    from lutzip.codec import states_design as sd
+    key = (tuple(sorted(s.index for s in group)), id(ts))
+    if key not in memo["designs"]:
+        for s in group:
+            if s.index not in memo["joint"]:
+                memo["joint"][s.index] = sd.pair_counts([_words(c, s, ts, memo)])
+        joint = (sum(memo["joint"][s.index][0] for s in group), sum(memo["joint"][s.index][1] for s in group))
+        words = [_words(c, s, ts, memo) for s in group]
+        memo["designs"][key] = sd.designs(words, ts, L, joint=joint)
+    return memo["designs"][key]
+
+
+def _estimate(c, group, ts, L, memo) -> float:
+    """Estimated bytes of the group's streams with a redesigned table set of their own, its table bytes counted
+    (:func:`lutzip.codec.states_design.table_cost`); infinite when nothing can be designed."""
+    found = _designs(c, group, ts, L, memo)
+    return found[0][0] / 8 if found else float("inf")
+
+
+#: the coded redesigns' values moved between classes (:func:`lutzip.codec.states_design._refine`)
+REFINE = True
+
 #: with ``redesign``, a stream of at least this many words is also tried with a table set of its own
-SPLIT_MIN = 65536
+SPLIT_MIN = 32768
 
 
 def _two_tables(c, group, ts, pairs, L, greedy, replan, plains=None, sps=None):
@@ -485,7 +574,18 @@ def _two_tables(c, group, ts, pairs, L, greedy, replan, plains=None, sps=None):
     return best
 
 
-def _best_for(c, group, ts, L, greedy, replan, redesign, pairs=None):
+def _two_tables_memo(c, group, ts, pairs, L, greedy, replan, plains, sps, memo):
+    """:func:`_two_tables`, computed once per group when ``memo`` is given (``apply(redesign=True)`` asks for each
+    group twice: with and without the redesign)."""
+    if memo is None:
+        return _two_tables(c, group, ts, pairs, L, greedy, replan, plains, sps)
+    key = (tuple(s.index for s in group), id(ts))
+    if key not in memo["two"]:
+        memo["two"][key] = _two_tables(c, group, ts, pairs, L, greedy, replan, plains, sps)
+    return memo["two"][key]
+
+
+def _best_for(c, group, ts, L, greedy, replan, redesign, pairs=None, memo=None):
     """``(after, tableset, coded, redesigned)`` of the smallest coding of ``group``'s streams: one table (``ts``
     itself, ``coded`` None), two code tables (:func:`_two_tables`), or (``redesign``) classes cut for two states;
     ``after`` = the streams' bytes + the table bytes beyond ``ts``'s own."""
@@ -497,44 +597,50 @@ def _best_for(c, group, ts, L, greedy, replan, redesign, pairs=None):
     elif pairs is None:
         pairs = sum(_walk(p, sw, ts, 0) for p, sw in plains)
     best = (sum(s.n_bytes for s in group), ts, None, False)
-    got = _two_tables(c, group, ts, pairs, L, greedy, replan, plains, sps)
+    got = _two_tables_memo(c, group, ts, pairs, L, greedy, replan, plains, sps, memo)
     if got is not None and got[0] < best[0]:
         best = (*got, False)
     if redesign and ts.word_bits == 8:
-        got = _redesign(c, group, ts, L)
+        got = _redesign(c, group, ts, L, memo)
         if got is not None and got[0] < best[0]:
             best = (*got, True)
     return best
 
 
-def _split(c, group, ts, L, greedy, replan):
+def _split(c, group, ts, L, greedy, replan, memo=None):
     """With ``redesign``: the group's streams of at least :data:`SPLIT_MIN` words each with a table set of its own
     and the others together (a shared set is cut for all its streams' contexts at once; nudenet's dense 3x3
-    convolutions want different value sets ``S``). Returns ``(after, parts)`` with ``parts`` a list of ``(streams,
-    tableset, coded, redesigned)`` and ``after`` the streams' bytes plus every part's table bytes beyond ``ts``'s,
-    or ``None`` when there is nothing to split."""
+    convolutions want different value sets ``S``). The split is chosen on the designs' estimates (greedily: one
+    stream at a time, largest first, while the estimate of the parts, each with its table bytes, is smaller) and
+    only the chosen parts are coded. Returns ``(after, parts)`` with ``parts`` a list of ``(streams, tableset,
+    coded, redesigned)`` and ``after`` the streams' bytes plus every part's table bytes beyond ``ts``'s, or
+    ``None`` when there is nothing to split."""
     from lutzip.codec import states_design as sd
+    memo = _memo() if memo is None else memo
     big = [s for s in group if s.numel >= SPLIT_MIN and not getattr(s, "rows", False)]
-    if len(group) < 2 or not big:
+    if len(group) < 2 or not big or any(getattr(s, "rows", False) for s in group):
         return None
-    base = sd.table_cost(ts)
-    rest = list(group)
-    cur = _best_for(c, rest, ts, L, greedy, replan, True)
-    alone = []                                      # the streams split off so far, with their codings
-    total = cur[0]
+    rest, alone = list(group), []
+    total = _estimate(c, rest, ts, L, memo)
     for s in sorted(big, key=lambda s: -s.numel):   # greedy: split off one stream at a time while that pays
         if len(rest) < 2:
             break
-        one = _best_for(c, [s], ts, L, greedy, replan, True)
         others = [x for x in rest if x is not s]
-        left = _best_for(c, others, ts, L, greedy, replan, True)
-        got = total - cur[0] + one[0] + base + left[0]
+        got = total - _estimate(c, rest, ts, L, memo) + _estimate(c, [s], ts, L, memo) + \
+            _estimate(c, others, ts, L, memo)
         if got < total:
-            total, rest, cur = got, others, left
-            alone.append(([s], *one[1:]))
+            total, rest = got, others
+            alone.append(s)
     if not alone:
         return None
-    return total, [(rest, *cur[1:])] + alone
+    parts, after = [], -sd.table_cost(ts)
+    for part in [rest] + [[s] for s in alone]:
+        got = _redesign(c, part, ts, L, memo)
+        if got is None:
+            return None
+        after += got[0] + sd.table_cost(ts)
+        parts.append((part, got[1], got[2], True))
+    return after, parts
 
 
 def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan: int = 2, redesign: bool = False):
@@ -571,9 +677,9 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
     """
     from lutzip.codec import container as ct
     if redesign:                                       # its choices weigh table bytes as compressed (an estimate):
-        rep_plain, rep = [], []                        # the file is never larger than without it
-        plain = _apply(c, L, greedy, rep_plain, replan, False)
-        out = _apply(c, L, greedy, rep, replan, True)
+        rep_plain, rep, memo = [], [], _memo()         # the file is never larger than without it
+        plain = _apply(c, L, greedy, rep_plain, replan, False, memo)
+        out = _apply(c, L, greedy, rep, replan, True, memo)
         if out is not c and len(ct.to_bytes(out)) < len(ct.to_bytes(plain)):
             plain, rep_plain = out, rep
         if report is not None:
@@ -582,8 +688,8 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
     return _apply(c, L, greedy, report, replan, False)
 
 
-def _apply(c, L, greedy, report, replan, redesign):
-    """:func:`apply`'s work."""
+def _apply(c, L, greedy, report, replan, redesign, memo=None):
+    """:func:`apply`'s work (``memo``: what ``apply(redesign=True)``'s two calls share, :func:`_memo`)."""
     from lutzip.codec import container as ct
     streams = c.streams
     by_table = {}
@@ -592,15 +698,16 @@ def _apply(c, L, greedy, report, replan, redesign):
     new_tables = list(c.tables)
     new_stripes = {}                                   # stream index -> (payload, stripe_words)
     retable = {}                                       # stream index -> its new table index (a split group)
+    new_axes = {}                                      # stream index -> the axis order its words are coded in
     for ti, group in by_table.items():
         ts = c.tables[ti]
         if ts.lens_b is not None:
             continue
         before = sum(s.n_bytes for s in group)
-        after, two, coded, redesigned = _best_for(c, group, ts, L, greedy, replan, redesign)
+        after, two, coded, redesigned = _best_for(c, group, ts, L, greedy, replan, redesign, memo=memo)
         parts = None
         if redesign and ts.word_bits == 8:
-            got = _split(c, group, ts, L, greedy, replan)
+            got = _split(c, group, ts, L, greedy, replan, memo)
             if got is not None and got[0] < min(after, before):
                 after, parts = got
         if report is not None:
@@ -611,9 +718,11 @@ def _apply(c, L, greedy, report, replan, redesign):
             continue
         if parts is None:
             parts = [(group, two, coded, redesigned)]
-        for i, (part, two, coded, _) in enumerate(parts):
+        for i, (part, two, coded, redone) in enumerate(parts):
             if callable(coded):                         # a transcoding sized from the class pairs: written now
                 coded = coded()
+            if redone and memo is not None:             # a redesigned stream may be coded in another axis order
+                new_axes.update((s.index, memo["axes"][s.index]) for s in part if s.index in memo["axes"])
             if i:
                 retable.update((s.index, len(new_tables)) for s in part)
                 new_tables.append(two)
@@ -634,7 +743,8 @@ def _apply(c, L, greedy, report, replan, redesign):
             payload, sw, crcs = c.stripe_payload(s), s.stripe_words, s.stripe_crcs
         for i in s.members:
             tensors[i] = dataclasses.replace(tensors[i], offset=offset, stripe_words=sw, stripe_crcs=crcs,
-                                             table=retable.get(s.index, tensors[i].table))
+                                             table=retable.get(s.index, tensors[i].table),
+                                             axes=new_axes.get(s.index, tensors[i].axes))
         chunks.append(np.asarray(payload, np.uint32))
         offset += 4 * len(payload)
     payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)

@@ -30,6 +30,18 @@ import numpy as np
 from lutzip.codec.tables import LUT, MAX_CLASSES, RANGE, ZRUN, ClassSpec, TableSet
 from lutzip.errors import TableError
 
+#: ``"auto"``: the C cut of :mod:`lutzip.codec.design_c` where it builds, else the numpy code; ``"py"``: always numpy
+KERNELS = "auto"
+
+
+def _c():
+    """The :mod:`lutzip.codec.design_c` module when its kernels are used, else ``None``."""
+    if KERNELS != "auto":
+        return None
+    from lutzip.codec import design_c
+    return design_c if design_c.lib() is not None else None
+
+
 #: the largest LUT class (index bits) the design cuts
 MAX_K = 7
 
@@ -71,6 +83,14 @@ def state_counts(words_list, T):
         ha += np.bincount(w[~sb], minlength=256)
         hb += np.bincount(w[sb], minlength=256)
     return ha, hb
+
+
+def joint_state_counts(joint, T):
+    """:func:`state_counts` from the words' :func:`pair_counts` ``(joint, first)`` (the same counts)."""
+    joint, first = joint
+    S = value_set(T)
+    hb = joint[S].sum(0)
+    return joint.sum(0) + first - hb, hb
 
 
 def _xlogx(x):
@@ -146,10 +166,14 @@ def intervals(words_list, keep: int = 1, joint=None):
     P = np.concatenate([np.zeros((1, int(cols.sum())), np.int64), np.cumsum(joint[rows][:, cols], 0)])
     total = P[-1] + first[cols]
     lo, hi = np.triu_indices(len(rows) + 1, 1)
-    hb = P[hi] - P[lo]
-    cost = _rows_entropy(hb) + _rows_entropy(total - hb)
-    ok = (hb.sum(-1) > 0) & ((total - hb).sum(-1) > 0)
-    cost = np.where(ok, cost, np.inf)
+    k = _c()
+    if k is not None:
+        cost = k.interval_costs(P, total)
+    else:
+        hb = P[hi] - P[lo]
+        cost = _rows_entropy(hb) + _rows_entropy(total - hb)
+        ok = (hb.sum(-1) > 0) & ((total - hb).sum(-1) > 0)
+        cost = np.where(ok, cost, np.inf)
     out = []
     for i in np.argsort(cost, kind="stable")[:keep]:
         if not np.isfinite(cost[i]):
@@ -234,15 +258,22 @@ def _partition(ha, hb, zr, T, room: int, mu, L: int):
     present = (ha + hb) > 0
     if zr:
         present[0] = False
+    k = _c()
     lists = []
     for sel in (S, ~S):
         v = vals[sel & present]
         order = v[np.argsort(-(ha[v] + hb[v]), kind="stable")]
-        f, back = _cut(ha[order], hb[order], room, MAX_K, mu, L)
+        f, back = (k.cut if k is not None else _cut)(ha[order], hb[order], room, MAX_K, mu, L)
         tail_a = np.concatenate([np.cumsum(ha[order][::-1])[::-1], [0]]) if len(order) else np.zeros(1)
         tail_b = np.concatenate([np.cumsum(hb[order][::-1])[::-1], [0]]) if len(order) else np.zeros(1)
         lists.append((order, f, back, tail_a, tail_b))
     (o1, f1, b1, ta1, tb1), (o2, f2, b2, ta2, tb2) = lists
+    if k is not None:
+        got = k.join(f1, f2, room, ta1, tb1, ta2, tb2, mu, L)
+        if got is None:
+            return None
+        m1, i1, m2, i2 = got
+        return _parts(b1, o1, m1, i1, b2, o2, m2, i2, zr)
     ea = ta1[:, None] + ta2[None, :]                  # the escape's counts for every pair of list ends
     eb = tb1[:, None] + tb2[None, :]
     esc = _code_cost(ea, mu[0], L) + _code_cost(eb, mu[1], L) + (ea + eb) * 8
@@ -264,6 +295,11 @@ def _partition(ha, hb, zr, T, room: int, mu, L: int):
     if best is None:
         return None
     _, m1, i1, m2, i2 = best
+    return _parts(b1, o1, m1, i1, b2, o2, m2, i2, zr)
+
+
+def _parts(b1, o1, m1, i1, b2, o2, m2, i2, zr):
+    """:func:`_partition`'s ``(small, large, rest)`` of the chosen ends of the two lists."""
     small = _classes_of(b1, o1, m1, i1)
     large = _classes_of(b2, o2, m2, i2)
     covered = set(v for _, ms in small + large for v in ms)
@@ -278,17 +314,24 @@ def _build(ha, hb, zr, small, large, rest, L: int, zero_in_s: bool = True):
     from lutzip.codec.states import _lengths
     za = int(ha[0]) if zr else 0                          # zeros: one ZRUN symbol each (an estimate)
     zb = int(hb[0]) if zr else 0
-    lut3, specs, ca, cb, follow = [], [], [], [], 0
+    specs, ca, cb, follow, blocks = [], [], [], 0, []
     for group, in_f in ((small, True), (large, False)):
         for k, members in group:
-            param = len(lut3)                         # members by value: a class's order is free, this one
-            members = sorted(members)                 # compresses better in the LZMA2 metadata block
-            lut3 += members + [members[-1]] * ((1 << k) - len(members))
+            # a class's members in LUT3, and the classes' places in it, are free: members by int8 value, the
+            # classes' blocks by their smallest member, compress best in the LZMA2 metadata block (nudenet int8
+            # 0 %: -121 B against members by word, classes in list order)
+            members = sorted(members, key=lambda v: v - 256 if v >= 128 else v)
+            blocks.append((members[0] - 256 if members[0] >= 128 else members[0], len(specs),
+                           members + [members[-1]] * ((1 << k) - len(members))))
             if in_f:
                 follow |= 1 << len(specs)
-            specs.append((LUT, k, param))
+            specs.append((LUT, k, 0))
             ca.append(float(ha[members].sum()))
             cb.append(float(hb[members].sum()))
+    lut3 = []
+    for _, j, block in sorted(blocks, key=lambda b: b[:2]):
+        specs[j] = (LUT, specs[j][1], len(lut3))
+        lut3 += block
     specs.append((RANGE, 8, 0))
     ca.append(float(ha[rest].sum()))
     cb.append(float(hb[rest].sum()))
@@ -307,16 +350,17 @@ def _build(ha, hb, zr, small, large, rest, L: int, zero_in_s: bool = True):
     return two, float(bits)
 
 
-def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS):
+def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None, refine: bool = False):
     """A two-state 8-bit table set for the words (steps 1-2 of the module text), or ``None`` when there is no room.
     ``T``: the magnitude threshold, or a value set ``S`` (:func:`value_set`).
 
     ``zruns``: the ZRUN classes (``ClassSpec``) of the one-table set, kept; value 0 is then left to them. The cut is
     made for each pair of Lagrange multipliers of ``factors`` (the states' Kraft sums: the classes' integer code
     lengths enter the cut's cost) and the ideal lengths; the partition of the fewest bits after package-merge is
-    kept. Returns ``(tableset, estimated_bits)``.
+    kept. Returns ``(tableset, estimated_bits)``. ``joint``: the words' :func:`pair_counts`, if known (the state
+    counts then come from them: :func:`joint_state_counts`).
     """
-    ha, hb = state_counts(words_list, T)
+    ha, hb = state_counts(words_list, T) if joint is None else joint_state_counts(joint, T)
     zr = [cl for cl in zruns if cl.kind == ZRUN]
     room = MAX_CLASSES - len(zr) - 1                      # the escape class
     if room < 2 or not ha.sum() or not hb.sum():
@@ -337,7 +381,85 @@ def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS):
         except TableError:
             continue
         if best is None or got[1] < best[1]:
-            best = got
+            best, best_part = got, part
+    if best is not None and refine:
+        best = _refine(ha, hb, zr, best_part, best, L, value_set(T))
+    return best
+
+
+#: rounds of :func:`_refine` (moves and swaps of values between classes, then new code lengths)
+REFINE_ROUNDS = 4
+
+
+def _refine(ha, hb, zr, part, built, L: int, S: np.ndarray):
+    """Values moved between the classes of a partition (:func:`_partition`) while that makes the estimate smaller:
+    with each class's code lengths fixed (those :func:`_build` gave it), the best single move (a value to a class
+    with a free LUT3 slot, or to the escape) or swap of two values, one at a time, within the small and within
+    the large values; then the code lengths are derived again. The cut is optimal only for classes that are runs
+    of the values sorted by count; this drops that restriction. Returns ``(tableset, estimated bits)``."""
+    small, large, rest = [[(k, list(m)) for k, m in g] for g in part[:2]] + [list(part[2])]
+    zero_in_s = bool(S[0])
+    best = built
+    for _ in range(REFINE_ROUNDS):
+        two = best[0]
+        n_s, n_l = len(small), len(large)
+        la = np.array([cl.c for cl in two.classes], np.float64)
+        lb = np.array(two.lens_b, np.float64)
+        ks = np.array([cl.k for cl in two.classes], np.float64)
+        wa, wb = la + ks, lb + ks                         # bits of a value of each class, per state
+        esc = n_s + n_l                                   # the escape's class index (after the LUT classes)
+        moved = False
+        for lo, group, side in ((0, small, True), (n_s, large, False)):
+            # the values of this list and the escape's values of the same list (by the present value set)
+            vals = [v for _, m in group for v in m]
+            cls = [lo + j for j, (_, m) in enumerate(group) for _ in m]
+            eidx = [v for v in rest if (ha[v] + hb[v]) > 0 and bool(S[v]) == side and not (zr and v == 0)]
+            vals += eidx
+            cls += [esc] * len(eidx)
+            if len(vals) < 2:
+                continue
+            vals = np.array(vals)
+            cls = np.array(cls)
+            cids = np.array(list(range(lo, lo + len(group))) + [esc])
+            cap = np.array([1 << k for k, _ in group] + [1 << 30])
+            A, B = ha[vals].astype(np.float64), hb[vals].astype(np.float64)
+            C = A[:, None] * wa[cids][None, :] + B[:, None] * wb[cids][None, :]      # value x class (local)
+            loc = np.array([int(np.flatnonzero(cids == x)[0]) for x in cls])
+            for _ in range(4 * len(vals)):
+                cnt = np.bincount(loc, minlength=len(cids))
+                cur = C[np.arange(len(vals)), loc]
+                Cx = C[:, loc]                                  # Cx[u, v]: u in v's class
+                gs = cur[:, None] + cur[None, :] - Cx - Cx.T
+                i = int(np.argmax(gs))
+                gsw = gs.flat[i]
+                gm = cur[:, None] - C
+                ok = (cnt < cap)[None, :] & (cnt[loc] > 1)[:, None]
+                gm = np.where(ok, gm, -np.inf)
+                jm = int(np.argmax(gm))
+                gmv = gm.flat[jm]
+                if max(gsw, gmv) <= 1e-9:
+                    break
+                if gsw >= gmv:
+                    u, v = divmod(i, len(vals))
+                    loc[u], loc[v] = loc[v], loc[u]
+                else:
+                    u, c = divmod(jm, len(cids))
+                    loc[u] = c
+                moved = True
+            members = [[] for _ in cids]
+            for v, c in zip(vals.tolist(), loc.tolist()):
+                members[c].append(v)
+            group[:] = [(k, sorted(m, key=lambda v: -(ha[v] + hb[v]))) for (k, _), m in zip(group, members[:-1])]
+            rest = [v for v in rest if v not in set(eidx)] + members[-1]
+        if not moved:
+            break
+        try:
+            got = _build(ha, hb, zr, small, large, sorted(rest), L, zero_in_s)
+        except TableError:
+            break
+        if got[1] >= best[1]:
+            break
+        best = got
     return best
 
 
@@ -363,10 +485,10 @@ def table_bytes(ts: TableSet) -> int:
     return len(_pack_tables([ts], 5))
 
 
-def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1) -> list:
+def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1, joint=None) -> list:
     """The value sets :func:`redesign` tries: the ``n_thresholds`` best magnitude thresholds (ints) and the
     ``n_intervals`` best intervals (masks) that are not one of those thresholds, by :func:`ideal_bits`."""
-    joint = pair_counts(words_list)
+    joint = pair_counts(words_list) if joint is None else joint
     out = list(thresholds(words_list, n_thresholds, joint=joint))
     seen = [value_set(T) for T in out]
     if n_intervals:
@@ -389,29 +511,72 @@ def table_cost(ts: TableSet) -> float:
     return TABLE_WEIGHT * table_bytes(ts)
 
 
+def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 4, n_intervals: int = 4, joint=None,
+            factors=None, full_top="default") -> list:
+    """The table sets :func:`redesign` codes, by estimate: ``[(estimated bits, tableset)]``, smallest first (bits of
+    :func:`design_two` plus 8 x :func:`table_cost`). ``joint``: the words' :func:`pair_counts`, if known.
+
+    Each value set of :func:`candidates` (with and, for dense words, without the ZRUN classes) is cut with the
+    multipliers :data:`QUICK_FACTORS`, then the ``full_top`` (default :data:`FULL_TOP`) best again with ``factors``
+    (default :data:`MU_FACTORS`)."""
+    factors = MU_FACTORS if factors is None else factors
+    full_top = FULL_TOP if full_top == "default" else full_top
+    if ts.word_bits != 8:
+        return []
+    joint = pair_counts(words_list) if joint is None else joint
+    zr = [cl for cl in ts.classes if cl.kind == ZRUN]
+    first = joint[1]
+    n = int(joint[0].sum() + first.sum())
+    zeros = int(joint[0][:, 0].sum() + first[0])
+    # dense words: zero also as a plain value (no ZRUN class), its class slot free for the cut
+    zr_sets = [zr] + ([[]] if zr and zeros * DENSE_ZEROS < n else [])
+    tried = []
+    for T, zr in ((T, z) for T in candidates(words_list, n_thresholds, n_intervals, joint=joint) for z in zr_sets):
+        got = design_two(words_list, zr, T, L, factors=QUICK_FACTORS if full_top else factors, joint=joint)
+        if got is not None:
+            tried.append((got[1] + 8 * table_cost(got[0]), len(tried), got[0], T, zr))
+    tried.sort(key=lambda x: x[:2])
+    if full_top:                          # the best few by the quick estimate cut again with every multiplier
+        for i, (_, o, _, T, zr) in enumerate(tried[:full_top]):
+            got = design_two(words_list, zr, T, L, factors=factors, joint=joint)
+            if got is not None:
+                tried[i] = (min(tried[i][0], got[1] + 8 * table_cost(got[0])), o,
+                            got[0] if got[1] + 8 * table_cost(got[0]) < tried[i][0] else tried[i][2], T, zr)
+        tried.sort(key=lambda x: x[:2])
+    return [(b, two, T, zr) for b, _, two, T, zr in tried]
+
+
+#: the multipliers of :func:`designs`' first pass over the value sets (the best :data:`FULL_TOP` are cut again
+#: with :data:`MU_FACTORS`)
+QUICK_FACTORS = (1.0,)
+#: how many value sets :func:`designs` cuts with every multiplier of :data:`MU_FACTORS` (``None``: all, one pass)
+FULL_TOP = 4
+
+
 def redesign(words_list, stripe_lens, ts: TableSet, L: int = 8, n_thresholds: int = 2, rounds: int = 2,
-             n_intervals: int = 1):
+             n_intervals: int = 1, joint=None, n_coded: int | None = None, found=None, refine: bool = False):
     """The smallest coding of the streams ``words_list`` (stripe lengths ``stripe_lens``) with a table set of
     :func:`design_two`, or ``None`` (not an 8-bit set, or nothing could be designed).
 
     The value sets tried are :func:`candidates` (``n_thresholds`` magnitude thresholds, ``n_intervals`` intervals).
-    Returns ``(tableset, [(payload, stripe_words)], bytes)``: ``bytes`` the streams' payload plus the table set's
-    own bytes (:func:`table_cost`), so it compares with the one-table set's streams plus its table cost.
+    ``n_coded``: code only that many of them, the smallest by estimate (:func:`designs`; ``None``: all);
+    ``found``: :func:`designs` of the words, if known; ``refine``: the coded designs' values moved between their
+    classes where that lowers the estimate (:func:`_refine`). Returns ``(tableset, [(payload, stripe_words)], bytes)``:
+    ``bytes`` the streams' payload plus the table set's own bytes (:func:`table_cost`), so it compares with the
+    one-table set's streams plus its table cost.
     """
     from lutzip.codec.states import _encode2
     if ts.word_bits != 8:
         return None
-    zr = [cl for cl in ts.classes if cl.kind == ZRUN]
-    n = sum(int(np.size(w)) for w in words_list)
-    zeros = sum(int(np.count_nonzero(np.asarray(w) == 0)) for w in words_list)
-    # dense words: zero also as a plain value (no ZRUN class), its class slot free for the cut
-    zr_sets = [zr] + ([[]] if zr and zeros * DENSE_ZEROS < n else [])
+    joint = pair_counts(words_list) if joint is None else joint
+    found = designs(words_list, ts, L, n_thresholds, n_intervals, joint) if found is None else found
     best = None
-    for T, zr in ((T, z) for T in candidates(words_list, n_thresholds, n_intervals) for z in zr_sets):
-        got = design_two(words_list, zr, T, L)
-        if got is None:
-            continue
-        cur = got[0]
+    for entry in (found if n_coded is None else found[:n_coded]):
+        cur = entry[1]
+        if refine and len(entry) > 2:                 # values moved between the classes (:func:`_refine`)
+            got = design_two(words_list, entry[3], entry[2], L, joint=joint, refine=True)
+            if got is not None and got[1] + 8 * table_cost(got[0]) < entry[0]:
+                cur = got[0]
         for _ in range(int(rounds) + 1):
             try:
                 res = [_encode2(w, S, cur) for w, S in zip(words_list, stripe_lens)]

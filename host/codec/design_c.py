@@ -1,0 +1,93 @@
+"""The class cut of :mod:`lutzip.codec.states_design` in C (``_design.c``), compiled at first use and loaded with
+ctypes like the other kernels (:mod:`lutzip.codec.cbuild`, cache folder ``design``). :func:`cut` and :func:`join`
+return what ``states_design._cut`` and the choice in ``states_design._partition`` compute in numpy (the same
+operations in the same order; tests/test_design_c.py). Without a compiler, or with ``LUTZIP_DESIGN=0``,
+:func:`lib` is ``None`` and :mod:`lutzip.codec.states_design` uses its numpy code.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from lutzip.codec import cbuild
+
+SOURCE = Path(__file__).with_name("_design.c")
+FLAGS = ["-O2", "-march=native", "-ffp-contract=off", "-shared", "-fPIC", "-fvisibility=hidden"]
+
+_lock = threading.Lock()
+_state = {"tried": False, "lib": None, "why": None}
+
+
+def _build(cc: str, dest: Path):
+    cbuild.build(cc, SOURCE, dest / "_design.so", FLAGS, libs=["-lm"])
+
+
+def _configure(lib):
+    vp, i64, i32, dbl = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_double
+    lib.lzd_cut.argtypes = [vp, vp, i64, i64, i64, dbl, dbl, i32, i64, vp, vp]
+    lib.lzd_cut.restype = i32
+    lib.lzd_join.argtypes = [vp, i64, vp, i64, i64, vp, vp, vp, vp, dbl, dbl, i32, i64, vp, vp]
+    lib.lzd_join.restype = i32
+    lib.lzd_intervals.argtypes = [vp, i64, i64, vp, vp]
+    lib.lzd_intervals.restype = i32
+    return lib
+
+
+def _load():
+    return cbuild.load_kernel("design", "the C class-cut kernels", SOURCE, FLAGS, _build, _configure,
+                              cbuild.compiler())
+
+
+def lib():
+    """The loaded C library (built on first call), or ``None`` when it cannot be built."""
+    return cbuild.load_once(_state, _lock, _load)
+
+
+def _mu(mu):
+    return (0.0, 0.0, 0) if mu[0] is None else (float(mu[0]), float(mu[1]), 1)
+
+
+def cut(a, b, max_m: int, max_k: int, mu, L: int):
+    """``states_design._cut(a, b, max_m, max_k, mu, L)``: ``(f, back)``."""
+    a = np.ascontiguousarray(a, np.int64)
+    b = np.ascontiguousarray(b, np.int64)
+    n = len(a)
+    f = np.empty((max_m + 1, n + 1), np.float64)
+    back = np.empty((max_m + 1, n + 1, 2), np.int64)
+    ma, mb, has = _mu(mu)
+    if lib().lzd_cut(cbuild.ptr(a), cbuild.ptr(b), n, int(max_m), int(max_k), ma, mb, has, int(L),
+                     cbuild.ptr(f), cbuild.ptr(back)):
+        raise MemoryError("design cut: no memory")
+    return f, back
+
+
+def join(f1, f2, room: int, ta1, tb1, ta2, tb2, mu, L: int):
+    """``(m1, i1, m2, i2)`` of ``states_design._partition``'s smallest total, or ``None``."""
+    f1 = np.ascontiguousarray(f1, np.float64)
+    f2 = np.ascontiguousarray(f2, np.float64)
+    t = [np.ascontiguousarray(x, np.float64) for x in (ta1, tb1, ta2, tb2)]
+    out = np.zeros(4, np.int64)
+    cost = np.zeros(1, np.float64)
+    ma, mb, has = _mu(mu)
+    rc = lib().lzd_join(cbuild.ptr(f1), f1.shape[1] - 1, cbuild.ptr(f2), f2.shape[1] - 1, int(room),
+                        *(cbuild.ptr(x) for x in t), ma, mb, has, int(L), cbuild.ptr(out), cbuild.ptr(cost))
+    if rc == -2:
+        raise MemoryError("design join: no memory")
+    if rc:
+        return None
+    return tuple(int(x) for x in out)
+
+
+def interval_costs(P, total):
+    """``states_design.intervals``' cost of every interval of rows ``[lo, hi)`` (``P``: (R + 1) x C prefix sums of
+    the rows' counts, ``total``: the columns' counts), in ``numpy.triu_indices(R + 1, 1)`` order."""
+    P = np.ascontiguousarray(P, np.int64)
+    total = np.ascontiguousarray(total, np.int64)
+    R, C = P.shape[0] - 1, P.shape[1]
+    cost = np.empty((R + 1) * R // 2, np.float64)
+    if lib().lzd_intervals(cbuild.ptr(P), R, C, cbuild.ptr(total), cbuild.ptr(cost)):
+        raise MemoryError("design intervals: no memory")
+    return cost

@@ -1,0 +1,52 @@
+"""The C class cut (lutzip.codec.design_c, _design.c) against the numpy code of lutzip.codec.states_design."""
+import numpy as np
+import pytest
+
+from lutzip.codec import design_c
+from lutzip.codec import states_design as sd
+
+pytestmark = pytest.mark.skipif(design_c.lib() is None, reason="no C compiler for the design kernels")
+
+
+def _counts(rng, n):
+    a = np.sort(rng.geometric(0.02, n))[::-1] * rng.integers(0, 3, n)
+    b = rng.geometric(0.05, n) * rng.integers(0, 2, n)
+    return a.astype(np.int64), b.astype(np.int64)
+
+
+@pytest.mark.parametrize("mu", [(None, None), (700.0, 300.0), (1e5, 2e4)])
+@pytest.mark.parametrize("n", [1, 5, 37, 200])
+def test_cut_matches_numpy(mu, n):
+    rng = np.random.default_rng(n)
+    a, b = _counts(rng, n)
+    f, back = sd._cut(a, b, 14, sd.MAX_K, mu, 8)
+    fc, backc = design_c.cut(a, b, 14, sd.MAX_K, mu, 8)
+    assert np.array_equal(np.isinf(f), np.isinf(fc))
+    assert np.allclose(f[np.isfinite(f)], fc[np.isfinite(fc)], rtol=1e-12, atol=1e-6)
+    assert np.array_equal(back, backc)
+
+
+def _words(seed, n=20000):
+    rng = np.random.default_rng(seed)
+    v = np.round(rng.laplace(0, 6, n) * np.where(rng.random(n) < 0.5, 1, 3)).clip(-128, 127).astype(np.int64)
+    v[1:] += (v[:-1] > 0) * 2                         # a sign context
+    return [(v.clip(-128, 127) & 0xFF).astype(np.uint8)]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_designs_and_intervals_match_numpy(seed, monkeypatch):
+    from lutzip.codec.tables import ClassSpec, ZRUN, TableSet, LUT, RANGE
+    words = _words(seed)
+    ts = TableSet(8, [ClassSpec(2, RANGE, 8, 0), ClassSpec(2, ZRUN, 2, 0), ClassSpec(1, LUT, 1, 0)],
+                  np.array([0, 1], np.uint16))
+    got = {}
+    for mode in ("auto", "py"):
+        monkeypatch.setattr(sd, "KERNELS", mode)
+        iv = sd.intervals(words, 4)
+        found = sd.designs(words, ts, 8)
+        got[mode] = ([(x[1], x[2]) for x in iv], [round(x[0], 3) for x in iv],
+                     [(x[0], repr(x[1].classes), x[1].lut3.tolist(), x[1].lens_b, x[1].follow) for x in found])
+    assert got["auto"][0] == got["py"][0]
+    assert np.allclose(got["auto"][1], got["py"][1], rtol=1e-9)
+    assert got["auto"][2] == got["py"][2]
+    assert got["auto"][2]                             # something was designed
