@@ -164,12 +164,63 @@ def test_zrun_sets_batched_equals_one_by_one(seed, monkeypatch):
     st = Stats.of(_sparse_int8(seed), 8, 4096)
     args = [dict(), dict(max_z=3, beam=2, keep=1, exhaustive=1), dict(beam=3, keep=2, exhaustive=2)]
     got = [encoder._Grouped(st, 8, 16, False).zrun_sets(**a) for a in args]
+    monkeypatch.delattr(fastenc, "zrun_sets")
     monkeypatch.delattr(fastenc, "zrun_estimate_sets")
     ref = [encoder._Grouped(st, 8, 16, False).zrun_sets(**a) for a in args]
     for g, r in zip(got, ref):
         assert [x[0] for x in g] == [x[0] for x in r] and len(g) >= 1
         for (_k1, (d1, l1, z1)), (_k2, (d2, l2, z2)) in zip(g, r):
             assert d1 == d2 and l1 == l2 and np.array_equal(z1, z2)
+
+
+def _same_sets(g, r):
+    assert [x[0] for x in g] == [x[0] for x in r]
+    for (_k1, (d1, l1, z1)), (_k2, (d2, l2, z2)) in zip(g, r):
+        assert d1 == d2 and l1 == l2 and np.array_equal(z1, z2) and z1.dtype == z2.dtype
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_zrun_sets_search_in_c_equals_python_search(seed, monkeypatch):
+    """_Grouped.zrun_sets through fastenc.zrun_sets (the whole search in one C call) = the Python search (with the
+    batched estimates): the same sets in the same order with the same 3-round estimates, on sparse int8 statistics
+    with short and long runs, class budgets M 2..16, L 4..12, and the search's parameters (the effort-0 and small
+    tensor settings, beams of 1..5, keep beyond the sets there are)."""
+    rng = np.random.default_rng(300 + seed)
+    w = _sparse_int8(seed)
+    if seed % 2:
+        w = w[: int(rng.integers(200, len(w)))]
+    st = Stats.of(w, 8, 4096)
+    args = [dict(), dict(max_z=3, beam=2, keep=1, exhaustive=1), dict(beam=3, keep=2, exhaustive=2),
+            dict(max_z=5, beam=1, keep=40, exhaustive=1), dict(max_z=4, beam=5, keep=3, exhaustive=3)]
+    Ms = [16, 2, 3, int(rng.integers(4, 16))]
+    L = int(rng.choice([4, 8, 12]))
+    calls = []
+    real = fastenc.zrun_sets
+    monkeypatch.setattr(fastenc, "zrun_sets", lambda *a: calls.append(a) or real(*a))
+    got = [encoder._Grouped(st, L, M, False).zrun_sets(**a) for M in Ms for a in args]
+    assert len(calls) == len(got)
+    undecided = sum(real(*a) is None for a in calls)
+    assert undecided < len(calls) // 2
+    monkeypatch.delattr(fastenc, "zrun_sets")
+    ref = [encoder._Grouped(st, L, M, False).zrun_sets(**a) for M in Ms for a in args]
+    assert any(len(r) >= 2 for r in ref)
+    for g, r in zip(got, ref):
+        _same_sets(g, r)
+
+
+def test_zrun_sets_in_c_leaves_ties_to_python(monkeypatch):
+    """Where sets tie on the least estimate (Python's pick would follow a set's iteration order) the C search
+    returns None and _Grouped.zrun_sets takes the Python search: a table of inf (every set estimates to inf)."""
+    st = Stats.of(_sparse_int8(0), 8, 4096)
+    gz = encoder._Grouped(st, 8, 16, False)
+    lmus, tab = gz.table()
+    assert fastenc.zrun_sets(gz.runs, gz.maxk, gz.M, 5, 5, 3, 3, np.full_like(tab, encoder.INF), 2.0 ** lmus, 8,
+                             float(CLASS_BITS)) is None
+    assert fastenc.zrun_sets(gz.runs, gz.maxk, gz.M, 5, 5, 3, 3, tab, 2.0 ** lmus, 8, float(CLASS_BITS))
+    monkeypatch.setattr(fastenc, "zrun_sets", lambda *a: None)
+    got = encoder._Grouped(st, 8, 16, False).zrun_sets()
+    monkeypatch.delattr(fastenc, "zrun_sets")
+    _same_sets(got, encoder._Grouped(st, 8, 16, False).zrun_sets())
 
 
 def _designs_list(gz, zks, zF, **kw):

@@ -1550,6 +1550,315 @@ out:
     return rc;
 }
 
+/* ---------------------------------------------------------------------- the grouped design's ZRUN set search */
+/* encoder._Grouped.zrun_sets in one call. A set of index lengths is a bit mask (k <= 30); Python's tuples of a set
+ * are its lengths ascending, so tuple order is the order of the ascending lists (a prefix first). */
+static int zs_tuple_cmp(uint32_t a, uint32_t b)
+{
+    while (a && b) {
+        int x = __builtin_ctz(a), y = __builtin_ctz(b);
+        if (x != y)
+            return x < y ? -1 : 1;
+        a &= a - 1;
+        b &= b - 1;
+    }
+    return a ? 1 : (b ? -1 : 0);
+}
+
+typedef struct {
+    double v;
+    uint32_t m;
+} zs_item;
+
+static int zs_item_cmp(const void *pa, const void *pb)      /* Python's order of (value, tuple) pairs */
+{
+    const zs_item *a = pa, *b = pb;
+    if (a->v < b->v)
+        return -1;
+    if (a->v > b->v)
+        return 1;
+    return zs_tuple_cmp(a->m, b->m);
+}
+
+typedef struct {
+    uint32_t *keys;             /* the memo's sets in insertion order */
+    double *vals;
+    int32_t *slot;              /* open addressing: index + 1, 0 empty */
+    int64_t n, cap, hmask;
+    /* the estimate call */
+    int64_t nr, M, G, L;
+    const int64_t *runs;
+    const double *tab, *mus;
+    double class_bits;
+    int64_t *off, *zks;
+} zs_memo;
+
+static int64_t zs_find(const zs_memo *z, uint32_t m)
+{
+    uint64_t h = ((uint64_t)m * 0x9E3779B97F4A7C15ull) >> 40;
+    for (;; h++) {
+        int32_t s = z->slot[h & z->hmask];
+        if (s == 0)
+            return -1 - (int64_t)(h & z->hmask);
+        if (z->keys[s - 1] == m)
+            return s - 1;
+    }
+}
+
+/* estimate (rounds 2) the sets of ms[0..n) not in the memo, in that order; returns 0, or < 0 (no room / memory) */
+static int zs_fill(zs_memo *z, const uint32_t *ms, int64_t n)
+{
+    int64_t first = z->n;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t f = zs_find(z, ms[i]);
+        if (f >= 0)
+            continue;
+        if (z->n >= z->cap)
+            return -2;          /* (no room: not reached; the Python path decides) */
+        z->keys[z->n] = ms[i];
+        z->slot[-1 - f] = (int32_t)(z->n + 1);
+        z->n++;
+    }
+    int64_t nb = z->n - first;
+    if (!nb)
+        return 0;
+    z->off[0] = 0;
+    int64_t q = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        uint32_t m = z->keys[first + i];
+        while (m) {
+            z->zks[q++] = __builtin_ctz(m);
+            m &= m - 1;
+        }
+        z->off[i + 1] = q;
+    }
+    int rc = lze_zrun_estimate_sets(z->nr, z->runs, nb, z->off, z->zks, z->tab, z->M, z->G, z->mus, z->L, 2,
+                                    z->class_bits, z->vals + first);
+    return rc == -1 ? -2 : rc ? -3 : 0;
+}
+
+static double zs_est(const zs_memo *z, uint32_t m)
+{
+    return z->vals[zs_find(z, m)];
+}
+
+/* encoder._Grouped.zrun_sets (with the C estimates): the keep best sets of 1..max_z index lengths in 0..maxk, each
+ * with estimate(ks, 3) (out_d, out_g, out_zF[s * 32 + j] in ascending k). The same search: every set of up to
+ * `exhaustive` lengths, a beam above, a local search; where Python's choice would depend on the order of a set
+ * or dict (two sets with the same least estimate) it returns -2 and the caller takes the Python path. Returns the
+ * number of sets kept (0 when M < 2 or no runs), -2 undecided, -3 no memory. */
+EXPORT int64_t lze_zrun_sets(int64_t nr, const int64_t *runs, int64_t maxk, int64_t M, int64_t max_z, int64_t beam,
+                             int64_t keep, int64_t exhaustive, const double *tab, int64_t G, const double *mus,
+                             int64_t L, double class_bits, uint32_t *out_m, double *out_d, int64_t *out_g,
+                             double *out_zF)
+{
+    int any = 0;
+    for (int64_t r = 0; r < nr; r++)
+        any |= runs[r] != 0;
+    if (!any || M < 2)
+        return 0;
+    if (maxk > 30 || beam < 1)
+        return -2;
+    int64_t K = maxk + 1;
+    int64_t top = max_z < K ? max_z : K;
+    if (M - 1 < top)
+        top = M - 1;
+    int64_t full = exhaustive < top ? exhaustive : top;
+    /* room: every set of up to `full` lengths, the beam's candidates, the local search's moves */
+    int64_t cap = 1, c = 1;
+    for (int64_t s = 1; s <= full; s++) {
+        c = c * (K - s + 1) / s;
+        cap += c;
+    }
+    cap += (top - full + 1) * beam * K + 4 * (K * (top + 2) + 2) + 64;
+    int64_t hs = 16;
+    while (hs < 2 * cap)
+        hs <<= 1;
+    zs_memo z = {0};
+    z.keys = malloc(cap * sizeof(uint32_t));
+    z.vals = malloc(cap * sizeof(double));
+    z.slot = calloc(hs, sizeof(int32_t));
+    z.off = malloc((cap + 1) * sizeof(int64_t));
+    z.zks = malloc(cap * 32 * sizeof(int64_t));
+    uint32_t *buf = malloc((cap + K * K) * sizeof(uint32_t));
+    zs_item *items = malloc((cap + 1) * sizeof(zs_item));
+    double *col = malloc((G + 1) * sizeof(double));
+    int64_t rc = 0;
+    if (!z.keys || !z.vals || !z.slot || !z.off || !z.zks || !buf || !items || !col) {
+        rc = -3;
+        goto out;
+    }
+    z.hmask = hs - 1;
+    z.cap = cap;
+    z.nr = nr;
+    z.runs = runs;
+    z.M = M;
+    z.G = G;
+    z.L = L;
+    z.tab = tab;
+    z.mus = mus;
+    z.class_bits = class_bits;
+    /* every set of 1..full lengths, in itertools.combinations' order */
+    int64_t nb = 0;
+    for (int64_t size = 1; size <= full; size++) {
+        int64_t idx[32];
+        for (int64_t i = 0; i < size; i++)
+            idx[i] = i;
+        for (;;) {
+            uint32_t m = 0;
+            for (int64_t i = 0; i < size; i++)
+                m |= 1u << idx[i];
+            buf[nb++] = m;
+            int64_t i = size - 1;
+            while (i >= 0 && idx[i] == i + K - size)
+                i--;
+            if (i < 0)
+                break;
+            idx[i]++;
+            for (int64_t j = i + 1; j < size; j++)
+                idx[j] = idx[j - 1] + 1;
+        }
+    }
+    if ((rc = zs_fill(&z, buf, nb)) < 0)
+        goto out;
+    /* the frontier: the beam best sets of `full` lengths */
+    int64_t nf = 0;
+    for (int64_t i = 0; i < z.n; i++)
+        if (__builtin_popcount(z.keys[i]) == full) {
+            items[nf].v = z.vals[i];
+            items[nf++].m = z.keys[i];
+        }
+    qsort(items, nf, sizeof(zs_item), zs_item_cmp);
+    if (nf > beam)
+        nf = beam;
+    uint32_t front[64];
+    if (beam > 64) {
+        rc = -2;
+        goto out;
+    }
+    for (int64_t i = 0; i < nf; i++)
+        front[i] = items[i].m;
+    for (int64_t size = full + 1; size <= top; size++) {
+        int64_t nc = 0;
+        for (int64_t i = 0; i < nf; i++)
+            for (int64_t k = 0; k < K; k++)
+                if (!(front[i] >> k & 1)) {
+                    uint32_t m = front[i] | 1u << k;
+                    int dup = 0;
+                    for (int64_t j = 0; j < nc && !dup; j++)
+                        dup = buf[j] == m;
+                    if (!dup)
+                        buf[nc++] = m;
+                }
+        if ((rc = zs_fill(&z, buf, nc)) < 0)
+            goto out;
+        for (int64_t i = 0; i < nc; i++) {
+            items[i].v = zs_est(&z, buf[i]);
+            items[i].m = buf[i];
+        }
+        qsort(items, nc, sizeof(zs_item), zs_item_cmp);
+        nf = nc < beam ? nc : beam;
+        for (int64_t i = 0; i < nf; i++)
+            front[i] = items[i].m;
+    }
+    /* the local search from the best set (the first least in the memo's order: a tie is undecided here) */
+    int64_t bi = 0;
+    for (int64_t i = 1; i < z.n; i++)
+        if (z.vals[i] < z.vals[bi])
+            bi = i;
+    for (int64_t i = 0; i < z.n; i++)
+        if (i != bi && z.vals[i] == z.vals[bi]) {
+            rc = -2;
+            goto out;
+        }
+    uint32_t cur = z.keys[bi];
+    int64_t lim = max_z < M - 1 ? max_z : M - 1;
+    for (int pass = 0; pass < 4; pass++) {
+        int64_t nc = 0, ncur = __builtin_popcount(cur);
+        for (int64_t a = 0; a < K; a++) {
+            if (!(cur >> a & 1))
+                continue;
+            for (int64_t b = 0; b < K; b++)
+                if (!(cur >> b & 1))
+                    buf[nc++] = (cur & ~(1u << a)) | 1u << b;       /* swaps */
+        }
+        if (ncur < lim)
+            for (int64_t b = 0; b < K; b++)
+                if (!(cur >> b & 1))
+                    buf[nc++] = cur | 1u << b;                      /* adds */
+        if (ncur > 1)
+            for (int64_t a = 0; a < K; a++)
+                if (cur >> a & 1)
+                    buf[nc++] = cur & ~(1u << a);                   /* drops */
+        /* (duplicates: a swap never equals another kind; two swaps differ) */
+        if ((rc = zs_fill(&z, buf, nc)) < 0)
+            goto out;
+        if (!nc)
+            break;
+        int64_t ni = 0;
+        for (int64_t i = 1; i < nc; i++)
+            if (zs_est(&z, buf[i]) < zs_est(&z, buf[ni]))
+                ni = i;
+        double vn = zs_est(&z, buf[ni]), vc = zs_est(&z, cur);
+        if (!(vn < vc))         /* Python: est(nxt) >= est(cur) (a NaN: undecided) */
+        {
+            if (vn != vn || vc != vc) {
+                rc = -2;
+                goto out;
+            }
+            break;
+        }
+        for (int64_t i = 0; i < nc; i++)
+            if (i != ni && zs_est(&z, buf[i]) == vn) {
+                rc = -2;
+                goto out;
+            }
+        cur = buf[ni];
+    }
+    /* ranked: every estimated set by (value, tuple); the first `keep` re-estimated with 3 rounds */
+    for (int64_t i = 0; i < z.n; i++) {
+        items[i].v = z.vals[i];
+        items[i].m = z.keys[i];
+        if (z.vals[i] != z.vals[i]) {
+            rc = -2;
+            goto out;
+        }
+    }
+    qsort(items, z.n, sizeof(zs_item), zs_item_cmp);
+    int64_t nk = z.n < keep ? z.n : keep;
+    for (int64_t s = 0; s < nk; s++) {
+        uint32_t m = items[s].m;
+        int64_t zk[32], nz = 0;
+        while (m) {
+            zk[nz++] = __builtin_ctz(m);
+            m &= m - 1;
+        }
+        int64_t Mv = M - nz;
+        out_m[s] = items[s].m;
+        if (Mv < 0) {           /* (not reached: a set has at most M - 1 lengths) */
+            out_d[s] = INF;
+            out_g[s] = 0;
+            for (int64_t j = 0; j < nz; j++)
+                out_zF[s * 32 + j] = 1.0;
+            continue;
+        }
+        for (int64_t g = 0; g < G; g++)
+            col[g] = tab[g * (M + 1) + Mv];
+        out_d[s] = lze_zrun_estimate(nr, runs, nz, zk, col, G, mus, L, 3, class_bits, &out_g[s], out_zF + s * 32);
+    }
+    rc = nk;
+out:
+    free(z.keys);
+    free(z.vals);
+    free(z.slot);
+    free(z.off);
+    free(z.zks);
+    free(buf);
+    free(items);
+    free(col);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------------------------ stripe coder */
 /* Code n words (uint16, or uint8 when !wide) into stripes of S words: out gets each stripe's header word and
  * its bits MSB-first in 32-bit words, stripe_words[s] its word count. sym[v] = bits << 8 | length (0 = value

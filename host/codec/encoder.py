@@ -1067,8 +1067,18 @@ class _Grouped:
         kept sets are re-estimated with three rounds."""
         if not self.runs.any() or self.M < 2:
             return []
-        memo = {}                       # set -> its estimate (rounds 2), in the order the search asks for them
         kern = _k()
+        if hasattr(kern, "zrun_sets"):      # the whole search below in one C call (the same sets and floats)
+            lmus, tab = self.table()
+            mus = self.__dict__.get("_mus")
+            if mus is None:
+                mus = self._mus = 2.0 ** lmus
+            got = kern.zrun_sets(self.runs, self.maxk, self.M, max_z, beam, keep, exhaustive, tab, mus, self.L,
+                                 float(CLASS_BITS))
+            if got is not None:
+                lm = lmus.tolist()
+                return [(ks, (d, lm[g], zF)) for ks, d, g, zF in got]
+        memo = {}                       # set -> its estimate (rounds 2), in the order the search asks for them
         many = None
         if hasattr(kern, "zrun_estimate_sets"):
             lmus, tab = self.table()

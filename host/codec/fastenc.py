@@ -74,6 +74,7 @@ def _configure(lib):
         "lze_grouped_designs": ([i64, vp, vp, vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp, i64, i64, f64, f64, i64,
                                  i64, i64, vp, i64, vp, i64, vp, i64, vp, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_zrun_estimate_sets": ([i64, vp, i64, vp, vp, vp, i64, i64, vp, i64, i64, f64, vp], i32),
+        "lze_zrun_sets": ([i64, vp, i64, i64, i64, i64, i64, i64, vp, i64, vp, i64, f64, vp, vp, vp, vp], i64),
         "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_symbols": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
         "lze_trie_walk": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp], i64),
@@ -466,6 +467,30 @@ def zrun_estimate_sets(runs, sets, tab, mus, L, rounds, class_bits):
     if rc:
         raise MemoryError("zrun_estimate_sets: no memory")
     return out.tolist()
+
+
+def zrun_sets(runs, maxk, M, max_z, beam, keep, exhaustive, tab, mus, L, class_bits):
+    """``encoder._Grouped.zrun_sets``' search in one call (``lze_zrun_sets``: the same estimates, the same sets):
+    ``[(ks, dual, grid index, zF)]`` of the ``keep`` best sets, each re-estimated with 3 rounds, or None where
+    the Python search must decide (two sets with the same least estimate: its choice follows a set's order)."""
+    runs, tab, mus = _i64(runs), _f64(tab), _f64(mus)
+    G, M1 = tab.shape
+    keep = max(int(keep), 0)
+    om, od = np.zeros(keep + 1, np.uint32), np.empty(keep + 1)
+    og, oz = np.zeros(keep + 1, np.int64), np.empty((keep + 1, 32))
+    n = lib().lze_zrun_sets(len(runs), _p(runs), int(maxk), M1 - 1, int(max_z), int(beam), keep, int(exhaustive),
+                            _ptr(tab), G, _ptr(mus), int(L), float(class_bits), _ptr(om), _ptr(od), _ptr(og),
+                            _ptr(oz))
+    if n == -2:
+        return None
+    if n < 0:
+        raise MemoryError("zrun_sets: no memory")
+    out = []
+    for s in range(n):
+        m = int(om[s])
+        ks = tuple(k for k in range(32) if m >> k & 1)
+        out.append((ks, float(od[s]), int(og[s]), oz[s, :len(ks)].copy()))
+    return out
 
 
 def grouped_parts(parts):
