@@ -1468,24 +1468,27 @@ EXPORT int lze_zrun_estimate_sets(int64_t nr, const int64_t *runs, int64_t ns, c
             }
             order[j + 1] = x;
         }
-        double za[32];
-        for (int64_t j = 0; j < nz; j++)
-            za[j] = 0.0;
+        /* (in int64: lze_zrun_estimate sums the same integer products in doubles, exactly while the sums stay
+         * below 2^53 -- they count symbols of the tensor's runs -- so the same values) */
+        int64_t za[32], ko[32];
+        for (int64_t j = 0; j < nz; j++) {
+            za[j] = 0;
+            ko[j] = zk[order[j]];
+        }
         for (int64_t i = 0; i < nnr; i++) {       /* the lengths r >= 1 with runs[r] != 0, ascending */
             int64_t r = nzr[i], x = nzr[nnr + i], rem = r;
-            for (int64_t oi = 0; oi < nz; oi++) {
-                int64_t j = order[oi];
-                if (oi < nz - 1) {
-                    int64_t q = rem >> zk[j];
-                    za[j] += (double)(x * q);
-                    rem -= q << zk[j];
-                } else {
-                    za[j] += (double)(x * ((rem + ((int64_t)1 << zk[j]) - 1) >> zk[j]));
-                }
+            for (int64_t oi = 0; oi < nz - 1; oi++) {
+                int64_t q = rem >> ko[oi];
+                za[oi] += x * q;
+                rem -= q << ko[oi];
             }
+            if (nz > 0)
+                za[nz - 1] += x * ((rem + ((int64_t)1 << ko[nz - 1]) - 1) >> ko[nz - 1]);
         }
-        for (int64_t j = 0; j < nz; j++)
-            zF[s * 32 + j] = za[j] > 1.0 ? za[j] : 1.0;
+        for (int64_t oi = 0; oi < nz; oi++) {
+            double v = (double)za[oi];
+            zF[s * 32 + order[oi]] = v > 1.0 ? v : 1.0;
+        }
     }
     for (int64_t rnd = 0; rnd <= rounds; rnd++) {
         int64_t nt = 0;
