@@ -324,3 +324,87 @@ def test_build_without_avx2_gives_the_same_tables(tmp_path, monkeypatch):
     for (f, M, k, mus), a, b in zip(cases, ref, got):
         for x, y in zip(a, b):
             assert np.array_equal(x, y), (len(f), M)
+
+
+def _grouped_words(rng, n, zero_share, W=8):
+    """Laplace-like words (a small alphabet also at W = 16) with about ``zero_share`` of them zero, in runs."""
+    w = np.rint(rng.laplace(0, [2, 6, 20][int(rng.integers(0, 3))], n)).astype(np.int64)
+    w[w == 0] = 1
+    pos = 0
+    while pos < n and zero_share > 0:
+        r = int(rng.geometric(1 / [2, 12, 90][int(rng.integers(0, 3))]))
+        w[pos:pos + r] = 0
+        pos += r + int(rng.geometric(min(1.0, zero_share / (1 - zero_share) / r)))
+    dt = np.uint8 if W == 8 else np.uint16
+    return (w & ((1 << W) - 1)).astype(dt)
+
+
+def _design_key(ts, bits):
+    t = ts.tableset() if isinstance(ts, encoder._Built) else ts
+    return bits, t.word_bits, [(c.kind, c.k, c.param, c.total) for c in t.classes], t.lut3.tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grouped_all_equals_python_generator(seed, monkeypatch):
+    """encoder._grouped_candidates through fastenc.grouped_all (zeros as a value, the ZRUN set search and every kept
+    set's designs in one C call) = the Python generator (its kernels one call each): the same designs with the same
+    bits in the same order -- zero shares either side of 1 % and 50 %, the three search sizes (below 16384, below
+    65536, above), efforts 0 and 1, L 4 / 8 / 12, class budgets, LUT3 limits that drop designs, 8- and 16-bit words
+    and TableSets as well as designs."""
+    rng = np.random.default_rng(700 + seed)
+    cases = []
+    for zero_share in (0.0, 0.004, 0.02, 0.3, 0.6, 0.95):
+        n = int(rng.choice([3000, 20000, 70000]))
+        W = 16 if rng.random() < 0.25 else 8
+        st = Stats.of(_grouped_words(rng, n, zero_share, W), W, 4096)
+        L = int(rng.choice([4, 8, 8, 12]))
+        M = int(rng.choice([16, 16, 5, 3]))
+        lut3_max = int(rng.choice([encoder.MAX_LUT3, encoder.MAX_LUT3, 8, 40]))
+        for effort in (0, 1):
+            cases.append((st, L, M, lut3_max, effort, bool(rng.random() < 0.3)))
+    # rich zero runs at the three search sizes; one whose longest run is a power of two (the index lengths tried)
+    for n in (3000, 20000, 60000):
+        st = Stats.of(_sparse_int8(seed, n), 8, 4096)
+        cases += [(st, 8, 16, encoder.MAX_LUT3, effort, False) for effort in (0, 1)]
+    runs = st.runs.copy()
+    runs[65:] = 0
+    runs[64] += 3
+    st2 = Stats(8, st.hist, runs, st.n_stripes, st.stripe_len)
+    cases += [(st2, 8, 16, encoder.MAX_LUT3, 1, False), (st2, 12, 16, encoder.MAX_LUT3, 1, False)]
+    calls = []
+    real = fastenc.grouped_all
+    monkeypatch.setattr(fastenc, "grouped_all", lambda *a: calls.append(1) or real(*a))
+    got = [[_design_key(*x) for x in encoder._grouped_candidates(*c)] for c in cases]
+    assert len(calls) == len(cases)
+    monkeypatch.delattr(fastenc, "grouped_all")
+    ref = [[_design_key(*x) for x in encoder._grouped_candidates(*c)] for c in cases]
+    assert sum(len(r) for r in ref) >= len(cases)
+    undecided = 0
+    for c, (g, r) in enumerate(zip(got, ref)):
+        assert g == r, c
+        st, L, M, lut3_max, effort, _t = cases[c]
+        hist = st.hist
+        undecided += real(hist, st.runs, st.word_bits, L, min(M, 16, 1 << L), lut3_max, effort, encoder.MAX_LUT_K,
+                          encoder.MAX_ZRUN_K, CLASS_BITS, float(min(LUT3_BITS, st.word_bits)),
+                          encoder.TABLE_HEAD_BITS, min(LUT3_BITS, st.word_bits),
+                          *_mus3(st), encoder._stats_args(st)) is None
+    assert undecided <= len(cases) // 4
+
+
+def _mus3(st):
+    last = int(np.nonzero(st.runs)[0][-1]) if st.runs.any() else 0
+    t0, _ = encoder._Grouped.grid_mus(float(st.n_words))
+    t1, z = encoder._Grouped.grid_mus(float(st.n_words - int(st.hist[0])) + float(st.runs[:last + 1].sum()))
+    return t0, t1, z
+
+
+def test_grouped_all_leaves_an_all_zero_tensor_to_python(monkeypatch):
+    """An all-zero tensor (no value left beside the zero runs): fastenc.grouped_all returns None and the Python
+    generator's single ZRUN-only design is the result, as without the kernel."""
+    st = Stats.of(np.zeros(5000, np.uint8), 8, 4096)
+    args = (st.hist, st.runs, 8, 8, 16, encoder.MAX_LUT3, 1, encoder.MAX_LUT_K, encoder.MAX_ZRUN_K, CLASS_BITS, 8.0,
+            encoder.TABLE_HEAD_BITS, 8, *_mus3(st), encoder._stats_args(st))
+    assert fastenc.grouped_all(*args) is None
+    got = [_design_key(*x) for x in encoder._grouped_candidates(st, 8, 16)]
+    monkeypatch.delattr(fastenc, "grouped_all")
+    assert got == [_design_key(*x) for x in encoder._grouped_candidates(st, 8, 16)] and got

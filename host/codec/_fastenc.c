@@ -3076,6 +3076,183 @@ EXPORT int64_t lze_grouped_designs(int64_t np_, const int64_t *poff, const int64
     return rc ? rc : count;
 }
 
+/* ------------------------------------------------------------------------- the grouped design in one call */
+/* The present values of hist (2^W counts; value 0 left out when !zeros) by falling count, ties by value (numpy's
+ * stable argsort of -hist over the ascending values): order[0..R), freq the counts as doubles. Returns R. */
+static int64_t gr_order(int64_t W, const int64_t *hist, int zeros, int64_t *order, double *freq)
+{
+    int64_t R = 0;
+    for (int64_t v = zeros ? 0 : 1; v < ((int64_t)1 << W); v++)
+        if (hist[v])
+            order[R++] = v;
+    for (int64_t i = 1; i < R; i++) {       /* insertion sort, stable: by falling count */
+        int64_t x = order[i], c = hist[x], j = i - 1;
+        while (j >= 0 && hist[order[j]] < c) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    for (int64_t i = 0; i < R; i++)
+        freq[i] = (double)hist[order[i]];
+    return R;
+}
+
+static int64_t bitlen(int64_t x)
+{
+    return x <= 0 ? 0 : 64 - __builtin_clzll((uint64_t)x);
+}
+
+/* encoder._grouped_candidates (with the C kernels) in one call: the designs of _Grouped(zeros=True) (unless most
+ * words are zero), then of each ZRUN set of _Grouped(zeros=False).zrun_sets (when at least 1 % of the words are
+ * zero), the search's parameters by effort and size as there; each design as lze_grouped_designs writes it, into
+ * out_* at the next index (maxd room, LUT3 stride cap3). mus_t0 / mus_t1: the grids' multipliers of table() with
+ * and without zeros as a value, mus_z zrun_sets' (the caller computes them as the Python code does). Returns the
+ * designs written, -2 where the Python path must decide (a tie in the set search, an all-zero tensor, a design
+ * beyond the arrays), -1 without memory, -3 on tables that do not walk back. */
+EXPORT int64_t lze_grouped_all(int64_t W, const int64_t *hist, int64_t nrun, const int64_t *runs, int64_t L,
+                               int64_t M, int64_t lut3_max, int64_t effort, int64_t max_lut_k, int64_t max_zrun_k,
+                               double class_bits, double lut3_bits, int64_t head_bits, int64_t lut3w, int64_t G,
+                               const double *mus_t0, const double *mus_t1, const double *mus_z, int64_t nw,
+                               const int64_t *with0, int64_t off, const int64_t *cum, int64_t nr,
+                               const int64_t *sruns, int64_t hist0, int64_t n_stripes, int64_t maxd, int64_t cap3,
+                               int64_t *out_nc, int64_t *out_cls, int64_t *out_lens, int64_t *out_n3,
+                               uint16_t *out_lut3, double *out_bits)
+{
+    int64_t nv = 0, n_words = 0, H = (int64_t)1 << W;
+    for (int64_t v = 0; v < H; v++) {
+        nv += hist[v] != 0;
+        n_words += hist[v];
+    }
+    int64_t last = 0;
+    for (int64_t r = 0; r < nrun; r++)
+        if (runs[r])
+            last = r;
+    int any_run = runs[last] != 0;
+    int64_t nrp = last + 1, M1 = M + 1;
+    int64_t *order = malloc((nv + 1) * sizeof(int64_t));
+    double *freq = malloc((nv + 1) * sizeof(double)), *pre = malloc((nv + 2) * sizeof(double));
+    size_t gsz = (size_t)G * (nv + 1) * M1;
+    double *best = malloc(gsz * sizeof(double)), *tab = malloc(G * M1 * sizeof(double));
+    int64_t *ch = malloc(gsz * sizeof(int64_t)), *start = malloc(gsz * sizeof(int64_t));
+    int64_t *poff = malloc((G + 1) * sizeof(int64_t)), *bk = malloc(G * M1 * sizeof(int64_t)),
+            *bs = malloc(G * M1 * sizeof(int64_t));
+    double *bF = malloc(G * M1 * sizeof(double)), *resF = malloc(G * sizeof(double));
+    int64_t count = 0, rc = 0;
+    if (!order || !freq || !pre || !best || !tab || !ch || !start || !poff || !bk || !bs || !bF || !resF) {
+        rc = -1;
+        goto out;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int zeros = pass == 0;
+        if (zeros ? !((double)hist[0] < 0.5 * (double)n_words)
+                  : !((double)hist[0] >= 0.01 * (double)n_words && any_run))
+            continue;
+        int64_t R = gr_order(W, hist, zeros, order, freq);
+        int64_t kmax = bitlen(R - 1);
+        if (kmax > max_lut_k)
+            kmax = max_lut_k;
+        if (kmax > W)
+            kmax = W;
+        if (R == 0) {
+            if (zeros)
+                continue;               /* (designs(): no value and no ZRUN class: nothing) */
+            rc = -2;                    /* (an all-zero tensor: the Python path's single design) */
+            goto out;
+        }
+        if (lze_group_dp_grid(R, freq, M, kmax, G, zeros ? mus_t0 : mus_t1, L, W, class_bits, lut3_bits, best, ch,
+                              start)) {
+            rc = -1;
+            goto out;
+        }
+        pre[0] = 0.0;
+        for (int64_t i = 0; i < R; i++)
+            pre[i + 1] = pre[i] + freq[i];
+        uint32_t sm[8];
+        double sd[8], szF[8 * 32];
+        int64_t sg[8], nsets = 1;
+        if (zeros) {
+            sm[0] = 0;
+        } else {
+            /* the table (_Grouped.table: the least value part with at most m classes) and the set search */
+            for (int64_t g = 0; g < G; g++) {
+                const double *b = best + (size_t)g * (R + 1) * M1 + (size_t)R * M1;
+                double m0 = b[0];
+                tab[g * M1] = m0;
+                for (int64_t m = 1; m < M1; m++) {
+                    m0 = b[m] < m0 ? b[m] : m0;
+                    tab[g * M1 + m] = m0;
+                }
+            }
+            int64_t maxk = bitlen(last - 1 > 0 ? last - 1 : 0);
+            if (maxk > max_zrun_k)
+                maxk = max_zrun_k;
+            int64_t max_z = 5, beam = 5, keep = 3, ex = 3;       /* GROUPED_MAX_ZRUNS, and zrun_sets' defaults */
+            if (effort < 1) {
+                max_z = 3;
+                beam = 2;
+                keep = 1;
+                ex = 1;
+            } else if (n_words < 65536) {
+                beam = 3;
+                keep = 2;
+                ex = n_words >= 16384 ? 2 : 1;
+            }
+            nsets = lze_zrun_sets(nrp, runs, maxk, M, max_z, beam, keep, ex, tab, G, mus_z, L, class_bits, sm, sd,
+                                  sg, szF);
+            if (nsets < 0) {
+                rc = nsets == -2 ? -2 : -1;
+                goto out;
+            }
+        }
+        for (int64_t s = 0; s < nsets; s++) {
+            int64_t zk[32], nz = 0;
+            for (uint32_t m = sm[s]; m; m &= m - 1)
+                zk[nz++] = __builtin_ctz(m);
+            int64_t Mv = M - nz;
+            if (Mv < 1)
+                continue;
+            int64_t np_ = lze_group_parts(R, M, G, best, ch, start, pre, Mv, W + 1, poff, bk, bF, bs, resF);
+            if (np_ < 0) {
+                rc = -3;
+                goto out;
+            }
+            if (count + 4 > maxd) {
+                rc = -2;
+                goto out;
+            }
+            double zF[32];
+            for (int64_t j = 0; j < nz; j++)
+                zF[j] = szF[s * 32 + j];
+            int64_t r = lze_grouped_designs(np_, poff, bk, bF, bs, resF, R, order, W, L, lut3_max, nz, zk, zF, 2, 2,
+                                            class_bits, lut3_bits, head_bits, lut3w, nrp, runs, nw, with0, off, cum,
+                                            nr, sruns, hist0, n_stripes, cap3, out_nc + count,
+                                            out_cls + 48 * count, out_lens + 16 * count, out_n3 + count,
+                                            out_lut3 + cap3 * count, out_bits + count);
+            if (r < 0) {
+                rc = r;
+                goto out;
+            }
+            count += r;
+        }
+    }
+    rc = count;
+out:
+    free(order);
+    free(freq);
+    free(pre);
+    free(best);
+    free(tab);
+    free(ch);
+    free(start);
+    free(poff);
+    free(bk);
+    free(bs);
+    free(bF);
+    free(resF);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------------------------ axis orders */
 /* lutzip/codec/layout.py's run_counts of a mask read in np_ axis orders at once (layout.choose_axes): mask (one
  * byte a word, 0 or 1, C-contiguous) of shape shape[0 .. nd - 1] (1 <= nd <= 4); order p reads the axes

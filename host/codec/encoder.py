@@ -962,15 +962,27 @@ class _Grouped:
         self._grid = None
         self._parts = {}
 
+    @classmethod
+    def lmus_of(cls, n_sym):
+        """The grid (log2 of the multipliers) for ``n_sym`` symbols."""
+        # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it (on the real
+        # models' int8 tensors the best lies between log2(N) - 2 and log2(N) + 1.75; a narrower grid measured up
+        # to 0.03 % larger files)
+        return math.log2(max(n_sym, 2.0)) + np.arange(-3.0, 2.0 + 1e-9, cls.STEP)
+
+    @classmethod
+    def grid_mus(cls, n_sym):
+        """``(multipliers as table() makes them, as zrun_sets makes them)`` for ``n_sym`` symbols (the same
+        expressions: fastenc.grouped_all takes them from here)."""
+        lmus = cls.lmus_of(n_sym)
+        return np.array([2.0 ** lmu for lmu in lmus]), 2.0 ** lmus
+
     def table(self):
         """``lmus`` (log2 of the multipliers) and ``best[g, m]``: value-part Lagrangian with at most ``m``
         classes; the DP's back pointers of every grid point are kept for :meth:`partitions`."""
         if self._table is None:
-            # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it (on the
-            # real models' int8 tensors the best lies between log2(N) - 2 and log2(N) + 1.75; a narrower grid
-            # measured up to 0.03 % larger files)
             n_sym = self.freq.sum() + (0.0 if self.zeros else float(self.runs.sum()))
-            lmus = math.log2(max(n_sym, 2.0)) + np.arange(-3.0, 2.0 + 1e-9, self.STEP)
+            lmus = self.lmus_of(n_sym)
             tab = np.full((len(lmus), self.M + 1), INF)
             self._bt = []
             kern = _k()
@@ -1249,6 +1261,21 @@ def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, eff
     """The grouped design's table sets (:class:`_Grouped`): zeros as a value (unless most words are zero),
     and the best few ZRUN sets (when at least 1 % of the words are zero). ``tablesets`` False: :class:`_Built`
     designs instead of TableSets."""
+    kern = _k()
+    if hasattr(kern, "grouped_all"):          # everything below in one C call (the same designs, in order)
+        W, M1 = st.word_bits, min(M, MAX_CLASSES, 1 << L)
+        last = int(np.nonzero(st.runs)[0][-1]) if st.runs.any() else 0
+        n_rest = float(st.n_words - int(st.hist[0])) + float(st.runs[:last + 1].sum())
+        mus_t0, _ = _Grouped.grid_mus(float(st.n_words))
+        mus_t1, mus_z = _Grouped.grid_mus(n_rest)
+        got = kern.grouped_all(st.hist, st.runs, W, L, M1, lut3_max, effort, MAX_LUT_K, MAX_ZRUN_K, CLASS_BITS,
+                               float(min(LUT3_BITS, W)), TABLE_HEAD_BITS, min(LUT3_BITS, W), mus_t0, mus_t1, mus_z,
+                               _stats_args(st))
+        if got is not None:
+            for classes, lens, lut3, bits in got:
+                ts = _Built(W, classes, lens, lut3, (st, bits))
+                yield ts.tableset() if tablesets else ts, bits
+            return
     zeros = int(st.hist[0])
     if zeros < 0.5 * st.n_words:            # zeros as a value: hopeless when most words are zero
         yield from _Grouped(st, L, M, True, lut3_max).designs(tablesets=tablesets)

@@ -75,6 +75,8 @@ def _configure(lib):
                                  i64, i64, vp, i64, vp, i64, vp, i64, vp, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_zrun_estimate_sets": ([i64, vp, i64, vp, vp, vp, i64, i64, vp, i64, i64, f64, vp], i32),
         "lze_zrun_sets": ([i64, vp, i64, i64, i64, i64, i64, i64, vp, i64, vp, i64, f64, vp, vp, vp, vp], i64),
+        "lze_grouped_all": ([i64, vp, i64, vp, i64, i64, i64, i64, i64, i64, f64, f64, i64, i64, i64, vp, vp, vp,
+                             i64, vp, i64, vp, i64, vp, i64, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_symbols": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
         "lze_trie_walk": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp], i64),
@@ -547,6 +549,36 @@ def grouped_designs(flat, R, order, W, L, lut3_max, zks, zF, iters, top, class_b
                                   _ptr(lut3), _ptr(bits))
     if r == -2:
         return None
+    if r < 0:
+        raise MemoryError("grouped designs: no memory")
+    ncl, n3l, bl = nc.tolist(), n3.tolist(), bits.tolist()
+    return [([tuple(x) for x in cls[d, :ncl[d]].tolist()], lens[d, :ncl[d]].tolist(), lut3[d, :n3l[d]].copy(),
+             bl[d]) for d in range(r)]
+
+
+def grouped_all(hist, runs, W, L, M, lut3_max, effort, max_lut_k, max_zrun_k, class_bits, lut3_bits, head_bits,
+                lut3w, mus_t0, mus_t1, mus_z, sargs):
+    """``encoder._grouped_candidates`` in one call (``lze_grouped_all``: the grouped designs with zeros as a value,
+    the ZRUN set search, each kept set's designs): a list of ``(classes, lens, lut3, total bits)`` in the order the
+    Python generator yields them (the same floats), or None where the Python path must decide. ``mus_*``: the
+    grids' multipliers as ``_Grouped.table`` (with and without zeros as a value) and ``zrun_sets`` make them."""
+    hist, runs = _i64(hist), _i64(runs)
+    mus_t0, mus_t1, mus_z = _f64(mus_t0), _f64(mus_t1), _f64(mus_z)
+    G = len(mus_z)
+    assert len(mus_t0) == G and len(mus_t1) == G and len(hist) == 1 << W
+    nv = int(np.count_nonzero(hist))
+    cap3 = 4 * nv + 64                       # (a part's LUT3 holds at most 3 R entries)
+    nd = 16                                  # (2 rounds x 2 designs, zeros as a value and up to 3 ZRUN sets)
+    nc, n3, bits = np.empty(nd, np.int64), np.empty(nd, np.int64), np.empty(nd)
+    cls, lens, lut3 = np.empty((nd, 16, 3), np.int64), np.empty((nd, 16), np.int64), np.empty((nd, cap3), np.uint16)
+    r = lib().lze_grouped_all(int(W), _ptr(hist), len(runs), _ptr(runs), int(L), int(M), int(lut3_max), int(effort),
+                              int(max_lut_k), int(max_zrun_k), float(class_bits), float(lut3_bits), int(head_bits),
+                              int(lut3w), G, _ptr(mus_t0), _ptr(mus_t1), _ptr(mus_z), *sargs[0], nd, cap3,
+                              _ptr(nc), _ptr(cls), _ptr(lens), _ptr(n3), _ptr(lut3), _ptr(bits))
+    if r == -2:
+        return None
+    if r == -3:
+        raise RuntimeError("grouped DP: the tables do not walk back")
     if r < 0:
         raise MemoryError("grouped designs: no memory")
     ncl, n3l, bl = nc.tolist(), n3.tolist(), bits.tolist()
