@@ -679,8 +679,66 @@ EXPORT void lze_zrun_approx(int64_t nr, const int64_t *runs, int64_t maxk, int64
 
 /* package-merge over n weights (2 <= n <= 2^L) as the numba _package_merge: a stable sort of the leaves, packages
  * of adjacent pairs, leaves first on equal weights; lengths[i] = how often leaf i is in the first 2n - 2 items. */
+/* lze_package_merge for n <= 16 symbols and L <= 15: the same lists, merges and ties, each item's symbol counts
+ * packed in 4-bit fields of one uint64 (an item holds a symbol at most once per level, so at most L < 16 times:
+ * the fields never carry), on the stack. */
+static void package_merge16(int64_t n, const double *w, int64_t L, int64_t *lengths)
+{
+    int64_t order[16];
+    double lw[16], pw[32], tw[32], qw[16];
+    uint64_t lc[16], pc[32], tc[32], qc[16];
+    for (int64_t i = 0; i < n; i++)             /* stable insertion sort */
+        order[i] = i;
+    for (int64_t i = 1; i < n; i++) {
+        int64_t x = order[i], j = i - 1;
+        while (j >= 0 && w[order[j]] > w[x]) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        lw[i] = pw[i] = w[order[i]];
+        lc[i] = pc[i] = (uint64_t)1 << (4 * order[i]);
+    }
+    int64_t np_ = n;
+    for (int64_t it = 0; it < L - 1; it++) {
+        int64_t m = np_ / 2;
+        for (int64_t j = 0; j < m; j++) {
+            qw[j] = pw[2 * j] + pw[2 * j + 1];
+            qc[j] = pc[2 * j] + pc[2 * j + 1];
+        }
+        int64_t a = 0, b = 0;
+        for (int64_t t = 0; t < n + m; t++) {
+            if (b >= m || (a < n && lw[a] <= qw[b])) {
+                tw[t] = lw[a];
+                tc[t] = lc[a];
+                a++;
+            } else {
+                tw[t] = qw[b];
+                tc[t] = qc[b];
+                b++;
+            }
+        }
+        np_ = n + m;
+        memcpy(pw, tw, np_ * sizeof(double));
+        memcpy(pc, tc, np_ * sizeof(uint64_t));
+    }
+    uint64_t lo = 0, hi = 0;                    /* the counts summed in 8-bit fields (even / odd symbols) */
+    for (int64_t t = 0; t < 2 * n - 2; t++) {
+        lo += pc[t] & 0x0F0F0F0F0F0F0F0Full;
+        hi += (pc[t] >> 4) & 0x0F0F0F0F0F0F0F0Full;
+    }
+    for (int64_t s = 0; s < n; s++)
+        lengths[s] = (int64_t)(((s & 1 ? hi : lo) >> (8 * (s >> 1))) & 0xFF);
+}
+
 EXPORT int lze_package_merge(int64_t n, const double *w, int64_t L, int64_t *lengths)
 {
+    if (n >= 2 && n <= 16 && L <= 15) {
+        package_merge16(n, w, L, lengths);
+        return 0;
+    }
     int64_t cap = 2 * n;
     int64_t *order = malloc(n * sizeof(int64_t));
     double *lw = malloc(n * sizeof(double)), *pw = malloc(cap * sizeof(double)), *tw = malloc(cap * sizeof(double));
