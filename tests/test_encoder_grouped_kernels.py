@@ -408,3 +408,33 @@ def test_grouped_all_leaves_an_all_zero_tensor_to_python(monkeypatch):
     got = [_design_key(*x) for x in encoder._grouped_candidates(st, 8, 16)]
     monkeypatch.delattr(fastenc, "grouped_all")
     assert got == [_design_key(*x) for x in encoder._grouped_candidates(st, 8, 16)] and got
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_zrun_candidates_in_c_equals_python(seed, monkeypatch):
+    """encoder._zrun_candidates_iter through fastenc.zrun_candidates (the singles, pairs and triples of both floors
+    sorted in C) = the Python generator (its estimates one C call per size): the same sets in the same order, for
+    per_size 1..3, on statistics with short and long runs (a long run: many index lengths; estimates that tie), and
+    an early stop after the first set as effort 0 takes it."""
+    rng = np.random.default_rng(900 + seed)
+    stats = [Stats.of(_sparse_int8(seed, n), 8, 4096) for n in (500, 20000)]
+    stats.append(Stats.of(_grouped_words(rng, 30000, 0.3), 8, 4096))
+    w = np.ones(9000, np.uint8)
+    w[100:4100] = 0                     # one run of 4000 (cut at the stripe end), ties among the lengths >= 12
+    w[5000:5003] = 0
+    stats.append(Stats.of(w, 8, 4096))
+    cases = [(st, ps) for st in stats for ps in (1, 2, 3)]
+
+    def run():
+        out = []
+        for st, ps in cases:
+            nnz = int(st.n_words - st.hist[0])
+            out.append(list(encoder._zrun_candidates_iter(st, nnz, ps)))
+            g = encoder._zrun_candidates_iter(st, nnz, ps)
+            out.append([next(g), next(g)])
+        return out
+    got = run()
+    monkeypatch.delattr(fastenc, "zrun_candidates")
+    ref = run()
+    assert got == ref
+    assert all(len(r) >= 4 for r in ref[::2]) and any(len(x) == 3 for r in ref for x in r)

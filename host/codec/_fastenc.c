@@ -1920,6 +1920,102 @@ out:
     return rc;
 }
 
+/* encoder._zrun_candidates_iter's sets after () in its order, at most `limit` of them (limit < 0: all) as masks
+ * into out (room: 6 per_size + 1): for the floors 0 and 1 the per_size best singles, pairs, then triples (the
+ * best three pairs with one more length), each by (estimate, tuple) as Python's sorted(), a set already listed
+ * left out. Returns the sets written, -1 without memory. */
+EXPORT int64_t lze_zrun_candidates(int64_t nr, const int64_t *runs, int64_t maxk, int64_t nnz, int64_t per_size,
+                                   int64_t limit, double class_bits, uint32_t *out)
+{
+    int64_t K = maxk + 1, n = 0;
+    if (K < 1 || K > 31)
+        return -1;
+    double *one = malloc(K * sizeof(double)), *two = malloc(K * K * sizeof(double));
+    zs_item *it = malloc((K * K + K * 3 + 1) * sizeof(zs_item));
+    int64_t *tk = malloc(3 * K * 3 * sizeof(int64_t));
+    double *tv = malloc(3 * K * sizeof(double));
+    int64_t rc = 0;
+    if (!one || !two || !it || !tk || !tv) {
+        rc = -1;
+        goto out;
+    }
+    for (int fl = 0; fl < 2; fl++) {
+        double floor_ = fl ? 1.0 : 0.0;
+        lze_zrun_approx(nr, runs, maxk, nnz, floor_, class_bits, one, two);
+        if (one[0] != one[0]) {
+            rc = -1;
+            goto out;
+        }
+        zs_item pairs[3];
+        int64_t npairs = 0;
+        for (int stage = 0; stage < 3; stage++) {
+            int64_t ni = 0;
+            if (stage == 0) {
+                for (int64_t k = 0; k < K; k++) {
+                    it[ni].v = one[k];
+                    it[ni++].m = 1u << k;
+                }
+            } else if (stage == 1) {
+                for (int64_t a = 0; a < K; a++)
+                    for (int64_t b = a + 1; b < K; b++) {
+                        it[ni].v = two[a * K + b];
+                        it[ni++].m = 1u << a | 1u << b;
+                    }
+            } else {
+                /* the triples: distinct sets (Python's set), each estimated with its lengths largest first */
+                uint32_t tm[96];
+                int64_t nt = 0;
+                for (int64_t p = 0; p < npairs; p++)
+                    for (int64_t k = 0; k < K; k++) {
+                        if (pairs[p].m >> k & 1)
+                            continue;
+                        uint32_t m = pairs[p].m | 1u << k;
+                        int dup = 0;
+                        for (int64_t q = 0; q < nt && !dup; q++)
+                            dup = tm[q] == m;
+                        if (!dup)
+                            tm[nt++] = m;
+                    }
+                for (int64_t q = 0; q < nt; q++) {
+                    int64_t j = 3;
+                    for (uint32_t m = tm[q]; m; m &= m - 1)
+                        tk[q * 3 + --j] = __builtin_ctz(m);     /* (ascending bits: written last to first) */
+                }
+                lze_zrun_approx_sets(nr, runs, nt, 3, tk, nnz, floor_, class_bits, tv);
+                for (int64_t q = 0; q < nt; q++) {
+                    it[ni].v = tv[q];
+                    it[ni++].m = tm[q];
+                }
+            }
+            qsort(it, ni, sizeof(zs_item), zs_item_cmp);
+            if (stage == 1) {
+                npairs = ni < 3 ? ni : 3;
+                for (int64_t p = 0; p < npairs; p++)
+                    pairs[p] = it[p];
+            }
+            for (int64_t i = 0; i < ni && i < per_size; i++) {
+                int dup = 0;
+                for (int64_t q = 0; q < n && !dup; q++)
+                    dup = out[q] == it[i].m;
+                if (dup)
+                    continue;
+                if (limit >= 0 && n >= limit)
+                    goto done;
+                out[n++] = it[i].m;
+            }
+        }
+    }
+done:
+    rc = n;
+out:
+    free(one);
+    free(two);
+    free(it);
+    free(tk);
+    free(tv);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------------------------ stripe coder */
 /* Code n words (uint16, or uint8 when !wide) into stripes of S words: out gets each stripe's header word and
  * its bits MSB-first in 32-bit words, stripe_words[s] its word count. sym[v] = bits << 8 | length (0 = value

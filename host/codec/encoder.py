@@ -503,6 +503,13 @@ def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2):
     if h0 == 0 or h0 < 0.01 * st.n_words:
         return
     maxk = min(MAX_ZRUN_K, max(0, int(np.nonzero(st.runs)[0][-1]).bit_length()))
+    kern = _k()
+    if hasattr(kern, "zrun_candidates"):     # the sets below in C (the same order): the first, then the rest
+        first = kern.zrun_candidates(st.runs, maxk, n_nonzero, per_size, 1)
+        yield from first
+        if first:
+            yield from kern.zrun_candidates(st.runs, maxk, n_nonzero, per_size)[1:]
+        return
 
     def approx(ks, floor):
         cnt = _st_zrun_symbols(st, ks)
@@ -512,7 +519,6 @@ def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2):
 
     # two estimates: ideal code lengths, and code lengths of at least 1 bit (which makes single-zero symbols
     # dear); neither is right everywhere, the exact costing of the candidates decides
-    kern = _k()
     for floor in (0.0, 1.0):
         if hasattr(kern, "zrun_approx"):        # every single and pair in one C call (the same floats)
             one, two = kern.zrun_approx(st.runs, maxk, n_nonzero, floor)

@@ -75,6 +75,7 @@ def _configure(lib):
                                  i64, i64, vp, i64, vp, i64, vp, i64, vp, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_zrun_estimate_sets": ([i64, vp, i64, vp, vp, vp, i64, i64, vp, i64, i64, f64, vp], i32),
         "lze_zrun_sets": ([i64, vp, i64, i64, i64, i64, i64, i64, vp, i64, vp, i64, f64, vp, vp, vp, vp], i64),
+        "lze_zrun_candidates": ([i64, vp, i64, i64, i64, i64, f64, vp], i64),
         "lze_grouped_all": ([i64, vp, i64, vp, i64, i64, i64, i64, i64, i64, f64, f64, i64, i64, i64, vp, vp, vp,
                              i64, vp, i64, vp, i64, vp, i64, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
@@ -347,6 +348,19 @@ def zrun_approx(runs, maxk, n_nonzero, floor):
     if K and np.isnan(single[0]):
         raise MemoryError("zrun_approx: no memory")
     return single, pair
+
+
+def zrun_candidates(runs, maxk, n_nonzero, per_size, limit=-1):
+    """``encoder._zrun_candidates_iter``'s sets after ``()``, in its order (the same estimates, sorts and sets), at
+    most ``limit`` of them (-1: all), in one call (``lze_zrun_candidates``): a list of tuples."""
+    from lutzip.codec.encoder import CLASS_BITS
+    runs = _i64(runs)
+    out = np.zeros(6 * max(int(per_size), 0) + 1, np.uint32)
+    n = lib().lze_zrun_candidates(len(runs), _p(runs), int(maxk), int(n_nonzero), int(per_size), int(limit),
+                                  float(CLASS_BITS), _ptr(out))
+    if n < 0:
+        raise MemoryError("zrun_candidates: no memory")
+    return [tuple(k for k in range(32) if m >> k & 1) for m in out[:n].tolist()]
 
 
 def zrun_approx_sets(runs, sets, n_nonzero, floor):
