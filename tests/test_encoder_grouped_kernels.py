@@ -438,3 +438,21 @@ def test_zrun_candidates_in_c_equals_python(seed, monkeypatch):
     ref = run()
     assert got == ref
     assert all(len(r) >= 4 for r in ref[::2]) and any(len(x) == 3 for r in ref for x in r)
+
+
+def test_zrun_symbols_sets_fill_the_memo_as_one_by_one():
+    """encoder._st_zrun_symbols_many (fastenc.zrun_symbols_sets: many sets in one call) leaves on the statistics
+    the dicts _zrun_symbols makes one set at a time: the same counts, keys in the same order (largest first), for
+    sets in any order, repeated sets and the empty set left out."""
+    st = Stats.of(_sparse_int8(1), 8, 4096)
+    sets = [(0,), (3, 1), (1, 3), (), (0, 2, 5, 9), (12,), (4, 7, 2), (0, 1, 2, 3, 4, 5, 6)]
+    encoder._st_zrun_symbols_many(st, sets)
+    memo = st.__dict__["_zsym"]
+    assert set(memo) == {tuple(sorted(s)) for s in sets if s}
+    for s in sets:
+        if s:
+            ref = encoder._zrun_symbols(st.runs, s)
+            got = memo[tuple(sorted(s))]
+            assert got == ref and list(got) == list(ref) and all(type(c) is int for c in got.values())
+            assert encoder._st_zrun_symbols(st, s) == ref
+    assert any(c > 0 for s in sets if s for c in memo[tuple(sorted(s))].values())

@@ -545,6 +545,16 @@ EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const i
     }
 }
 
+/* lze_zrun_symbols of ns sets at once: set s has the index lengths ks[off[s] .. off[s + 1] - 1] (largest first, at
+ * least one), its counts go to out[off[s] ..] */
+EXPORT void lze_zrun_symbols_sets(int64_t nr, const int64_t *runs, int64_t ns, const int64_t *off, const int64_t *ks,
+                                  int64_t *out)
+{
+    for (int64_t t = 0; t < ns; t++)
+        if (off[t + 1] > off[t])
+            lze_zrun_symbols(nr, runs, off[t + 1] - off[t], ks + off[t], out + off[t]);
+}
+
 /* The grouped design's scores (encoder._Grouped._score) of np_ partitions at once: part p has the classes
  * off[p] .. off[p + 1] - 1 with frequencies F and index lengths ks, and lut3[p] LUT3 entries; its score is
  * sum w (c + k) + class_bits n + lut3_bits lut3 with w = max(rint(F), 1) and c the package-merge code lengths

@@ -488,15 +488,27 @@ def _st_zrun_symbols(st: Stats, ks):
     return dict(memo[key])
 
 
+def _st_zrun_symbols_many(st: Stats, sets):
+    """Fill :func:`_st_zrun_symbols`' memo on ``st`` for every (non-empty) set of ``sets`` in one C call (the same
+    dicts)."""
+    kern = _k()
+    memo = st.__dict__.setdefault("_zsym", {})
+    keys = list(dict.fromkeys(tuple(sorted(ks)) for ks in sets if ks))
+    keys = [k for k in keys if k not in memo]
+    if keys and hasattr(kern, "zrun_symbols_sets"):
+        memo.update(zip(keys, kern.zrun_symbols_sets(st.runs, keys)))
+
+
 def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
     """Candidate sets of ZRUN index lengths: () (zeros as ordinary values), and the best ``per_size`` sets of
     one, two and three ZRUN classes by an estimate (ideal code lengths of the class choice, index bits)."""
     return list(_zrun_candidates_iter(st, n_nonzero, per_size))
 
 
-def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2):
+def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2, lazy: bool = True):
     """:func:`_zrun_candidates`' sets one at a time, in its order, each estimated when it is reached (a caller
-    that needs the first few stops early: the later sizes and the second estimate are not computed)."""
+    that needs the first few stops early: the later sizes and the second estimate are not computed). ``lazy``
+    False: the caller takes them all (with the C kernels: one call, not the first set alone first)."""
     cands = [()]
     yield ()
     h0 = int(st.hist[0])
@@ -505,7 +517,10 @@ def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2):
     maxk = min(MAX_ZRUN_K, max(0, int(np.nonzero(st.runs)[0][-1]).bit_length()))
     kern = _k()
     if hasattr(kern, "zrun_candidates"):     # the sets below in C (the same order): the first, then the rest
-        first = kern.zrun_candidates(st.runs, maxk, n_nonzero, per_size, 1)
+        first = kern.zrun_candidates(st.runs, maxk, n_nonzero, per_size, 1 if lazy else -1)
+        if not lazy:
+            yield from first
+            return
         yield from first
         if first:
             yield from kern.zrun_candidates(st.runs, maxk, n_nonzero, per_size)[1:]
@@ -1342,11 +1357,12 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
             effort = 0
 
     zcands = []
-    for z in _zrun_candidates_iter(st, int(st.n_words - st.hist[0])):
+    for z in _zrun_candidates_iter(st, int(st.n_words - st.hist[0]), lazy=effort <= 0):
         if len(z) < M:
             zcands.append(z)
             if effort <= 0 and len(zcands) == 2:    # (effort 0 tries the first two: the rest is not estimated)
                 break
+    _st_zrun_symbols_many(st, zcands)           # (their run symbol counts in one call, for _ZDesign)
     shared = {}
     zds = [_ZDesign(st, z, lut3_max, M, shared) for z in zcands]
     # screen the zero-run choices: the value classes hardly depend on them, so one trie DP over the non-zero

@@ -75,6 +75,7 @@ def _configure(lib):
                                  i64, i64, vp, i64, vp, i64, vp, i64, vp, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_zrun_estimate_sets": ([i64, vp, i64, vp, vp, vp, i64, i64, vp, i64, i64, f64, vp], i32),
         "lze_zrun_sets": ([i64, vp, i64, i64, i64, i64, i64, i64, vp, i64, vp, i64, f64, vp, vp, vp, vp], i64),
+        "lze_zrun_symbols_sets": ([i64, vp, i64, vp, vp, vp], None),
         "lze_zrun_candidates": ([i64, vp, i64, i64, i64, i64, f64, vp], i64),
         "lze_grouped_all": ([i64, vp, i64, vp, i64, i64, i64, i64, i64, i64, f64, f64, i64, i64, i64, vp, vp, vp,
                              i64, vp, i64, vp, i64, vp, i64, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
@@ -311,6 +312,20 @@ def _zrun_symbols_kernel(runs, ks):
     out = np.empty(len(ks), np.int64)
     lib().lze_zrun_symbols(len(runs), _p(runs), len(ks), _p(ks), _p(out))
     return out
+
+
+def zrun_symbols_sets(runs, sets):
+    """``encoder._zrun_symbols`` of each set of ``sets`` (non-empty tuples) in one call: a list of ``{k: count}``
+    dicts, keys largest first (as ``_zrun_symbols`` makes them)."""
+    runs = _i64(runs)
+    desc = [sorted(x, reverse=True) for x in sets]
+    off = np.zeros(len(sets) + 1, np.int64)
+    np.cumsum([len(x) for x in desc], out=off[1:])
+    ks = np.fromiter(_itchain.from_iterable(desc), np.int64, int(off[-1]))
+    out = np.zeros(int(off[-1]), np.int64)
+    lib().lze_zrun_symbols_sets(len(runs), _p(runs), len(sets), _ptr(off), _p(ks), _p(out))
+    o, c = off.tolist(), out.tolist()
+    return [dict(zip(d, c[o[t]:o[t + 1]])) for t, d in enumerate(desc)]
 
 
 def layout_runs(mask: np.ndarray, orders, cap: int):
