@@ -164,12 +164,63 @@ def test_zrun_sets_batched_equals_one_by_one(seed, monkeypatch):
     st = Stats.of(_sparse_int8(seed), 8, 4096)
     args = [dict(), dict(max_z=3, beam=2, keep=1, exhaustive=1), dict(beam=3, keep=2, exhaustive=2)]
     got = [encoder._Grouped(st, 8, 16, False).zrun_sets(**a) for a in args]
+    monkeypatch.delattr(fastenc, "zrun_sets")
     monkeypatch.delattr(fastenc, "zrun_estimate_sets")
     ref = [encoder._Grouped(st, 8, 16, False).zrun_sets(**a) for a in args]
     for g, r in zip(got, ref):
         assert [x[0] for x in g] == [x[0] for x in r] and len(g) >= 1
         for (_k1, (d1, l1, z1)), (_k2, (d2, l2, z2)) in zip(g, r):
             assert d1 == d2 and l1 == l2 and np.array_equal(z1, z2)
+
+
+def _same_sets(g, r):
+    assert [x[0] for x in g] == [x[0] for x in r]
+    for (_k1, (d1, l1, z1)), (_k2, (d2, l2, z2)) in zip(g, r):
+        assert d1 == d2 and l1 == l2 and np.array_equal(z1, z2) and z1.dtype == z2.dtype
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_zrun_sets_search_in_c_equals_python_search(seed, monkeypatch):
+    """_Grouped.zrun_sets through fastenc.zrun_sets (the whole search in one C call) = the Python search (with the
+    batched estimates): the same sets in the same order with the same 3-round estimates, on sparse int8 statistics
+    with short and long runs, class budgets M 2..16, L 4..12, and the search's parameters (the effort-0 and small
+    tensor settings, beams of 1..5, keep beyond the sets there are)."""
+    rng = np.random.default_rng(300 + seed)
+    w = _sparse_int8(seed)
+    if seed % 2:
+        w = w[: int(rng.integers(200, len(w)))]
+    st = Stats.of(w, 8, 4096)
+    args = [dict(), dict(max_z=3, beam=2, keep=1, exhaustive=1), dict(beam=3, keep=2, exhaustive=2),
+            dict(max_z=5, beam=1, keep=40, exhaustive=1), dict(max_z=4, beam=5, keep=3, exhaustive=3)]
+    Ms = [16, 2, 3, int(rng.integers(4, 16))]
+    L = int(rng.choice([4, 8, 12]))
+    calls = []
+    real = fastenc.zrun_sets
+    monkeypatch.setattr(fastenc, "zrun_sets", lambda *a: calls.append(a) or real(*a))
+    got = [encoder._Grouped(st, L, M, False).zrun_sets(**a) for M in Ms for a in args]
+    assert len(calls) == len(got)
+    undecided = sum(real(*a) is None for a in calls)
+    assert undecided < len(calls) // 2
+    monkeypatch.delattr(fastenc, "zrun_sets")
+    ref = [encoder._Grouped(st, L, M, False).zrun_sets(**a) for M in Ms for a in args]
+    assert any(len(r) >= 2 for r in ref)
+    for g, r in zip(got, ref):
+        _same_sets(g, r)
+
+
+def test_zrun_sets_in_c_leaves_ties_to_python(monkeypatch):
+    """Where sets tie on the least estimate (Python's pick would follow a set's iteration order) the C search
+    returns None and _Grouped.zrun_sets takes the Python search: a table of inf (every set estimates to inf)."""
+    st = Stats.of(_sparse_int8(0), 8, 4096)
+    gz = encoder._Grouped(st, 8, 16, False)
+    lmus, tab = gz.table()
+    assert fastenc.zrun_sets(gz.runs, gz.maxk, gz.M, 5, 5, 3, 3, np.full_like(tab, encoder.INF), 2.0 ** lmus, 8,
+                             float(CLASS_BITS)) is None
+    assert fastenc.zrun_sets(gz.runs, gz.maxk, gz.M, 5, 5, 3, 3, tab, 2.0 ** lmus, 8, float(CLASS_BITS))
+    monkeypatch.setattr(fastenc, "zrun_sets", lambda *a: None)
+    got = encoder._Grouped(st, 8, 16, False).zrun_sets()
+    monkeypatch.delattr(fastenc, "zrun_sets")
+    _same_sets(got, encoder._Grouped(st, 8, 16, False).zrun_sets())
 
 
 def _designs_list(gz, zks, zF, **kw):
@@ -273,3 +324,135 @@ def test_build_without_avx2_gives_the_same_tables(tmp_path, monkeypatch):
     for (f, M, k, mus), a, b in zip(cases, ref, got):
         for x, y in zip(a, b):
             assert np.array_equal(x, y), (len(f), M)
+
+
+def _grouped_words(rng, n, zero_share, W=8):
+    """Laplace-like words (a small alphabet also at W = 16) with about ``zero_share`` of them zero, in runs."""
+    w = np.rint(rng.laplace(0, [2, 6, 20][int(rng.integers(0, 3))], n)).astype(np.int64)
+    w[w == 0] = 1
+    pos = 0
+    while pos < n and zero_share > 0:
+        r = int(rng.geometric(1 / [2, 12, 90][int(rng.integers(0, 3))]))
+        w[pos:pos + r] = 0
+        pos += r + int(rng.geometric(min(1.0, zero_share / (1 - zero_share) / r)))
+    dt = np.uint8 if W == 8 else np.uint16
+    return (w & ((1 << W) - 1)).astype(dt)
+
+
+def _design_key(ts, bits):
+    t = ts.tableset() if isinstance(ts, encoder._Built) else ts
+    return bits, t.word_bits, [(c.kind, c.k, c.param, c.total) for c in t.classes], t.lut3.tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grouped_all_equals_python_generator(seed, monkeypatch):
+    """encoder._grouped_candidates through fastenc.grouped_all (zeros as a value, the ZRUN set search and every kept
+    set's designs in one C call) = the Python generator (its kernels one call each): the same designs with the same
+    bits in the same order -- zero shares either side of 1 % and 50 %, the three search sizes (below 16384, below
+    65536, above), efforts 0 and 1, L 4 / 8 / 12, class budgets, LUT3 limits that drop designs, 8- and 16-bit words
+    and TableSets as well as designs."""
+    rng = np.random.default_rng(700 + seed)
+    cases = []
+    for zero_share in (0.0, 0.004, 0.02, 0.3, 0.6, 0.95):
+        n = int(rng.choice([3000, 20000, 70000]))
+        W = 16 if rng.random() < 0.25 else 8
+        st = Stats.of(_grouped_words(rng, n, zero_share, W), W, 4096)
+        L = int(rng.choice([4, 8, 8, 12]))
+        M = int(rng.choice([16, 16, 5, 3]))
+        lut3_max = int(rng.choice([encoder.MAX_LUT3, encoder.MAX_LUT3, 8, 40]))
+        for effort in (0, 1):
+            cases.append((st, L, M, lut3_max, effort, bool(rng.random() < 0.3)))
+    # rich zero runs at the three search sizes; one whose longest run is a power of two (the index lengths tried)
+    for n in (3000, 20000, 60000):
+        st = Stats.of(_sparse_int8(seed, n), 8, 4096)
+        cases += [(st, 8, 16, encoder.MAX_LUT3, effort, False) for effort in (0, 1)]
+    runs = st.runs.copy()
+    runs[65:] = 0
+    runs[64] += 3
+    st2 = Stats(8, st.hist, runs, st.n_stripes, st.stripe_len)
+    cases += [(st2, 8, 16, encoder.MAX_LUT3, 1, False), (st2, 12, 16, encoder.MAX_LUT3, 1, False)]
+    calls = []
+    real = fastenc.grouped_all
+    monkeypatch.setattr(fastenc, "grouped_all", lambda *a: calls.append(1) or real(*a))
+    got = [[_design_key(*x) for x in encoder._grouped_candidates(*c)] for c in cases]
+    assert len(calls) == len(cases)
+    monkeypatch.delattr(fastenc, "grouped_all")
+    ref = [[_design_key(*x) for x in encoder._grouped_candidates(*c)] for c in cases]
+    assert sum(len(r) for r in ref) >= len(cases)
+    undecided = 0
+    for c, (g, r) in enumerate(zip(got, ref)):
+        assert g == r, c
+        st, L, M, lut3_max, effort, _t = cases[c]
+        hist = st.hist
+        undecided += real(hist, st.runs, st.word_bits, L, min(M, 16, 1 << L), lut3_max, effort, encoder.MAX_LUT_K,
+                          encoder.MAX_ZRUN_K, CLASS_BITS, float(min(LUT3_BITS, st.word_bits)),
+                          encoder.TABLE_HEAD_BITS, min(LUT3_BITS, st.word_bits),
+                          *_mus3(st), encoder._stats_args(st)) is None
+    assert undecided <= len(cases) // 4
+
+
+def _mus3(st):
+    last = int(np.nonzero(st.runs)[0][-1]) if st.runs.any() else 0
+    t0, _ = encoder._Grouped.grid_mus(float(st.n_words))
+    t1, z = encoder._Grouped.grid_mus(float(st.n_words - int(st.hist[0])) + float(st.runs[:last + 1].sum()))
+    return t0, t1, z
+
+
+def test_grouped_all_leaves_an_all_zero_tensor_to_python(monkeypatch):
+    """An all-zero tensor (no value left beside the zero runs): fastenc.grouped_all returns None and the Python
+    generator's single ZRUN-only design is the result, as without the kernel."""
+    st = Stats.of(np.zeros(5000, np.uint8), 8, 4096)
+    args = (st.hist, st.runs, 8, 8, 16, encoder.MAX_LUT3, 1, encoder.MAX_LUT_K, encoder.MAX_ZRUN_K, CLASS_BITS, 8.0,
+            encoder.TABLE_HEAD_BITS, 8, *_mus3(st), encoder._stats_args(st))
+    assert fastenc.grouped_all(*args) is None
+    got = [_design_key(*x) for x in encoder._grouped_candidates(st, 8, 16)]
+    monkeypatch.delattr(fastenc, "grouped_all")
+    assert got == [_design_key(*x) for x in encoder._grouped_candidates(st, 8, 16)] and got
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_zrun_candidates_in_c_equals_python(seed, monkeypatch):
+    """encoder._zrun_candidates_iter through fastenc.zrun_candidates (the singles, pairs and triples of both floors
+    sorted in C) = the Python generator (its estimates one C call per size): the same sets in the same order, for
+    per_size 1..3, on statistics with short and long runs (a long run: many index lengths; estimates that tie), and
+    an early stop after the first set as effort 0 takes it."""
+    rng = np.random.default_rng(900 + seed)
+    stats = [Stats.of(_sparse_int8(seed, n), 8, 4096) for n in (500, 20000)]
+    stats.append(Stats.of(_grouped_words(rng, 30000, 0.3), 8, 4096))
+    w = np.ones(9000, np.uint8)
+    w[100:4100] = 0                     # one run of 4000 (cut at the stripe end), ties among the lengths >= 12
+    w[5000:5003] = 0
+    stats.append(Stats.of(w, 8, 4096))
+    cases = [(st, ps) for st in stats for ps in (1, 2, 3)]
+
+    def run():
+        out = []
+        for st, ps in cases:
+            nnz = int(st.n_words - st.hist[0])
+            out.append(list(encoder._zrun_candidates_iter(st, nnz, ps)))
+            g = encoder._zrun_candidates_iter(st, nnz, ps)
+            out.append([next(g), next(g)])
+        return out
+    got = run()
+    monkeypatch.delattr(fastenc, "zrun_candidates")
+    ref = run()
+    assert got == ref
+    assert all(len(r) >= 4 for r in ref[::2]) and any(len(x) == 3 for r in ref for x in r)
+
+
+def test_zrun_symbols_sets_fill_the_memo_as_one_by_one():
+    """encoder._st_zrun_symbols_many (fastenc.zrun_symbols_sets: many sets in one call) leaves on the statistics
+    the dicts _zrun_symbols makes one set at a time: the same counts, keys in the same order (largest first), for
+    sets in any order, repeated sets and the empty set left out."""
+    st = Stats.of(_sparse_int8(1), 8, 4096)
+    sets = [(0,), (3, 1), (1, 3), (), (0, 2, 5, 9), (12,), (4, 7, 2), (0, 1, 2, 3, 4, 5, 6)]
+    encoder._st_zrun_symbols_many(st, sets)
+    memo = st.__dict__["_zsym"]
+    assert set(memo) == {tuple(sorted(s)) for s in sets if s}
+    for s in sets:
+        if s:
+            ref = encoder._zrun_symbols(st.runs, s)
+            got = memo[tuple(sorted(s))]
+            assert got == ref and list(got) == list(ref) and all(type(c) is int for c in got.values())
+            assert encoder._st_zrun_symbols(st, s) == ref
+    assert any(c > 0 for s in sets if s for c in memo[tuple(sorted(s))].values())

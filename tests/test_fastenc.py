@@ -600,3 +600,24 @@ def test_exact_bits_c_agrees_with_numpy_on_random_tables(W):
         assert encoder.TableCost(ts, 1).bits(st) == want
         seen.add(np.isinf(want))
     assert seen == {True, False}
+
+
+def test_package_merge_small_path_equals_numba():
+    """lze_package_merge's stack path (n <= 16, L <= 15: an item's symbol counts in 4-bit fields) = numba's
+    _package_merge, and so does the general path above it: skewed weights whose lengths reach the limit L, ties
+    (the stable order and the leaves-first merge decide), n 2..40, L from the least that fits to 12."""
+    rng = np.random.default_rng(11)
+    for trial in range(400):
+        n = int(rng.integers(2, 17)) if trial % 4 else int(rng.integers(17, 41))
+        kind = trial % 3
+        if kind == 0:
+            w = rng.integers(1, 6, n).astype(np.float64)               # many ties
+        elif kind == 1:
+            w = np.floor(2.0 ** rng.uniform(0, 30, n))                 # skewed: lengths at the limit
+        else:
+            w = rng.integers(1, 1000, n).astype(np.float64)
+        L = int(rng.integers(max(1, (n - 1).bit_length()), 13))
+        got = fastenc._package_merge(w, L)
+        ref = nb._package_merge(w, L)
+        assert np.array_equal(got, ref), (trial, n, L)
+        assert got.max() <= L and (2.0 ** -got.astype(np.float64)).sum() <= 1.0

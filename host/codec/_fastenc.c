@@ -545,6 +545,16 @@ EXPORT void lze_zrun_symbols(int64_t nr, const int64_t *runs, int64_t n, const i
     }
 }
 
+/* lze_zrun_symbols of ns sets at once: set s has the index lengths ks[off[s] .. off[s + 1] - 1] (largest first, at
+ * least one), its counts go to out[off[s] ..] */
+EXPORT void lze_zrun_symbols_sets(int64_t nr, const int64_t *runs, int64_t ns, const int64_t *off, const int64_t *ks,
+                                  int64_t *out)
+{
+    for (int64_t t = 0; t < ns; t++)
+        if (off[t + 1] > off[t])
+            lze_zrun_symbols(nr, runs, off[t + 1] - off[t], ks + off[t], out + off[t]);
+}
+
 /* The grouped design's scores (encoder._Grouped._score) of np_ partitions at once: part p has the classes
  * off[p] .. off[p + 1] - 1 with frequencies F and index lengths ks, and lut3[p] LUT3 entries; its score is
  * sum w (c + k) + class_bits n + lut3_bits lut3 with w = max(rint(F), 1) and c the package-merge code lengths
@@ -679,8 +689,66 @@ EXPORT void lze_zrun_approx(int64_t nr, const int64_t *runs, int64_t maxk, int64
 
 /* package-merge over n weights (2 <= n <= 2^L) as the numba _package_merge: a stable sort of the leaves, packages
  * of adjacent pairs, leaves first on equal weights; lengths[i] = how often leaf i is in the first 2n - 2 items. */
+/* lze_package_merge for n <= 16 symbols and L <= 15: the same lists, merges and ties, each item's symbol counts
+ * packed in 4-bit fields of one uint64 (an item holds a symbol at most once per level, so at most L < 16 times:
+ * the fields never carry), on the stack. */
+static void package_merge16(int64_t n, const double *w, int64_t L, int64_t *lengths)
+{
+    int64_t order[16];
+    double lw[16], pw[32], tw[32], qw[16];
+    uint64_t lc[16], pc[32], tc[32], qc[16];
+    for (int64_t i = 0; i < n; i++)             /* stable insertion sort */
+        order[i] = i;
+    for (int64_t i = 1; i < n; i++) {
+        int64_t x = order[i], j = i - 1;
+        while (j >= 0 && w[order[j]] > w[x]) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        lw[i] = pw[i] = w[order[i]];
+        lc[i] = pc[i] = (uint64_t)1 << (4 * order[i]);
+    }
+    int64_t np_ = n;
+    for (int64_t it = 0; it < L - 1; it++) {
+        int64_t m = np_ / 2;
+        for (int64_t j = 0; j < m; j++) {
+            qw[j] = pw[2 * j] + pw[2 * j + 1];
+            qc[j] = pc[2 * j] + pc[2 * j + 1];
+        }
+        int64_t a = 0, b = 0;
+        for (int64_t t = 0; t < n + m; t++) {
+            if (b >= m || (a < n && lw[a] <= qw[b])) {
+                tw[t] = lw[a];
+                tc[t] = lc[a];
+                a++;
+            } else {
+                tw[t] = qw[b];
+                tc[t] = qc[b];
+                b++;
+            }
+        }
+        np_ = n + m;
+        memcpy(pw, tw, np_ * sizeof(double));
+        memcpy(pc, tc, np_ * sizeof(uint64_t));
+    }
+    uint64_t lo = 0, hi = 0;                    /* the counts summed in 8-bit fields (even / odd symbols) */
+    for (int64_t t = 0; t < 2 * n - 2; t++) {
+        lo += pc[t] & 0x0F0F0F0F0F0F0F0Full;
+        hi += (pc[t] >> 4) & 0x0F0F0F0F0F0F0F0Full;
+    }
+    for (int64_t s = 0; s < n; s++)
+        lengths[s] = (int64_t)(((s & 1 ? hi : lo) >> (8 * (s >> 1))) & 0xFF);
+}
+
 EXPORT int lze_package_merge(int64_t n, const double *w, int64_t L, int64_t *lengths)
 {
+    if (n >= 2 && n <= 16 && L <= 15) {
+        package_merge16(n, w, L, lengths);
+        return 0;
+    }
     int64_t cap = 2 * n;
     int64_t *order = malloc(n * sizeof(int64_t));
     double *lw = malloc(n * sizeof(double)), *pw = malloc(cap * sizeof(double)), *tw = malloc(cap * sizeof(double));
@@ -1468,24 +1536,27 @@ EXPORT int lze_zrun_estimate_sets(int64_t nr, const int64_t *runs, int64_t ns, c
             }
             order[j + 1] = x;
         }
-        double za[32];
-        for (int64_t j = 0; j < nz; j++)
-            za[j] = 0.0;
+        /* (in int64: lze_zrun_estimate sums the same integer products in doubles, exactly while the sums stay
+         * below 2^53 -- they count symbols of the tensor's runs -- so the same values) */
+        int64_t za[32], ko[32];
+        for (int64_t j = 0; j < nz; j++) {
+            za[j] = 0;
+            ko[j] = zk[order[j]];
+        }
         for (int64_t i = 0; i < nnr; i++) {       /* the lengths r >= 1 with runs[r] != 0, ascending */
             int64_t r = nzr[i], x = nzr[nnr + i], rem = r;
-            for (int64_t oi = 0; oi < nz; oi++) {
-                int64_t j = order[oi];
-                if (oi < nz - 1) {
-                    int64_t q = rem >> zk[j];
-                    za[j] += (double)(x * q);
-                    rem -= q << zk[j];
-                } else {
-                    za[j] += (double)(x * ((rem + ((int64_t)1 << zk[j]) - 1) >> zk[j]));
-                }
+            for (int64_t oi = 0; oi < nz - 1; oi++) {
+                int64_t q = rem >> ko[oi];
+                za[oi] += x * q;
+                rem -= q << ko[oi];
             }
+            if (nz > 0)
+                za[nz - 1] += x * ((rem + ((int64_t)1 << ko[nz - 1]) - 1) >> ko[nz - 1]);
         }
-        for (int64_t j = 0; j < nz; j++)
-            zF[s * 32 + j] = za[j] > 1.0 ? za[j] : 1.0;
+        for (int64_t oi = 0; oi < nz; oi++) {
+            double v = (double)za[oi];
+            zF[s * 32 + order[oi]] = v > 1.0 ? v : 1.0;
+        }
     }
     for (int64_t rnd = 0; rnd <= rounds; rnd++) {
         int64_t nt = 0;
@@ -1547,6 +1618,411 @@ out:
     free(st);
     free(buf);
     free(nzr);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- the grouped design's ZRUN set search */
+/* encoder._Grouped.zrun_sets in one call. A set of index lengths is a bit mask (k <= 30); Python's tuples of a set
+ * are its lengths ascending, so tuple order is the order of the ascending lists (a prefix first). */
+static int zs_tuple_cmp(uint32_t a, uint32_t b)
+{
+    while (a && b) {
+        int x = __builtin_ctz(a), y = __builtin_ctz(b);
+        if (x != y)
+            return x < y ? -1 : 1;
+        a &= a - 1;
+        b &= b - 1;
+    }
+    return a ? 1 : (b ? -1 : 0);
+}
+
+typedef struct {
+    double v;
+    uint32_t m;
+} zs_item;
+
+static int zs_item_cmp(const void *pa, const void *pb)      /* Python's order of (value, tuple) pairs */
+{
+    const zs_item *a = pa, *b = pb;
+    if (a->v < b->v)
+        return -1;
+    if (a->v > b->v)
+        return 1;
+    return zs_tuple_cmp(a->m, b->m);
+}
+
+typedef struct {
+    uint32_t *keys;             /* the memo's sets in insertion order */
+    double *vals;
+    int32_t *slot;              /* open addressing: index + 1, 0 empty */
+    int64_t n, cap, hmask;
+    /* the estimate call */
+    int64_t nr, M, G, L;
+    const int64_t *runs;
+    const double *tab, *mus;
+    double class_bits;
+    int64_t *off, *zks;
+} zs_memo;
+
+static int64_t zs_find(const zs_memo *z, uint32_t m)
+{
+    uint64_t h = ((uint64_t)m * 0x9E3779B97F4A7C15ull) >> 40;
+    for (;; h++) {
+        int32_t s = z->slot[h & z->hmask];
+        if (s == 0)
+            return -1 - (int64_t)(h & z->hmask);
+        if (z->keys[s - 1] == m)
+            return s - 1;
+    }
+}
+
+/* estimate (rounds 2) the sets of ms[0..n) not in the memo, in that order; returns 0, or < 0 (no room / memory) */
+static int zs_fill(zs_memo *z, const uint32_t *ms, int64_t n)
+{
+    int64_t first = z->n;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t f = zs_find(z, ms[i]);
+        if (f >= 0)
+            continue;
+        if (z->n >= z->cap)
+            return -2;          /* (no room: not reached; the Python path decides) */
+        z->keys[z->n] = ms[i];
+        z->slot[-1 - f] = (int32_t)(z->n + 1);
+        z->n++;
+    }
+    int64_t nb = z->n - first;
+    if (!nb)
+        return 0;
+    z->off[0] = 0;
+    int64_t q = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        uint32_t m = z->keys[first + i];
+        while (m) {
+            z->zks[q++] = __builtin_ctz(m);
+            m &= m - 1;
+        }
+        z->off[i + 1] = q;
+    }
+    int rc = lze_zrun_estimate_sets(z->nr, z->runs, nb, z->off, z->zks, z->tab, z->M, z->G, z->mus, z->L, 2,
+                                    z->class_bits, z->vals + first);
+    return rc == -1 ? -2 : rc ? -3 : 0;
+}
+
+static double zs_est(const zs_memo *z, uint32_t m)
+{
+    return z->vals[zs_find(z, m)];
+}
+
+/* encoder._Grouped.zrun_sets (with the C estimates): the keep best sets of 1..max_z index lengths in 0..maxk, each
+ * with estimate(ks, 3) (out_d, out_g, out_zF[s * 32 + j] in ascending k). The same search: every set of up to
+ * `exhaustive` lengths, a beam above, a local search; where Python's choice would depend on the order of a set
+ * or dict (two sets with the same least estimate) it returns -2 and the caller takes the Python path. Returns the
+ * number of sets kept (0 when M < 2 or no runs), -2 undecided, -3 no memory. */
+EXPORT int64_t lze_zrun_sets(int64_t nr, const int64_t *runs, int64_t maxk, int64_t M, int64_t max_z, int64_t beam,
+                             int64_t keep, int64_t exhaustive, const double *tab, int64_t G, const double *mus,
+                             int64_t L, double class_bits, uint32_t *out_m, double *out_d, int64_t *out_g,
+                             double *out_zF)
+{
+    int any = 0;
+    for (int64_t r = 0; r < nr; r++)
+        any |= runs[r] != 0;
+    if (!any || M < 2)
+        return 0;
+    if (maxk > 30 || beam < 1)
+        return -2;
+    int64_t K = maxk + 1;
+    int64_t top = max_z < K ? max_z : K;
+    if (M - 1 < top)
+        top = M - 1;
+    int64_t full = exhaustive < top ? exhaustive : top;
+    /* room: every set of up to `full` lengths, the beam's candidates, the local search's moves */
+    int64_t cap = 1, c = 1;
+    for (int64_t s = 1; s <= full; s++) {
+        c = c * (K - s + 1) / s;
+        cap += c;
+    }
+    cap += (top - full + 1) * beam * K + 4 * (K * (top + 2) + 2) + 64;
+    int64_t hs = 16;
+    while (hs < 2 * cap)
+        hs <<= 1;
+    zs_memo z = {0};
+    z.keys = malloc(cap * sizeof(uint32_t));
+    z.vals = malloc(cap * sizeof(double));
+    z.slot = calloc(hs, sizeof(int32_t));
+    z.off = malloc((cap + 1) * sizeof(int64_t));
+    z.zks = malloc(cap * 32 * sizeof(int64_t));
+    uint32_t *buf = malloc((cap + K * K) * sizeof(uint32_t));
+    zs_item *items = malloc((cap + 1) * sizeof(zs_item));
+    double *col = malloc((G + 1) * sizeof(double));
+    int64_t rc = 0;
+    if (!z.keys || !z.vals || !z.slot || !z.off || !z.zks || !buf || !items || !col) {
+        rc = -3;
+        goto out;
+    }
+    z.hmask = hs - 1;
+    z.cap = cap;
+    z.nr = nr;
+    z.runs = runs;
+    z.M = M;
+    z.G = G;
+    z.L = L;
+    z.tab = tab;
+    z.mus = mus;
+    z.class_bits = class_bits;
+    /* every set of 1..full lengths, in itertools.combinations' order */
+    int64_t nb = 0;
+    for (int64_t size = 1; size <= full; size++) {
+        int64_t idx[32];
+        for (int64_t i = 0; i < size; i++)
+            idx[i] = i;
+        for (;;) {
+            uint32_t m = 0;
+            for (int64_t i = 0; i < size; i++)
+                m |= 1u << idx[i];
+            buf[nb++] = m;
+            int64_t i = size - 1;
+            while (i >= 0 && idx[i] == i + K - size)
+                i--;
+            if (i < 0)
+                break;
+            idx[i]++;
+            for (int64_t j = i + 1; j < size; j++)
+                idx[j] = idx[j - 1] + 1;
+        }
+    }
+    if ((rc = zs_fill(&z, buf, nb)) < 0)
+        goto out;
+    /* the frontier: the beam best sets of `full` lengths */
+    int64_t nf = 0;
+    for (int64_t i = 0; i < z.n; i++)
+        if (__builtin_popcount(z.keys[i]) == full) {
+            items[nf].v = z.vals[i];
+            items[nf++].m = z.keys[i];
+        }
+    qsort(items, nf, sizeof(zs_item), zs_item_cmp);
+    if (nf > beam)
+        nf = beam;
+    uint32_t front[64];
+    if (beam > 64) {
+        rc = -2;
+        goto out;
+    }
+    for (int64_t i = 0; i < nf; i++)
+        front[i] = items[i].m;
+    for (int64_t size = full + 1; size <= top; size++) {
+        int64_t nc = 0;
+        for (int64_t i = 0; i < nf; i++)
+            for (int64_t k = 0; k < K; k++)
+                if (!(front[i] >> k & 1)) {
+                    uint32_t m = front[i] | 1u << k;
+                    int dup = 0;
+                    for (int64_t j = 0; j < nc && !dup; j++)
+                        dup = buf[j] == m;
+                    if (!dup)
+                        buf[nc++] = m;
+                }
+        if ((rc = zs_fill(&z, buf, nc)) < 0)
+            goto out;
+        for (int64_t i = 0; i < nc; i++) {
+            items[i].v = zs_est(&z, buf[i]);
+            items[i].m = buf[i];
+        }
+        qsort(items, nc, sizeof(zs_item), zs_item_cmp);
+        nf = nc < beam ? nc : beam;
+        for (int64_t i = 0; i < nf; i++)
+            front[i] = items[i].m;
+    }
+    /* the local search from the best set (the first least in the memo's order: a tie is undecided here) */
+    int64_t bi = 0;
+    for (int64_t i = 1; i < z.n; i++)
+        if (z.vals[i] < z.vals[bi])
+            bi = i;
+    for (int64_t i = 0; i < z.n; i++)
+        if (i != bi && z.vals[i] == z.vals[bi]) {
+            rc = -2;
+            goto out;
+        }
+    uint32_t cur = z.keys[bi];
+    int64_t lim = max_z < M - 1 ? max_z : M - 1;
+    for (int pass = 0; pass < 4; pass++) {
+        int64_t nc = 0, ncur = __builtin_popcount(cur);
+        for (int64_t a = 0; a < K; a++) {
+            if (!(cur >> a & 1))
+                continue;
+            for (int64_t b = 0; b < K; b++)
+                if (!(cur >> b & 1))
+                    buf[nc++] = (cur & ~(1u << a)) | 1u << b;       /* swaps */
+        }
+        if (ncur < lim)
+            for (int64_t b = 0; b < K; b++)
+                if (!(cur >> b & 1))
+                    buf[nc++] = cur | 1u << b;                      /* adds */
+        if (ncur > 1)
+            for (int64_t a = 0; a < K; a++)
+                if (cur >> a & 1)
+                    buf[nc++] = cur & ~(1u << a);                   /* drops */
+        /* (duplicates: a swap never equals another kind; two swaps differ) */
+        if ((rc = zs_fill(&z, buf, nc)) < 0)
+            goto out;
+        if (!nc)
+            break;
+        int64_t ni = 0;
+        for (int64_t i = 1; i < nc; i++)
+            if (zs_est(&z, buf[i]) < zs_est(&z, buf[ni]))
+                ni = i;
+        double vn = zs_est(&z, buf[ni]), vc = zs_est(&z, cur);
+        if (!(vn < vc))         /* Python: est(nxt) >= est(cur) (a NaN: undecided) */
+        {
+            if (vn != vn || vc != vc) {
+                rc = -2;
+                goto out;
+            }
+            break;
+        }
+        for (int64_t i = 0; i < nc; i++)
+            if (i != ni && zs_est(&z, buf[i]) == vn) {
+                rc = -2;
+                goto out;
+            }
+        cur = buf[ni];
+    }
+    /* ranked: every estimated set by (value, tuple); the first `keep` re-estimated with 3 rounds */
+    for (int64_t i = 0; i < z.n; i++) {
+        items[i].v = z.vals[i];
+        items[i].m = z.keys[i];
+        if (z.vals[i] != z.vals[i]) {
+            rc = -2;
+            goto out;
+        }
+    }
+    qsort(items, z.n, sizeof(zs_item), zs_item_cmp);
+    int64_t nk = z.n < keep ? z.n : keep;
+    for (int64_t s = 0; s < nk; s++) {
+        uint32_t m = items[s].m;
+        int64_t zk[32], nz = 0;
+        while (m) {
+            zk[nz++] = __builtin_ctz(m);
+            m &= m - 1;
+        }
+        int64_t Mv = M - nz;
+        out_m[s] = items[s].m;
+        if (Mv < 0) {           /* (not reached: a set has at most M - 1 lengths) */
+            out_d[s] = INF;
+            out_g[s] = 0;
+            for (int64_t j = 0; j < nz; j++)
+                out_zF[s * 32 + j] = 1.0;
+            continue;
+        }
+        for (int64_t g = 0; g < G; g++)
+            col[g] = tab[g * (M + 1) + Mv];
+        out_d[s] = lze_zrun_estimate(nr, runs, nz, zk, col, G, mus, L, 3, class_bits, &out_g[s], out_zF + s * 32);
+    }
+    rc = nk;
+out:
+    free(z.keys);
+    free(z.vals);
+    free(z.slot);
+    free(z.off);
+    free(z.zks);
+    free(buf);
+    free(items);
+    free(col);
+    return rc;
+}
+
+/* encoder._zrun_candidates_iter's sets after () in its order, at most `limit` of them (limit < 0: all) as masks
+ * into out (room: 6 per_size + 1): for the floors 0 and 1 the per_size best singles, pairs, then triples (the
+ * best three pairs with one more length), each by (estimate, tuple) as Python's sorted(), a set already listed
+ * left out. Returns the sets written, -1 without memory. */
+EXPORT int64_t lze_zrun_candidates(int64_t nr, const int64_t *runs, int64_t maxk, int64_t nnz, int64_t per_size,
+                                   int64_t limit, double class_bits, uint32_t *out)
+{
+    int64_t K = maxk + 1, n = 0;
+    if (K < 1 || K > 31)
+        return -1;
+    double *one = malloc(K * sizeof(double)), *two = malloc(K * K * sizeof(double));
+    zs_item *it = malloc((K * K + K * 3 + 1) * sizeof(zs_item));
+    int64_t *tk = malloc(3 * K * 3 * sizeof(int64_t));
+    double *tv = malloc(3 * K * sizeof(double));
+    int64_t rc = 0;
+    if (!one || !two || !it || !tk || !tv) {
+        rc = -1;
+        goto out;
+    }
+    for (int fl = 0; fl < 2; fl++) {
+        double floor_ = fl ? 1.0 : 0.0;
+        lze_zrun_approx(nr, runs, maxk, nnz, floor_, class_bits, one, two);
+        if (one[0] != one[0]) {
+            rc = -1;
+            goto out;
+        }
+        zs_item pairs[3];
+        int64_t npairs = 0;
+        for (int stage = 0; stage < 3; stage++) {
+            int64_t ni = 0;
+            if (stage == 0) {
+                for (int64_t k = 0; k < K; k++) {
+                    it[ni].v = one[k];
+                    it[ni++].m = 1u << k;
+                }
+            } else if (stage == 1) {
+                for (int64_t a = 0; a < K; a++)
+                    for (int64_t b = a + 1; b < K; b++) {
+                        it[ni].v = two[a * K + b];
+                        it[ni++].m = 1u << a | 1u << b;
+                    }
+            } else {
+                /* the triples: distinct sets (Python's set), each estimated with its lengths largest first */
+                uint32_t tm[96];
+                int64_t nt = 0;
+                for (int64_t p = 0; p < npairs; p++)
+                    for (int64_t k = 0; k < K; k++) {
+                        if (pairs[p].m >> k & 1)
+                            continue;
+                        uint32_t m = pairs[p].m | 1u << k;
+                        int dup = 0;
+                        for (int64_t q = 0; q < nt && !dup; q++)
+                            dup = tm[q] == m;
+                        if (!dup)
+                            tm[nt++] = m;
+                    }
+                for (int64_t q = 0; q < nt; q++) {
+                    int64_t j = 3;
+                    for (uint32_t m = tm[q]; m; m &= m - 1)
+                        tk[q * 3 + --j] = __builtin_ctz(m);     /* (ascending bits: written last to first) */
+                }
+                lze_zrun_approx_sets(nr, runs, nt, 3, tk, nnz, floor_, class_bits, tv);
+                for (int64_t q = 0; q < nt; q++) {
+                    it[ni].v = tv[q];
+                    it[ni++].m = tm[q];
+                }
+            }
+            qsort(it, ni, sizeof(zs_item), zs_item_cmp);
+            if (stage == 1) {
+                npairs = ni < 3 ? ni : 3;
+                for (int64_t p = 0; p < npairs; p++)
+                    pairs[p] = it[p];
+            }
+            for (int64_t i = 0; i < ni && i < per_size; i++) {
+                int dup = 0;
+                for (int64_t q = 0; q < n && !dup; q++)
+                    dup = out[q] == it[i].m;
+                if (dup)
+                    continue;
+                if (limit >= 0 && n >= limit)
+                    goto done;
+                out[n++] = it[i].m;
+            }
+        }
+    }
+done:
+    rc = n;
+out:
+    free(one);
+    free(two);
+    free(it);
+    free(tk);
+    free(tv);
     return rc;
 }
 
@@ -2762,6 +3238,183 @@ EXPORT int64_t lze_grouped_designs(int64_t np_, const int64_t *poff, const int64
     free(seen_n);
     free(seen_z);
     return rc ? rc : count;
+}
+
+/* ------------------------------------------------------------------------- the grouped design in one call */
+/* The present values of hist (2^W counts; value 0 left out when !zeros) by falling count, ties by value (numpy's
+ * stable argsort of -hist over the ascending values): order[0..R), freq the counts as doubles. Returns R. */
+static int64_t gr_order(int64_t W, const int64_t *hist, int zeros, int64_t *order, double *freq)
+{
+    int64_t R = 0;
+    for (int64_t v = zeros ? 0 : 1; v < ((int64_t)1 << W); v++)
+        if (hist[v])
+            order[R++] = v;
+    for (int64_t i = 1; i < R; i++) {       /* insertion sort, stable: by falling count */
+        int64_t x = order[i], c = hist[x], j = i - 1;
+        while (j >= 0 && hist[order[j]] < c) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = x;
+    }
+    for (int64_t i = 0; i < R; i++)
+        freq[i] = (double)hist[order[i]];
+    return R;
+}
+
+static int64_t bitlen(int64_t x)
+{
+    return x <= 0 ? 0 : 64 - __builtin_clzll((uint64_t)x);
+}
+
+/* encoder._grouped_candidates (with the C kernels) in one call: the designs of _Grouped(zeros=True) (unless most
+ * words are zero), then of each ZRUN set of _Grouped(zeros=False).zrun_sets (when at least 1 % of the words are
+ * zero), the search's parameters by effort and size as there; each design as lze_grouped_designs writes it, into
+ * out_* at the next index (maxd room, LUT3 stride cap3). mus_t0 / mus_t1: the grids' multipliers of table() with
+ * and without zeros as a value, mus_z zrun_sets' (the caller computes them as the Python code does). Returns the
+ * designs written, -2 where the Python path must decide (a tie in the set search, an all-zero tensor, a design
+ * beyond the arrays), -1 without memory, -3 on tables that do not walk back. */
+EXPORT int64_t lze_grouped_all(int64_t W, const int64_t *hist, int64_t nrun, const int64_t *runs, int64_t L,
+                               int64_t M, int64_t lut3_max, int64_t effort, int64_t max_lut_k, int64_t max_zrun_k,
+                               double class_bits, double lut3_bits, int64_t head_bits, int64_t lut3w, int64_t G,
+                               const double *mus_t0, const double *mus_t1, const double *mus_z, int64_t nw,
+                               const int64_t *with0, int64_t off, const int64_t *cum, int64_t nr,
+                               const int64_t *sruns, int64_t hist0, int64_t n_stripes, int64_t maxd, int64_t cap3,
+                               int64_t *out_nc, int64_t *out_cls, int64_t *out_lens, int64_t *out_n3,
+                               uint16_t *out_lut3, double *out_bits)
+{
+    int64_t nv = 0, n_words = 0, H = (int64_t)1 << W;
+    for (int64_t v = 0; v < H; v++) {
+        nv += hist[v] != 0;
+        n_words += hist[v];
+    }
+    int64_t last = 0;
+    for (int64_t r = 0; r < nrun; r++)
+        if (runs[r])
+            last = r;
+    int any_run = runs[last] != 0;
+    int64_t nrp = last + 1, M1 = M + 1;
+    int64_t *order = malloc((nv + 1) * sizeof(int64_t));
+    double *freq = malloc((nv + 1) * sizeof(double)), *pre = malloc((nv + 2) * sizeof(double));
+    size_t gsz = (size_t)G * (nv + 1) * M1;
+    double *best = malloc(gsz * sizeof(double)), *tab = malloc(G * M1 * sizeof(double));
+    int64_t *ch = malloc(gsz * sizeof(int64_t)), *start = malloc(gsz * sizeof(int64_t));
+    int64_t *poff = malloc((G + 1) * sizeof(int64_t)), *bk = malloc(G * M1 * sizeof(int64_t)),
+            *bs = malloc(G * M1 * sizeof(int64_t));
+    double *bF = malloc(G * M1 * sizeof(double)), *resF = malloc(G * sizeof(double));
+    int64_t count = 0, rc = 0;
+    if (!order || !freq || !pre || !best || !tab || !ch || !start || !poff || !bk || !bs || !bF || !resF) {
+        rc = -1;
+        goto out;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int zeros = pass == 0;
+        if (zeros ? !((double)hist[0] < 0.5 * (double)n_words)
+                  : !((double)hist[0] >= 0.01 * (double)n_words && any_run))
+            continue;
+        int64_t R = gr_order(W, hist, zeros, order, freq);
+        int64_t kmax = bitlen(R - 1);
+        if (kmax > max_lut_k)
+            kmax = max_lut_k;
+        if (kmax > W)
+            kmax = W;
+        if (R == 0) {
+            if (zeros)
+                continue;               /* (designs(): no value and no ZRUN class: nothing) */
+            rc = -2;                    /* (an all-zero tensor: the Python path's single design) */
+            goto out;
+        }
+        if (lze_group_dp_grid(R, freq, M, kmax, G, zeros ? mus_t0 : mus_t1, L, W, class_bits, lut3_bits, best, ch,
+                              start)) {
+            rc = -1;
+            goto out;
+        }
+        pre[0] = 0.0;
+        for (int64_t i = 0; i < R; i++)
+            pre[i + 1] = pre[i] + freq[i];
+        uint32_t sm[8];
+        double sd[8], szF[8 * 32];
+        int64_t sg[8], nsets = 1;
+        if (zeros) {
+            sm[0] = 0;
+        } else {
+            /* the table (_Grouped.table: the least value part with at most m classes) and the set search */
+            for (int64_t g = 0; g < G; g++) {
+                const double *b = best + (size_t)g * (R + 1) * M1 + (size_t)R * M1;
+                double m0 = b[0];
+                tab[g * M1] = m0;
+                for (int64_t m = 1; m < M1; m++) {
+                    m0 = b[m] < m0 ? b[m] : m0;
+                    tab[g * M1 + m] = m0;
+                }
+            }
+            int64_t maxk = bitlen(last - 1 > 0 ? last - 1 : 0);
+            if (maxk > max_zrun_k)
+                maxk = max_zrun_k;
+            int64_t max_z = 5, beam = 5, keep = 3, ex = 3;       /* GROUPED_MAX_ZRUNS, and zrun_sets' defaults */
+            if (effort < 1) {
+                max_z = 3;
+                beam = 2;
+                keep = 1;
+                ex = 1;
+            } else if (n_words < 65536) {
+                beam = 3;
+                keep = 2;
+                ex = n_words >= 16384 ? 2 : 1;
+            }
+            nsets = lze_zrun_sets(nrp, runs, maxk, M, max_z, beam, keep, ex, tab, G, mus_z, L, class_bits, sm, sd,
+                                  sg, szF);
+            if (nsets < 0) {
+                rc = nsets == -2 ? -2 : -1;
+                goto out;
+            }
+        }
+        for (int64_t s = 0; s < nsets; s++) {
+            int64_t zk[32], nz = 0;
+            for (uint32_t m = sm[s]; m; m &= m - 1)
+                zk[nz++] = __builtin_ctz(m);
+            int64_t Mv = M - nz;
+            if (Mv < 1)
+                continue;
+            int64_t np_ = lze_group_parts(R, M, G, best, ch, start, pre, Mv, W + 1, poff, bk, bF, bs, resF);
+            if (np_ < 0) {
+                rc = -3;
+                goto out;
+            }
+            if (count + 4 > maxd) {
+                rc = -2;
+                goto out;
+            }
+            double zF[32];
+            for (int64_t j = 0; j < nz; j++)
+                zF[j] = szF[s * 32 + j];
+            int64_t r = lze_grouped_designs(np_, poff, bk, bF, bs, resF, R, order, W, L, lut3_max, nz, zk, zF, 2, 2,
+                                            class_bits, lut3_bits, head_bits, lut3w, nrp, runs, nw, with0, off, cum,
+                                            nr, sruns, hist0, n_stripes, cap3, out_nc + count,
+                                            out_cls + 48 * count, out_lens + 16 * count, out_n3 + count,
+                                            out_lut3 + cap3 * count, out_bits + count);
+            if (r < 0) {
+                rc = r;
+                goto out;
+            }
+            count += r;
+        }
+    }
+    rc = count;
+out:
+    free(order);
+    free(freq);
+    free(pre);
+    free(best);
+    free(tab);
+    free(ch);
+    free(start);
+    free(poff);
+    free(bk);
+    free(bs);
+    free(bF);
+    free(resF);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------------ axis orders */

@@ -488,21 +488,43 @@ def _st_zrun_symbols(st: Stats, ks):
     return dict(memo[key])
 
 
+def _st_zrun_symbols_many(st: Stats, sets):
+    """Fill :func:`_st_zrun_symbols`' memo on ``st`` for every (non-empty) set of ``sets`` in one C call (the same
+    dicts)."""
+    kern = _k()
+    memo = st.__dict__.setdefault("_zsym", {})
+    keys = list(dict.fromkeys(tuple(sorted(ks)) for ks in sets if ks))
+    keys = [k for k in keys if k not in memo]
+    if keys and hasattr(kern, "zrun_symbols_sets"):
+        memo.update(zip(keys, kern.zrun_symbols_sets(st.runs, keys)))
+
+
 def _zrun_candidates(st: Stats, n_nonzero: int, per_size: int = 2):
     """Candidate sets of ZRUN index lengths: () (zeros as ordinary values), and the best ``per_size`` sets of
     one, two and three ZRUN classes by an estimate (ideal code lengths of the class choice, index bits)."""
     return list(_zrun_candidates_iter(st, n_nonzero, per_size))
 
 
-def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2):
+def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2, lazy: bool = True):
     """:func:`_zrun_candidates`' sets one at a time, in its order, each estimated when it is reached (a caller
-    that needs the first few stops early: the later sizes and the second estimate are not computed)."""
+    that needs the first few stops early: the later sizes and the second estimate are not computed). ``lazy``
+    False: the caller takes them all (with the C kernels: one call, not the first set alone first)."""
     cands = [()]
     yield ()
     h0 = int(st.hist[0])
     if h0 == 0 or h0 < 0.01 * st.n_words:
         return
     maxk = min(MAX_ZRUN_K, max(0, int(np.nonzero(st.runs)[0][-1]).bit_length()))
+    kern = _k()
+    if hasattr(kern, "zrun_candidates"):     # the sets below in C (the same order): the first, then the rest
+        first = kern.zrun_candidates(st.runs, maxk, n_nonzero, per_size, 1 if lazy else -1)
+        if not lazy:
+            yield from first
+            return
+        yield from first
+        if first:
+            yield from kern.zrun_candidates(st.runs, maxk, n_nonzero, per_size)[1:]
+        return
 
     def approx(ks, floor):
         cnt = _st_zrun_symbols(st, ks)
@@ -512,7 +534,6 @@ def _zrun_candidates_iter(st: Stats, n_nonzero: int, per_size: int = 2):
 
     # two estimates: ideal code lengths, and code lengths of at least 1 bit (which makes single-zero symbols
     # dear); neither is right everywhere, the exact costing of the candidates decides
-    kern = _k()
     for floor in (0.0, 1.0):
         if hasattr(kern, "zrun_approx"):        # every single and pair in one C call (the same floats)
             one, two = kern.zrun_approx(st.runs, maxk, n_nonzero, floor)
@@ -962,15 +983,27 @@ class _Grouped:
         self._grid = None
         self._parts = {}
 
+    @classmethod
+    def lmus_of(cls, n_sym):
+        """The grid (log2 of the multipliers) for ``n_sym`` symbols."""
+        # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it (on the real
+        # models' int8 tensors the best lies between log2(N) - 2 and log2(N) + 1.75; a narrower grid measured up
+        # to 0.03 % larger files)
+        return math.log2(max(n_sym, 2.0)) + np.arange(-3.0, 2.0 + 1e-9, cls.STEP)
+
+    @classmethod
+    def grid_mus(cls, n_sym):
+        """``(multipliers as table() makes them, as zrun_sets makes them)`` for ``n_sym`` symbols (the same
+        expressions: fastenc.grouped_all takes them from here)."""
+        lmus = cls.lmus_of(n_sym)
+        return np.array([2.0 ** lmu for lmu in lmus]), 2.0 ** lmus
+
     def table(self):
         """``lmus`` (log2 of the multipliers) and ``best[g, m]``: value-part Lagrangian with at most ``m``
         classes; the DP's back pointers of every grid point are kept for :meth:`partitions`."""
         if self._table is None:
-            # with ideal code lengths the multiplier is N ln 2 (N symbols); integer lengths move it (on the
-            # real models' int8 tensors the best lies between log2(N) - 2 and log2(N) + 1.75; a narrower grid
-            # measured up to 0.03 % larger files)
             n_sym = self.freq.sum() + (0.0 if self.zeros else float(self.runs.sum()))
-            lmus = math.log2(max(n_sym, 2.0)) + np.arange(-3.0, 2.0 + 1e-9, self.STEP)
+            lmus = self.lmus_of(n_sym)
             tab = np.full((len(lmus), self.M + 1), INF)
             self._bt = []
             kern = _k()
@@ -1067,8 +1100,18 @@ class _Grouped:
         kept sets are re-estimated with three rounds."""
         if not self.runs.any() or self.M < 2:
             return []
-        memo = {}                       # set -> its estimate (rounds 2), in the order the search asks for them
         kern = _k()
+        if hasattr(kern, "zrun_sets"):      # the whole search below in one C call (the same sets and floats)
+            lmus, tab = self.table()
+            mus = self.__dict__.get("_mus")
+            if mus is None:
+                mus = self._mus = 2.0 ** lmus
+            got = kern.zrun_sets(self.runs, self.maxk, self.M, max_z, beam, keep, exhaustive, tab, mus, self.L,
+                                 float(CLASS_BITS))
+            if got is not None:
+                lm = lmus.tolist()
+                return [(ks, (d, lm[g], zF)) for ks, d, g, zF in got]
+        memo = {}                       # set -> its estimate (rounds 2), in the order the search asks for them
         many = None
         if hasattr(kern, "zrun_estimate_sets"):
             lmus, tab = self.table()
@@ -1239,6 +1282,21 @@ def _grouped_candidates(st: Stats, L: int, M: int, lut3_max: int = MAX_LUT3, eff
     """The grouped design's table sets (:class:`_Grouped`): zeros as a value (unless most words are zero),
     and the best few ZRUN sets (when at least 1 % of the words are zero). ``tablesets`` False: :class:`_Built`
     designs instead of TableSets."""
+    kern = _k()
+    if hasattr(kern, "grouped_all"):          # everything below in one C call (the same designs, in order)
+        W, M1 = st.word_bits, min(M, MAX_CLASSES, 1 << L)
+        last = int(np.nonzero(st.runs)[0][-1]) if st.runs.any() else 0
+        n_rest = float(st.n_words - int(st.hist[0])) + float(st.runs[:last + 1].sum())
+        mus_t0, _ = _Grouped.grid_mus(float(st.n_words))
+        mus_t1, mus_z = _Grouped.grid_mus(n_rest)
+        got = kern.grouped_all(st.hist, st.runs, W, L, M1, lut3_max, effort, MAX_LUT_K, MAX_ZRUN_K, CLASS_BITS,
+                               float(min(LUT3_BITS, W)), TABLE_HEAD_BITS, min(LUT3_BITS, W), mus_t0, mus_t1, mus_z,
+                               _stats_args(st))
+        if got is not None:
+            for classes, lens, lut3, bits in got:
+                ts = _Built(W, classes, lens, lut3, (st, bits))
+                yield ts.tableset() if tablesets else ts, bits
+            return
     zeros = int(st.hist[0])
     if zeros < 0.5 * st.n_words:            # zeros as a value: hopeless when most words are zero
         yield from _Grouped(st, L, M, True, lut3_max).designs(tablesets=tablesets)
@@ -1299,11 +1357,12 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
             effort = 0
 
     zcands = []
-    for z in _zrun_candidates_iter(st, int(st.n_words - st.hist[0])):
+    for z in _zrun_candidates_iter(st, int(st.n_words - st.hist[0]), lazy=effort <= 0):
         if len(z) < M:
             zcands.append(z)
             if effort <= 0 and len(zcands) == 2:    # (effort 0 tries the first two: the rest is not estimated)
                 break
+    _st_zrun_symbols_many(st, zcands)           # (their run symbol counts in one call, for _ZDesign)
     shared = {}
     zds = [_ZDesign(st, z, lut3_max, M, shared) for z in zcands]
     # screen the zero-run choices: the value classes hardly depend on them, so one trie DP over the non-zero

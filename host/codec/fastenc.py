@@ -74,6 +74,11 @@ def _configure(lib):
         "lze_grouped_designs": ([i64, vp, vp, vp, vp, vp, i64, vp, i64, i64, i64, i64, vp, vp, i64, i64, f64, f64, i64,
                                  i64, i64, vp, i64, vp, i64, vp, i64, vp, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_zrun_estimate_sets": ([i64, vp, i64, vp, vp, vp, i64, i64, vp, i64, i64, f64, vp], i32),
+        "lze_zrun_sets": ([i64, vp, i64, i64, i64, i64, i64, i64, vp, i64, vp, i64, f64, vp, vp, vp, vp], i64),
+        "lze_zrun_symbols_sets": ([i64, vp, i64, vp, vp, vp], None),
+        "lze_zrun_candidates": ([i64, vp, i64, i64, i64, i64, f64, vp], i64),
+        "lze_grouped_all": ([i64, vp, i64, vp, i64, i64, i64, i64, i64, i64, f64, f64, i64, i64, i64, vp, vp, vp,
+                             i64, vp, i64, vp, i64, vp, i64, i64, i64, i64, vp, vp, vp, vp, vp, vp], i64),
         "lze_trie_tree": ([i64, vp, vp, vp, i64, f64, i64, vp, vp, vp, vp, vp, vp, vp], i64),
         "lze_symbols": ([i64, i64, vp, vp, vp, vp, vp, vp, vp], None),
         "lze_trie_walk": ([i64, i64, vp, vp, vp, vp, vp, vp, i64, vp, vp, vp, vp], i64),
@@ -309,6 +314,20 @@ def _zrun_symbols_kernel(runs, ks):
     return out
 
 
+def zrun_symbols_sets(runs, sets):
+    """``encoder._zrun_symbols`` of each set of ``sets`` (non-empty tuples) in one call: a list of ``{k: count}``
+    dicts, keys largest first (as ``_zrun_symbols`` makes them)."""
+    runs = _i64(runs)
+    desc = [sorted(x, reverse=True) for x in sets]
+    off = np.zeros(len(sets) + 1, np.int64)
+    np.cumsum([len(x) for x in desc], out=off[1:])
+    ks = np.fromiter(_itchain.from_iterable(desc), np.int64, int(off[-1]))
+    out = np.zeros(int(off[-1]), np.int64)
+    lib().lze_zrun_symbols_sets(len(runs), _p(runs), len(sets), _ptr(off), _p(ks), _p(out))
+    o, c = off.tolist(), out.tolist()
+    return [dict(zip(d, c[o[t]:o[t + 1]])) for t, d in enumerate(desc)]
+
+
 def layout_runs(mask: np.ndarray, orders, cap: int):
     """:func:`lutzip.codec.layout.run_counts` of ``mask.transpose(axes).reshape(-1)`` for every ``axes`` of
     ``orders`` (the same int64 arrays), without the transposing copies: ``mask`` a C-contiguous bool array of
@@ -344,6 +363,19 @@ def zrun_approx(runs, maxk, n_nonzero, floor):
     if K and np.isnan(single[0]):
         raise MemoryError("zrun_approx: no memory")
     return single, pair
+
+
+def zrun_candidates(runs, maxk, n_nonzero, per_size, limit=-1):
+    """``encoder._zrun_candidates_iter``'s sets after ``()``, in its order (the same estimates, sorts and sets), at
+    most ``limit`` of them (-1: all), in one call (``lze_zrun_candidates``): a list of tuples."""
+    from lutzip.codec.encoder import CLASS_BITS
+    runs = _i64(runs)
+    out = np.zeros(6 * max(int(per_size), 0) + 1, np.uint32)
+    n = lib().lze_zrun_candidates(len(runs), _p(runs), int(maxk), int(n_nonzero), int(per_size), int(limit),
+                                  float(CLASS_BITS), _ptr(out))
+    if n < 0:
+        raise MemoryError("zrun_candidates: no memory")
+    return [tuple(k for k in range(32) if m >> k & 1) for m in out[:n].tolist()]
 
 
 def zrun_approx_sets(runs, sets, n_nonzero, floor):
@@ -468,6 +500,30 @@ def zrun_estimate_sets(runs, sets, tab, mus, L, rounds, class_bits):
     return out.tolist()
 
 
+def zrun_sets(runs, maxk, M, max_z, beam, keep, exhaustive, tab, mus, L, class_bits):
+    """``encoder._Grouped.zrun_sets``' search in one call (``lze_zrun_sets``: the same estimates, the same sets):
+    ``[(ks, dual, grid index, zF)]`` of the ``keep`` best sets, each re-estimated with 3 rounds, or None where
+    the Python search must decide (two sets with the same least estimate: its choice follows a set's order)."""
+    runs, tab, mus = _i64(runs), _f64(tab), _f64(mus)
+    G, M1 = tab.shape
+    keep = max(int(keep), 0)
+    om, od = np.zeros(keep + 1, np.uint32), np.empty(keep + 1)
+    og, oz = np.zeros(keep + 1, np.int64), np.empty((keep + 1, 32))
+    n = lib().lze_zrun_sets(len(runs), _p(runs), int(maxk), M1 - 1, int(max_z), int(beam), keep, int(exhaustive),
+                            _ptr(tab), G, _ptr(mus), int(L), float(class_bits), _ptr(om), _ptr(od), _ptr(og),
+                            _ptr(oz))
+    if n == -2:
+        return None
+    if n < 0:
+        raise MemoryError("zrun_sets: no memory")
+    out = []
+    for s in range(n):
+        m = int(om[s])
+        ks = tuple(k for k in range(32) if m >> k & 1)
+        out.append((ks, float(od[s]), int(og[s]), oz[s, :len(ks)].copy()))
+    return out
+
+
 def grouped_parts(parts):
     """The flattened arrays of a list of grouped partitions (``encoder._Grouped.partitions``) for
     :func:`grouped_designs`: ``(poff, k, F, first rank, residual F, most LUT3 entries of a part)``."""
@@ -522,6 +578,36 @@ def grouped_designs(flat, R, order, W, L, lut3_max, zks, zF, iters, top, class_b
                                   _ptr(lut3), _ptr(bits))
     if r == -2:
         return None
+    if r < 0:
+        raise MemoryError("grouped designs: no memory")
+    ncl, n3l, bl = nc.tolist(), n3.tolist(), bits.tolist()
+    return [([tuple(x) for x in cls[d, :ncl[d]].tolist()], lens[d, :ncl[d]].tolist(), lut3[d, :n3l[d]].copy(),
+             bl[d]) for d in range(r)]
+
+
+def grouped_all(hist, runs, W, L, M, lut3_max, effort, max_lut_k, max_zrun_k, class_bits, lut3_bits, head_bits,
+                lut3w, mus_t0, mus_t1, mus_z, sargs):
+    """``encoder._grouped_candidates`` in one call (``lze_grouped_all``: the grouped designs with zeros as a value,
+    the ZRUN set search, each kept set's designs): a list of ``(classes, lens, lut3, total bits)`` in the order the
+    Python generator yields them (the same floats), or None where the Python path must decide. ``mus_*``: the
+    grids' multipliers as ``_Grouped.table`` (with and without zeros as a value) and ``zrun_sets`` make them."""
+    hist, runs = _i64(hist), _i64(runs)
+    mus_t0, mus_t1, mus_z = _f64(mus_t0), _f64(mus_t1), _f64(mus_z)
+    G = len(mus_z)
+    assert len(mus_t0) == G and len(mus_t1) == G and len(hist) == 1 << W
+    nv = int(np.count_nonzero(hist))
+    cap3 = 4 * nv + 64                       # (a part's LUT3 holds at most 3 R entries)
+    nd = 16                                  # (2 rounds x 2 designs, zeros as a value and up to 3 ZRUN sets)
+    nc, n3, bits = np.empty(nd, np.int64), np.empty(nd, np.int64), np.empty(nd)
+    cls, lens, lut3 = np.empty((nd, 16, 3), np.int64), np.empty((nd, 16), np.int64), np.empty((nd, cap3), np.uint16)
+    r = lib().lze_grouped_all(int(W), _ptr(hist), len(runs), _ptr(runs), int(L), int(M), int(lut3_max), int(effort),
+                              int(max_lut_k), int(max_zrun_k), float(class_bits), float(lut3_bits), int(head_bits),
+                              int(lut3w), G, _ptr(mus_t0), _ptr(mus_t1), _ptr(mus_z), *sargs[0], nd, cap3,
+                              _ptr(nc), _ptr(cls), _ptr(lens), _ptr(n3), _ptr(lut3), _ptr(bits))
+    if r == -2:
+        return None
+    if r == -3:
+        raise RuntimeError("grouped DP: the tables do not walk back")
     if r < 0:
         raise MemoryError("grouped designs: no memory")
     ncl, n3l, bl = nc.tolist(), n3.tolist(), bits.tolist()
