@@ -189,3 +189,21 @@ def test_mirror_parameters_checked():
         with pytest.raises(UnsupportedError, match=match) as e:
             decoder_lanes(**lanes_signals(2, 16), LANES=2, **kw)
         assert "\n" not in str(e.value)
+
+
+@pytest.mark.skipif(__import__("lutzip.weights.models", fromlist=["x"]).real_model_path("silero-vad") is None,
+                    reason="silero-vad not installed")
+def test_row_stream_benches_are_checked(tmp_path, hdl_cache):
+    """``lutzip hdl bench --mirror`` (one lane) and ``--lanes 2 --mirror`` on a short piece of silero-vad's STFT
+    basis, in MyHDL: the streams are row streams, every word checked (a wrong expectation would fail them)."""
+    from lutzip.hdl.flows import bench
+    from lutzip.hdl.flows import lanes_bench as lb
+    st = lb.row_streams(2048, 512, ["rows_int8"])["rows_int8"]
+    stripes, ops, W, rows = st
+    assert W == 8 and len(stripes) == 4 and all(int(x[0]) >> 16 == 0x4C5B for x in stripes)
+    assert len(rows) == 2048 and int(rows[:, 1].sum()) == 4
+    r1 = bench.run_rows(2048, 512, "myhdl", ["rows_int8"], tmp_path / "one")["rows_int8"]
+    r2 = lb.run(2, 2048, 512, "myhdl", ["rows_int8"], workdir=tmp_path / "two", mirror=True)["rows_int8"]
+    assert r1["bit_exact"] and r2["bit_exact"], (r1["mismatch"], r2["mismatch"])
+    assert r1["weights"] == r2["weights"] == 2048
+    assert r1["weights_per_cycle"] > 0.9 and r2["weights_per_cycle"] > 1.0
