@@ -39,6 +39,7 @@ Structure (each box a file of :mod:`lutzip.hdl`)::
 from myhdl import ConcatSignal, Signal, always_comb, always_seq, block, intbv, modbv
 
 from lutzip.errors import UnsupportedError
+from lutzip.hdl.core.ports import check_mirror
 from lutzip.hdl.lanes.decoder_lane import STRIPE_BITS, decoder_lane, keep_bits, row_bits
 from lutzip.hdl.lanes.lane_sched import lane_sched
 from lutzip.hdl.lanes.lane_skid import lane_skid
@@ -67,8 +68,8 @@ def decoder_lanes(clk, rst,
                   STEP="adder", STATES=1, MIRROR=0, MAX_N=512, TBL_REG=0):
     if TBL_REG:
         raise UnsupportedError("TBL_REG=1: the N-lane decoder builds its cores with the table writes unregistered")
-    if MIRROR:
-        raise UnsupportedError("MIRROR=1: the N-lane decoder does not take row stripes yet (docs/CORE.md section 7)")
+    # MIRROR=1: every lane's core takes row stripes (a row stripe holds whole rows: docs/CORE.md section 6.8)
+    check_mirror(MIRROR, MAX_N)
     if isinstance(LANES, bool) or LANES not in LANE_CHOICES:
         raise UnsupportedError(f"LANES = {LANES!r}: choose from {', '.join(map(str, LANE_CHOICES))}")
     rows = ROWS or default_rows(LANES)
@@ -81,7 +82,8 @@ def decoder_lanes(clk, rst,
     kb = keep_bits(N)
     E = row_bits(N, W)
     lw = N * W
-    core_kw = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP, STATES=STATES)
+    core_kw = dict(L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP, STATES=STATES,
+                   MIRROR=MIRROR, MAX_N=MAX_N)
 
     cur = Signal(intbv(0, min=0, max=N))
     take = Signal(bool(0))

@@ -5,6 +5,9 @@
   of :mod:`lutzip.hdl.flows.simulate` (Verilator by default; MyHDL runs about 3-5 k cycles/s). The figure is
   ``(words - 1) / (last output cycle - first output cycle)``: pipeline fill excluded, stripe boundaries
   included. Every run is also checked word for word against the reference model.
+* :func:`run_rows` -- the same figure for the core with ``MIRROR=1`` on row streams of a real model's transform
+  basis (``lutzip hdl bench --mirror``; the streams of :func:`lutzip.hdl.flows.lanes_bench.row_streams`), every
+  word checked against the software decoder's.
 * :func:`sim_speeds` -- cycles per second of each simulator on one small vector (builds excluded).
 
 (The compression benchmark against xz / zstd is :mod:`lutzip.bench`.)
@@ -106,6 +109,35 @@ def run(n: int = 100_000, stripe_len: int = 4096, sim: str = "verilator", names=
             "idle_cycles": int(np.sum(np.diff(oc) - 1)), "bits_per_weight": 32.0 * vec.n_in / len(words),
             "symbols_per_weight": _symbols_per_word(vec.stripes, ts), "sim_seconds": out.seconds,
             "bit_exact": msg is None, "mismatch": msg,
+        }
+    return res
+
+
+def run_rows(n: int = 1_000_000, stripe_len: int = 4096, sim: str = "verilator", names=None, workdir=None,
+             **params) -> dict:
+    """Benchmark the core with ``MIRROR=1`` on the row streams of
+    :func:`lutzip.hdl.flows.lanes_bench.row_streams` (``n``: at least this many weights per stream).
+
+    Returns ``{name: {"weights", "stripes", "cycles", "weights_per_cycle", "idle_cycles", "bits_per_weight",
+    "sim_seconds", "bit_exact", "mismatch"}}`` (the figure as :func:`run`'s).
+    """
+    from lutzip.hdl.core.ports import CoreParams
+    from lutzip.hdl.flows.lanes_bench import ROWS_MAX_N, row_streams
+    from lutzip.hdl.flows.vectors import Vectors
+    res = {}
+    root = Path(workdir or tempfile.mkdtemp(prefix="lutzip-bench-rows-"))
+    for name, (stripes, ops, W, rows) in row_streams(n, stripe_len, names).items():
+        p = CoreParams.make({"MIRROR": 1, "MAX_N": ROWS_MAX_N, **params, "W": W})
+        vec = Vectors(ops, stripes, rows, p.as_dict())
+        out = S.run(sim, S.make_stimulus(vec, drain=8), root / name, vec.params)
+        msg = S.first_difference(out, vec.expected)
+        oc = out.out_cycles
+        span = int(oc[-1] - oc[0]) if len(oc) > 1 else 0
+        res[name] = {
+            "weights": len(oc), "stripes": len(stripes), "cycles": span,
+            "weights_per_cycle": (len(oc) - 1) / span if span else float("nan"),
+            "idle_cycles": int(np.sum(np.diff(oc) - 1)), "bits_per_weight": 32.0 * vec.n_in / len(rows),
+            "sim_seconds": out.seconds, "bit_exact": msg is None, "mismatch": msg,
         }
     return res
 

@@ -176,8 +176,9 @@ def add_bench_arguments(p):
     p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"),
                    help="stripe length in words (default 4096; with --lanes N the host's cut for N lanes, "
                    "lutzip.hdl.flows.lanes_model.host_stripe_len: 1024 for 8 lanes)")
-    p.add_argument("--stream", action="append", choices=("residual_int16", "zero_run_int16", "lut_int8"),
-                   help="only these streams (repeatable)")
+    p.add_argument("--stream", action="append", choices=("residual_int16", "zero_run_int16", "lut_int8",
+                                                         "rows_int16", "rows_int8", "rows_bf16"),
+                   help="only these streams (repeatable; rows_*: with --mirror)")
     p.add_argument("--front", choices=("window", "vector"), default="window", help="core front end (default window)")
     p.add_argument("--step", choices=("adder", "onehot"), default="adder",
                    help="the window front's decode step (default adder)")
@@ -187,6 +188,9 @@ def add_bench_arguments(p):
     add_lanes_param(p, bench=True)
     p.add_argument("--model", help="with --lanes: the real model of the streams (default "
                    "lutzip.hdl.flows.lanes_bench.DEFAULT_MODEL)")
+    p.add_argument("--mirror", action="store_true",
+                   help="the decoder with MIRROR=1 on row streams of silero-vad's STFT basis (rows repeated to "
+                   ">= -n weights; lutzip.hdl.flows.lanes_bench.row_streams)")
 
 
 def cmd_bench_lanes(args) -> int:
@@ -198,17 +202,19 @@ def cmd_bench_lanes(args) -> int:
     p = CoreParams.make(FRONT=args.front, STEP=args.step)
     n = args.n if args.n is not None else 1_000_000
     wd = Path(args.workdir) / "bench-lanes" if args.workdir else None
-    model = args.model or lb.DEFAULT_MODEL
+    mirror = getattr(args, "mirror", False)
+    model = args.model or (lb.ROWS_MODEL if mirror else lb.DEFAULT_MODEL)
     from lutzip.hdl.flows.lanes_model import host_stripe_len
     args.stripe = args.stripe or host_stripe_len(args.lanes)
     res = lb.run(args.lanes, n, args.stripe, args.sim, args.stream, model, wd, assign=args.assign, FRONT=p.FRONT,
-                 STEP=p.STEP)
+                 STEP=p.STEP, **({"mirror": True} if mirror else {}))
     ok = all(r["bit_exact"] for r in res.values())
     if args.json:
         print(json.dumps({"sim": args.sim, "lanes": args.lanes, "assign": args.assign, "model": model, "weights": n, "stripe": args.stripe,
                           "front": p.FRONT, "step": p.STEP, "streams": res}, indent=2))
         return 0 if ok else 1
-    print(f"decoder_lanes, {args.lanes} lanes, assign {args.assign} ({p.FRONT} front), {args.sim}, {model}: >= {n} weights per stream, "
+    rows = f", MIRROR=1, row streams of {lb.ROWS_TENSOR}" if mirror else ""
+    print(f"decoder_lanes, {args.lanes} lanes, assign {args.assign} ({p.FRONT} front{rows}), {args.sim}, {model}: >= {n} weights per stream, "
           f"stripes of {args.stripe} words per tensor, input always valid, output always ready:")
     for name, r in res.items():
         print(f"  {name:15s} {r['weights_per_cycle']:.5f} weights/cycle ({r['per_lane']:.5f} per lane; "
@@ -228,6 +234,8 @@ def cmd_bench(args) -> int:
     p = CoreParams.make(FRONT=args.front, STEP=args.step)
     wd = Path(args.workdir) if args.workdir else None
     args.stripe = args.stripe or 4096
+    if getattr(args, "mirror", False):
+        return _cmd_bench_rows(args, p, wd)
     res = bench.run(args.n or 100_000, args.stripe, args.sim, args.stream, wd and wd / "bench", FRONT=p.FRONT, STEP=p.STEP)
     speeds = bench.sim_speeds(workdir=wd and wd / "speeds") if args.speeds else None
     ok = all(r["bit_exact"] for r in res.values())
@@ -252,6 +260,28 @@ def cmd_bench(args) -> int:
             print(f"  {s:10s} {r['cycles_per_second']:12.0f} cycles/s  ({r['cycles']} cycles, {r['seconds']:.2f} s)"
                   f"{'' if r['bit_exact'] else '  MISMATCH'}"
                   f"{'  (%d simulator warnings)' % r['warnings'] if r['warnings'] else ''}")
+    return 0 if ok else 1
+
+
+def _cmd_bench_rows(args, p, wd) -> int:
+    """``lutzip hdl bench --mirror``: the single core with MIRROR=1 on row streams (bench.run_rows)."""
+    from lutzip.hdl.flows import bench
+    from lutzip.hdl.flows import lanes_bench as lb
+    n = args.n if args.n is not None else 1_000_000
+    res = bench.run_rows(n, args.stripe, args.sim, args.stream, wd and wd / "bench-rows", FRONT=p.FRONT, STEP=p.STEP)
+    ok = all(r["bit_exact"] for r in res.values())
+    if args.json:
+        print(json.dumps({"sim": args.sim, "mirror": 1, "model": lb.ROWS_MODEL, "tensor": lb.ROWS_TENSOR,
+                          "weights": n, "stripe": args.stripe, "front": p.FRONT, "step": p.STEP, "streams": res},
+                         indent=2))
+        return 0 if ok else 1
+    print(f"decoder core (MIRROR=1, {p.FRONT} front), {args.sim}, row streams of {lb.ROWS_MODEL} {lb.ROWS_TENSOR}: "
+          f">= {n} weights per stream, stripes of {args.stripe} words, input always valid, output always ready:")
+    for name, r in res.items():
+        print(f"  {name:15s} {r['weights_per_cycle']:.5f} weights/cycle  ({r['weights']} weights in {r['cycles']} "
+              f"cycles, {r['idle_cycles']} idle cycles over {r['stripes']} stripes; {r['bits_per_weight']:.2f} "
+              f"bits/weight; {'bit-exact' if r['bit_exact'] else 'MISMATCH: ' + str(r['mismatch'])}; "
+              f"{r['sim_seconds']:.1f} s)")
     return 0 if ok else 1
 
 

@@ -11,6 +11,12 @@
   excluded, stripe and tensor boundaries included (with one lane it is the single core's bench figure).
   Beside it ``model_cycles`` / ``model_per_lane`` and ``model_waits`` (the stripes the output waited on longest):
   :func:`lutzip.hdl.flows.lanes_model.rate_model` of the same stripes, where the cycles go.
+* :func:`row_streams` -- ``mirror=True`` (``lutzip hdl bench --mirror``, with or without ``--lanes``): row streams
+  (docs/FORMAT.md section 3.1) of a real model's transform basis (:data:`ROWS_MODEL`'s :data:`ROWS_TENSOR`, the
+  STFT basis of silero-vad: 258 mirrored rows of 256 words), its rows repeated (or its first rows) to at least
+  ``n`` words, coded by
+  the reference encoder (``rows_int16``, ``rows_int8``: quantised per tensor; ``rows_bf16``), each beat checked
+  against the software decoder's words; the decoder is built with ``MIRROR=1``.
 """
 from __future__ import annotations
 
@@ -26,6 +32,10 @@ from lutzip.hdl.flows.model import split_stripes, table_ops
 
 STREAMS = ("residual_int16", "zero_run_int16", "lut_int8")
 DEFAULT_MODEL = "ppocr-rec"
+ROW_STREAMS = ("rows_int16", "rows_int8", "rows_bf16")
+ROWS_MODEL = "silero-vad"
+ROWS_TENSOR = "stft_conv.weight"
+ROWS_MAX_N = 512   #: the MIRROR=1 decoder's row buffer on the bench (rows of up to 513 words)
 
 
 def _tensors(model: str, n: int) -> list:
@@ -69,17 +79,80 @@ def real_streams(n: int = 1_000_000, model: str = DEFAULT_MODEL, stripe_len: int
     return out
 
 
+def _stripe_out_words(stripe) -> int:
+    """Words a good stripe decodes to: ``n`` of a plain stripe, ``R x N`` of a row stripe."""
+    h = int(stripe[0])
+    if h >> 16 == 0x4C5B:
+        d = int(stripe[1])
+        return ((d >> 16 & 15) + 1) * ((d & 0xFFFF) + 1)
+    return (h & 0xFFFF) + 1
+
+
+def row_streams(n: int = 1_000_000, stripe_len: int = 4096, names=None, model: str = ROWS_MODEL,
+                tensor: str = ROWS_TENSOR) -> dict:
+    """``{name: (stripes, table_ops, W, rows)}`` of the row streams (module docstring): ``rows`` are the single
+    MIRROR=1 core's output rows ``(data, last, user)``, the software decoder's words with ``last`` on each stripe's
+    last word."""
+    import ml_dtypes
+
+    from lutzip.codec import arrays as codec
+    from lutzip.codec import container as ct
+    from lutzip.errors import LutzError
+    from lutzip.hdl.flows.model import table_ops as make_ops
+    from lutzip.weights.models import load_real_model
+    from lutzip.weights.quantize import quantize_int
+    arrays = load_real_model(model)
+    if tensor not in arrays:
+        raise LutzError(f"{model} has no tensor {tensor!r}")
+    a = np.asarray(arrays[tensor], np.float32)
+    a = a.reshape(a.shape[0], -1)
+    # at least n words: the tensor's first rows, or the tensor repeated
+    a = a[:-(-n // a.shape[1])]
+    reps = max(1, -(-n // a.size))
+    out = {}
+    for name in ROW_STREAMS:
+        if names and name not in names:
+            continue
+        if name == "rows_bf16":
+            q = a.astype(ml_dtypes.bfloat16)
+        else:
+            q = quantize_int(a, name[5:])[0].reshape(a.shape)
+        q = np.tile(q, (reps, 1))
+        c = ct.from_bytes(ct.to_bytes(codec.compress({"t": q}, stripe_len=stripe_len)))
+        t = c.tensor("t")
+        if not t.rows:
+            raise LutzError(f"{model} {tensor} ({name}): the encoder did not code it as a row stream")
+        stripes = [np.asarray(x, np.uint32) for x in c.stripes(t)]
+        ts = c.tables[t.table]
+        if ts.n_states != 1:
+            raise LutzError(f"{name}: the encoder chose two code tables (the bench builds STATES=1)")
+        W = ts.word_bits
+        words = np.ascontiguousarray(codec.decompress(c)["t"]).view(np.uint8 if W == 8 else np.uint16).ravel()
+        last = np.zeros(len(words), np.int64)
+        last[np.cumsum([_stripe_out_words(x) for x in stripes]) - 1] = 1
+        rows = np.stack([words.astype(np.int64), last, np.zeros_like(last)], axis=1)
+        out[name] = (stripes, make_ops(ts, 8, mirror=1), W, rows)
+    return out
+
+
 def run(lanes: int, n: int = 1_000_000, stripe_len: int = 4096, sim: str = "verilator", names=None, model=DEFAULT_MODEL,
-        workdir=None, rows: int = 0, assign: str = "load", **params) -> dict:
-    """Bench each stream of :func:`real_streams` on the ``lanes``-lane decoder.
+        workdir=None, rows: int = 0, assign: str = "load", mirror: bool = False, **params) -> dict:
+    """Bench each stream of :func:`real_streams` on the ``lanes``-lane decoder (``mirror``: the row streams of
+    :func:`row_streams` on the decoder with ``MIRROR=1``; ``model`` then defaults to :data:`ROWS_MODEL`).
 
     ``assign``: the decoder's ``ASSIGN`` (``"rr"`` or ``"load"``). Returns ``{name: {"weights", "tensors", "stripes", "cycles", "weights_per_cycle", "per_lane", "sim_seconds",
     "bit_exact", "mismatch"}}`` (``per_lane``: ``weights_per_cycle / lanes``).
     """
     root = Path(workdir or tempfile.mkdtemp(prefix="lutzip-lanes-bench-"))
     res = {}
-    for name, (stripes, ops, W, n_t) in real_streams(n, model, stripe_len, names).items():
-        vec = LS.LaneVectors.make(stripes, ops, lanes, rows, assign, **{**params, "W": W})
+    if mirror:
+        streams = {k: (st, ops, W, 1, r) for k, (st, ops, W, r) in
+                   row_streams(n, stripe_len, names, model if model != DEFAULT_MODEL else ROWS_MODEL).items()}
+        params = {"MIRROR": 1, "MAX_N": ROWS_MAX_N, **params}
+    else:
+        streams = {k: (*v, None) for k, v in real_streams(n, model, stripe_len, names).items()}
+    for name, (stripes, ops, W, n_t, core_rows) in streams.items():
+        vec = LS.LaneVectors.make(stripes, ops, lanes, rows, assign, core_rows=core_rows, **{**params, "W": W})
         stim = LS.make_lane_stimulus(vec, drain=8)
         out = LS.run(sim, stim, root / name, lanes, vec.params, rows, assign=assign)
         msg = LS.first_difference(out, vec)

@@ -53,10 +53,12 @@ class LaneVectors:
     assign: str = "load"
 
     @classmethod
-    def make(cls, stripes, ops, lanes, rows=0, assign="load", **params) -> "LaneVectors":
+    def make(cls, stripes, ops, lanes, rows=0, assign="load", core_rows=None, **params) -> "LaneVectors":
+        """``core_rows``: the single core's output rows for ``stripes`` (needed for row stripes, ``MIRROR=1``)."""
         p = CoreParams.make(params)
         stripes = [np.asarray(s, np.uint32) for s in stripes]
-        beats, errors = expected_beats(stripes, ops, lanes, p.L, p.LUT3_DEPTH, p.W, assign, p.STATES)
+        beats, errors = expected_beats(stripes, ops, lanes, p.L, p.LUT3_DEPTH, p.W, assign, p.STATES, p.MIRROR,
+                                       core_rows)
         return cls(list(ops), stripes, check_lanes(lanes), beats, errors, p.as_dict(), rows, assign)
 
     @classmethod
@@ -126,7 +128,7 @@ def make_lane_stimulus(vec: LaneVectors, *, in_gap: float = 0.0, out_stall: floa
     ready = S.ready_pattern(rng, out_stall, ready_len)
     prefix = S.table_prefix(vec.table_ops, reset_cycles, table_gap)
     queues, gaps = [], 0
-    for pk in lane_packets(vec.stripes, vec.lanes, first, vec.assign):
+    for pk in lane_packets(vec.stripes, vec.lanes, first, vec.assign, mirror=vec.params.get("MIRROR", 0)):
         n = sum(len(p) for p in pk)
         g = (rng.geometric(1.0 - in_gap, n) - 1) if in_gap > 0 else np.zeros(n, np.int64)
         gaps += int(g.sum())

@@ -43,13 +43,15 @@ from lutzip.hdl.stages.sync_fifo import sync_fifo
 STRIPE_BITS = 32   #: width of the reported stripe index
 HF_DEPTH = 16      #: header weights a lane records (ASSIGN="load"): stripes taken, not yet counted by lane_sched
 MARKER = 0x4C5A
+ROW_MARKER = 0x4C5B   #: a row stripe's header marker (docs/FORMAT.md section 3.1; counted with MIRROR=1)
 
 
-def stripe_weight(header: int) -> int:
-    """The weight of a stripe for ``ASSIGN="load"``: ``n`` (header bits 15..0, plus 1) for a header with the marker,
-    else 1."""
+def stripe_weight(header: int, mirror: int = 0) -> int:
+    """The weight of a stripe for ``ASSIGN="load"``: ``n`` (header bits 15..0, plus 1) for a header with the marker
+    (``0x4C5A``; with ``mirror`` -- a decoder built with ``MIRROR=1`` -- also a row stripe's ``0x4C5B``: its coded
+    words plus 1), else 1."""
     h = int(header) & 0xFFFFFFFF
-    return (h & 0xFFFF) + 1 if h >> 16 == MARKER else 1
+    return (h & 0xFFFF) + 1 if h >> 16 == MARKER or (mirror and h >> 16 == ROW_MARKER) else 1
 
 
 def keep_bits(lanes: int) -> int:
@@ -66,7 +68,7 @@ def row_bits(lanes: int, W: int) -> int:
 def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel, tbl_addr, tbl_wdata,
                  pop, head, hvalid, w_valid, w_data, w_pop, busy,
                  LANE=0, LANES=1, ROWS=16, L=8, W=16, LUT3_DEPTH=4096, LUT1_RAM="block", FRONT="window",
-                 STEP="adder", ASSIGN="rr", STATES=1):
+                 STEP="adder", ASSIGN="rr", STATES=1, MIRROR=0, MAX_N=512):
     kb = keep_bits(LANES)
     # ------------------------------------------------------------------ this lane's input bits
     # (plain signals, not shadow slices: MyHDL's VHDL would slice a slice with the outer indices)
@@ -93,16 +95,29 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
         hf_count = Signal(intbv(0, min=0, max=HF_DEPTH + 1))
         hf_insts.append(sync_fifo(clk, rst, hf_wr, hf_w, w_pop, w_data, hf_count, DEPTH=HF_DEPTH))
 
-        @always_comb
-        def hf_gate():
-            k_valid.next = l_valid and not (at_hdr and hf_full)
-            s_tready.next = k_ready and not (at_hdr and hf_full)
-            hf_wr.next = l_valid and k_ready and at_hdr and not hf_full
-            if l_data[32:16] == MARKER:
-                hf_w.next = l_data[16:0] + 1
-            else:
-                hf_w.next = 1
-            w_valid.next = hf_count != 0
+        if not MIRROR:
+            @always_comb
+            def hf_gate():
+                k_valid.next = l_valid and not (at_hdr and hf_full)
+                s_tready.next = k_ready and not (at_hdr and hf_full)
+                hf_wr.next = l_valid and k_ready and at_hdr and not hf_full
+                if l_data[32:16] == MARKER:
+                    hf_w.next = l_data[16:0] + 1
+                else:
+                    hf_w.next = 1
+                w_valid.next = hf_count != 0
+        else:
+            # row stripes (MIRROR=1): a header with the row marker weighs n + 1 too (stripe_weight(h, mirror=1))
+            @always_comb
+            def hf_gate():
+                k_valid.next = l_valid and not (at_hdr and hf_full)
+                s_tready.next = k_ready and not (at_hdr and hf_full)
+                hf_wr.next = l_valid and k_ready and at_hdr and not hf_full
+                if l_data[32:16] == MARKER or l_data[32:16] == ROW_MARKER:
+                    hf_w.next = l_data[16:0] + 1
+                else:
+                    hf_w.next = 1
+                w_valid.next = hf_count != 0
 
         @always_seq(clk.posedge, reset=rst)
         def hf_track():
@@ -125,7 +140,7 @@ def decoder_lane(clk, rst, s_tdata, s_tvalid, s_tready, s_tlast, tbl_we, tbl_sel
                         c_data, c_valid, c_ready, c_last, c_user,
                         tbl_we, tbl_sel, tbl_addr, tbl_wdata, c_err_valid, c_err_code, c_busy,
                         L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM, FRONT=FRONT, STEP=STEP,
-                        STATES=STATES)
+                        STATES=STATES, MIRROR=MIRROR, MAX_N=MAX_N)
 
     # ------------------------------------------------------------------ row packer
     xfer = Signal(bool(0))
