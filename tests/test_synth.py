@@ -1,5 +1,6 @@
 """Synthesis / place-and-route flow of ``lutzip hdl synth`` (lutzip.hdl.flows.synth)."""
 import json
+import sys
 
 import pytest
 
@@ -100,6 +101,22 @@ def test_seed_sweep_reports_every_seed_and_the_best():
     sw = sy.seed_sweep(runs)
     assert (sw["best_seed"], sw["best_fmax_mhz"], sw["meets_goal"]) == (1, 123.35, False)
     assert sy.seed_sweep([{"pnr": {"seed": 7, "fmax_mhz": None}}])["best_seed"] is None
+
+
+def test_tool_timeout(tmp_path, monkeypatch):
+    """The tools' time limit: 4 h by default, LUTZIP_TOOL_TIMEOUT overrides it (a bad value: one-line error), and
+    a tool past it is stopped with a ToolError naming its log."""
+    monkeypatch.delenv("LUTZIP_TOOL_TIMEOUT", raising=False)
+    assert sy.tool_timeout() == 4 * 3600
+    monkeypatch.setenv("LUTZIP_TOOL_TIMEOUT", "0.5")
+    assert sy.tool_timeout() == 0.5
+    with pytest.raises(sy.ToolError, match="timed out after 0.5 s"):
+        sy.run_tool([sys.executable, "-c", "import time; time.sleep(30)"], tmp_path, "slow.log")
+    assert sy.run_tool([sys.executable, "-c", "pass"], tmp_path, "quick.log", timeout=60) >= 0
+    for bad in ("x", "0", "-3"):
+        monkeypatch.setenv("LUTZIP_TOOL_TIMEOUT", bad)
+        with pytest.raises(sy.ToolError, match="LUTZIP_TOOL_TIMEOUT"):
+            sy.tool_timeout()
 
 
 @need_ice40

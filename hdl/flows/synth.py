@@ -114,8 +114,29 @@ def _tool_env():
     return env
 
 
-def run_tool(cmd, cwd, log_name, timeout=3600):
-    """Run ``cmd`` in ``cwd``; stdout+stderr go to ``cwd/log_name``. Raises :class:`ToolError` on failure."""
+#: seconds a tool may run before :func:`run_tool` stops it (environment override: ``LUTZIP_TOOL_TIMEOUT``). A 4-lane
+#: ECP5 place and route took over an hour at load 25 (docs/log/2026-12-lanes.md, 2026-12-07 late night).
+TOOL_TIMEOUT = 4 * 3600
+
+
+def tool_timeout() -> float:
+    """:data:`TOOL_TIMEOUT`, or ``LUTZIP_TOOL_TIMEOUT`` (seconds) when set."""
+    v = os.environ.get("LUTZIP_TOOL_TIMEOUT", "").strip()
+    if not v:
+        return float(TOOL_TIMEOUT)
+    try:
+        t = float(v)
+    except ValueError:
+        raise ToolError(f"LUTZIP_TOOL_TIMEOUT={v!r} is not a number of seconds") from None
+    if not t > 0:
+        raise ToolError(f"LUTZIP_TOOL_TIMEOUT={v!r} is not a positive number of seconds")
+    return t
+
+
+def run_tool(cmd, cwd, log_name, timeout=None):
+    """Run ``cmd`` in ``cwd``; stdout+stderr go to ``cwd/log_name``. Raises :class:`ToolError` on failure or after
+    ``timeout`` seconds (default :func:`tool_timeout`)."""
+    timeout = tool_timeout() if timeout is None else timeout
     log = Path(cwd) / log_name
     t0 = time.monotonic()
     try:
