@@ -57,7 +57,7 @@ def check_params(W=16, LANES=1, OUT_BYTES=4, L=8, STATES=1, MIRROR=0, MAX_N=512)
     check_mirror(MIRROR, MAX_N)
     if MIRROR and LANES != 1:
         raise UnsupportedError(f"lutzip_axi: MIRROR=1 (row stripes) with one lane only, not LANES={LANES} (the N-lane "
-                               f"decoder does not take row stripes yet)")
+                               f"AXI top's lane feed is not checked with row stripes; the replay lanes take them)")
 
 
 @block

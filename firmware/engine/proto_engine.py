@@ -92,7 +92,7 @@ N-lane board (:func:`lutzip.firmware.engine.replay_lanes.replay_lanes`, docs/PRO
 buffer in one region per lane and its own N-lane decoder (:func:`lutzip.hdl.core.decoder_lanes.decoder_lanes`,
 ``ASSIGN="rr"``, ``ROWS`` = ``LANES_ROWS``, 0: its default), which takes every table write; the streaming path
 (STREAM frames, RESULT / DATA) keeps the single-lane core. The IDENT frame reports ``log2(LANES)`` in its header's
-FLAGS bits 7..6. The N-lane decoder has no row stripes, so ``MIRROR=1`` with ``LANES > 1`` is refused. 1 converts to the HDL of before.
+FLAGS bits 7..6. With ``MIRROR=1`` the N-lane decoder takes row stripes too (docs/CORE.md section 6.8). 1 converts to the HDL of before.
 
 Link clock: the keyword ``LINK_CLK_HZ`` (default 0) is set by the two-domain top
 (:func:`lutzip.firmware.engine.proto_engine_cdc.proto_engine_cdc`, docs/PROTOCOL.md section 7) to the byte
@@ -214,9 +214,6 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
         from lutzip.hdl.core.decoder_lanes import LANE_CHOICES
         if isinstance(LANES, bool) or LANES not in LANE_CHOICES or not REPLAY_WORDS:
             raise UnsupportedError(f"LANES = {LANES!r}: 1, or 2, 4, 8 with a replay buffer (REPLAY_WORDS > 0)")
-        if MIRROR:
-            raise UnsupportedError(f"LANES = {LANES}: the N-lane replay decoder has no row stripes; build MIRROR=0 "
-                                   "or LANES=1")
     AW = (RING_DEPTH - 1).bit_length()
     # parser -> ring (speculative writes) -> table loader
     ring_we, ring_commit, ring_rollback = [Signal(bool(0)) for _ in range(3)]
@@ -344,7 +341,8 @@ def proto_engine(clk, rst, s_axis_tdata, s_axis_tvalid, s_axis_tready, m_axis_td
             rp_block, rp_kw = replay_lanes, dict(
                 tbl_we=tbl_we, tbl_sel=tbl_sel, tbl_addr=tbl_addr, tbl_wdata=tbl_wdata, LANES=LANES, ROWS=LANES_ROWS,
                 L=L, LUT3_DEPTH=LUT3_DEPTH, STATES=STATES,
-                FRONT="vector" if getattr(core, "__name__", "") == "core_vector" else "window")
+                FRONT="vector" if getattr(core, "__name__", "") == "core_vector" else "window",
+                **({"MIRROR": 1, "MAX_N": MAX_N} if MIRROR else {}))
         else:
             rp_block, rp_kw = replay_unit, dict(PIPE=REPLAY_PIPE)
         u_rp = rp_block(clk, blk_rst(), ring_tdata, ring_tvalid, ring_tready, lt_tdata, lt_tvalid, lt_tready,

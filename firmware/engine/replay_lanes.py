@@ -35,7 +35,7 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
                  m_axis_res_tvalid, m_axis_res_tready, core_busy, stripes_done, results_idle, active, done_req, rd,
                  tbl_we=None, tbl_sel=None, tbl_addr=None, tbl_wdata=None,
                  REPLAY_WORDS=4096, W=16, BITS=40, FAST_CRC=False, LANES=2, ROWS=0, L=8, LUT3_DEPTH=4096,
-                 STATES=1, FRONT="window"):
+                 STATES=1, FRONT="window", MIRROR=0, MAX_N=512):
     """``replay_unit``'s ports (the single-lane core's streams pass through unchanged) and the table-write port.
 
     Parameters
@@ -46,8 +46,8 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
         As :func:`lutzip.firmware.engine.replay.replay_unit`.
     LANES, ROWS : int
         The N-lane decoder's lanes (2, 4, 8) and rows per lane (0: its default).
-    L, LUT3_DEPTH, STATES, FRONT
-        The lanes' core parameters (docs/CORE.md).
+    L, LUT3_DEPTH, STATES, FRONT, MIRROR, MAX_N
+        The lanes' core parameters (docs/CORE.md; ``MIRROR=1``: row stripes in every lane, section 6.8).
     """
     assert len(REPLAY_NAMES) == 11
     N = LANES
@@ -135,7 +135,7 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
                           k_data, k_keep, k_valid, k_ready, k_last, k_user,
                           q_we, q_sel, q_addr, q_wdata, e_valid, e_code, e_stripe, l_busy,
                           LANES=N, ROWS=ROWS, ASSIGN="rr", L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, FRONT=FRONT,
-                          STATES=STATES)
+                          STATES=STATES, MIRROR=MIRROR, MAX_N=MAX_N)
 
     @always_comb
     def c_ring():

@@ -85,11 +85,7 @@ def _cmd_convert(args):
     from lutzip.hdl.flows.convert import convert_core
     p = core_params(args)
     out = Path(args.out)
-    lanes = getattr(args, "lanes", 1)
-    if lanes != 1 and p.MIRROR:
-        from lutzip.errors import UnsupportedError
-        raise UnsupportedError("--mirror with --lanes: the N-lane decoder does not take row stripes yet "
-                               "(docs/CORE.md section 7)")
+    lanes = getattr(args, "lanes", 1)   # --mirror with --lanes: row stripes in every lane (docs/CORE.md 6.8)
     before = {f.name: f.stat().st_mtime_ns for f in out.iterdir()} if out.is_dir() else {}
     for h in (("vhdl", "verilog") if args.hdl == "both" else (args.hdl,)):
         if lanes == 1:

@@ -40,7 +40,8 @@ MODES = ("fast", "pin")
 #: ``MIRROR``: the core's row stripes (docs/CORE.md section 7): fast mode 1, as the ULX3S (it decodes row streams,
 #: format version 6, the encoder's default for mirrored tensors), pin mode 0, as the iCEBreaker (a row stream is
 #: refused in one line after IDENT); ``--sim-mirror M`` or ``params`` choose; the stub core builds 0 unless asked,
-#: and so does a board with replay lanes (``LANES`` > 1: the N-lane replay decoder has no row stripes).
+#: and so does a board with replay lanes (``LANES`` > 1) unless asked (``--sim-lanes N --sim-mirror 1``: the N-lane
+#: replay decoder with row stripes, docs/CORE.md section 6.8).
 DEFAULT_PARAMS = {
     "fast": dict(L=8, W=16, LUT3_DEPTH=4096, RING_DEPTH=4096, MAX_PAYLOAD=1024, CLK_HZ=100_000_000, BAUD=0,
                  FAST_CRC=True, REPLAY_WORDS=65536, CORE_CLK_HZ=125_000_000, CORE_IN_REG=True,
@@ -58,7 +59,8 @@ class VBoardError(LutzError):
 def board_params(defaults: dict, params=None, core=None) -> dict:
     """A build's parameters: ``defaults`` with ``params`` over them; ``STATES`` 1 and ``MIRROR`` 0 for the stub
     core unless ``params`` ask (the stub decodes one code table and no row stripes); ``MIRROR`` 0 with replay lanes
-    (``LANES`` > 1) unless ``params`` ask (the N-lane replay decoder has no row stripes)."""
+    (``LANES`` > 1) unless ``params`` ask (the lane boards build as before; with ``MIRROR=1`` every lane takes row
+    stripes, docs/CORE.md section 6.8)."""
     out = dict(defaults, **(params or {}))
     if out.get("LANES", 1) > 1 and "MIRROR" not in (params or {}):
         out["MIRROR"] = 0
