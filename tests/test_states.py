@@ -49,7 +49,7 @@ def same(out, arrays):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_round_trip_random_and_smaller(seed):
     arrays = mixed_arrays(seed)
-    one = lutzip.compress(arrays, reorder=False)
+    one = lutzip.compress(arrays, reorder=False, states=1)
     two = lutzip.compress(arrays, reorder=False, states=2)
     c = ct.from_bytes(two)
     assert c.version == 5 and ct.from_bytes(one).version == 3

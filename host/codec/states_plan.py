@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from lutzip.codec import states as st
-from lutzip.codec.tables import MAX_CLASSES, ZRUN, TableSet
+from lutzip.codec.tables import MAX_CLASSES, ZRUN, ClassSpec, TableSet
 
 #: designs on the statistics for each start (``apply`` codes 2: the first design and one re-design)
 ROUNDS = 2
@@ -112,31 +112,54 @@ def plan(ll, runs, ts: TableSet, lit_cls, L: int = 8, starts=STARTS, rounds: int
     base, pairs0 = one_table(ll, runs, ts, lit_cls)
     if base < 0:
         return None, None, base
+    design = _designer(ts, L)
+    n = len(ts.classes)
     best, seen = None, set()
     for g in starts:
-        got = st.design(pairs0, ts, L, g)
-        cur = got[0] if got is not None else None
+        cur = design(pairs0, g)
         for rnd in range(int(rounds)):
-            if cur is None:
+            if cur is None or cur in seen:
                 break
-            key = (cur.follow, cur.lens_b, tuple(cl.c for cl in cur.classes))
-            if key in seen:
-                break
-            seen.add(key)
-            lens, _, nxt = st.state_arrays(cur)
+            seen.add(cur)
+            F, la, lb = cur
+            lens, _, nxt = st._state_arrays(la, lb, F)
             bits, pairs = evaluate(ll, runs, lens, nxt, ks, *opt)
             if bits < 0:
                 break
-            bits += 8 * st.extra_bytes(cur) / scale
+            bits += 8 * (2 + n) / scale                 # the second table's metadata bytes (states.extra_bytes)
             if best is None or bits < best[1]:
                 best = (cur, bits)
             if rnd + 1 == rounds:
                 break
-            got = st.design(pairs, ts, L, g)
-            cur = got[0] if got is not None else None
+            cur = design(pairs, g)
     if best is None or best[1] >= base:
         return None, None, base
-    return best[0], best[1], base
+    F, la, lb = best[0]
+    two = TableSet(ts.word_bits, [ClassSpec(a, cl.kind, cl.k, cl.param) for a, cl in zip(la, ts.classes)],
+                   ts.lut3.copy(), lens_b=lb, follow=F)
+    two.validate()
+    return two, best[1], base
+
+
+def _designer(ts: TableSet, L: int):
+    """:func:`lutzip.codec.states.design` of ``ts`` as a function ``(pairs, greedy) -> (F, lens_a, lens_b)`` (or
+    ``None``): the same follow set and lengths, no table set made (:func:`plan` makes the one it keeps)."""
+    k = st._c()
+    n = len(ts.classes)
+    L = max(int(L), ts.max_code_len)
+    cs = np.array([cl.c for cl in ts.classes], np.int64)
+    zr = sum(1 << j for j, cl in enumerate(ts.classes) if cl.kind == ZRUN)
+
+    def design(pairs, greedy):
+        base = int((pairs.sum(0)[:n] * cs).sum())
+        got = k.design_search(pairs, n, L, zr, greedy, 8)
+        if got is None:
+            return None
+        F, bits, la, lb = got
+        if base - bits - 8 * (2 + n) <= 0 or not any(lb):
+            return None
+        return int(F), tuple(int(a) for a in la), tuple(int(b) for b in lb)
+    return design
 
 
 def code(words, S: int, two: TableSet, lits):
