@@ -184,10 +184,7 @@ def save(path, arrays, **options) -> int:
     if int(opts.get("states", DEFAULT_STATES)) == 2:
         # the same bytes as compress(): the one-table file's table sets planned again on its decoded words
         from lutzip.codec import states_plan
-        c = ct.read(os.fspath(path))
-        two = states_plan.rewrite(c, L=int(opts.get("L", 8)))
-        if two is not c:
-            n = ct.write(os.fspath(path), two)
+        n = states_plan.rewrite_file(os.fspath(path), L=int(opts.get("L", 8)))[0]
     return n
 
 

@@ -223,13 +223,18 @@ def plan_group(ts: TableSet, words_list, S_list, L: int = 8):
     return None
 
 
-def rewrite(c, L: int = 8, only_rows: bool = False):
+def rewrite(c, L: int = 8, only_rows: bool = False, release=None):
     """Container ``c`` (one code table per set) with two code tables where :func:`plan_group` finds them, its
     streams' words decoded back: the bytes :func:`lutzip.codec.arrays.compress` writes with ``states=2`` for the
     same tensors (``c`` itself where no set changes). A row stream's stripes are planned and coded each as a
     stream of one stripe (their coded words, as :func:`lutzip.codec.states.apply` does). ``only_rows``: only the
-    table sets that have a row stream (what ``compress`` leaves to this function)."""
+    table sets that have a row stream (what ``compress`` leaves to this function). ``release(stream)``: called
+    after a stream's words are decoded (an mmapped file's pages dropped).
+
+    Streams are decoded one at a time (for the statistics, then again for the coding where a set pays): at most
+    one stream's words are held."""
     import dataclasses
+    from lutzip.errors import TableError
     import zlib
     from lutzip.codec import container as ct
     from lutzip.codec.decode import decode_stripes
@@ -239,31 +244,59 @@ def rewrite(c, L: int = 8, only_rows: bool = False):
     for s in c.streams:
         by.setdefault(s.table, []).append(s)
     tables, new = list(c.tables), {}
+    release = release or (lambda s: None)
     for ti, group in by.items():
         ts = c.tables[ti]
         rows = [bool(getattr(s, "rows", False)) for s in group]
         if ts.lens_b is not None or (only_rows and not any(rows)):
             continue
-        words, S_list, owner = [], [], []
-        for gi, s in enumerate(group):
-            if rows[gi]:                                # each row stripe's coded words
+
+        def words_of(gi, s=None):
+            # the stream's words (a row stream: each row stripe's coded words) and stripe lengths; one stream
+            # decoded at a time, its payload pages released after (lutzip compress / save at model scale)
+            s = group[gi]
+            if rows[gi]:
                 ws = st._stream_words(c, s, ts)
-                words += ws
-                S_list += [len(w) for w in ws]
-                owner += [gi] * len(ws)
+                out = (ws, [len(w) for w in ws])
             else:
-                words.append(decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts))
-                S_list.append(s.stripe_len)
-                owner.append(gi)
-        got = plan_group(ts, words, S_list, L)
-        if got is None:
-            continue
-        tables[ti] = got[0]
-        owner = np.array(owner)
-        for gi, s in enumerate(group):
-            parts = [got[1][j] for j in np.flatnonzero(owner == gi)]
-            coded = (np.concatenate([p for p, _ in parts]), np.concatenate([q for _, q in parts]))
-            new[s.index] = st._back(c, s, coded) if rows[gi] else coded
+                out = ([decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)],
+                       [s.stripe_len])
+            release(s)
+            return out
+
+        lits = literals(ts)
+        two = None
+        for sample in (True, False):
+            ll = np.zeros((17, 16), np.int64)
+            runs, total, counted = [], 0, 0
+            for gi in range(len(group)):
+                ws, Ss = words_of(gi)
+                a, r, sc = stats(ws, Ss, lits[0], sample)
+                ll += a
+                runs.append(r)
+                n = sum(int(np.size(w)) for w in ws)
+                total += n
+                counted += int(round(n / sc))          # the words counted, exactly (stats: n / counted)
+            runs = np.asfortranarray(np.concatenate(runs)) if runs else np.zeros((0, 4), np.int64)
+            scale = total / counted if counted else 1.0
+            two = plan(ll, runs, ts, lits[0], L=max(int(L), ts.max_code_len), scale=scale)[0]
+            if two is None:
+                break
+            try:
+                coded = {}
+                for gi, s in enumerate(group):
+                    ws, Ss = words_of(gi)
+                    parts = code_many(ws, Ss, two, lits)
+                    got = (np.concatenate([p for p, _ in parts]), np.concatenate([q for _, q in parts]))
+                    coded[s.index] = st._back(c, s, got) if rows[gi] else got
+                break
+            except TableError:
+                two = None
+                if scale == 1.0:
+                    break
+        if two is not None:
+            tables[ti] = two
+            new.update(coded)
     if not new:
         return c
     chunks, tensors, offset = [], list(c.tensors), 0
@@ -281,3 +314,33 @@ def rewrite(c, L: int = 8, only_rows: bool = False):
         offset += 4 * len(payload)
     payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
     return ct.Container(tables, tensors, payload)
+
+
+def rewrite_file(path, L: int = 8):
+    """The one-table ``.lutz`` file at ``path`` rewritten with two code tables where they pay (:func:`rewrite`,
+    the bytes of ``compress(..., states=2)``): ``(bytes, container)``; the file is left as it is where no table
+    set changes. The file is memory-mapped and each stream's pages released once its words are decoded, so the
+    words of one stream are held at a time (the output is built in memory before it is written)."""
+    import mmap
+    import os
+    from lutzip.codec import container as ct
+    from lutzip.codec.writer import release_pages
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        c = ct.parse_index(mm)
+        base = len(mm) - 4 * len(c.payload)
+
+        def release(s):
+            release_pages(mm, base + c.tensors[s.members[0]].offset, s.n_bytes)
+        two = rewrite(c, L=L, release=release)
+        if two is c:                            # the index only (the payload stays in the file)
+            c.payload = np.zeros(0, np.uint32)
+            return os.path.getsize(path), c
+        data = ct.to_bytes(two)
+        del two, c
+    finally:
+        mm.close()
+    with open(path, "wb") as f:
+        f.write(data)
+    return len(data), ct.from_bytes(data)
