@@ -199,7 +199,7 @@ def code_many(words_list, S_list, two: TableSet, lits) -> list:
                       lens, codes, ks, nxt, g, ch, buf, sw, None)
         if p < 0:
             raise TableError(f"word {-1 - p} is not covered by a class of the table set in the state it is read in")
-        out.append((buf[:p].copy(), sw))
+        out.append((buf[:p], sw))                  # a view: only the written pages are resident
     return out
 
 
@@ -316,15 +316,63 @@ def rewrite(c, L: int = 8, only_rows: bool = False, release=None):
     return ct.Container(tables, tensors, payload)
 
 
+def _plan_file(c, L, release, full=()):
+    """``{table index: (two-table set, literals)}`` of container ``c``'s one-table sets (their streams decoded one
+    at a time, ``release`` after each), as :func:`rewrite` plans them; ``full``: sets planned on every stripe."""
+    from lutzip.codec.decode import decode_stripes
+    by = {}
+    for s in c.streams:
+        by.setdefault(s.table, []).append(s)
+    out = {}
+    for ti, group in by.items():
+        ts = c.tables[ti]
+        if ts.lens_b is not None:
+            continue
+        lits = literals(ts)
+        sample = ti not in full
+        ll = np.zeros((17, 16), np.int64)
+        runs, total, counted = [], 0, 0
+        for s in group:
+            ws, Ss = _words(c, s, ts, decode_stripes)
+            release(s)
+            a, r, sc = stats(ws, Ss, lits[0], sample)
+            ll += a
+            runs.append(r)
+            n = sum(int(np.size(w)) for w in ws)
+            total += n
+            counted += int(round(n / sc))
+        runs = np.asfortranarray(np.concatenate(runs)) if runs else np.zeros((0, 4), np.int64)
+        scale = total / counted if counted else 1.0
+        two = plan(ll, runs, ts, lits[0], L=max(int(L), ts.max_code_len), scale=scale)[0]
+        if two is not None:
+            out[ti] = (two, lits, scale)
+    return out
+
+
+def _words(c, s, ts, decode_stripes):
+    """A stream's words and stripe lengths (a row stream: each row stripe's coded words, one stripe each)."""
+    if getattr(s, "rows", False):
+        ws = st._stream_words(c, s, ts)
+        return ws, [len(w) for w in ws]
+    return [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)], [s.stripe_len]
+
+
 def rewrite_file(path, L: int = 8):
-    """The one-table ``.lutz`` file at ``path`` rewritten with two code tables where they pay (:func:`rewrite`,
-    the bytes of ``compress(..., states=2)``): ``(bytes, container)``; the file is left as it is where no table
-    set changes. The file is memory-mapped and each stream's pages released once its words are decoded, so the
-    words of one stream are held at a time (the output is built in memory before it is written)."""
+    """The one-table ``.lutz`` file at ``path`` rewritten with two code tables where they pay (the bytes of
+    :func:`rewrite`, i.e. of ``compress(..., states=2)``): ``(bytes, container without payload)``; the file is left
+    as it is where no table set changes. Memory: the file is memory-mapped, streams are decoded one at a time (for
+    the statistics, then again for the coding) and their pages released, and the new payload goes to a temporary
+    file beside ``path`` before the header and metadata are written (as the streamed writer does)."""
+    import dataclasses
     import mmap
     import os
+    import struct
+    import tempfile
+    import zlib
     from lutzip.codec import container as ct
-    from lutzip.codec.writer import release_pages
+    from lutzip.codec.decode import decode_stripes
+    from lutzip.codec.writer import _copy, _temp_dir, release_pages
+    from lutzip.errors import TableError
     with open(path, "rb") as f:
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     try:
@@ -333,14 +381,78 @@ def rewrite_file(path, L: int = 8):
 
         def release(s):
             release_pages(mm, base + c.tensors[s.members[0]].offset, s.n_bytes)
-        two = rewrite(c, L=L, release=release)
-        if two is c:                            # the index only (the payload stays in the file)
-            c.payload = np.zeros(0, np.uint32)
-            return os.path.getsize(path), c
-        data = ct.to_bytes(two)
-        del two, c
+        if not available():
+            c = ct.from_bytes(bytes(mm[:]))
+            two = st.apply(c, L=L)
+            if two is c:
+                return os.path.getsize(path), c
+            n = ct.write(path, two)
+            return n, two
+        full = set()
+        plans = _plan_file(c, L, release)
+        while True:
+            if not plans:
+                c.payload = np.zeros(0, np.uint32)        # the index only (the payload stays in the file)
+                return os.path.getsize(path), c
+            with tempfile.TemporaryFile(dir=_temp_dir(path)) as pf:
+                tensors, tables, offset, failed = list(c.tensors), list(c.tables), 0, None
+                for s in c.streams:
+                    if s.table in plans:
+                        two, lits, _ = plans[s.table]
+                        ts = c.tables[s.table]
+                        ws, Ss = _words(c, s, ts, decode_stripes)
+                        try:
+                            parts = code_many(ws, Ss, two, lits)
+                        except TableError:
+                            failed = s.table
+                            break
+                        coded = parts[0] if len(parts) == 1 else \
+                            (np.concatenate([p for p, _ in parts]), np.concatenate([q for _, q in parts]))
+                        payload, sw = st._back(c, s, coded) if getattr(s, "rows", False) else coded
+                        del parts, coded, ws
+                        starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))]).tolist()
+                        mv = memoryview(np.asarray(payload, "<u4")).cast("B")
+                        crcs = np.array([zlib.crc32(mv[4 * starts[j]:4 * starts[j + 1]]) for j in range(len(sw))],
+                                        np.uint32)
+                        tables[s.table] = two
+                    else:
+                        payload, sw, crcs = c.stripe_payload(s), s.stripe_words, s.stripe_crcs
+                    pf.write(memoryview(np.ascontiguousarray(payload, "<u4")).cast("B"))
+                    release(s)
+                    n_words = len(payload)
+                    del payload
+                    for i in s.members:
+                        tensors[i] = dataclasses.replace(tensors[i], offset=offset, stripe_words=sw,
+                                                         stripe_crcs=crcs)
+                    offset += 4 * n_words
+                if failed is not None:                    # planned on a sample: plan that set on every stripe
+                    if plans[failed][2] == 1.0:
+                        del plans[failed]
+                    else:
+                        full.add(failed)
+                        got = _plan_file(c, L, release, full)
+                        plans = {t: v for t, v in plans.items() if t != failed}
+                        if failed in got:
+                            plans[failed] = got[failed]
+                    continue
+                pf.flush()
+                payload = np.memmap(pf, np.dtype("<u4"), "r", shape=(offset // 4,)) if offset else np.zeros(0, "<u4")
+                out = ct.Container(tables, tensors, payload)
+                version = ct.version_for(out)
+                meta, flags, raw_len = ct.pack_meta_block(ct._pack_meta_v3(out, version), version)
+                out.payload = np.zeros(0, np.uint32)
+                del payload
+                head = struct.pack("<4sHHIIQI", ct.MAGIC, version, flags, len(meta), zlib.crc32(meta), offset, raw_len)
+                head += struct.pack("<I", zlib.crc32(head))
+                with ct.atomic_output(path) as f:
+                    f.write(head)
+                    f.write(meta)
+                    _copy(pf, f, offset)
+                out.version = version
+                return len(head) + len(meta) + offset, out
     finally:
-        mm.close()
-    with open(path, "wb") as f:
-        f.write(data)
-    return len(data), ct.from_bytes(data)
+        c = None
+        try:
+            mm.close()
+        except BufferError:                     # views of it still held: closed when they go
+            pass
