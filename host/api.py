@@ -135,8 +135,9 @@ def compress(arrays, **options) -> bytes:
         ``greedy`` (bool, False), ``group_below`` (int, 1024: smaller tensors share group streams),
         ``attrs`` (dict of dicts), ``threads`` (int, 1: threads that code the stripes; the same bytes for any
         number), ``reorder`` (bool, True: a tensor may be coded in another axis order, format version 4; the
-        array comes back the same), and the explicit lossy steps ``quantize`` (``"int16"``/``"int8"``), ``bf16`` (bool), ``prune``
-        (fraction).
+        array comes back the same), ``states`` (int, 2: two code tables where they pay, format version 5, decoded
+        by cores built with ``STATES=2``; 1: one code table, for ``STATES=1`` boards), and the explicit lossy steps
+        ``quantize`` (``"int16"``/``"int8"``), ``bf16`` (bool), ``prune`` (fraction).
 
     Returns
     -------
@@ -183,10 +184,7 @@ def save(path, arrays, **options) -> int:
     if int(opts.get("states", DEFAULT_STATES)) == 2:
         # the same bytes as compress(): the one-table file's table sets planned again on its decoded words
         from lutzip.codec import states_plan
-        c = ct.read(os.fspath(path))
-        two = states_plan.rewrite(c, L=int(opts.get("L", 8)))
-        if two is not c:
-            n = ct.write(os.fspath(path), two)
+        n = states_plan.rewrite_file(os.fspath(path), L=int(opts.get("L", 8)))[0]
     return n
 
 

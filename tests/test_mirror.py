@@ -281,7 +281,7 @@ def test_rows_option_and_cli_flag(tmp_path):
         lutzip.compress(arrays, rows="yes")
     src = tmp_path / "a.npz"
     np.savez(src, **arrays)
-    for flag, version in (([], 6), (["--no-rows"], 3)):
+    for flag, version in (([], 6), (["--no-rows", "--states", "1"], 3), (["--no-rows"], 5)):
         out = tmp_path / f"o{len(flag)}.lutz"
         assert main(["compress", str(src), "-o", str(out), *flag]) == 0
         assert ct.read(out).version == version

@@ -160,3 +160,38 @@ def test_default_save_cli_and_rewrite_write_the_same_bytes(tmp_path):
     back = lutzip.decompress(data)
     for k, v in arrays.items():
         np.testing.assert_array_equal(back[k], v)
+
+
+def _tokstats_reference(words, S, lit_cls):
+    ll = np.zeros((17, 16), np.int64)
+    runs = {}
+    for lo in range(0, len(words), S):
+        w = [int(v) for v in words[lo:lo + S]]
+        prev, i = 16, 0
+        while i < len(w):
+            if w[i]:
+                c = int(lit_cls[w[i]])
+                ll[prev, c] += 1
+                prev, i = c, i + 1
+                continue
+            j = i
+            while j < len(w) and not w[j]:
+                j += 1
+            b = int(lit_cls[w[j]]) if j < len(w) else 16
+            runs[(prev, b, j - i)] = runs.get((prev, b, j - i), 0) + 1
+            prev, i = (b, j + 1) if j < len(w) else (prev, j)
+    return ll, runs
+
+
+@pytest.mark.parametrize("dt,sp,S", [(np.int8, 0.02, 1000), (np.int8, 0.3, 777), (np.int16, 0.02, 500),
+                                     (np.int8, 0.97, 4096)])
+def test_tokstats_against_a_python_count(dt, sp, S):
+    a = sparse(20_000, 3 if dt == np.int8 else 40, sp, dt, seed=S)
+    words = a.view({np.int8: np.uint8, np.int16: np.uint16}[dt])
+    lits = states_plan.literals(one_table(words, 8 * a.itemsize, S))
+    for step in (1, 3):
+        sel = np.concatenate([words[lo:lo + S] for lo in range(0, words.size, step * S)])
+        ll, runs = states_c.tokstats(words, S, lits[0], step)
+        ref_ll, ref_runs = _tokstats_reference(sel, S, lits[0])
+        np.testing.assert_array_equal(ll, ref_ll)
+        assert {(int(x), int(y), int(r)): int(n) for x, y, r, n in runs} == ref_runs

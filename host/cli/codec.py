@@ -117,11 +117,7 @@ def _two_states(path, L):
     """Rewrite the file at ``path`` with two code tables where they pay (:func:`lutzip.codec.states_plan.rewrite`:
     the bytes of ``lutzip.compress(..., states=2)``); unchanged where no table set gets a second table."""
     from lutzip.codec import states_plan
-    c = ct.read(path)
-    two = states_plan.rewrite(c, L=L)
-    if two is c:
-        return os.path.getsize(path), c
-    return ct.write(path, two), two
+    return states_plan.rewrite_file(path, L=L)
 
 
 def _decompress(args):

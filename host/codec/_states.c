@@ -756,6 +756,27 @@ EXPORT int64_t lzs_tokstats(const void *words_, int wide, int64_t n, int64_t S, 
         int prev = 16;
         int64_t i = lo;
         while (i < hi) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            if (!wide && size >= 256) {
+                /* 8-bit words: eight literals at a time while eight words hold no zero (dense tensors) */
+                while (i + 8 <= hi) {
+                    uint64_t x;
+                    memcpy(&x, w8 + i, 8);
+                    if ((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull)
+                        break;
+                    for (int q = 0; q < 8; q++) {
+                        int c = lit_cls[(x >> (8 * q)) & 0xFF];
+                        if (c < 0)
+                            return -1 - (i + q);
+                        ll4[q & 3][prev * NC + c]++;
+                        prev = c;
+                    }
+                    i += 8;
+                }
+                if (i >= hi)
+                    break;
+            }
+#endif
             int64_t v = wide ? (int64_t)w16[i] : (int64_t)w8[i];
             if (v != 0) {
                 int c = v < size ? lit_cls[v] : -1;

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from lutzip.codec import states as st
-from lutzip.codec.tables import MAX_CLASSES, ZRUN, TableSet
+from lutzip.codec.tables import MAX_CLASSES, ZRUN, ClassSpec, TableSet
 
 #: designs on the statistics for each start (``apply`` codes 2: the first design and one re-design)
 ROUNDS = 2
@@ -112,31 +112,54 @@ def plan(ll, runs, ts: TableSet, lit_cls, L: int = 8, starts=STARTS, rounds: int
     base, pairs0 = one_table(ll, runs, ts, lit_cls)
     if base < 0:
         return None, None, base
+    design = _designer(ts, L)
+    n = len(ts.classes)
     best, seen = None, set()
     for g in starts:
-        got = st.design(pairs0, ts, L, g)
-        cur = got[0] if got is not None else None
+        cur = design(pairs0, g)
         for rnd in range(int(rounds)):
-            if cur is None:
+            if cur is None or cur in seen:
                 break
-            key = (cur.follow, cur.lens_b, tuple(cl.c for cl in cur.classes))
-            if key in seen:
-                break
-            seen.add(key)
-            lens, _, nxt = st.state_arrays(cur)
+            seen.add(cur)
+            F, la, lb = cur
+            lens, _, nxt = st._state_arrays(la, lb, F)
             bits, pairs = evaluate(ll, runs, lens, nxt, ks, *opt)
             if bits < 0:
                 break
-            bits += 8 * st.extra_bytes(cur) / scale
+            bits += 8 * (2 + n) / scale                 # the second table's metadata bytes (states.extra_bytes)
             if best is None or bits < best[1]:
                 best = (cur, bits)
             if rnd + 1 == rounds:
                 break
-            got = st.design(pairs, ts, L, g)
-            cur = got[0] if got is not None else None
+            cur = design(pairs, g)
     if best is None or best[1] >= base:
         return None, None, base
-    return best[0], best[1], base
+    F, la, lb = best[0]
+    two = TableSet(ts.word_bits, [ClassSpec(a, cl.kind, cl.k, cl.param) for a, cl in zip(la, ts.classes)],
+                   ts.lut3.copy(), lens_b=lb, follow=F)
+    two.validate()
+    return two, best[1], base
+
+
+def _designer(ts: TableSet, L: int):
+    """:func:`lutzip.codec.states.design` of ``ts`` as a function ``(pairs, greedy) -> (F, lens_a, lens_b)`` (or
+    ``None``): the same follow set and lengths, no table set made (:func:`plan` makes the one it keeps)."""
+    k = st._c()
+    n = len(ts.classes)
+    L = max(int(L), ts.max_code_len)
+    cs = np.array([cl.c for cl in ts.classes], np.int64)
+    zr = sum(1 << j for j, cl in enumerate(ts.classes) if cl.kind == ZRUN)
+
+    def design(pairs, greedy):
+        base = int((pairs.sum(0)[:n] * cs).sum())
+        got = k.design_search(pairs, n, L, zr, greedy, 8)
+        if got is None:
+            return None
+        F, bits, la, lb = got
+        if base - bits - 8 * (2 + n) <= 0 or not any(lb):
+            return None
+        return int(F), tuple(int(a) for a in la), tuple(int(b) for b in lb)
+    return design
 
 
 def code(words, S: int, two: TableSet, lits):
@@ -176,7 +199,7 @@ def code_many(words_list, S_list, two: TableSet, lits) -> list:
                       lens, codes, ks, nxt, g, ch, buf, sw, None)
         if p < 0:
             raise TableError(f"word {-1 - p} is not covered by a class of the table set in the state it is read in")
-        out.append((buf[:p].copy(), sw))
+        out.append((buf[:p], sw))                  # a view: only the written pages are resident
     return out
 
 
@@ -200,13 +223,18 @@ def plan_group(ts: TableSet, words_list, S_list, L: int = 8):
     return None
 
 
-def rewrite(c, L: int = 8, only_rows: bool = False):
+def rewrite(c, L: int = 8, only_rows: bool = False, release=None):
     """Container ``c`` (one code table per set) with two code tables where :func:`plan_group` finds them, its
     streams' words decoded back: the bytes :func:`lutzip.codec.arrays.compress` writes with ``states=2`` for the
     same tensors (``c`` itself where no set changes). A row stream's stripes are planned and coded each as a
     stream of one stripe (their coded words, as :func:`lutzip.codec.states.apply` does). ``only_rows``: only the
-    table sets that have a row stream (what ``compress`` leaves to this function)."""
+    table sets that have a row stream (what ``compress`` leaves to this function). ``release(stream)``: called
+    after a stream's words are decoded (an mmapped file's pages dropped).
+
+    Streams are decoded one at a time (for the statistics, then again for the coding where a set pays): at most
+    one stream's words are held."""
     import dataclasses
+    from lutzip.errors import TableError
     import zlib
     from lutzip.codec import container as ct
     from lutzip.codec.decode import decode_stripes
@@ -216,31 +244,59 @@ def rewrite(c, L: int = 8, only_rows: bool = False):
     for s in c.streams:
         by.setdefault(s.table, []).append(s)
     tables, new = list(c.tables), {}
+    release = release or (lambda s: None)
     for ti, group in by.items():
         ts = c.tables[ti]
         rows = [bool(getattr(s, "rows", False)) for s in group]
         if ts.lens_b is not None or (only_rows and not any(rows)):
             continue
-        words, S_list, owner = [], [], []
-        for gi, s in enumerate(group):
-            if rows[gi]:                                # each row stripe's coded words
+
+        def words_of(gi, s=None):
+            # the stream's words (a row stream: each row stripe's coded words) and stripe lengths; one stream
+            # decoded at a time, its payload pages released after (lutzip compress / save at model scale)
+            s = group[gi]
+            if rows[gi]:
                 ws = st._stream_words(c, s, ts)
-                words += ws
-                S_list += [len(w) for w in ws]
-                owner += [gi] * len(ws)
+                out = (ws, [len(w) for w in ws])
             else:
-                words.append(decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts))
-                S_list.append(s.stripe_len)
-                owner.append(gi)
-        got = plan_group(ts, words, S_list, L)
-        if got is None:
-            continue
-        tables[ti] = got[0]
-        owner = np.array(owner)
-        for gi, s in enumerate(group):
-            parts = [got[1][j] for j in np.flatnonzero(owner == gi)]
-            coded = (np.concatenate([p for p, _ in parts]), np.concatenate([q for _, q in parts]))
-            new[s.index] = st._back(c, s, coded) if rows[gi] else coded
+                out = ([decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)],
+                       [s.stripe_len])
+            release(s)
+            return out
+
+        lits = literals(ts)
+        two = None
+        for sample in (True, False):
+            ll = np.zeros((17, 16), np.int64)
+            runs, total, counted = [], 0, 0
+            for gi in range(len(group)):
+                ws, Ss = words_of(gi)
+                a, r, sc = stats(ws, Ss, lits[0], sample)
+                ll += a
+                runs.append(r)
+                n = sum(int(np.size(w)) for w in ws)
+                total += n
+                counted += int(round(n / sc))          # the words counted, exactly (stats: n / counted)
+            runs = np.asfortranarray(np.concatenate(runs)) if runs else np.zeros((0, 4), np.int64)
+            scale = total / counted if counted else 1.0
+            two = plan(ll, runs, ts, lits[0], L=max(int(L), ts.max_code_len), scale=scale)[0]
+            if two is None:
+                break
+            try:
+                coded = {}
+                for gi, s in enumerate(group):
+                    ws, Ss = words_of(gi)
+                    parts = code_many(ws, Ss, two, lits)
+                    got = (np.concatenate([p for p, _ in parts]), np.concatenate([q for _, q in parts]))
+                    coded[s.index] = st._back(c, s, got) if rows[gi] else got
+                break
+            except TableError:
+                two = None
+                if scale == 1.0:
+                    break
+        if two is not None:
+            tables[ti] = two
+            new.update(coded)
     if not new:
         return c
     chunks, tensors, offset = [], list(c.tensors), 0
@@ -258,3 +314,145 @@ def rewrite(c, L: int = 8, only_rows: bool = False):
         offset += 4 * len(payload)
     payload = np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
     return ct.Container(tables, tensors, payload)
+
+
+def _plan_file(c, L, release, full=()):
+    """``{table index: (two-table set, literals)}`` of container ``c``'s one-table sets (their streams decoded one
+    at a time, ``release`` after each), as :func:`rewrite` plans them; ``full``: sets planned on every stripe."""
+    from lutzip.codec.decode import decode_stripes
+    by = {}
+    for s in c.streams:
+        by.setdefault(s.table, []).append(s)
+    out = {}
+    for ti, group in by.items():
+        ts = c.tables[ti]
+        if ts.lens_b is not None:
+            continue
+        lits = literals(ts)
+        sample = ti not in full
+        ll = np.zeros((17, 16), np.int64)
+        runs, total, counted = [], 0, 0
+        for s in group:
+            ws, Ss = _words(c, s, ts, decode_stripes)
+            release(s)
+            a, r, sc = stats(ws, Ss, lits[0], sample)
+            ll += a
+            runs.append(r)
+            n = sum(int(np.size(w)) for w in ws)
+            total += n
+            counted += int(round(n / sc))
+        runs = np.asfortranarray(np.concatenate(runs)) if runs else np.zeros((0, 4), np.int64)
+        scale = total / counted if counted else 1.0
+        two = plan(ll, runs, ts, lits[0], L=max(int(L), ts.max_code_len), scale=scale)[0]
+        if two is not None:
+            out[ti] = (two, lits, scale)
+    return out
+
+
+def _words(c, s, ts, decode_stripes):
+    """A stream's words and stripe lengths (a row stream: each row stripe's coded words, one stripe each)."""
+    if getattr(s, "rows", False):
+        ws = st._stream_words(c, s, ts)
+        return ws, [len(w) for w in ws]
+    return [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)], [s.stripe_len]
+
+
+def rewrite_file(path, L: int = 8):
+    """The one-table ``.lutz`` file at ``path`` rewritten with two code tables where they pay (the bytes of
+    :func:`rewrite`, i.e. of ``compress(..., states=2)``): ``(bytes, container without payload)``; the file is left
+    as it is where no table set changes. Memory: the file is memory-mapped, streams are decoded one at a time (for
+    the statistics, then again for the coding) and their pages released, and the new payload goes to a temporary
+    file beside ``path`` before the header and metadata are written (as the streamed writer does)."""
+    import dataclasses
+    import mmap
+    import os
+    import struct
+    import tempfile
+    import zlib
+    from lutzip.codec import container as ct
+    from lutzip.codec.decode import decode_stripes
+    from lutzip.codec.writer import _copy, _temp_dir, release_pages
+    from lutzip.errors import TableError
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        c = ct.parse_index(mm)
+        base = len(mm) - 4 * len(c.payload)
+
+        def release(s):
+            release_pages(mm, base + c.tensors[s.members[0]].offset, s.n_bytes)
+        if not available():
+            c = ct.from_bytes(bytes(mm[:]))
+            two = st.apply(c, L=L)
+            if two is c:
+                return os.path.getsize(path), c
+            n = ct.write(path, two)
+            return n, two
+        full = set()
+        plans = _plan_file(c, L, release)
+        while True:
+            if not plans:
+                c.payload = np.zeros(0, np.uint32)        # the index only (the payload stays in the file)
+                return os.path.getsize(path), c
+            with tempfile.TemporaryFile(dir=_temp_dir(path)) as pf:
+                tensors, tables, offset, failed = list(c.tensors), list(c.tables), 0, None
+                for s in c.streams:
+                    if s.table in plans:
+                        two, lits, _ = plans[s.table]
+                        ts = c.tables[s.table]
+                        ws, Ss = _words(c, s, ts, decode_stripes)
+                        try:
+                            parts = code_many(ws, Ss, two, lits)
+                        except TableError:
+                            failed = s.table
+                            break
+                        coded = parts[0] if len(parts) == 1 else \
+                            (np.concatenate([p for p, _ in parts]), np.concatenate([q for _, q in parts]))
+                        payload, sw = st._back(c, s, coded) if getattr(s, "rows", False) else coded
+                        del parts, coded, ws
+                        starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))]).tolist()
+                        mv = memoryview(np.asarray(payload, "<u4")).cast("B")
+                        crcs = np.array([zlib.crc32(mv[4 * starts[j]:4 * starts[j + 1]]) for j in range(len(sw))],
+                                        np.uint32)
+                        tables[s.table] = two
+                    else:
+                        payload, sw, crcs = c.stripe_payload(s), s.stripe_words, s.stripe_crcs
+                    pf.write(memoryview(np.ascontiguousarray(payload, "<u4")).cast("B"))
+                    release(s)
+                    n_words = len(payload)
+                    del payload
+                    for i in s.members:
+                        tensors[i] = dataclasses.replace(tensors[i], offset=offset, stripe_words=sw,
+                                                         stripe_crcs=crcs)
+                    offset += 4 * n_words
+                if failed is not None:                    # planned on a sample: plan that set on every stripe
+                    if plans[failed][2] == 1.0:
+                        del plans[failed]
+                    else:
+                        full.add(failed)
+                        got = _plan_file(c, L, release, full)
+                        plans = {t: v for t, v in plans.items() if t != failed}
+                        if failed in got:
+                            plans[failed] = got[failed]
+                    continue
+                pf.flush()
+                payload = np.memmap(pf, np.dtype("<u4"), "r", shape=(offset // 4,)) if offset else np.zeros(0, "<u4")
+                out = ct.Container(tables, tensors, payload)
+                version = ct.version_for(out)
+                meta, flags, raw_len = ct.pack_meta_block(ct._pack_meta_v3(out, version), version)
+                out.payload = np.zeros(0, np.uint32)
+                del payload
+                head = struct.pack("<4sHHIIQI", ct.MAGIC, version, flags, len(meta), zlib.crc32(meta), offset, raw_len)
+                head += struct.pack("<I", zlib.crc32(head))
+                with ct.atomic_output(path) as f:
+                    f.write(head)
+                    f.write(meta)
+                    _copy(pf, f, offset)
+                out.version = version
+                return len(head) + len(meta) + offset, out
+    finally:
+        c = None
+        try:
+            mm.close()
+        except BufferError:                     # views of it still held: closed when they go
+            pass
