@@ -674,10 +674,12 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
     redesign : bool
         For 8-bit table sets, also try classes cut for the two states (:func:`lutzip.codec.states_design.redesign`:
         a new LUT3 and class set, value sets beyond magnitude thresholds), and shared 8-bit sets split into a set
-        per stream of at least :data:`SPLIT_MIN` words (greedily); kept where its streams plus its table bytes
-        (:func:`lutzip.codec.states_design.table_cost`) are the smallest, and the whole file only where it is
-        smaller than without ``redesign``. Off by default: nudenet int8 0 % -0.40 % for about 20x the CPU time of
-        the rest of ``apply`` (docs/log/2026-12-compression.md, 2026-12-07 night).
+        per stream of at least :data:`SPLIT_MIN` words (greedily, on the designs' estimates); a redesigned tensor
+        of its own stream may be coded in another axis order (:func:`_axis_order`); kept where its streams plus its
+        table bytes (:func:`lutzip.codec.states_design.table_cost`) are the smallest, and the whole file only where
+        it is smaller than without ``redesign``. Off by default: nudenet int8 0 % 2 004 900 -> 1 995 942 B (-0.45 %,
+        below xz -9e's 1 996 032) for 18.5 s CPU against 0.2 s (docs/log/2026-12-compression.md, 2026-12-07 late
+        night).
     report : list, optional
         Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned",
         "split"}`` (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves;

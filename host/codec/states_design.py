@@ -10,7 +10,8 @@ for the two states instead (docs/log/2026-12-compression.md, 2026-12-07 afternoo
    previous word was in ``S``" (state B) or not (state A, also at a stripe start). ``S`` is a magnitude threshold
    (``|v| < T``) or an interval of values (:func:`intervals`, e.g. ``[0, 83]``: the previous value's sign, which
    says more than its magnitude on nudenet's dense 3x3 convolutions), the candidates ranked by the two-state
-   order-0 bits of the values (:func:`candidates`);
+   order-0 bits of the values (:func:`candidates`), each cut once quickly and the best few again with every
+   Lagrange multiplier (:func:`designs`); only the design of the smallest estimate is coded;
 2. each of the two value lists, sorted by count, is cut into consecutive LUT classes of ``2^k`` entries by a
    dynamic programme whose cost is the two-state ideal code length (``-sum_s n_s log2(n_s / N_s)``) plus the
    index bits; the tails of both lists go to one RANGE escape class of ``W`` index bits; a class never mixes
