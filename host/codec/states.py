@@ -447,7 +447,7 @@ def _redesign(c, group, ts, L, memo=None):
     if not found:
         return None
     words = [_words(c, s, ts, memo) for s in group]
-    joint = (sum(memo["joint"][s.index][0] for s in group), sum(memo["joint"][s.index][1] for s in group))
+    joint = _joint(c, group, ts, memo)
     got = sd.redesign(words, [s.stripe_len for s in group], ts, L, joint=joint, found=found, n_coded=1,
                       refine=REFINE)
     if got is None:
@@ -458,7 +458,7 @@ def _redesign(c, group, ts, L, memo=None):
 
 def _memo() -> dict:
     """What the redesign path computes once per stream or set of streams (words, pair counts, designs)."""
-    return {"words": {}, "joint": {}, "designs": {}, "two": {}, "axes": {}}
+    return {"words": {}, "joint": {}, "designs": {}, "quick": {}, "two": {}, "axes": {}}
 
 
 def _words(c, s, ts, memo):
@@ -514,26 +514,42 @@ def _axis_order(c, s, words):
     return None if best is None else (best, best_words)
 
 
-def _designs(c, group, ts, L, memo):
+def _designs(c, group, ts, L, memo, quick: bool = False):
     """:func:`lutzip.codec.states_design.designs` of the group's streams (their pair counts summed from each
-    stream's, counted once), smallest estimate first."""
+    stream's, counted once), smallest estimate first; ``quick``: its first pass only (one multiplier, ``full_top``
+    0), unless the full designs are known."""
     from lutzip.codec import states_design as sd
     key = (tuple(sorted(s.index for s in group)), id(ts))
+    if quick and key not in memo["designs"]:
+        if key not in memo["quick"]:
+            words = [_words(c, s, ts, memo) for s in group]
+            memo["quick"][key] = sd.designs(words, ts, L, joint=_joint(c, group, ts, memo), full_top=0)
+        return memo["quick"][key]
     if key not in memo["designs"]:
-        for s in group:
-            if s.index not in memo["joint"]:
-                memo["joint"][s.index] = sd.pair_counts([_words(c, s, ts, memo)])
-        joint = (sum(memo["joint"][s.index][0] for s in group), sum(memo["joint"][s.index][1] for s in group))
         words = [_words(c, s, ts, memo) for s in group]
-        memo["designs"][key] = sd.designs(words, ts, L, joint=joint)
+        memo["designs"][key] = sd.designs(words, ts, L, joint=_joint(c, group, ts, memo))
     return memo["designs"][key]
+
+
+def _joint(c, group, ts, memo):
+    """The pair counts of the group's streams (:func:`lutzip.codec.states_design.pair_counts`), each stream's
+    counted once."""
+    from lutzip.codec import states_design as sd
+    for s in group:
+        if s.index not in memo["joint"]:
+            memo["joint"][s.index] = sd.pair_counts([_words(c, s, ts, memo)])
+    return (sum(memo["joint"][s.index][0] for s in group), sum(memo["joint"][s.index][1] for s in group))
 
 
 def _estimate(c, group, ts, L, memo) -> float:
     """Estimated bytes of the group's streams with a redesigned table set of their own, its table bytes counted
     (:func:`lutzip.codec.states_design.table_cost`); infinite when nothing can be designed."""
-    found = _designs(c, group, ts, L, memo)
+    found = _designs(c, group, ts, L, memo, quick=SPLIT_QUICK)
     return found[0][0] / 8 if found else float("inf")
+
+
+#: the splits chosen on the quick designs (:func:`_designs`' ``quick``; nudenet int8 0 %: +67 B, not the default)
+SPLIT_QUICK = False
 
 
 #: the coded redesigns' values moved between classes (:func:`lutzip.codec.states_design._refine`)
@@ -660,10 +676,12 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
     redesign : bool
         For 8-bit table sets, also try classes cut for the two states (:func:`lutzip.codec.states_design.redesign`:
         a new LUT3 and class set, value sets beyond magnitude thresholds), and shared 8-bit sets split into a set
-        per stream of at least :data:`SPLIT_MIN` words (greedily); kept where its streams plus its table bytes
-        (:func:`lutzip.codec.states_design.table_cost`) are the smallest, and the whole file only where it is
-        smaller than without ``redesign``. Off by default: nudenet int8 0 % -0.40 % for about 20x the CPU time of
-        the rest of ``apply`` (docs/log/2026-12-compression.md, 2026-12-07 night).
+        per stream of at least :data:`SPLIT_MIN` words (greedily, on the designs' estimates); a redesigned tensor
+        of its own stream may be coded in another axis order (:func:`_axis_order`); kept where its streams plus its
+        table bytes (:func:`lutzip.codec.states_design.table_cost`) are the smallest, and the whole file only where
+        it is smaller than without ``redesign``. Off by default: nudenet int8 0 % 2 004 900 -> 1 995 942 B (-0.45 %,
+        below xz -9e's 1 996 032) for 18.5 s CPU against 0.2 s (docs/log/2026-12-compression.md, 2026-12-07 late
+        night).
     report : list, optional
         Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned",
         "split"}`` (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves;

@@ -10,7 +10,8 @@ for the two states instead (docs/log/2026-12-compression.md, 2026-12-07 afternoo
    previous word was in ``S``" (state B) or not (state A, also at a stripe start). ``S`` is a magnitude threshold
    (``|v| < T``) or an interval of values (:func:`intervals`, e.g. ``[0, 83]``: the previous value's sign, which
    says more than its magnitude on nudenet's dense 3x3 convolutions), the candidates ranked by the two-state
-   order-0 bits of the values (:func:`candidates`);
+   order-0 bits of the values (:func:`candidates`), each cut once quickly and the best few again with every
+   Lagrange multiplier (:func:`designs`); only the design of the smallest estimate is coded;
 2. each of the two value lists, sorted by count, is cut into consecutive LUT classes of ``2^k`` entries by a
    dynamic programme whose cost is the two-state ideal code length (``-sum_s n_s log2(n_s / N_s)``) plus the
    index bits; the tails of both lists go to one RANGE escape class of ``W`` index bits; a class never mixes
@@ -307,6 +308,28 @@ def _parts(b1, o1, m1, i1, b2, o2, m2, i2, zr):
     return small, large, rest
 
 
+def _bits(ha, hb, zr, small, large, rest, L: int) -> float:
+    """The estimated bits :func:`_build` gives the partition (the same sums), without building the table set."""
+    from lutzip.codec.states import _lengths
+    za = int(ha[0]) if zr else 0
+    zb = int(hb[0]) if zr else 0
+    ca, cb, ks = [], [], []
+    for k, members in small + large:
+        ca.append(float(ha[members].sum()))
+        cb.append(float(hb[members].sum()))
+        ks.append(k)
+    ca.append(float(ha[rest].sum()))
+    cb.append(float(hb[rest].sum()))
+    ks.append(8)
+    for cl in zr:
+        ca.append(za / len(zr))
+        cb.append(zb / len(zr))
+        ks.append(cl.k)
+    la = _lengths(ca, L, True)
+    lb = _lengths(cb, L, True)
+    return float(sum(x * l + y * m + (x + y) * k for x, y, l, m, k in zip(ca, cb, la, lb, ks)))
+
+
 def _build(ha, hb, zr, small, large, rest, L: int, zero_in_s: bool = True):
     """The table set of a partition (:func:`_partition`), its code lengths by package-merge on the value-level
     state counts; ``(tableset, estimated bits)``. The ZRUN classes are in ``F`` when ``zero_in_s`` (0 is in
@@ -367,7 +390,7 @@ def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None,
         return None
     NA, NB = float(ha.sum()) / np.log(2), float(hb.sum()) / np.log(2)
     mus = [(None, None)] + [(fa * NA, fb * NB) for fa in factors for fb in factors]
-    best, seen = None, set()
+    parts, seen = [], set()
     for mu in mus:
         part = _partition(ha, hb, zr, T, room, mu, L)
         if part is None:
@@ -376,12 +399,14 @@ def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None,
         if key in seen:
             continue
         seen.add(key)
-        try:
-            got = _build(ha, hb, zr, *part, L, bool(value_set(T)[0]))
+        parts.append((_bits(ha, hb, zr, *part, L), len(parts), part))
+    best = None
+    for _, _, part in sorted(parts, key=lambda x: x[:2]):   # the set of the fewest bits is built (the first
+        try:                                                # that is a valid set)
+            best, best_part = _build(ha, hb, zr, *part, L, bool(value_set(T)[0])), part
+            break
         except TableError:
             continue
-        if best is None or got[1] < best[1]:
-            best, best_part = got, part
     if best is not None and refine:
         best = _refine(ha, hb, zr, best_part, best, L, value_set(T))
     return best
