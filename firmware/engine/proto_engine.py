@@ -27,7 +27,9 @@ two-domain ULX3S build at 100 MHz and the virtual board's fast mode); False conv
 Pipelined replay feed: the keyword ``REPLAY_PIPE`` (default False; with a buffer only) builds the replay buffer
 in banks with a registered read multiplexer and a counted prefetch (``replay_unit``'s ``PIPE``), so that no
 block-RAM read data meets logic before a flip-flop (the two-domain ULX3S build at 100 MHz and the virtual
-board's fast mode); False converts to the HDL of before.
+board's fast mode); False converts to the HDL of before. With it (one lane) the replay unit and the table loader
+(``IDLE_REG``, guarded by the run and its ``done_req``) also take the decoder's idle from a flip-flop (2026-12-07
+late night): never 1 where the idle is 0, so what waits for it goes where it went before or a cycle later.
 
 Table port register: the keyword ``TABLE_REG`` (default False) puts a flip-flop stage between the table loader's
 table write port and the core (each table write reaches the core one cycle later; the stripe words that follow
