@@ -80,6 +80,50 @@ def test_lanes_parameter_is_checked():
             pe.proto_engine(**pe.ports(), core=stub, LANES=bad, **kw)
 
 
+def test_a_lane_region_is_in_as_few_banks_as_the_block_rams_allow():
+    """Each bank is two block RAMs whatever its depth: a region of <= 1 K words is one bank (2 DP16KD, not 8 banks
+    of 16), 2 K .. 8 K words 2 .. 8 banks of 1024 in one OR group, more in groups of 8 (as ``replay_unit``)."""
+    from lutzip.firmware.engine.replay_feed import feed_banks
+    assert feed_banks(32) == (32, 1, 1) and feed_banks(1024) == (1024, 1, 1)
+    assert feed_banks(2048) == (1024, 2, 2) and feed_banks(8192) == (1024, 8, 8)
+    assert feed_banks(16384) == (1024, 16, 8) and feed_banks(65536) == (1024, 64, 8)
+
+
+class _Built(Exception):
+    pass
+
+
+def test_board_build_with_lanes_takes_the_registry_lanes_build(tmp_path):
+    """``board build --lanes 4`` on the ULX3S: the registry's lanes parameters over the board's (STATES 1, MIRROR 0,
+    LUT3_DEPTH 2048, a 512-entry ring, 1024 lane rows, a 4 K-word buffer), the caller's over both; without
+    ``LANES`` the board's defaults as before."""
+    from lutzip.firmware.boards import build as fb
+    seen = []
+
+    def top(*ports, **kw):          # a stand-in uart_top that records its parameters and stops the build
+        seen.append(kw)
+        raise _Built
+
+    for extra in ({"LANES": 4}, {"LANES": 4, "LANES_ROWS": 512, "STATES": 2}, {}):
+        with pytest.raises(_Built):
+            fb.build("ulx3s", out=tmp_path, top=top, pack=False, **extra)
+    four, mine, plain = seen
+    assert four["LANES"] == 4 and four["LUT3_DEPTH"] == 2048 and four["REPLAY_WORDS"] == 4096
+    assert (four["STATES"], four["MIRROR"], four["RING_DEPTH"], four["LANES_ROWS"]) == (1, 0, 512, 1024)
+    assert (mine["LANES_ROWS"], mine["STATES"], mine["LUT3_DEPTH"]) == (512, 2, 2048)
+    assert "LANES" not in plain and "LANES_ROWS" not in plain and "RING_DEPTH" not in plain
+    assert (plain["LUT3_DEPTH"], plain["REPLAY_WORDS"], plain["STATES"], plain["MIRROR"]) == (4096, 32768, 2, 1)
+
+
+def test_the_board_flow_marks_the_lane_buffers_no_rw_check(tmp_path):
+    from lutzip.firmware.boards.build import mark_no_rw_check
+    v = tmp_path / "t.v"
+    v.write_text("reg [68:0] top_replay_lanes0_decoder_lanes0_decoder_lane2_lane_buffer2_mem [0:1024-1];\n"
+                 "reg [68:0] top_lane_buffer_mem_x [0:3];\n")
+    assert mark_no_rw_check(v) == 1
+    assert v.read_text().startswith("(* no_rw_check *)\nreg [68:0] top_replay_lanes0")
+
+
 @needs_verilator
 def test_replay_on_4_lanes_is_bit_exact_at_4_words_per_cycle(vboard):
     """The digits CNN's largest tensor (a real model), 32 passes through 4 lanes: CRCs, counters and the rate
@@ -207,3 +251,30 @@ def test_replay_on_2_lanes_on_the_ghdl_virtual_board_runs_the_vhdl():
             assert b.identify().lanes == 2
             r = replay_container(b, c, 2)
     assert r["ok"] and r["lanes"] == 2 and r["words"] == 2 * 2 * 3000 and r["busy"] <= r["cycles"]
+
+
+@pytest.mark.slow
+@needs_verilator
+def test_the_ulx3s_lanes_build_replays_at_4_words_per_cycle_in_one_bank_regions():
+    """The ULX3S 4-lane build's parameters (the registry's ``lanes_params``: 1024 words per lane, one bank of two
+    block RAMs each; 1024 lane rows; STATES 1, LUT3_DEPTH 2048, a 512-entry ring) on the Verilator virtual board:
+    the int8 digits CNN (real model, default 4096-weight stripes, each a piece of its own) bit-exact, 32 passes at
+    >= 0.97 x 4 words per cycle (the N-lane decoder's start lag is paid once per piece; 3.91 measured)."""
+    from lutzip.bench import load_model
+    from lutzip.firmware.boards.registry import get_board
+    from lutzip.vboard import VirtualBoard
+    from lutzip.weights.quantize import prepare
+    params = dict(get_board("ulx3s").lanes_params[LANES], LANES=LANES)
+    _, arrays = load_model("digits")
+    prep, attrs = prepare(arrays, quantize="int8", skip_unsupported=True)
+    d = ct.from_bytes(ct.to_bytes(codec.compress(prep, attrs=attrs)))
+    big = max((t for t in d.tensors if t.numel), key=lambda t: t.numel)
+    with VirtualBoard(mode="fast", params=params) as vb:
+        with UartBoard(vb.port, timeout=300, simulated=True) as b:
+            info = b.identify()
+            assert info.lanes == LANES and info.replay_words == 4096 and info.states == 1
+            r = replay_container(b, d, 32, names={big.name})
+            assert r["ok"] and not r["skipped"] and r["tensors"][0]["pieces"] == 4, r
+            assert r["words"] == 32 * LANES * big.numel and r["weights_per_cycle"] >= 0.97 * LANES, r
+            r = replay_container(b, d, 2)
+            assert r["ok"] and r["words"] == 2 * LANES * sum(t.numel for t in d.tensors if t.numel)

@@ -40,10 +40,12 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
     core = {"L": 8, "W": 16, "LUT3_DEPTH": 4096, **b.core_params}
     L = core["L"] if L is None else L
     W = core["W"] if W is None else W
-    LUT3_DEPTH = core["LUT3_DEPTH"] if LUT3_DEPTH is None else LUT3_DEPTH
     if top_params.get("PLL_ONE_DOMAIN") and "COUNTER_BITS" not in top_params:
         top_params["COUNTER_BITS"] = 32     # (iCEBreaker at the PLL clock) 36-bit counters do not fit the UP5K
-    top_params = {**b.top_params, **top_params}
+    lanes_p = dict(b.lanes_params.get(top_params.get("LANES") or 1, {}))   # the board's replay-lanes build
+    lut3 = lanes_p.pop("LUT3_DEPTH", core["LUT3_DEPTH"])
+    LUT3_DEPTH = lut3 if LUT3_DEPTH is None else LUT3_DEPTH
+    top_params = {**b.top_params, **lanes_p, **top_params}
     baud = b.baud if baud is None else baud
     if top_params.get("CORE_CLK_HZ") and b.name not in PLL_BOARDS:
         raise UnsupportedError(f"{b.title}: a core clock of its own (CORE_CLK_HZ, --core-mhz) is supported on "
@@ -159,14 +161,15 @@ def keep_reset_copies(verilog) -> int:
 
 # (an instance name can carry a suffix: ``cmd_ring0_0`` when MyHDL met the name before in the process)
 _NO_RW_RE = re.compile(r"^(reg \[\d+:0\] \w*(?:replay_bank\d+\w*_mem_(?:lo|hi)|cmd_ring\d+\w*_mem[01]"
-                       r"|fifo\d+\w*_mem_p) \[)", re.M)
+                       r"|fifo\d+\w*_mem_p|lane_buffer\d+_mem) \[)", re.M)
 
 
 def mark_no_rw_check(verilog) -> int:
     """Mark the RAMs of :func:`lutzip.firmware.engine.replay_bank.replay_bank` (``replay_unit``'s ``PIPE``) and
     the two halves of a split :func:`lutzip.firmware.engine.cmd_ring.cmd_ring` (``PIPE``, more than 2048
     entries) and the RAM of a :func:`lutzip.firmware.engine.fifo.fifo` with ``PIPE`` (``mem_p``)
-    ``(* no_rw_check *)`` in the converted Verilog; returns how many were marked (0: the file is unchanged).
+    ``(* no_rw_check *)`` in the converted Verilog, and the lane buffers of a replay-lanes build
+    (:func:`lutzip.hdl.flows.synth.mark_lane_buffers`); returns how many were marked (0: the file is unchanged).
 
     Neither reads an entry whose data is used in the cycle it is written: the replay buffer is written only
     between runs and read only during one; the ring reads committed entries only, and writes only while it is

@@ -32,6 +32,7 @@ class Board:
     top_params: dict = field(default_factory=dict)  # extra uart_top parameters (RING_DEPTH, ...)
     core_params: dict = field(default_factory=dict)  # defaults for L / W / LUT3_DEPTH on this board
     yosys_opts: tuple = ()  # extra synth_<family> options for the board build (open flows)
+    lanes_params: dict = field(default_factory=dict)  # LANES -> top parameters of the replay-lanes build
 
     @property
     def top_name(self) -> str:
@@ -74,7 +75,16 @@ BOARDS = {
                    # STATES=2: the core decodes format version 5 (two code tables) too (docs/CORE.md)
                    # MIRROR=1: row streams (format version 6) too (docs/CORE.md section 7; MAX_N 512: rows of <= 513
                    # words, a 256-word row buffer)
-                   top_params={"REPLAY_WORDS": 32768, "STATES": 2, "MIRROR": 1}),
+                   top_params={"REPLAY_WORDS": 32768, "STATES": 2, "MIRROR": 1},
+                   # replay lanes (--lanes N; 2026-12-07 late night, h16rf): every lane is a vector-front core of
+                   # 32 DP16KD (TL) + LUT1 + LUT3 with STATES=1 (64 TL with STATES=2: 4 lanes and the streaming
+                   # core would need 320), so the lanes build is STATES=1, MIRROR=0 (the N-lane decoder has no row
+                   # stripes), LUT3_DEPTH 2048 (2 DP16KD a core, as the iCEBreaker), a 512-entry ring (1 DP16KD), lane
+                   # buffers of 1024 rows (3/4 of a 4096-weight stripe's beats: full rate on the default stripes) and
+                   # the replay buffer sized to what is left: 1024 words a lane (2 DP16KD each)
+                   lanes_params={4: {"STATES": 1, "MIRROR": 0, "LUT3_DEPTH": 2048, "RING_DEPTH": 512,
+                                     "LANES_ROWS": 1024, "REPLAY_WORDS": 4096},
+                                 2: {"STATES": 1, "MIRROR": 0}}),     # 2 lanes: ~192 DP16KD (estimated, not built)
     "arty_a7": Board("arty_a7", "Arty A7-35", "xilinx", "XC7A35TICSG324-1L", 100_000_000, "arty_a7.xdc",
                      3_000_000, vivado_tcl="arty_a7.tcl",
                      notes="Vivado batch (constraints/arty_a7.tcl); here only yosys synth_xilinx as a check",

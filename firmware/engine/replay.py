@@ -5,10 +5,13 @@ It sits between the command ring and the table loader (ring entries with bit 34 
 pass through), in front of the core's input (a multiplexer: the table loader's stream, or the buffer during a
 run) and behind the core's output (the result path, or the run's CRC). Built only when ``REPLAY_WORDS`` > 0.
 """
-from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
+from myhdl import Signal, always, always_comb, block, intbv, modbv
 
 from lutzip.firmware.engine.crc32_byte import crc32_byte
 from lutzip.firmware.engine.replay_bank import replay_bank
+from lutzip.firmware.engine.replay_load import replay_load
+from lutzip.firmware.engine.replay_pipe import replay_pipe
+from lutzip.firmware.engine.replay_read import replay_read
 from lutzip.link.protocol import REPLAY_NAMES
 
 #: Cycles without core activity after the last input word before a run is ended anyway (a core that lost a
@@ -148,8 +151,6 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
     first_err = Signal(intbv(0)[4:])
     quiet = Signal(intbv(0)[8:])
     in_hs, out_hs = Signal(bool(0)), Signal(bool(0))
-    v1, v2, v3, v4, v5, v6, v7, v8, v9, v10 = [Signal(intbv(0)[64:]) for _ in range(10)]
-    idx, nxt = rd.idx, rd.nxt
 
     if PIPE:
         @always_comb
@@ -165,19 +166,6 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             rp_entry.next = s_axis_ring_tdata[34]
             m_axis_ring_tdata.next = s_axis_ring_tdata[34:0]
             idle.next = (not core_busy) and sent == stripes_done and results_idle
-
-    @always_comb
-    def c_ring_hs():
-        m_axis_ring_tvalid.next = s_axis_ring_tvalid and not rp_entry and not hold
-        if hold:
-            s_axis_ring_tready.next = 0
-        elif not rp_entry:
-            s_axis_ring_tready.next = m_axis_ring_tready
-        elif tag == 3 and phase:
-            s_axis_ring_tready.next = idle
-        else:
-            s_axis_ring_tready.next = 1
-        start_c.next = s_axis_ring_tvalid and rp_entry and tag == 3 and phase and idle and not hold
 
     @always_comb
     def c_mux():
@@ -230,33 +218,9 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         if we:
             mem[wa].next = wd
 
-    @always(clk.posedge)
-    def c_load():
-        """Load entries: the address, then words (the RAM write is one cycle later, from we/wd)."""
-        we.next = 0
-        if rst:
-            wa.next = 0
-            phase.next = 0
-            sent.next = 0
-        else:
-            if we:
-                wa.next = wa + 1
-            if s_axis_ring_tvalid and rp_entry and not hold:
-                if tag == 2:
-                    wa.next = s_axis_ring_tdata[AW:0]
-                    phase.next = 0
-                elif tag[1] == 0:
-                    we.next = 1
-                    wd.next[32] = tag[0]
-                    wd.next[32:0] = s_axis_ring_tdata[32:0]
-                elif not phase:
-                    n_m1.next = s_axis_ring_tdata[AW:0] - 1
-                    phase.next = 1
-                elif idle:
-                    k_pass.next = s_axis_ring_tdata[32:0]
-                    phase.next = 0
-            if not active and s_axis_ld_tvalid and m_axis_core_tready and s_axis_ld_tlast:
-                sent.next = sent + 1
+    u_load = replay_load(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tready, m_axis_ring_tvalid,
+                         m_axis_ring_tready, tag, rp_entry, idle, hold, start_c, phase, we, wa, wd, n_m1, k_pass, sent,
+                         active, s_axis_ld_tvalid, m_axis_core_tready, s_axis_ld_tlast)
 
     @always(clk.posedge)
     def c_run():
@@ -353,43 +317,8 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
                 k_bad.next = k_bad + 1
             crc_last.next = pcrc
 
-    @always_comb
-    def c_vals():
-        rd.first.next = k_cycles
-        v1.next = k_busy
-        v2.next = k_sin
-        v3.next = k_words
-        v4.next = k_stripes
-        v5.next = k_derr
-        v6.next = k_passes
-        v7.next = k_bad
-        v8.next = crc_first
-        v9.next = crc_last
-        v10.next = first_err
-
-    @always_comb
-    def c_read():
-        """``nxt``: the value after ``idx`` (REPLAY_NAMES order; ``first`` is ``cycles``)."""
-        if idx == 0:
-            nxt.next = v1
-        elif idx == 1:
-            nxt.next = v2
-        elif idx == 2:
-            nxt.next = v3
-        elif idx == 3:
-            nxt.next = v4
-        elif idx == 4:
-            nxt.next = v5
-        elif idx == 5:
-            nxt.next = v6
-        elif idx == 6:
-            nxt.next = v7
-        elif idx == 7:
-            nxt.next = v8
-        elif idx == 8:
-            nxt.next = v9
-        else:
-            nxt.next = v10
+    u_read = replay_read(rd, k_cycles, k_busy, k_sin, k_words, k_stripes, k_derr, k_passes, k_bad, crc_first,
+                         crc_last, first_err)
 
     if not PIPE:
         @always(clk.posedge)
@@ -425,26 +354,21 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
             flight.next = ov
             drained.next = not ov
 
-        return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_write, c_load, c_feed_plain, c_flight,
-                c_run, c_vals, c_read, *gens)
+        return (c_ring, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_write, u_load, c_feed_plain, c_flight,
+                c_run, u_read, *gens)
 
     # ---- PIPE: the pipelined feed (banks, registered multiplexer, counted prefetch, output FIFO) ----
     BD = min(1024, REPLAY_WORDS // 8)       # bank words: >= 8 banks, two DP16KDs (1024 x 18) each at most
     BW = (BD - 1).bit_length()
     NB = REPLAY_WORDS // BD
-    NG = NB // 8                            # groups of 8 banks: an OR per group, then an OR of the groups
-    FB = (PIPE_FIFO - 1).bit_length()
     raddr = Signal(intbv(0)[AW:])           # the banks' read address (a flip-flop: nothing else on that path)
     rq = [Signal(intbv(0)[33:]) for _ in range(NB)]
-    g3 = [Signal(intbv(0)[33:]) for _ in range(NG)]
-    m4 = Signal(intbv(0)[33:])
-    pv0, pv1, pv2, pv3, pv4, pv5 = [Signal(bool(0)) for _ in range(6)]
-    pl0, pl1, pl2, pl3, pl4, pl5 = [Signal(bool(0)) for _ in range(6)]
     cnt = Signal(intbv(0, min=0, max=PIPE_FIFO + 1))   # words read and not yet taken by the core
-    fq = [Signal(intbv(0)[34:]) for _ in range(PIPE_FIFO)]
-    wp, rp = Signal(modbv(0)[FB + 1:]), Signal(modbv(0)[FB + 1:])
     fo = Signal(intbv(0)[34:])
     u_banks = [replay_bank(clk, we, wa, wd, raddr, rq[b], BANK=b, DEPTH=BD) for b in range(NB)]
+    # the counted prefetch; groups of 8 banks: an OR per group, then an OR of the groups, then the FIFO
+    u_pipe = replay_pipe(clk, rst, start, active, n_m1, k_pass, raddr, rq, reading, cnt, fo, ov, m_axis_core_tready,
+                         DEPTH=PIPE_FIFO, GROUP=8)
 
     @always(clk.posedge)
     def c_start():
@@ -465,89 +389,16 @@ def replay_unit(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tre
         hold.next = active or start
 
     @always_comb
-    def c_fifo_out():
-        fo.next = fq[rp[FB:0]]
-        ov.next = wp != rp
-
-    @always_comb
     def c_od():
         od.next = fo[33:0]
         ol.next = fo[33]
-
-    @always(clk.posedge)
-    def c_feed():
-        """Issue: a read address whenever fewer than PIPE_FIFO words are read and not yet taken."""
-        pv0.next = 0
-        if rst:
-            reading.next = 0
-            cnt.next = 0
-            rp.next = 0
-        elif start:
-            reading.next = 1
-            ra.next = 0
-            p_read.next = 0
-        elif active:
-            iss = bool(reading and cnt < PIPE_FIFO)
-            take = bool(ov and m_axis_core_tready)
-            if iss:
-                raddr.next = ra
-                pv0.next = 1
-                pl0.next = ra == n_m1
-                if ra == n_m1:
-                    ra.next = 0
-                    p_read.next = p_read + 1
-                    if p_read + 1 == k_pass:
-                        reading.next = 0
-                else:
-                    ra.next = ra + 1
-            if take:
-                rp.next = rp + 1
-            if iss and not take:
-                cnt.next = cnt + 1
-            elif take and not iss:
-                cnt.next = cnt - 1
-
-    @always(clk.posedge)
-    def c_pipe():
-        """Address -> RAM read register -> RAM output register -> bank flip-flop (0 unless addressed) -> OR of
-        8 banks per group -> OR of the groups (c_mux2) -> FIFO."""
-        pv1.next = pv0
-        pv2.next = pv1
-        pv3.next = pv2
-        pv4.next = pv3
-        pv5.next = pv4
-        pl1.next = pl0
-        pl2.next = pl1
-        pl3.next = pl2
-        pl4.next = pl3
-        pl5.next = pl4
-        for j in range(NG):
-            x = intbv(0)[33:]
-            for k in range(8):
-                x[:] = x | rq[j * 8 + k]
-            g3[j].next = x
-        if rst:
-            pv1.next = 0
-            pv2.next = 0
-            pv3.next = 0
-            pv4.next = 0
-            pv5.next = 0
-            wp.next = 0
-        elif pv5:
-            fq[wp[FB:0]].next = concat(pl5, m4)
-            wp.next = wp + 1
-
-    @always(clk.posedge)
-    def c_mux2():
-        y = intbv(0)[33:]
-        for j in range(NG):
-            y[:] = y | g3[j]
-        m4.next = y
 
     @always_comb
     def c_flight():
         flight.next = cnt != 0
         drained.next = cnt == 0
 
-    return (c_ring, c_ring_hs, c_mux, c_hs, c_crc_in, u_c0, u_c1, c_load, c_vals, c_read, *gens,
-            u_banks, c_start, c_idle_reg, c_hold, c_fifo_out, c_od, c_feed, c_pipe, c_mux2, c_flight, c_run)
+    # (u_banks first: MyHDL names this level's signals from the locals seen by its first instance, and raddr is
+    # used by no process of this level)
+    return (u_banks, c_ring, c_mux, c_hs, c_crc_in, u_c0, u_c1, u_load, u_read, *gens,
+            c_start, c_idle_reg, c_hold, u_pipe, c_od, c_flight, c_run)

@@ -14,10 +14,11 @@ reads words ``0 .. length - 1``; its last word is given ``tlast`` whatever was l
 errors, never in a lane that waits for a packet end. A region never written since power-up (length 0) gives no
 words (the run then ends by the replay unit's watchdog, its passes bad).
 """
-from myhdl import Signal, always, always_comb, block, concat, intbv, modbv
+from myhdl import Signal, always, always_comb, block, intbv, modbv
 
 from lutzip.firmware.engine.replay import PIPE_FIFO
 from lutzip.firmware.engine.replay_bank import replay_bank
+from lutzip.firmware.engine.replay_pipe import replay_pipe
 
 
 def feed_banks(depth):
@@ -70,37 +71,29 @@ def replay_feed(clk, rst, we, wa, wd, start, active, k_pass, tdata, tvalid, trea
     AW = len(wa)
     RW = (DEPTH - 1).bit_length()
     assert 1 << RW == DEPTH and AW > RW and DEPTH >= 32
-    BD, NB, GS = feed_banks(DEPTH)
-    NG = NB // GS                           # groups of GS banks: an OR per group, then an OR of the groups
-    FB = (PIPE_FIFO - 1).bit_length()
+    BD, NB, GS = feed_banks(DEPTH)          # groups of GS banks: an OR per group, then an OR of the groups
     AB = RW + 1 if NB == 1 else RW         # the banks' address: one bank gets a high bit 0 (its BANK number)
     we_l = Signal(bool(0))
     wa_l = Signal(intbv(0)[AB:])
     length = Signal(intbv(0)[RW + 1:])      # one past the last word written to the region
     n_m1 = Signal(modbv(0)[RW:])
-    empty = Signal(bool(0))
-    ra = Signal(intbv(0)[RW:])
-    p_read = Signal(intbv(0)[32:])
     raddr = Signal(intbv(0)[AB:])           # the banks' read address (a flip-flop)
     rq = [Signal(intbv(0)[33:]) for _ in range(NB)]
-    g3 = [Signal(intbv(0)[33:]) for _ in range(NG)]
-    m4 = Signal(intbv(0)[33:])
-    pv0, pv1, pv2, pv3, pv4, pv5 = [Signal(bool(0)) for _ in range(6)]
-    pl0, pl1, pl2, pl3, pl4, pl5 = [Signal(bool(0)) for _ in range(6)]
     cnt = Signal(intbv(0, min=0, max=PIPE_FIFO + 1))   # words read and not yet taken by the lane
-    fq = [Signal(intbv(0)[34:]) for _ in range(PIPE_FIFO)]
-    wp, rp = Signal(modbv(0)[FB + 1:]), Signal(modbv(0)[FB + 1:])
     fo = Signal(intbv(0)[34:])
+    go = Signal(bool(0))                    # the run starts and the region has words (else the feed stays idle)
     npk = Signal(intbv(0)[RW + 1:])         # packets of pass 1 taken by the lane (at most one per word)
     pk = Signal(bool(0))                    # the lane took its pass 1's last word
     u_banks = [replay_bank(clk, we_l, wa_l, wd, raddr, rq[b], BANK=b, DEPTH=BD) for b in range(NB)]
+    u_pipe = replay_pipe(clk, rst, go, active, n_m1, k_pass, raddr, rq, reading, cnt, fo, tvalid, tready,
+                         DEPTH=PIPE_FIFO, GROUP=GS)
 
     @always_comb
     def c_wsel():
         we_l.next = we and wa[AW:RW] == LANE
         wa_l.next = wa[RW:0]
         n_m1.next = length[RW:0] - 1
-        empty.next = length == 0
+        go.next = start and length != 0
 
     if LANE == 0:
         @always_comb
@@ -135,84 +128,9 @@ def replay_feed(clk, rst, we, wa, wd, start, active, k_pass, tdata, tvalid, trea
             length.next = wa_l + 1
 
     @always_comb
-    def c_fifo_out():
-        fo.next = fq[rp[FB:0]]
-        tvalid.next = wp != rp
-
-    @always_comb
     def c_out():
         tdata.next = fo[32:0]
         tlast.next = fo[32] or fo[33]
         flight.next = cnt != 0
 
-    @always(clk.posedge)
-    def c_feed():
-        """Issue: a read address whenever fewer than PIPE_FIFO words are read and not yet taken."""
-        pv0.next = 0
-        if rst:
-            reading.next = 0
-            cnt.next = 0
-            rp.next = 0
-        elif start:
-            reading.next = not empty
-            ra.next = 0
-            p_read.next = 0
-        elif active:
-            iss = bool(reading and cnt < PIPE_FIFO)
-            take = bool(tvalid and tready)
-            if iss:
-                raddr.next = ra
-                pv0.next = 1
-                pl0.next = ra == n_m1
-                if ra == n_m1:
-                    ra.next = 0
-                    p_read.next = p_read + 1
-                    if p_read + 1 == k_pass:
-                        reading.next = 0
-                else:
-                    ra.next = ra + 1
-            if take:
-                rp.next = rp + 1
-            if iss and not take:
-                cnt.next = cnt + 1
-            elif take and not iss:
-                cnt.next = cnt - 1
-
-    @always(clk.posedge)
-    def c_pipe():
-        """Address -> RAM read register -> RAM output register -> bank flip-flop (0 unless addressed) -> OR of
-        the banks of a group -> OR of the groups (c_mux2) -> FIFO."""
-        pv1.next = pv0
-        pv2.next = pv1
-        pv3.next = pv2
-        pv4.next = pv3
-        pv5.next = pv4
-        pl1.next = pl0
-        pl2.next = pl1
-        pl3.next = pl2
-        pl4.next = pl3
-        pl5.next = pl4
-        for j in range(NG):
-            x = intbv(0)[33:]
-            for k in range(GS):
-                x[:] = x | rq[j * GS + k]
-            g3[j].next = x
-        if rst:
-            pv1.next = 0
-            pv2.next = 0
-            pv3.next = 0
-            pv4.next = 0
-            pv5.next = 0
-            wp.next = 0
-        elif pv5:
-            fq[wp[FB:0]].next = concat(pl5, m4)
-            wp.next = wp + 1
-
-    @always(clk.posedge)
-    def c_mux2():
-        y = intbv(0)[33:]
-        for j in range(NG):
-            y[:] = y | g3[j]
-        m4.next = y
-
-    return u_banks, c_wsel, c_chain, c_pass1, c_len, c_fifo_out, c_out, c_feed, c_pipe, c_mux2
+    return u_banks, u_pipe, c_wsel, c_chain, c_pass1, c_len, c_out

@@ -21,6 +21,8 @@ from myhdl import ConcatSignal, ResetSignal, Signal, always, always_comb, block,
 
 from lutzip.firmware.engine.replay import DRAIN_LIMIT
 from lutzip.firmware.engine.replay_feed import replay_feed
+from lutzip.firmware.engine.replay_load import replay_load
+from lutzip.firmware.engine.replay_read import replay_read
 from lutzip.hdl.core.decoder_lanes import decoder_lanes
 from lutzip.hdl.lanes.decoder_lane import keep_bits
 from lutzip.link.protocol import REPLAY_NAMES
@@ -67,6 +69,7 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
     start = Signal(bool(0))
     phase = Signal(bool(0))                 # the run's word count has been read
     k_pass = Signal(intbv(0)[32:])          # passes asked for
+    n_m1 = Signal(modbv(0)[AW:])            # (not used: the lanes' region lengths are)
     lrst = ResetSignal(1, active=1, isasync=False)      # the N-lane decoder's reset
     # lanes: inputs, feeds' chains
     l_data = [Signal(intbv(0)[32:]) for _ in range(N)]
@@ -111,8 +114,6 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
     sd = Signal(bool(0))
     first_err = Signal(intbv(0)[4:])
     quiet = Signal(intbv(0)[8:])
-    v1, v2, v3, v4, v5, v6, v7, v8, v9, v10 = [Signal(intbv(0)[64:]) for _ in range(10)]
-    idx, nxt = rd.idx, rd.nxt
 
     u_feeds = [replay_feed(clk, rst, we, wa, wd, start, active, k_pass, l_data[j], l_valid[j], l_ready(j),
                            l_last[j], reading[j], flight[j], psum[j - 1] if j else None, psum[j],
@@ -143,19 +144,6 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
         rp_entry.next = s_axis_ring_tdata[34]
         m_axis_ring_tdata.next = s_axis_ring_tdata[34:0]
         idle.next = (not core_busy) and (not l_busy) and sent == stripes_done and results_idle
-
-    @always_comb
-    def c_ring_hs():
-        m_axis_ring_tvalid.next = s_axis_ring_tvalid and not rp_entry and not active
-        if active:
-            s_axis_ring_tready.next = 0
-        elif not rp_entry:
-            s_axis_ring_tready.next = m_axis_ring_tready
-        elif tag == 3 and phase:
-            s_axis_ring_tready.next = idle
-        else:
-            s_axis_ring_tready.next = 1
-        start.next = s_axis_ring_tvalid and rp_entry and tag == 3 and phase and idle and not active
 
     @always_comb
     def c_pass():
@@ -213,32 +201,9 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
     def c_lrst():
         lrst.next = rst or start or done_req
 
-    @always(clk.posedge)
-    def c_load():
-        """Load entries: the address, then words (the RAM write is one cycle later, from we/wd)."""
-        we.next = 0
-        if rst:
-            wa.next = 0
-            phase.next = 0
-            sent.next = 0
-        else:
-            if we:
-                wa.next = wa + 1
-            if s_axis_ring_tvalid and rp_entry and not active:
-                if tag == 2:
-                    wa.next = s_axis_ring_tdata[AW:0]
-                    phase.next = 0
-                elif tag[1] == 0:
-                    we.next = 1
-                    wd.next[32] = tag[0]
-                    wd.next[32:0] = s_axis_ring_tdata[32:0]
-                elif not phase:
-                    phase.next = 1
-                elif idle:
-                    k_pass.next = s_axis_ring_tdata[32:0]
-                    phase.next = 0
-            if s_axis_ld_tvalid and m_axis_core_tready and s_axis_ld_tlast:
-                sent.next = sent + 1
+    u_load = replay_load(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tready, m_axis_ring_tvalid,
+                         m_axis_ring_tready, tag, rp_entry, idle, active, start, phase, we, wa, wd, n_m1, k_pass, sent,
+                         active, s_axis_ld_tvalid, m_axis_core_tready, s_axis_ld_tlast)
 
     @always(clk.posedge)
     def c_run():
@@ -314,43 +279,8 @@ def replay_lanes(clk, rst, s_axis_ring_tdata, s_axis_ring_tvalid, s_axis_ring_tr
                 k_bad.next = k_bad + 1
             crc_last.next = pcrc
 
-    @always_comb
-    def c_vals():
-        rd.first.next = k_cycles
-        v1.next = k_busy
-        v2.next = k_sin
-        v3.next = k_words
-        v4.next = k_stripes
-        v5.next = k_derr
-        v6.next = k_passes
-        v7.next = k_bad
-        v8.next = crc_first
-        v9.next = crc_last
-        v10.next = first_err
+    u_read = replay_read(rd, k_cycles, k_busy, k_sin, k_words, k_stripes, k_derr, k_passes, k_bad, crc_first,
+                         crc_last, first_err)
 
-    @always_comb
-    def c_read():
-        """``nxt``: the value after ``idx`` (REPLAY_NAMES order; ``first`` is ``cycles``)."""
-        if idx == 0:
-            nxt.next = v1
-        elif idx == 1:
-            nxt.next = v2
-        elif idx == 2:
-            nxt.next = v3
-        elif idx == 3:
-            nxt.next = v4
-        elif idx == 4:
-            nxt.next = v5
-        elif idx == 5:
-            nxt.next = v6
-        elif idx == 6:
-            nxt.next = v7
-        elif idx == 7:
-            nxt.next = v8
-        elif idx == 8:
-            nxt.next = v9
-        else:
-            nxt.next = v10
-
-    return (u_feeds, u_dec, c_tbl, c_ring, c_ring_hs, c_pass, c_beat, c_crc_n, c_mpos, c_mshift, c_code,
-            c_lrst, c_load, c_run, c_vals, c_read)
+    return (u_feeds, u_dec, c_tbl, c_ring, u_load, c_pass, c_beat, c_crc_n, c_mpos, c_mshift, c_code,
+            c_lrst, c_run, u_read)
