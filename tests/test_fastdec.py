@@ -608,6 +608,7 @@ def test_no_compiler_and_switch_off(monkeypatch):
 
 
 @needs_c
+@pytest.mark.timeout(1300)      # two builds of up to 600 s each (the C kernels take minutes at load 20+)
 def test_fresh_build_in_an_empty_cache(tmp_path):
     """A new process with an empty cache compiles the kernel and decodes with it; a second one loads it."""
     code = ("import numpy as np; from lutzip.codec import fastdec; "

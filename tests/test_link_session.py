@@ -290,7 +290,8 @@ def test_fake_board_on_a_pty_every_wait_ends(kind):
              "results_no_counters": ScriptedBoard(counters=False),
              "nack_storm": ScriptedBoard(nack=link.NACK_CRC), "ack_flood": ScriptedBoard(flood=True)}[kind]
     with PtyBoard(board) as pb:
-        with UartBoard(pb.port, timeout=1.0, rto=0.05, max_retries=3) as b:
+        # rto 0.2 s: the scripted board's thread must ack within it; 0.05 s failed at load 20 ("no acknowledgement")
+        with UartBoard(pb.port, timeout=1.0, rto=0.2, max_retries=3) as b:
             assert b.identify().W == 16
             t0 = time.monotonic()
             with pytest.raises(LinkError, match="BARRIER|NACK|no progress|silent|COUNTERS|RESULT"):
