@@ -80,6 +80,17 @@ def canonical_codes(lens) -> list:
     return codes
 
 
+def _run_options(two, lit_cls):
+    """The run plan's options of table set ``two``: (class, longest run it codes, 1 if a literal) as three int64
+    arrays -- each ZRUN class with its 2^k, and the literal zero's class (``lit_cls[0]``, if any) with 1."""
+    opts = [(j, 1 << cl.k, 0) for j, cl in enumerate(two.classes) if cl.kind == ZRUN]
+    if lit_cls[0] >= 0:
+        opts.append((int(lit_cls[0]), 1, 1))
+    return (np.array([o[0] for o in opts] or [0], np.int64)[:len(opts)],
+            np.array([o[1] for o in opts] or [1], np.int64)[:len(opts)],
+            np.array([o[2] for o in opts] or [0], np.int64)[:len(opts)])
+
+
 def state_arrays(ts: TableSet):
     """``(lens, codes, nxt)``: code lengths and codes by ``state * 16 + class`` (int64, 32 entries) and the next
     state of each class (16 entries). Fresh arrays (made once per code lengths and follow set)."""
@@ -256,12 +267,7 @@ def _encode2(words: np.ndarray, S: int, two: TableSet, lits=None, count: bool = 
     lens, codes, nxt = state_arrays(two)
     ks = _class_field(two, "k")
     lit_cls, lit_idx = _literals(two) if lits is None else lits
-    opts = [(j, 1 << cl.k, 0) for j, cl in enumerate(two.classes) if cl.kind == ZRUN]
-    if lit_cls[0] >= 0:
-        opts.append((int(lit_cls[0]), 1, 1))
-    opt_cls = np.array([o[0] for o in opts] or [0], np.int64)[:len(opts)]
-    opt_cap = np.array([o[1] for o in opts] or [1], np.int64)[:len(opts)]
-    opt_lit = np.array([o[2] for o in opts] or [0], np.int64)[:len(opts)]
+    opt_cls, opt_cap, opt_lit = _run_options(two, lit_cls)
     S = int(S)
     g = np.zeros((2, S + 1, 2), np.int64)
     ch = np.zeros((2, S + 1, 2), np.int64)

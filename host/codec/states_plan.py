@@ -176,12 +176,7 @@ def code_many(words_list, S_list, two: TableSet, lits) -> list:
     lens, codes, nxt = st.state_arrays(two)
     ks = st._class_field(two, "k")
     lit_cls, lit_idx = lits
-    opts = [(j, 1 << cl.k, 0) for j, cl in enumerate(two.classes) if cl.kind == ZRUN]
-    if lit_cls[0] >= 0:
-        opts.append((int(lit_cls[0]), 1, 1))
-    opt_cls = np.array([o[0] for o in opts] or [0], np.int64)[:len(opts)]
-    opt_cap = np.array([o[1] for o in opts] or [1], np.int64)[:len(opts)]
-    opt_lit = np.array([o[2] for o in opts] or [0], np.int64)[:len(opts)]
+    opt_cls, opt_cap, opt_lit = st._run_options(two, lit_cls)
     plans, out = {}, []
     for words, S in zip(words_list, S_list):
         S = int(S)
@@ -366,12 +361,11 @@ def rewrite_file(path, L: int = 8):
     import dataclasses
     import mmap
     import os
-    import struct
     import tempfile
     import zlib
     from lutzip.codec import container as ct
     from lutzip.codec.decode import decode_stripes
-    from lutzip.codec.writer import _copy, _temp_dir, release_pages
+    from lutzip.codec.writer import _temp_dir, release_pages, write_spooled
     from lutzip.errors import TableError
     with open(path, "rb") as f:
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -435,21 +429,7 @@ def rewrite_file(path, L: int = 8):
                         if failed in got:
                             plans[failed] = got[failed]
                     continue
-                pf.flush()
-                payload = np.memmap(pf, np.dtype("<u4"), "r", shape=(offset // 4,)) if offset else np.zeros(0, "<u4")
-                out = ct.Container(tables, tensors, payload)
-                version = ct.version_for(out)
-                meta, flags, raw_len = ct.pack_meta_block(ct._pack_meta_v3(out, version), version)
-                out.payload = np.zeros(0, np.uint32)
-                del payload
-                head = struct.pack("<4sHHIIQI", ct.MAGIC, version, flags, len(meta), zlib.crc32(meta), offset, raw_len)
-                head += struct.pack("<I", zlib.crc32(head))
-                with ct.atomic_output(path) as f:
-                    f.write(head)
-                    f.write(meta)
-                    _copy(pf, f, offset)
-                out.version = version
-                return len(head) + len(meta) + offset, out
+                return write_spooled(path, tables, tensors, pf, offset, np.zeros(0, np.uint32))
     finally:
         c = None
         try:

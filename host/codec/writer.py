@@ -156,6 +156,27 @@ def _write_words(f, a: np.ndarray):
     f.write(memoryview(a).cast("B"))
 
 
+def write_spooled(path, tables, tensors, pf, offset: int, payload_after=None):
+    """Write the container of ``tables`` and ``tensors`` whose payload is the first ``offset`` bytes of the spool
+    file ``pf``: header, metadata block, then the payload copied after them, atomically. Returns ``(bytes
+    written, container)``; the container's payload is ``payload_after`` (None: not kept)."""
+    pf.flush()
+    payload = np.memmap(pf, np.dtype("<u4"), "r", shape=(offset // 4,)) if offset else np.zeros(0, "<u4")
+    c = ct.Container(tables, tensors, payload)
+    version = ct.version_for(c)
+    meta, flags, raw_len = ct.pack_meta_block(ct._pack_meta_v3(c, version), version)
+    c.payload = payload_after
+    del payload
+    head = struct.pack("<4sHHIIQI", ct.MAGIC, version, flags, len(meta), zlib.crc32(meta), offset, raw_len)
+    head += struct.pack("<I", zlib.crc32(head))
+    with ct.atomic_output(path) as f:
+        f.write(head)
+        f.write(meta)
+        _copy(pf, f, offset)
+    c.version = version
+    return len(head) + len(meta) + offset, c
+
+
 def _copy(src, dst, n: int):
     """Copy ``n`` bytes from the start of file ``src`` to the end of file ``dst`` (in the kernel where it can)."""
     src.flush()
@@ -435,23 +456,7 @@ def write_streamed(path, items, prepare=None, stripe_len: int = DEFAULT_STRIPE, 
                     if progress:
                         progress(name)
 
-            # ---- the file: header, metadata, then the payload copied after them
-            pf.flush()
-            n_words = offset // 4
-            payload = np.memmap(pf, np.dtype("<u4"), "r", shape=(n_words,)) if n_words else np.zeros(0, "<u4")
-            c = ct.Container(tables, entries, payload)
-            version = ct.version_for(c)
-            meta, flags, raw_len = ct.pack_meta_block(ct._pack_meta_v3(c, version), version)
-            c.payload = None
-            del payload
-            head = struct.pack("<4sHHIIQI", ct.MAGIC, version, flags, len(meta), zlib.crc32(meta), offset, raw_len)
-            head += struct.pack("<I", zlib.crc32(head))
-            with ct.atomic_output(path) as f:
-                f.write(head)
-                f.write(meta)
-                _copy(pf, f, offset)
-        c.version = version
-        return len(head) + len(meta) + offset, c
+            return write_spooled(path, tables, entries, pf, offset)      # header, metadata, the payload after
     finally:
         if spill is not None:
             spill.close()
