@@ -195,12 +195,8 @@ def save(path, arrays, **options) -> int:
     n = writer.write_streamed(os.fspath(path), writer.arrays_source(arrays), prepare=step,
                               attrs=opts.get("attrs") or {}, threads=int(opts.get("threads", 1)), **kw)[0]
     if opts.get("redesign"):                # the same bytes as compress(): the whole container in memory
-        with builtins.open(path, "rb") as f:
-            c = _redesigned(ct.from_bytes(f.read()), opts)
-        data = ct.to_bytes(c)
-        with builtins.open(path, "wb") as f:
-            f.write(data)
-        n = len(data)
+        from lutzip.codec import states_plan
+        n = states_plan.redesign_file(os.fspath(path), L=int(opts.get("L", 8)))[0]
     elif int(opts.get("states", DEFAULT_STATES)) == 2:
         # the same bytes as compress(): the one-table file's table sets planned again on its decoded words
         from lutzip.codec import states_plan

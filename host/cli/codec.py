@@ -104,7 +104,8 @@ def _compress(args):
     finally:
         bar.close()
     if args.redesign:
-        n, c = _redesign(args.output, args.L)
+        from lutzip.codec import states_plan
+        n, c = states_plan.redesign_file(args.output, args.L)
     elif args.states == 2:
         n, c = _two_states(args.output, args.L)
     raw = sum(t.raw_bytes for t in c.tensors)
@@ -115,18 +116,6 @@ def _compress(args):
           f"{n / max(raw, 1):.4f} of {raw} raw bytes ({8 * n / max(sum(t.numel for t in c.tensors), 1):.3f} "
           f"bits/weight)"])
     return 0
-
-
-def _redesign(path, L):
-    """Rewrite the one-table file at ``path`` with two code tables and 8-bit classes cut for them
-    (``lutzip.compress(..., redesign=True)``'s bytes)."""
-    from lutzip.codec import states
-    with open(path, "rb") as f:
-        c = states.apply(ct.from_bytes(f.read()), L=L, redesign=True)
-    data = ct.to_bytes(c)
-    with open(path, "wb") as f:
-        f.write(data)
-    return len(data), c
 
 
 def _two_states(path, L):

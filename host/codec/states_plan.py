@@ -352,6 +352,19 @@ def _words(c, s, ts, decode_stripes):
     return [decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)], [s.stripe_len]
 
 
+def redesign_file(path, L: int = 8):
+    """The one-table ``.lutz`` file at ``path`` rewritten with two code tables and 8-bit classes cut for them
+    (:func:`lutzip.codec.states.apply` with ``redesign=True``, the bytes of ``compress(..., redesign=True)``):
+    ``(bytes, container)``. The whole container is in memory; the file is replaced whole or not at all."""
+    from lutzip.codec import container as ct
+    with open(path, "rb") as f:
+        c = st.apply(ct.from_bytes(f.read()), L=L, redesign=True)
+    data = ct.to_bytes(c)
+    with ct.atomic_output(path) as f:
+        f.write(data)
+    return len(data), c
+
+
 def rewrite_file(path, L: int = 8):
     """The one-table ``.lutz`` file at ``path`` rewritten with two code tables where they pay (the bytes of
     :func:`rewrite`, i.e. of ``compress(..., states=2)``): ``(bytes, container without payload)``; the file is left
