@@ -189,6 +189,19 @@ def header_model(packets, W=16, MAX_N=512, w8=0):
     return front, descs
 
 
+def exact_basis_int8(R=24, N=256):
+    """Rows of a Hann-windowed DFT basis, made exactly symmetric (cosine) and antisymmetric (sine) in int8."""
+    n = np.arange(N // 2 + 1)
+    w = 0.5 - 0.5 * np.cos(2 * np.pi * n / N)
+    out = np.zeros((R, N), dtype=np.int8)
+    for k in range(R):
+        half = np.round(w * (np.cos if k % 2 == 0 else np.sin)(2 * np.pi * k * n / N) * 127).astype(np.int8)
+        s = 1 if k % 2 == 0 else -1
+        out[k, :N // 2 + 1] = half
+        out[k, N // 2 + 1:] = (s * half[1:N // 2][::-1].astype(np.int16)).astype(np.int8)
+    return out
+
+
 def basis(R, N, dtype, seed=0):
     """A DFT-like basis: Hann-windowed cosine rows (mirror), sine rows (negated mirror), random rows (plain)."""
     n = np.arange(N)

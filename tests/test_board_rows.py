@@ -11,24 +11,12 @@ from lutzip.codec import container as ct
 from lutzip.errors import UnsupportedError
 
 from board_doubles import MemBoard
-
-
-def _mirror_tensor(R=24, N=256):
-    """Rows of a Hann-windowed DFT basis, made exactly symmetric (cosine) and antisymmetric (sine) in int8."""
-    n = np.arange(N // 2 + 1)
-    w = 0.5 - 0.5 * np.cos(2 * np.pi * n / N)
-    out = np.zeros((R, N), dtype=np.int8)
-    for k in range(R):
-        half = np.round(w * (np.cos if k % 2 == 0 else np.sin)(2 * np.pi * k * n / N) * 127).astype(np.int8)
-        s = 1 if k % 2 == 0 else -1
-        out[k, :N // 2 + 1] = half
-        out[k, N // 2 + 1:] = (s * half[1:N // 2][::-1].astype(np.int16)).astype(np.int8)
-    return out
+from row_mirror_cases import exact_basis_int8
 
 
 @pytest.mark.parametrize("rows", [True, False])
 def test_row_stream_refused_before_the_board_plain_file_accepted(rows):
-    weights = {"basis": _mirror_tensor(), "other": np.arange(-64, 64, dtype=np.int8).repeat(20)}
+    weights = {"basis": exact_basis_int8(), "other": np.arange(-64, 64, dtype=np.int8).repeat(20)}
     c = ct.from_bytes(lutzip.compress(weights, rows=rows))
     has_rows = any(s.rows for s in c.streams)
     assert has_rows == rows                     # the encoder takes the row stream only where asked (and smaller)

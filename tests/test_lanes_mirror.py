@@ -19,23 +19,14 @@ from lutzip.hdl.flows import model as M
 from lutzip.hdl.flows import simulate as S
 from lutzip.hdl.lanes.decoder_lane import stripe_weight
 
-from row_mirror_cases import basis, header_model, model
+from row_mirror_cases import basis, exact_basis_int8, header_model, model
 
 MAX_N = 64
 
 
 def silero_like(R=24, N=64):
-    """Rows of a Hann-windowed DFT basis, exactly symmetric (cosine) and antisymmetric (sine), int8 (as
-    tests/test_board_rows.py's, shorter rows)."""
-    n = np.arange(N // 2 + 1)
-    w = 0.5 - 0.5 * np.cos(2 * np.pi * n / N)
-    out = np.zeros((R, N), dtype=np.int8)
-    for k in range(R):
-        half = np.round(w * (np.cos if k % 2 == 0 else np.sin)(2 * np.pi * k * n / N) * 127).astype(np.int8)
-        s = 1 if k % 2 == 0 else -1
-        out[k, :N // 2 + 1] = half
-        out[k, N // 2 + 1:] = (s * half[1:N // 2][::-1].astype(np.int16)).astype(np.int8)
-    return out
+    """An exactly mirrored int8 basis as tests/test_board_rows.py's, shorter rows."""
+    return exact_basis_int8(R, N)
 
 
 def row_file(a, rs=6):
