@@ -97,22 +97,71 @@ def lane_sched(clk, rst, w_valid, w_data, w_pop, cur, cur_valid, cur_pop, LANES=
     amin = level[0][1]
     wv = ConcatSignal(*reversed(w_valid))
 
-    # the queue of lanes (stream order): t0 is the output's lane
+    # the queue of lanes (stream order): t0 is the output's lane. cur_pop (from the output's take, the latest
+    # signal here) only selects between two next states worked out from flip-flops: ``a`` (no pop) and ``b``
+    # (pop), so it reaches every queue flip-flop through one LUT; cur_valid is a flip-flop
     t0, t1, t2, t3 = [Signal(intbv(0, min=0, max=N)) for _ in range(QDEPTH)]
+    a0, a1, a2, a3, b0, b1, b2 = [Signal(intbv(0, min=0, max=N)) for _ in range(2 * QDEPTH - 1)]
     n_t = Signal(intbv(0, min=0, max=QDEPTH + 1))
-    n_next = Signal(intbv(0, min=0, max=QDEPTH + 1))
+    n_a = Signal(intbv(0, min=0, max=QDEPTH + 2))   # n_t + 1 while push settles (delta cycles)
+    n_b = Signal(intbv(0, min=0, max=QDEPTH + 1))
+    ok_a = Signal(bool(0))
+    ok_b = Signal(bool(0))
+    ok_r = Signal(bool(0))
     push = Signal(bool(0))
     pop = Signal(bool(0))
 
     @always_comb
     def sched_ctl():
         p0.next = p == 0
-        pop.next = cur_pop and n_t != 0
+        pop.next = cur_pop and ok_r
         push.next = p == D and n_t < QDEPTH
-        if cur_pop and n_t != 0:
-            n_next.next = n_t - 1
+
+    @always_comb
+    def sched_next():
+        # no pop: a pushed lane goes to slot n_t
+        if push and n_t == 0:
+            a0.next = amin
         else:
-            n_next.next = n_t
+            a0.next = t0
+        if push and n_t == 1:
+            a1.next = amin
+        else:
+            a1.next = t1
+        if push and n_t == 2:
+            a2.next = amin
+        else:
+            a2.next = t2
+        if push and n_t == 3:
+            a3.next = amin
+        else:
+            a3.next = t3
+        # pop: the slots shift by one, a pushed lane goes to slot n_t - 1
+        if push and n_t == 1:
+            b0.next = amin
+        else:
+            b0.next = t1
+        if push and n_t == 2:
+            b1.next = amin
+        else:
+            b1.next = t2
+        if push and n_t == 3:
+            b2.next = amin
+        else:
+            b2.next = t3
+        if push:
+            n_a.next = n_t + 1
+            n_b.next = n_t
+            ok_a.next = 1
+            ok_b.next = n_t != 0
+        else:
+            n_a.next = n_t
+            if n_t != 0:
+                n_b.next = n_t - 1
+            else:
+                n_b.next = 0
+            ok_a.next = n_t != 0
+            ok_b.next = n_t > 1
 
     @always_seq(clk.posedge, reset=rst)
     def sched_step():
@@ -124,31 +173,28 @@ def lane_sched(clk, rst, w_valid, w_data, w_pop, cur, cur_valid, cur_pop, LANES=
         elif push:
             sl.next = amin
             p.next = 0
-        if push:
-            n_t.next = n_next + 1
+        if pop:
+            n_t.next = n_b
+            ok_r.next = ok_b
         else:
-            n_t.next = n_next
+            n_t.next = n_a
+            ok_r.next = ok_a
 
     @always(clk.posedge)
     def sched_queue():
-        if push and n_next == 0:
-            t0.next = amin
-        elif pop:
-            t0.next = t1
-        if push and n_next == 1:
-            t1.next = amin
-        elif pop:
-            t1.next = t2
-        if push and n_next == 2:
-            t2.next = amin
-        elif pop:
-            t2.next = t3
-        if push and n_next == 3:
-            t3.next = amin
+        if pop:
+            t0.next = b0
+            t1.next = b1
+            t2.next = b2
+        else:
+            t0.next = a0
+            t1.next = a1
+            t2.next = a2
+        t3.next = a3
 
     @always_comb
     def sched_out():
         cur.next = t0
-        cur_valid.next = n_t != 0
+        cur_valid.next = ok_r
 
-    return insts, sched_ctl, sched_step, sched_queue, sched_out
+    return insts, sched_ctl, sched_next, sched_step, sched_queue, sched_out
