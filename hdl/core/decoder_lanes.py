@@ -105,6 +105,7 @@ def decoder_lanes(clk, rst,
         st_valids = [Signal(bool(0)) for _ in range(N)]
         st_readys = [Signal(bool(0)) for _ in range(N)]
         st_pops = [Signal(bool(0)) for _ in range(N)]
+        go = Signal(bool(0))   # the output can take lane cur's head if it has one (flip-flops only)
         skids = []
     for j in range(N):
         # the bundled input ports go to every lane, which takes its own bits (decoder_lane)
@@ -115,8 +116,10 @@ def decoder_lanes(clk, rst,
         if N > 1:
             skids.append(lane_skid(clk, rst, heads[j], hvalids[j], st_readys[j], pops[j], st_heads[j], st_valids[j],
                                    st_pops[j]))
+            # the tap's pop is `go` for lane cur; the skid ANDs it with its own valid: the pops see flip-flops
+            # and one LUT level, not the select (equal to take for lane cur, whose valid is the select's)
             taps.append(lane_tap(cur, st_heads[j], st_valids[j], accs[j] if j else None, vaccs[j] if j else None,
-                                 accs[j + 1], vaccs[j + 1], take, st_pops[j], LANE=j))
+                                 accs[j + 1], vaccs[j + 1], go, st_pops[j], LANE=j))
         else:
             taps.append(lane_tap(cur, heads[j], hvalids[j], accs[j] if j else None, vaccs[j] if j else None,
                                  accs[j + 1], vaccs[j + 1], take, pops[j], LANE=j))
@@ -148,6 +151,7 @@ def decoder_lanes(clk, rst,
             @always_comb
             def out_take():
                 o_valid.next = sel_valid and cur_ok
+                go.next = cur_ok and o_ready
                 cur_pop.next = take and sel[last_bit]
 
             out_reg = None
@@ -157,6 +161,7 @@ def decoder_lanes(clk, rst,
             @always_comb
             def out_take():
                 o_valid.next = sel_valid
+                go.next = o_ready
 
             @always_seq(clk.posedge, reset=rst)
             def out_reg():
@@ -240,15 +245,22 @@ def decoder_lanes(clk, rst,
             # the marker is the beat's last valid word
             m_code.next = m_shifted[4:0]
 
+        # the stripe index counts a cycle after the take of a stripe's last beat (o_end, a flip-flop): the index of
+        # the stripe at the output is o_stripe + o_end (no enable from take)
+        o_end = Signal(bool(0))
+
         @always_seq(clk.posedge, reset=rst)
         def err_reg():
             for j in range(N):
                 e_valid.next[j] = take and sel[user_bit] and cur == j
             # the code and the index count only with err_valid: loaded in every cycle (no enable from take)
             e_code.next = m_code
-            e_stripe.next = o_stripe
-            if take and sel[last_bit]:
+            if o_end:
+                e_stripe.next = o_stripe + 1
                 o_stripe.next = o_stripe + 1
+            else:
+                e_stripe.next = o_stripe
+            o_end.next = take and sel[last_bit]
 
         ec_cat = ConcatSignal(*([e_code] * N))
         es_cat = ConcatSignal(*([e_stripe] * N))
