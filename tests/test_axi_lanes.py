@@ -173,3 +173,85 @@ def test_two_lanes_converted_vhdl_in_ghdl(tmp_path):
     assert last and out == B.out_bytes(exp) and fails == [(1, R.ERR_MISMATCH)]
     st = R.decode_status(res[7])
     assert st["error"] and st["code"] == R.ERR_MISMATCH and res[8:] == [1, 1]
+
+
+# ------------------------------------------------------------------------------------------ row streams (MIRROR=1)
+def _row_file(R_=16, N=64, rs=4):
+    """A one-tensor file whose tensor is a row stream of mirrored rows (tests/row_mirror_cases.exact_basis_int8:
+    every row exactly symmetric or antisymmetric), ``rs`` rows a stripe: ``(container, tensor, mm2s buffer,
+    the software decoder's words)``."""
+    from lutzip.codec import arrays as codec
+    from lutzip.codec import container as ct
+    from lutzip.codec.rows import summary
+    from row_mirror_cases import exact_basis_int8
+    a = exact_basis_int8(R_, N)
+    c = ct.from_bytes(ct.to_bytes(codec.compress({"stft": a}, stripe_len=rs * N, group_below=64)))
+    t = c.tensor("stft")
+    s = summary(c, t)
+    assert c.version == 6 and t.rows and s["mirror"] + s["neg_mirror"] == R_, s       # really mirrored rows
+    exp = B.expected_out_words(c, t)
+    assert np.array_equal(exp.astype(np.uint8).view(np.int8).reshape(a.shape), a)
+    return c, t, B.mm2s_words(c, t), exp
+
+
+def _bad_row_buffer(c, t, k):
+    """The file's buffer with stripe ``k``'s row descriptor (word 1 after its header) given a reserved bit: that
+    stripe fails with code 10 (docs/CORE.md 7.1) and yields zero words, the others decode."""
+    buf = B.mm2s_words(c, t).copy()
+    sw = np.asarray(t.stripe_words, np.int64)
+    starts = np.concatenate([[0], np.cumsum(sw + 1)])      # + 1: the AXI descriptor word before each stripe
+    buf[starts[k] + 2] |= np.uint32(1 << 25)
+    exp = B.expected_out_words(c, t).copy()
+    S = int(t.stripe_len)
+    exp[k * S:(k + 1) * S] = 0
+    return buf, exp
+
+
+def _rows_check(m, c, t, W, OUT_BYTES, MAX_N, **kw):
+    """The row file through ``m`` (an N-lane MIRROR=1 top): PARAMS, bit-exact output, a failing row stripe."""
+    p = m.read_reg(R.PARAMS)
+    assert R.params_mirror(p) == MAX_N and R.field("PARAMS", "LANES", p) == m.params["LANES"]
+    ops = _m.table_ops(c.tables[t.table], 8, mirror=1)
+    m.load_tables(ops)
+    buf = B.mm2s_words(c, t)
+    exp = B.expected_out_words(c, t)
+    m.clear()
+    out, last, _ = m.transfer(buf, B.out_capacity(len(exp), W, OUT_BYTES), **kw)
+    assert last and out == B.out_bytes(exp, W)
+    k = m.counters()
+    assert (k["WORDS_OUT"], k["STRIPES"], k["ERR_COUNT"], k["OUT_CRC"]) == (len(exp), len(t.stripe_words), 0,
+                                                                           zlib.crc32(out))
+    bad, exp_bad = _bad_row_buffer(c, t, 1)
+    m.clear()
+    out, last, _ = m.transfer(bad, B.out_capacity(len(exp), W, OUT_BYTES), **kw)
+    assert last and out == B.out_bytes(exp_bad, W)
+    st = m.status()
+    assert st["code"] == 10 and m.read_reg(R.ERR_STRIPE) == 1 and m.read_reg(R.ERR_COUNT) == 1
+    return ops
+
+
+def test_two_lanes_mirror_row_stream_bit_exact():
+    """MIRROR=1 with 2 lanes (MyHDL, W = 16, an int8 row stream of exactly mirrored rows, 4 stripes of 4 rows of
+    64 words): PARAMS bit 22 and log2(MAX_N), the software decoder's words under backpressure and source pauses, a
+    bad row stripe fails with code 10 on its own stripe and the next decode; a plain stream on the same top."""
+    c, t, _buf, _exp = _row_file()
+    rng = np.random.default_rng(31)
+    ts = _v.random_tableset(rng, W=16)
+    with MyhdlAxi(W=16, OUT_BYTES=4, LANES=2, MIRROR=1, MAX_N=64, **SMALL) as m:
+        _rows_check(m, c, t, 16, 4, 64, ready_prob=0.7, valid_prob=0.8, seed=2)
+        ops = _m.table_ops(ts, mirror=1)
+        m.load_tables(ops)
+        assert _check(m, _buffer(_stripes(rng, ts, 5, 40)), ops, 16, 4, ready_prob=0.7, valid_prob=0.8) == []
+
+
+def test_two_lanes_mirror0_marks_row_stripes():
+    """The same file on a MIRROR=0 2-lane top (PARAMS bit 22 clear): every row stripe fails (code 1, the bad
+    header), so the MIRROR=1 test above can fail."""
+    c, t, buf, exp = _row_file(12, 32, 4)
+    with MyhdlAxi(W=16, OUT_BYTES=4, LANES=2, **SMALL) as m:
+        assert R.params_mirror(m.read_reg(R.PARAMS)) == 0
+        m.load_tables(_m.table_ops(c.tables[t.table], 8))
+        m.clear()
+        out, last, _ = m.transfer(buf, B.out_capacity(len(exp)))
+        assert last and out == bytes(2 * len(exp)) and out != B.out_bytes(exp)
+        assert m.status()["code"] == 1 and m.read_reg(R.ERR_COUNT) == len(t.stripe_words)
