@@ -211,7 +211,8 @@ def _rows_check(m, c, t, W, OUT_BYTES, MAX_N, **kw):
     """The row file through ``m`` (an N-lane MIRROR=1 top): PARAMS, bit-exact output, a failing row stripe."""
     p = m.read_reg(R.PARAMS)
     assert R.params_mirror(p) == MAX_N and R.field("PARAMS", "LANES", p) == m.params["LANES"]
-    ops = _m.table_ops(c.tables[t.table], 8, mirror=1)
+    ts = c.tables[t.table]
+    ops = _m.table_ops(ts, 8, states=ts.n_states, mirror=1)
     m.load_tables(ops)
     buf = B.mm2s_words(c, t)
     exp = B.expected_out_words(c, t)
@@ -255,3 +256,85 @@ def test_two_lanes_mirror0_marks_row_stripes():
         out, last, _ = m.transfer(buf, B.out_capacity(len(exp)))
         assert last and out == bytes(2 * len(exp)) and out != B.out_bytes(exp)
         assert m.status()["code"] == 1 and m.read_reg(R.ERR_COUNT) == len(t.stripe_words)
+
+
+def _default_rows_file():
+    """A default ``lutzip compress`` file (``api.compress``, default stripes: 16 rows of 256 words) holding an int8
+    row stream of exactly mirrored rows (96 rows of 256: 6 stripes), an int16 row stream and a plain conv tensor."""
+    from lutzip import api
+    from lutzip.codec import container as ct
+    from row_mirror_cases import basis, exact_basis_int8
+    rng = np.random.default_rng(5)
+    w = {"stft": exact_basis_int8(96, 256), "dft16": basis(40, 130, "int16"),
+         "conv": np.round(rng.laplace(0, 6, (64, 3, 5))).clip(-128, 127).astype(np.int8)}
+    c = ct.from_bytes(api.compress(w))
+    rows = {c.tensors[s.members[0]].name for s in c.streams if s.rows}
+    assert c.version == 6 and {"stft", "dft16"} <= rows, rows
+    return c
+
+
+@needs_verilator
+@pytest.mark.slow   # a Verilator build of the 2-lane MIRROR=1 top (a few minutes)
+@pytest.mark.timeout(2400)
+def test_mirror_lanes_verilator_default_file_through_pynq_driver():
+    """A default file with row streams through the simulated PYNQ device on a 2-lane top (MIRROR=1, the PYNQ
+    default): the unchanged driver reads LANES = 2 and MIRROR from PARAMS, every word bit-exact against the software
+    decoder, above one word per cycle; the row buffer's stripes directly through the same top (AxiSim) with random
+    pauses and backpressure, a bad row stripe failing alone."""
+    pytest.importorskip("pynq", reason="pynq not installed")
+    from lutzip.board.pynq import open_board
+    from lutzip.board.verify import format_report, stream_container
+    c = _default_rows_file()
+    with open_board(sim=True, timeout=120.0, LANES=2) as b:
+        info = b.identify()
+        assert (info.lanes, info.mirror, info.max_n) == (2, 1, 512)
+        r = stream_container(b, c, "full", progress=False)
+    assert r["ok"], format_report(r)
+    assert r["counters"]["words"] == sum(t.numel for t in c.tensors)
+    assert r["weights_per_cycle"] > 1.2, r["weights_per_cycle"]
+
+
+@needs_verilator
+@pytest.mark.slow   # a Verilator build of the 4-lane W = 8 MIRROR=1 top
+@pytest.mark.timeout(2400)
+def test_four_lanes_mirror_verilator_rows_bit_exact():
+    """AxiSim, 4 lanes of W = 8 (one 32-bit beat), STATES=2, MIRROR=1: the default file's int8 row stream (6 stripes
+    of 16 mirrored rows of 256, two code tables) bit-exact with and without pauses / backpressure, a bad row stripe (code 10), at more
+    than two words per cycle."""
+    from lutzip.firmware.axi.sim import AxiSim
+    c = _default_rows_file()
+    t = c.tensor("stft")
+    assert c.tables[t.table].n_states == 2         # the default file's int8 stream: two code tables (STATES=2)
+    with AxiSim(W=8, OUT_BYTES=4, LANES=4, STATES=2, MIRROR=1, MAX_N=512) as sim:
+        _rows_check(sim, c, t, 8, 4, 512, ready_prob=0.7, valid_prob=0.8, seed=4)
+        exp = B.expected_out_words(c, t)
+        sim.clear()
+        out, last, _ = sim.transfer(B.mm2s_words(c, t), B.out_capacity(len(exp), 8, 4))
+        assert last and out == B.out_bytes(exp, 8)
+        k = sim.counters()
+        assert k["WORDS_OUT"] / k["CYC_TOTAL"] > 2.0, k
+
+
+@pytest.mark.slow   # GHDL analyses and elaborates the 2-lane MIRROR=1 top
+@pytest.mark.skipif(__import__("shutil").which("ghdl") is None, reason="ghdl not installed")
+@pytest.mark.timeout(3600)
+def test_two_lanes_mirror_converted_vhdl_in_ghdl(tmp_path):
+    """The converted VHDL of the 2-lane MIRROR=1 top (GHDL --std=08): PARAMS with bit 22, the int8 row stream of
+    exactly mirrored rows bit-exact against the software decoder, counters and CRC; a bad row stripe (code 10)."""
+    from lutzip.firmware.axi.ghdl import run_ghdl
+    c, t, buf, exp = _row_file(12, 64, 4)
+    ops = _m.table_ops(c.tables[t.table], 8, mirror=1)
+    bad, exp_bad = _bad_row_buffer(c, t, 1)
+    script = [("R", R.PARAMS)] + [("W", off, val) for off, val in R.table_writes(ops)] + [
+        ("T", buf), ("R", R.WORDS_OUT), ("R", R.STRIPES), ("R", R.OUT_CRC), ("R", R.STATUS),
+        ("W", R.CONTROL, R.CTRL_CLEAR_COUNTERS | R.CTRL_CLEAR_ERROR),
+        ("T", bad), ("R", R.STATUS), ("R", R.ERR_COUNT), ("R", R.ERR_STRIPE)]
+    res = run_ghdl(script, tmp_path, W=16, OUT_BYTES=4, LANES=2, MIRROR=1, MAX_N=64, **SMALL)
+    assert res[0] == R.params_word(8, 16, 2, 4, MIRROR=1, MAX_N=64)
+    out, last, _ = res[1]
+    assert last and out == B.out_bytes(exp)
+    assert res[2:5] == [len(exp), len(t.stripe_words), zlib.crc32(out)] and res[5] == 0
+    out, last, _ = res[6]
+    assert last and out == B.out_bytes(exp_bad)
+    st = R.decode_status(res[7])
+    assert st["error"] and st["code"] == 10 and res[8:] == [1, 1]
