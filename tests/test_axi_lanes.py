@@ -173,3 +173,168 @@ def test_two_lanes_converted_vhdl_in_ghdl(tmp_path):
     assert last and out == B.out_bytes(exp) and fails == [(1, R.ERR_MISMATCH)]
     st = R.decode_status(res[7])
     assert st["error"] and st["code"] == R.ERR_MISMATCH and res[8:] == [1, 1]
+
+
+# ------------------------------------------------------------------------------------------ row streams (MIRROR=1)
+def _row_file(R_=16, N=64, rs=4):
+    """A one-tensor file whose tensor is a row stream of mirrored rows (tests/row_mirror_cases.exact_basis_int8:
+    every row exactly symmetric or antisymmetric), ``rs`` rows a stripe: ``(container, tensor, mm2s buffer,
+    the software decoder's words)``."""
+    from lutzip.codec import arrays as codec
+    from lutzip.codec import container as ct
+    from lutzip.codec.rows import summary
+    from row_mirror_cases import exact_basis_int8
+    a = exact_basis_int8(R_, N)
+    c = ct.from_bytes(ct.to_bytes(codec.compress({"stft": a}, stripe_len=rs * N, group_below=64)))
+    t = c.tensor("stft")
+    s = summary(c, t)
+    assert c.version == 6 and t.rows and s["mirror"] + s["neg_mirror"] == R_, s       # really mirrored rows
+    exp = B.expected_out_words(c, t)
+    assert np.array_equal(exp.astype(np.uint8).view(np.int8).reshape(a.shape), a)
+    return c, t, B.mm2s_words(c, t), exp
+
+
+def _bad_row_buffer(c, t, k):
+    """The file's buffer with stripe ``k``'s row descriptor (word 1 after its header) given a reserved bit: that
+    stripe fails with code 10 (docs/CORE.md 7.1) and yields zero words, the others decode."""
+    buf = B.mm2s_words(c, t).copy()
+    sw = np.asarray(t.stripe_words, np.int64)
+    starts = np.concatenate([[0], np.cumsum(sw + 1)])      # + 1: the AXI descriptor word before each stripe
+    buf[starts[k] + 2] |= np.uint32(1 << 25)
+    exp = B.expected_out_words(c, t).copy()
+    S = int(t.stripe_len)
+    exp[k * S:(k + 1) * S] = 0
+    return buf, exp
+
+
+def _rows_check(m, c, t, W, OUT_BYTES, MAX_N, **kw):
+    """The row file through ``m`` (an N-lane MIRROR=1 top): PARAMS, bit-exact output, a failing row stripe."""
+    p = m.read_reg(R.PARAMS)
+    assert R.params_mirror(p) == MAX_N and R.field("PARAMS", "LANES", p) == m.params["LANES"]
+    ts = c.tables[t.table]
+    ops = _m.table_ops(ts, 8, states=ts.n_states, mirror=1)
+    m.load_tables(ops)
+    buf = B.mm2s_words(c, t)
+    exp = B.expected_out_words(c, t)
+    m.clear()
+    out, last, _ = m.transfer(buf, B.out_capacity(len(exp), W, OUT_BYTES), **kw)
+    assert last and out == B.out_bytes(exp, W)
+    k = m.counters()
+    assert (k["WORDS_OUT"], k["STRIPES"], k["ERR_COUNT"], k["OUT_CRC"]) == (len(exp), len(t.stripe_words), 0,
+                                                                           zlib.crc32(out))
+    bad, exp_bad = _bad_row_buffer(c, t, 1)
+    m.clear()
+    out, last, _ = m.transfer(bad, B.out_capacity(len(exp), W, OUT_BYTES), **kw)
+    assert last and out == B.out_bytes(exp_bad, W)
+    st = m.status()
+    assert st["code"] == 10 and m.read_reg(R.ERR_STRIPE) == 1 and m.read_reg(R.ERR_COUNT) == 1
+    return ops
+
+
+def test_two_lanes_mirror_row_stream_bit_exact():
+    """MIRROR=1 with 2 lanes (MyHDL, W = 16, an int8 row stream of exactly mirrored rows, 4 stripes of 4 rows of
+    64 words): PARAMS bit 22 and log2(MAX_N), the software decoder's words under backpressure and source pauses, a
+    bad row stripe fails with code 10 on its own stripe and the next decode; a plain stream on the same top."""
+    c, t, _buf, _exp = _row_file()
+    rng = np.random.default_rng(31)
+    ts = _v.random_tableset(rng, W=16)
+    with MyhdlAxi(W=16, OUT_BYTES=4, LANES=2, MIRROR=1, MAX_N=64, **SMALL) as m:
+        _rows_check(m, c, t, 16, 4, 64, ready_prob=0.7, valid_prob=0.8, seed=2)
+        ops = _m.table_ops(ts, mirror=1)
+        m.load_tables(ops)
+        assert _check(m, _buffer(_stripes(rng, ts, 5, 40)), ops, 16, 4, ready_prob=0.7, valid_prob=0.8) == []
+
+
+def test_two_lanes_mirror0_marks_row_stripes():
+    """The same file on a MIRROR=0 2-lane top (PARAMS bit 22 clear): every row stripe fails (code 1, the bad
+    header), so the MIRROR=1 test above can fail."""
+    c, t, buf, exp = _row_file(12, 32, 4)
+    with MyhdlAxi(W=16, OUT_BYTES=4, LANES=2, **SMALL) as m:
+        assert R.params_mirror(m.read_reg(R.PARAMS)) == 0
+        m.load_tables(_m.table_ops(c.tables[t.table], 8))
+        m.clear()
+        out, last, _ = m.transfer(buf, B.out_capacity(len(exp)))
+        assert last and out == bytes(2 * len(exp)) and out != B.out_bytes(exp)
+        assert m.status()["code"] == 1 and m.read_reg(R.ERR_COUNT) == len(t.stripe_words)
+
+
+def _default_rows_file():
+    """A default ``lutzip compress`` file (``api.compress``, default stripes: 16 rows of 256 words) holding an int8
+    row stream of exactly mirrored rows (96 rows of 256: 6 stripes), an int16 row stream and a plain conv tensor."""
+    from lutzip import api
+    from lutzip.codec import container as ct
+    from row_mirror_cases import basis, exact_basis_int8
+    rng = np.random.default_rng(5)
+    w = {"stft": exact_basis_int8(96, 256), "dft16": basis(40, 130, "int16"),
+         "conv": np.round(rng.laplace(0, 6, (64, 3, 5))).clip(-128, 127).astype(np.int8)}
+    c = ct.from_bytes(api.compress(w))
+    rows = {c.tensors[s.members[0]].name for s in c.streams if s.rows}
+    assert c.version == 6 and {"stft", "dft16"} <= rows, rows
+    return c
+
+
+@needs_verilator
+@pytest.mark.slow   # a Verilator build of the 2-lane MIRROR=1 top (a few minutes)
+@pytest.mark.timeout(2400)
+def test_mirror_lanes_verilator_default_file_through_pynq_driver():
+    """A default file with row streams through the simulated PYNQ device on a 2-lane top (MIRROR=1, the PYNQ
+    default): the unchanged driver reads LANES = 2 and MIRROR from PARAMS, every word bit-exact against the software
+    decoder, above one word per cycle; the row buffer's stripes directly through the same top (AxiSim) with random
+    pauses and backpressure, a bad row stripe failing alone."""
+    pytest.importorskip("pynq", reason="pynq not installed")
+    from lutzip.board.pynq import open_board
+    from lutzip.board.verify import format_report, stream_container
+    c = _default_rows_file()
+    with open_board(sim=True, timeout=120.0, LANES=2) as b:
+        info = b.identify()
+        assert (info.lanes, info.mirror, info.max_n) == (2, 1, 512)
+        r = stream_container(b, c, "full", progress=False)
+    assert r["ok"], format_report(r)
+    assert r["counters"]["words"] == sum(t.numel for t in c.tensors)
+    assert r["weights_per_cycle"] > 1.2, r["weights_per_cycle"]
+
+
+@needs_verilator
+@pytest.mark.slow   # a Verilator build of the 4-lane W = 8 MIRROR=1 top
+@pytest.mark.timeout(2400)
+def test_four_lanes_mirror_verilator_rows_bit_exact():
+    """AxiSim, 4 lanes of W = 8 (one 32-bit beat), STATES=2, MIRROR=1: the default file's int8 row stream (6 stripes
+    of 16 mirrored rows of 256, two code tables) bit-exact with and without pauses / backpressure, a bad row stripe (code 10), at more
+    than two words per cycle."""
+    from lutzip.firmware.axi.sim import AxiSim
+    c = _default_rows_file()
+    t = c.tensor("stft")
+    assert c.tables[t.table].n_states == 2         # the default file's int8 stream: two code tables (STATES=2)
+    with AxiSim(W=8, OUT_BYTES=4, LANES=4, STATES=2, MIRROR=1, MAX_N=512) as sim:
+        _rows_check(sim, c, t, 8, 4, 512, ready_prob=0.7, valid_prob=0.8, seed=4)
+        exp = B.expected_out_words(c, t)
+        sim.clear()
+        out, last, _ = sim.transfer(B.mm2s_words(c, t), B.out_capacity(len(exp), 8, 4))
+        assert last and out == B.out_bytes(exp, 8)
+        k = sim.counters()
+        assert k["WORDS_OUT"] / k["CYC_TOTAL"] > 2.0, k
+
+
+@pytest.mark.slow   # GHDL analyses and elaborates the 2-lane MIRROR=1 top
+@pytest.mark.skipif(__import__("shutil").which("ghdl") is None, reason="ghdl not installed")
+@pytest.mark.timeout(3600)
+def test_two_lanes_mirror_converted_vhdl_in_ghdl(tmp_path):
+    """The converted VHDL of the 2-lane MIRROR=1 top (GHDL --std=08): PARAMS with bit 22, the int8 row stream of
+    exactly mirrored rows bit-exact against the software decoder, counters and CRC; a bad row stripe (code 10)."""
+    from lutzip.firmware.axi.ghdl import run_ghdl
+    c, t, buf, exp = _row_file(12, 64, 4)
+    ops = _m.table_ops(c.tables[t.table], 8, mirror=1)
+    bad, exp_bad = _bad_row_buffer(c, t, 1)
+    script = [("R", R.PARAMS)] + [("W", off, val) for off, val in R.table_writes(ops)] + [
+        ("T", buf), ("R", R.WORDS_OUT), ("R", R.STRIPES), ("R", R.OUT_CRC), ("R", R.STATUS),
+        ("W", R.CONTROL, R.CTRL_CLEAR_COUNTERS | R.CTRL_CLEAR_ERROR),
+        ("T", bad), ("R", R.STATUS), ("R", R.ERR_COUNT), ("R", R.ERR_STRIPE)]
+    res = run_ghdl(script, tmp_path, W=16, OUT_BYTES=4, LANES=2, MIRROR=1, MAX_N=64, **SMALL)
+    assert res[0] == R.params_word(8, 16, 2, 4, MIRROR=1, MAX_N=64)
+    out, last, _ = res[1]
+    assert last and out == B.out_bytes(exp)
+    assert res[2:5] == [len(exp), len(t.stripe_words), zlib.crc32(out)] and res[5] == 0
+    out, last, _ = res[6]
+    assert last and out == B.out_bytes(exp_bad)
+    st = R.decode_status(res[7])
+    assert st["error"] and st["code"] == 10 and res[8:] == [1, 1]

@@ -55,9 +55,6 @@ def check_params(W=16, LANES=1, OUT_BYTES=4, L=8, STATES=1, MIRROR=0, MAX_N=512)
     from lutzip.hdl.core.ports import check_mirror, check_states
     check_states(STATES, int(L))
     check_mirror(MIRROR, MAX_N)
-    if MIRROR and LANES != 1:
-        raise UnsupportedError(f"lutzip_axi: MIRROR=1 (row stripes) with one lane only, not LANES={LANES} (the N-lane "
-                               f"AXI top's lane feed is not checked with row stripes; the replay lanes take them)")
 
 
 @block
@@ -75,7 +72,7 @@ def lutzip_axi(aclk, aresetn,
     # STATES: the core's code tables (docs/CORE.md; 2: format version 5 too), reported in PARAMS bits 21:20 as
     # STATES - 1 (docs/AXI.md); STATES=1 converts to the HDL of before.
     # MIRROR, MAX_N: the core's row stripes (docs/CORE.md section 7; format version 6), reported in PARAMS bit 22 and
-    # bits 27:24 (log2(MAX_N)); one lane only; MIRROR=0 converts to the HDL of before.
+    # bits 27:24 (log2(MAX_N)); with LANES > 1 every lane's core takes them; MIRROR=0 converts to the HDL of before.
     # LANES 2, 4 or 8 builds lutzip_axi_n.lutzip_axi_n, the N-lane decoder behind the same ports (lanes_params: its
     # IN_ROWS, ROWS); LANES=1 builds the single core below.
     check_params(W, LANES, OUT_BYTES, L, STATES, MIRROR, MAX_N)
@@ -89,7 +86,7 @@ def lutzip_axi(aclk, aresetn,
                             s_axi_ctrl_arready, s_axi_ctrl_rdata, s_axi_ctrl_rresp, s_axi_ctrl_rvalid,
                             s_axi_ctrl_rready, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, FRONT=FRONT, STEP=STEP,
                             LUT1_RAM=LUT1_RAM, LANES=LANES, OUT_BYTES=OUT_BYTES, CLK_HZ=CLK_HZ, STATES=STATES,
-                            **lanes_params)
+                            **({"MIRROR": 1, "MAX_N": MAX_N} if MIRROR else {}), **lanes_params)
     if lanes_params:
         raise UnsupportedError(f"lutzip_axi: {', '.join(sorted(lanes_params))} only with LANES > 1")
     rst_s = ResetSignal(0, active=1, isasync=False)   # aresetn low or soft reset (driven by the shell)

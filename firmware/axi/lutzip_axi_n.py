@@ -39,9 +39,13 @@ def lutzip_axi_n(aclk, aresetn,
                  s_axi_ctrl_araddr, s_axi_ctrl_arvalid, s_axi_ctrl_arready, s_axi_ctrl_rdata, s_axi_ctrl_rresp,
                  s_axi_ctrl_rvalid, s_axi_ctrl_rready,
                  L=8, W=16, LUT3_DEPTH=4096, FRONT="window", STEP="adder", LUT1_RAM="block", LANES=2,
-                 OUT_BYTES=4, CLK_HZ=100_000_000, IN_ROWS=IN_ROWS, ROWS=0, STATES=1):
+                 OUT_BYTES=4, CLK_HZ=100_000_000, IN_ROWS=IN_ROWS, ROWS=0, STATES=1, MIRROR=0, MAX_N=512):
     """The AXI top with ``LANES`` (2, 4, 8) decoder lanes; ``IN_ROWS``: words of each lane's input FIFO (a power
     of two >= 4), ``ROWS``: the decoder's output rows per lane (docs/CORE.md 6.1; 0 = its default)."""
+    # MIRROR, MAX_N: row stripes in every lane's core (docs/CORE.md 6.8), reported in PARAMS bit 22 / bits 27:24 as
+    # the single top does; a row stripe is one packet like a plain one (its descriptor counts its R x N output words),
+    # so the framer, the lane feed and stripe_out_n are unchanged. MIRROR=0 converts to the HDL of before.
+    mirror_kw = {"MIRROR": 1, "MAX_N": MAX_N} if MIRROR else {}
     N = LANES
     kb = keep_bits(N)
     rst_s = ResetSignal(0, active=1, isasync=False)   # aresetn low or soft reset (driven by the shell)
@@ -90,7 +94,7 @@ def lutzip_axi_n(aclk, aresetn,
                       job_ok, h_nocore, h_n, job_pop, end_ok, h_last, h_trunc, end_pop,
                       hold, in_open, discarding, pend_out, w_emit, done, done_code, m_fire, m_fire_last, busy,
                       in_reset, L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LANES=LANES, OUT_BYTES=OUT_BYTES, CLK_HZ=CLK_HZ,
-                      STATES=STATES)
+                      STATES=STATES, **mirror_kw)
 
     feed = lane_feed(aclk, rst_s, c_tdata, c_tvalid, c_tready, c_tlast, l_tdata, l_tvalid, l_tready, l_tlast,
                      LANES=N, IN_ROWS=IN_ROWS)
@@ -98,7 +102,7 @@ def lutzip_axi_n(aclk, aresetn,
                          k_tdata, k_tkeep, k_tvalid, k_tready, k_tlast, k_tuser,
                          tbl_we, tbl_sel, tbl_addr, tbl_wdata, e_valid, e_code, e_stripe, k_busy,
                          LANES=N, ROWS=ROWS, ASSIGN="rr", L=L, W=W, LUT3_DEPTH=LUT3_DEPTH, LUT1_RAM=LUT1_RAM,
-                         FRONT=FRONT, STEP=STEP, STATES=STATES)
+                         FRONT=FRONT, STEP=STEP, STATES=STATES, **mirror_kw)
 
     @always_comb
     def ax_slice_in():

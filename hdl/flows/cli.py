@@ -171,7 +171,7 @@ def add_bench_arguments(p):
                    help="weights per stream (default 100000; with --lanes 1000000)")
     p.add_argument("--stripe", type=int_in(1, 65536, "stripe length"),
                    help="stripe length in words (default 4096; with --lanes N the host's cut for N lanes, "
-                   "lutzip.hdl.flows.lanes_model.host_stripe_len: 1024 for 8 lanes)")
+                   "lutzip.hdl.flows.lanes_model.host_stripe_len: 2048 for 4 lanes, 1024 for 8)")
     p.add_argument("--stream", action="append", choices=("residual_int16", "zero_run_int16", "lut_int8",
                                                          "rows_int16", "rows_int8", "rows_bf16"),
                    help="only these streams (repeatable; rows_*: with --mirror)")

@@ -27,7 +27,7 @@ import numpy as np
 
 from lutzip.codec import bitstream as bs
 from lutzip.hdl.flows import lanes_sim as LS
-from lutzip.hdl.flows.lanes_model import rate_model
+from lutzip.hdl.flows.lanes_model import rate_model, stripe_cost
 from lutzip.hdl.flows.model import split_stripes, table_ops
 
 STREAMS = ("residual_int16", "zero_run_int16", "lut_int8")
@@ -118,7 +118,9 @@ def row_streams(n: int = 1_000_000, stripe_len: int = 4096, names=None, model: s
         else:
             q = quantize_int(a, name[5:])[0].reshape(a.shape)
         q = np.tile(q, (reps, 1))
-        c = ct.from_bytes(ct.to_bytes(codec.compress({"t": q}, stripe_len=stripe_len)))
+        # min_stripes=0: stripes of stripe_len words for every word width (lanes_model.host_compress_kw; the
+        # encoder's default would give the int8 stream stripes of 2 x stripe_len words where 16 rows allow it)
+        c = ct.from_bytes(ct.to_bytes(codec.compress({"t": q}, stripe_len=stripe_len, min_stripes=0)))
         t = c.tensor("t")
         if not t.rows:
             raise LutzError(f"{model} {tensor} ({name}): the encoder did not code it as a row stream")
@@ -160,12 +162,14 @@ def run(lanes: int, n: int = 1_000_000, stripe_len: int = 4096, sim: str = "veri
         span = int(oc[-1] - oc[0]) if len(oc) > 1 else 0
         words = int(sum(int(b[1]) for b in out.beats))
         wpc = (words - int(out.beats[-1, 1])) / span if span else float("nan")
-        m = rate_model([(int(s[0]) & 0xFFFF) + 1 for s in stripes], lanes, rows, assign)
+        # the model on each stripe's output words (a row stripe's R x N) and the weights ASSIGN="load" counts
+        cost = [stripe_cost(s, int(mirror)) for s in stripes]
+        m = rate_model([c[0] for c in cost], lanes, rows, assign, weights=[c[1] for c in cost])
         waits = sorted(m["wait"].items(), key=lambda x: -x[1])[:5]
         res[name] = {"weights": words, "tensors": n_t, "stripes": len(stripes), "stripe_len": stripe_len,
                      "cycles": span, "weights_per_cycle": wpc, "per_lane": wpc / lanes,
                      "model_cycles": m["cycles"], "model_per_lane": m["per_lane"],
-                     "model_waits": [{"stripe": i, "words": (int(stripes[i][0]) & 0xFFFF) + 1, "cycles": c}
+                     "model_waits": [{"stripe": i, "words": cost[i][0], "cycles": c}
                                      for i, c in waits],
                      "sim_seconds": out.seconds, "bit_exact": msg is None, "mismatch": msg}
     return res

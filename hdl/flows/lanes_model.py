@@ -157,13 +157,31 @@ def beats_words(beats, lanes: int, W: int = 16) -> np.ndarray:
     return np.array(out, np.int64)
 
 
+def stripe_cost(stripe, mirror: int = 1):
+    """``(output words, load weight)`` of a good stripe (header first): a plain stripe's ``n`` twice; a row stripe's
+    ``R x N`` output words (its descriptor word) and its weight, its coded words (:func:`stripe_weight` with
+    ``mirror``):
+    what :func:`rate_model` takes as ``stripe_words`` and ``weights``."""
+    from lutzip.hdl.lanes.decoder_lane import stripe_weight
+    h = int(stripe[0])
+    if h >> 16 == 0x4C5B and len(stripe) > 1:
+        d = int(stripe[1])
+        return ((d >> 16 & 15) + 1) * ((d & 0xFFFF) + 1), stripe_weight(h, mirror)
+    return (h & 0xFFFF) + 1, (h & 0xFFFF) + 1
+
+
 #: the stripe length (words) the host cuts for an N-lane decoder (:func:`host_stripe_len`)
-HOST_STRIPE = {1: 4096, 2: 4096, 4: 4096, 8: 1024}
+HOST_STRIPE = {1: 4096, 2: 4096, 4: 2048, 8: 1024}
+#: the shortest stream the host's cut keeps at 0.99 words per cycle per lane (issue 16: >= 1 M weights)
+HOST_MIN_WORDS = 1_000_000
 
 
 def host_stripe_len(lanes: int) -> int:
-    """The stripe length the host cuts a stream into for ``lanes`` lanes: 4096 words for 1, 2 and 4 lanes, 1024 for
-    8 (``lutzip compress --stripe``, ``lutzip hdl bench --lanes N``).
+    """The stripe length the host cuts a stream into for ``lanes`` lanes: 4096 words for 1 and 2 lanes, 2048 for 4,
+    1024 for 8 (``lutzip hdl bench --lanes N``; files: :func:`host_compress_kw`): the longest power of two ``S``
+    <= 4096 whose one-time wait ``(N - 1) / N x S`` (below) costs at most 1 % of the ``M / N`` cycles of a stream
+    of ``M`` = :data:`HOST_MIN_WORDS` words, ``(N - 1) S <= M / 100`` (4096 on 4 lanes: 1.2 % at 1 M words; the
+    row streams of ``lutzip hdl bench --lanes 4 --mirror``, 1.06 M words, gave 0.98852 per lane, 0.99423 at 2048).
 
     Why (:func:`rate_model`): the output drains a stripe at ``N`` words per cycle while its lane decodes one, so
     when the output reaches a stripe of ``S`` words its lane must be ``(N - 1) / N`` of it ahead. The lanes build
@@ -176,8 +194,24 @@ def host_stripe_len(lanes: int) -> int:
     return HOST_STRIPE[check_lanes(lanes)]
 
 
-def rate_model(stripe_words, lanes: int, rows: int = 0, assign: str = "load", latency: int = 6):
+def host_compress_kw(lanes: int) -> dict:
+    """The :func:`lutzip.codec.arrays.compress` keywords of a file cut for ``lanes`` lanes: ``stripe_len`` =
+    :func:`host_stripe_len` and, with two or more lanes, ``min_stripes=0`` -- every stream in stripes of that many
+    words. (By default the encoder gives a stream of 8-bit words of its own stripes of twice ``stripe_len`` words,
+    ``arrays.stream_stripe_len``: an int8 row stream cut at 2048 words came out in 4096-word stripes and kept the
+    4096-word wait, 0.98852 per lane on 4 lanes.) One lane: the encoder's defaults."""
+    n = check_lanes(lanes)
+    return {} if n == 1 else {"stripe_len": host_stripe_len(n), "min_stripes": 0}
+
+
+def rate_model(stripe_words, lanes: int, rows: int = 0, assign: str = "load", latency: int = 6, weights=None):
     """Cycles of the N-lane decoder's output for stripes of ``stripe_words`` decoded words each, in stream order.
+
+    ``stripe_words`` are the words each lane outputs for the stripe: ``n`` of a plain stripe, ``R x N`` of a row
+    stripe (its replays included, docs/CORE.md 6.8). ``weights``: what ``ASSIGN="load"`` counts for each stripe
+    (:func:`lutzip.hdl.lanes.decoder_lane.stripe_weight` of its header word; :func:`stripe_cost` gives both);
+    default ``stripe_words`` (plain stripes: the same). A row stripe weighs its coded words (header bits 15..0
+    plus 1), not its output words.
 
     The model: each lane decodes one word per cycle from cycle 0 (input always valid), packs rows of ``lanes``
     words (a stripe's last row short) into its buffer of ``rows`` rows (it stalls while ``rows - 2`` are held:
@@ -198,7 +232,13 @@ def rate_model(stripe_words, lanes: int, rows: int = 0, assign: str = "load", la
     ns = [int(x) for x in stripe_words]
     if not ns or min(ns) < 1:
         raise LutzError("rate_model: stripes of at least one word")
-    lane_of = assign_lanes([[0x4C5A0000 | (k - 1)] for k in ns], n, assign)[0]
+    if weights is None:
+        lane_of = assign_lanes([[0x4C5A0000 | (k - 1)] for k in ns], n, assign)[0]
+    else:
+        ws = [int(x) for x in weights]
+        if len(ws) != len(ns) or min(ws) < 1 or max(ws) > 65536:
+            raise LutzError("rate_model: one weight of 1 .. 65536 per stripe")
+        lane_of = assign_lanes([[0x4C5A0000 | (k - 1)] for k in ws], n, assign)[0]
     todo = [deque() for _ in range(n)]
     for i, j in enumerate(lane_of):
         todo[j].append(i)
