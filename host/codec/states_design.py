@@ -26,6 +26,8 @@ The set is a plain version-5 table set: every decoder reads it as before (no for
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from lutzip.codec.tables import LUT, MAX_CLASSES, RANGE, ZRUN, ClassSpec, TableSet
@@ -391,6 +393,12 @@ def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None,
     NA, NB = float(ha.sum()) / np.log(2), float(hb.sum()) / np.log(2)
     mus = [(None, None)] + [(fa * NA, fb * NB) for fa in factors for fb in factors]
     parts, seen = [], set()
+    k = _c()
+    if k is not None:                                     # every multiplier's partition and bits in one C call
+        bits, part = k.design(ha, hb, value_set(T), [cl.k for cl in zr], room, MAX_K, mus, L)
+        # the partitions in order of bits (the first of equals: _partition's order), made as they are tried
+        parts = [(float(bits[q]), q, functools.partial(part, q)) for q in range(len(mus)) if np.isfinite(bits[q])]
+        mus = []
     for mu in mus:
         part = _partition(ha, hb, zr, T, room, mu, L)
         if part is None:
@@ -402,7 +410,8 @@ def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None,
         parts.append((_bits(ha, hb, zr, *part, L), len(parts), part))
     best = None
     for _, _, part in sorted(parts, key=lambda x: x[:2]):   # the set of the fewest bits is built (the first
-        try:                                                # that is a valid set)
+        part = part() if callable(part) else part           # that is a valid set)
+        try:
             best, best_part = _build(ha, hb, zr, *part, L, bool(value_set(T)[0])), part
             break
         except TableError:
