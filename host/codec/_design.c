@@ -157,10 +157,16 @@ EXPORT int lzd_join(const double *f1, int64_t n1, const double *f2, int64_t n2, 
     for (int64_t m1 = 0; m1 <= room; m1++) {
         const double *gr = g + (room - m1) * W2;
         const double *fr = f1 + m1 * W1;
-        double bt = INFINITY;
+        double bt = INFINITY, gmin = INFINITY;
         int64_t b1 = 0, b2 = 0, any = 0;
+        for (int64_t i2 = 0; i2 < W2; i2++)
+            if (gr[i2] < gmin)
+                gmin = gr[i2];
         for (int64_t i1 = 0; i1 < W1; i1++) {
-            if (any && fr[i1] == INFINITY)                /* no total of this row is smaller than bt */
+            /* a row none of whose totals can be below this m1's smallest so far, or below the smallest total of
+               the m1 before (this m1 is then not chosen), is skipped: fr + gr + esc >= fr + gmin + esc[i1, n2]
+               in floating point too (the escape only shrinks as list 2 is covered further; rounding is monotone) */
+            if (any && (fr[i1] == INFINITY || fr[i1] + gmin + esc[i1 * W2 + W2 - 1] > (found && best < bt ? best : bt)))
                 continue;
             for (int64_t i2 = 0; i2 < W2; i2++) {
                 double t = fr[i1] + gr[i2] + esc[i1 * W2 + i2];
@@ -452,4 +458,57 @@ EXPORT int lzd_design(const int64_t *ha, const int64_t *hb, const uint8_t *S, in
         free(A[s]); free(B[s]); free(f[s]); free(back[s]); free(ta[s]); free(tb[s]);
     }
     return rc;
+}
+
+/* states_design.pair_counts of one array of 8-bit words (one byte each, or two with wide: values < 256), read in
+   C order of an N-d view (ndim <= 8; shape and strides in elements, strides may be negative or permuted: another
+   axis order without a copy): joint[prev * 256 + word] and first[word] are added to. Returns 0, -1 on a bad view,
+   -2 on a two-byte word >= 256 (then nothing is added). */
+static inline int word_at(const void *w, int wide, int64_t i)
+{
+    return wide ? ((const uint16_t *)w)[i] : ((const uint8_t *)w)[i];
+}
+
+EXPORT int lzd_pairs(const void *w, int wide, int64_t ndim, const int64_t *shape, const int64_t *strides,
+                     int64_t *joint, int64_t *first)
+{
+    if (ndim < 1 || ndim > 8)
+        return -1;
+    int64_t n = 1;
+    for (int64_t d = 0; d < ndim; d++)
+        n *= shape[d];
+    if (n <= 0)
+        return 0;
+    for (int pass = wide ? 0 : 1; pass < 2; pass++) {   /* two-byte words: checked first, then counted */
+        int64_t idx[8] = {0}, last = ndim - 1, inner = shape[last], st = strides[last], off = 0;
+        int prev = -1;
+        for (int64_t done = 0; done < n; done += inner) {
+            int64_t i = 0;
+            if (pass == 0) {
+                for (; i < inner; i++)
+                    if (word_at(w, wide, off + i * st) > 255)
+                        return -2;
+            } else {
+                if (prev < 0) {
+                    prev = word_at(w, wide, off);
+                    first[prev]++;
+                    i = 1;
+                }
+                for (; i < inner; i++) {
+                    int v = word_at(w, wide, off + i * st);
+                    joint[prev * 256 + v]++;
+                    prev = v;
+                }
+            }
+            for (int64_t d = last - 1; d >= 0; d--) {   /* the next row of the view */
+                idx[d]++;
+                off += strides[d];
+                if (idx[d] < shape[d])
+                    break;
+                off -= strides[d] * shape[d];
+                idx[d] = 0;
+            }
+        }
+    }
+    return 0;
 }

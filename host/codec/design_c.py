@@ -35,6 +35,8 @@ def _configure(lib):
     lib.lzd_intervals.restype = i32
     lib.lzd_design.argtypes = [vp, vp, vp, i64, vp, i64, i64, i64, vp, vp, vp, i64, vp, vp, vp, vp]
     lib.lzd_design.restype = i32
+    lib.lzd_pairs.argtypes = [vp, i32, i64, vp, vp, vp, vp]
+    lib.lzd_pairs.restype = i32
     return lib
 
 
@@ -135,3 +137,23 @@ def design(ha, hb, S, zr_ks, room: int, max_k: int, mus, L: int):
         rest = [v for v in range(256) if c[v] < 0 and not (zr_ks and v == 0)]
         return groups[:ns], groups[ns:], rest
     return bits, part
+
+
+def pairs(words, joint, first) -> bool:
+    """Add the pair counts of the 8-bit words of array ``words`` (one- or two-byte unsigned words below 256; any
+    view, read in C order: e.g. a transposed tensor without a copy) to ``joint`` (65 536 int64) and ``first`` (256
+    int64), as ``states_design.pair_counts`` counts them; ``False`` (nothing added) when ``words`` is of another
+    dtype, has more than 8 axes or a word above 255."""
+    w = np.asarray(words)
+    if w.dtype.kind != "u" or w.dtype.itemsize not in (1, 2) or w.ndim > 8:
+        return False
+    if w.ndim == 0:
+        w = w.reshape(1)
+    if w.size == 0:
+        return True
+    size = w.dtype.itemsize
+    shape = np.array(w.shape, np.int64)
+    strides = np.array([x // size for x in w.strides], np.int64)
+    ptr = w.__array_interface__["data"][0]             # the view's first element (numpy keeps w alive here)
+    return lib().lzd_pairs(ptr, int(size == 2), w.ndim, cbuild.ptr(shape), cbuild.ptr(strides), cbuild.ptr(joint),
+                           cbuild.ptr(first)) == 0

@@ -508,16 +508,17 @@ def _axis_order(c, s, words):
     def bits(j):
         return min(sd.ideal_bits(*sd.joint_state_counts(j, T)) for T in sets)
 
-    own = layout.restore(np.asarray(words).reshape(t.stored_shape), t.axes)
+    own = np.asarray(words).reshape(t.stored_shape)           # the tensor in its own order: a view, no copy
+    own = own if t.axes is None else np.transpose(own, np.argsort(t.axes))
     best, best_bits, best_words = None, bits(joint) - 8 * AXES_MIN_GAIN, None
     for axes in tried:
         if axes == t.axes:
             continue
-        w = layout.stored(own, axes).reshape(-1)
+        w = np.transpose(own, axes)                             # counted as a view (layout.stored's order)
         b = bits(sd.pair_counts([w]))
         if b < best_bits:
             best, best_bits, best_words = axes, b, w
-    return None if best is None else (best, best_words)
+    return None if best is None else (best, layout.stored(own, best).reshape(-1))
 
 
 def _designs(c, group, ts, L, memo, quick: bool = False):

@@ -117,23 +117,30 @@ def thresholds(words_list, keep: int = 2, candidates=range(1, 65), joint=None):
     joint, first = pair_counts(words_list) if joint is None else joint
     mag = np.abs(signed8(np.arange(256)))
     total = joint.sum(0) + first
-    scored = []
-    for T in candidates:
-        hb = joint[mag < T].sum(0)
-        ha = total - hb
-        if ha.sum() == 0 or hb.sum() == 0:
-            continue
-        scored.append((ideal_bits(ha, hb), T))
-    scored.sort()
+    Ts = np.array(list(candidates), np.int64)
+    if not len(Ts):
+        return []
+    # the state-B counts of every threshold at once: the rows of each magnitude, summed up to T - 1
+    by_mag = np.zeros((129, 256), np.int64)
+    np.add.at(by_mag, mag, joint)
+    HB = np.concatenate([np.zeros((1, 256), np.int64), np.cumsum(by_mag, 0)])[np.clip(Ts, 0, 129)]
+    HA = total[None, :] - HB
+    ok = (HA.sum(1) > 0) & (HB.sum(1) > 0)
+    bits = _rows_entropy(HA) + _rows_entropy(HB)
+    scored = sorted((float(b), int(T)) for b, T, o in zip(bits, Ts, ok) if o)
     return [T for _, T in scored[:keep]]
 
 
 def pair_counts(words_list):
     """``(joint, first)``: counts of each pair of consecutive 8-bit words (``joint[prev, word]``, 256 x 256) within
-    each array, and of the arrays' first words (read in state A whatever ``S`` is)."""
+    each array (read in C order: a transposed view counts in its own order), and of the arrays' first words (read
+    in state A whatever ``S`` is)."""
     joint = np.zeros(256 * 256, np.int64)
     first = np.zeros(256, np.int64)
+    k = _c()
     for w in words_list:
+        if k is not None and k.pairs(w, joint, first):        # one-byte words, any view: counted in C
+            continue
         w = np.asarray(w).astype(np.int64).reshape(-1)
         if not w.size:
             continue
