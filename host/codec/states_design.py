@@ -526,14 +526,17 @@ def table_bytes(ts: TableSet) -> int:
     return len(_pack_tables([ts], 5))
 
 
-def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1, joint=None) -> list:
+def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1, joint=None, ivals=None) -> list:
     """The value sets :func:`redesign` tries: the ``n_thresholds`` best magnitude thresholds (ints) and the
-    ``n_intervals`` best intervals (masks) that are not one of those thresholds, by :func:`ideal_bits`."""
+    ``n_intervals`` best intervals (masks) that are not one of those thresholds, by :func:`ideal_bits`. ``ivals``:
+    :func:`intervals` of the same words with ``keep`` at least ``n_thresholds + n_intervals``, if known."""
     joint = pair_counts(words_list) if joint is None else joint
     out = list(thresholds(words_list, n_thresholds, joint=joint))
     seen = [value_set(T) for T in out]
     if n_intervals:
-        for _, _, _, S in intervals(words_list, n_intervals + len(out), joint=joint):
+        if ivals is None:
+            ivals = intervals(words_list, n_intervals + len(out), joint=joint)
+        for _, _, _, S in ivals[:n_intervals + len(out)]:
             if len(out) >= n_thresholds + n_intervals:
                 break
             if not any(np.array_equal(S, x) for x in seen):
@@ -553,9 +556,10 @@ def table_cost(ts: TableSet) -> float:
 
 
 def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 4, n_intervals: int = 4, joint=None,
-            factors=None, full_top="default") -> list:
+            factors=None, full_top="default", ivals=None) -> list:
     """The table sets :func:`redesign` codes, by estimate: ``[(estimated bits, tableset)]``, smallest first (bits of
-    :func:`design_two` plus 8 x :func:`table_cost`). ``joint``: the words' :func:`pair_counts`, if known.
+    :func:`design_two` plus 8 x :func:`table_cost`). ``joint``: the words' :func:`pair_counts`, if known;
+    ``ivals``: their :func:`intervals` (``keep`` at least ``n_thresholds + n_intervals``), if known.
 
     Each value set of :func:`candidates` (with and, for dense words, without the ZRUN classes) is cut with the
     multipliers :data:`QUICK_FACTORS`, then the ``full_top`` (default :data:`FULL_TOP`) best again with ``factors``
@@ -572,7 +576,8 @@ def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 4, n_inter
     # dense words: zero also as a plain value (no ZRUN class), its class slot free for the cut
     zr_sets = [zr] + ([[]] if zr and zeros * DENSE_ZEROS < n else [])
     tried = []
-    for T, zr in ((T, z) for T in candidates(words_list, n_thresholds, n_intervals, joint=joint) for z in zr_sets):
+    sets = candidates(words_list, n_thresholds, n_intervals, joint=joint, ivals=ivals)
+    for T, zr in ((T, z) for T in sets for z in zr_sets):
         got = design_two(words_list, zr, T, L, factors=QUICK_FACTORS if full_top else factors, joint=joint)
         if got is not None:
             tried.append((got[1] + 8 * table_cost(got[0]), len(tried), got[0], T, zr))
