@@ -165,12 +165,22 @@ EXPORT int lzd_join(const double *f1, int64_t n1, const double *f2, int64_t n2, 
         for (int64_t i1 = 0; i1 < W1; i1++) {
             /* a row none of whose totals can be below this m1's smallest so far, or below the smallest total of
                the m1 before (this m1 is then not chosen), is skipped: fr + gr + esc >= fr + gmin + esc[i1, n2]
-               in floating point too (the escape only shrinks as list 2 is covered further; rounding is monotone) */
-            if (any && (fr[i1] == INFINITY || fr[i1] + gmin + esc[i1 * W2 + W2 - 1] > (found && best < bt ? best : bt)))
+               in floating point too (with multipliers the escape's cost only shrinks as list 2 is covered further:
+               min over l of x l + mu 2^-l grows with x; the ideal -x log2 x does not; rounding is monotone) */
+            if (any && (fr[i1] == INFINITY ||
+                        (has_mu && fr[i1] + gmin + esc[i1 * W2 + W2 - 1] > (found && best < bt ? best : bt))))
                 continue;
+            const double f = fr[i1], *er = esc + i1 * W2;
+            double rmin = INFINITY;                      /* the row's smallest total (min is exact: any order) */
             for (int64_t i2 = 0; i2 < W2; i2++) {
-                double t = fr[i1] + gr[i2] + esc[i1 * W2 + i2];
-                if (!any || t < bt) {                   /* numpy's argmin: the first of the smallest */
+                double t = f + gr[i2] + er[i2];
+                rmin = t < rmin ? t : rmin;
+            }
+            if (any && !(rmin < bt))
+                continue;
+            for (int64_t i2 = 0; i2 < W2; i2++) {         /* numpy's argmin: the first of the smallest */
+                double t = f + gr[i2] + er[i2];
+                if (!any || t < bt) {
                     bt = t;
                     b1 = i1;
                     b2 = i2;
