@@ -80,3 +80,32 @@ def test_pair_counts_of_views_match_numpy():
     # a two-byte word above 255 is not an 8-bit word: nothing counted, the caller's numpy path decides
     assert not design_c.pairs(np.array([3, 300], np.uint16), joint, first)
     assert joint.sum() == a.size - 1
+
+
+@pytest.mark.parametrize("room", [2, 5, 15])
+@pytest.mark.parametrize("seed", [4, 5])
+def test_whole_design_matches_numpy_partition_and_bits(room, seed, monkeypatch):
+    """lzd_design (every multiplier's partition and estimate in one call) against _partition and _bits in numpy,
+    for the ideal lengths and multipliers, with few classes (a long escape) and with ZRUN classes kept."""
+    from lutzip.codec.tables import ClassSpec, ZRUN
+    rng = np.random.default_rng(seed)
+    ha = (rng.geometric(0.03, 256) * (rng.random(256) < 0.8)).astype(np.int64)
+    hb = (rng.geometric(0.05, 256) * (rng.random(256) < 0.6)).astype(np.int64)
+    S = sd.value_set(int(rng.integers(3, 40)))
+    NA, NB = ha.sum() / np.log(2), hb.sum() / np.log(2)
+    mus = [(None, None), (NA, NB), (0.7 * NA, 1.45 * NB), (3 * NA, 0.2 * NB)]
+    seen_escape = False
+    for zr in ([], [ClassSpec(3, ZRUN, 2, 0), ClassSpec(4, ZRUN, 5, 0)]):
+        r = min(room, 15 - len(zr))                    # design_two's room: the escape and the ZRUN classes kept
+        bits, part = design_c.design(ha, hb, S, [cl.k for cl in zr], r, sd.MAX_K, mus, 8)
+        monkeypatch.setattr(sd, "KERNELS", "py")
+        for q, mu in enumerate(mus):
+            ref = sd._partition(ha, hb, zr, S, r, mu, 8)
+            seen_escape = seen_escape or (ref is not None and any(ha[v] + hb[v] for v in ref[2]))
+            if ref is None:
+                assert not np.isfinite(bits[q])
+                continue
+            assert part(q) == ref
+            assert bits[q] == sd._bits(ha, hb, zr, *ref, 8)
+        monkeypatch.setattr(sd, "KERNELS", "auto")
+    assert seen_escape or room > 5                     # few classes: values were left to the escape
