@@ -697,8 +697,9 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         of its own stream may be coded in another axis order (:func:`_axis_order`); kept where its streams plus its
         table bytes (:func:`lutzip.codec.states_design.table_cost`) are the smallest, and the whole file only where
         it is smaller than without ``redesign``. Off by default: nudenet int8 0 % 2 004 900 -> 1 995 942 B (-0.45 %,
-        below xz -9e's 1 996 032) for 18.5 s CPU against 0.2 s (docs/log/2026-12-compression.md, 2026-12-07 late
-        night).
+        below xz -9e's 1 996 032) for 6.8 s CPU against 0.2 s (the default two-table ``compress``: 0.38 s; was
+        18.8 s before the whole cut moved to C; docs/log/2026-12-compression.md, 2026-12-07 late night and
+        2026-12-08 h18x).
     report : list, optional
         Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned",
         "split"}`` (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves;
