@@ -33,6 +33,10 @@ def _configure(lib):
     lib.lzd_join.restype = i32
     lib.lzd_intervals.argtypes = [vp, i64, i64, vp, vp]
     lib.lzd_intervals.restype = i32
+    lib.lzd_design.argtypes = [vp, vp, vp, i64, vp, i64, i64, i64, vp, vp, vp, i64, vp, vp, vp, vp]
+    lib.lzd_design.restype = i32
+    lib.lzd_pairs.argtypes = [vp, i32, i64, vp, vp, vp, vp]
+    lib.lzd_pairs.restype = i32
     return lib
 
 
@@ -91,3 +95,65 @@ def interval_costs(P, total):
     if lib().lzd_intervals(cbuild.ptr(P), R, C, cbuild.ptr(total), cbuild.ptr(cost)):
         raise MemoryError("design intervals: no memory")
     return cost
+
+
+def design(ha, hb, S, zr_ks, room: int, max_k: int, mus, L: int):
+    """``states_design.design_two``'s partitions, one per multiplier pair of ``mus`` (``(None, None)``: the ideal
+    lengths), in one call: ``(bits, part)`` with ``bits[q]`` :func:`states_design._bits` of the ``q``-th
+    partition (infinite: ``_partition`` finds none) and ``part(q)`` that partition as ``_partition`` gives it,
+    ``(small, large, rest)``: ``small``, ``large`` lists of ``(k, values)`` (values in list order: by count, then
+    by word), ``rest`` the escape's words. ``zr_ks``: the index bits of the ZRUN classes kept (value 0 is then
+    left to them)."""
+    ha = np.ascontiguousarray(ha, np.int64)
+    hb = np.ascontiguousarray(hb, np.int64)
+    Sm = np.ascontiguousarray(np.asarray(S, bool), np.uint8)
+    zr_ks = list(zr_ks)
+    zk = np.ascontiguousarray(zr_ks or [0], np.int64)
+    n = len(mus)
+    ma = np.array([0.0 if m[0] is None else float(m[0]) for m in mus], np.float64)
+    mb = np.array([0.0 if m[0] is None else float(m[1]) for m in mus], np.float64)
+    has = np.array([0 if m[0] is None else 1 for m in mus], np.int32)
+    bits = np.zeros(n, np.float64)
+    cls = np.zeros((n, 256), np.int64)
+    kk = np.zeros((n, 16), np.int64)
+    nsl = np.zeros((n, 2), np.int64)
+    rc = lib().lzd_design(cbuild.ptr(ha), cbuild.ptr(hb), cbuild.ptr(Sm), len(zr_ks), cbuild.ptr(zk), int(room),
+                          int(max_k), n, cbuild.ptr(ma), cbuild.ptr(mb), cbuild.ptr(has), int(L), cbuild.ptr(bits),
+                          cbuild.ptr(cls), cbuild.ptr(kk), cbuild.ptr(nsl))
+    if rc == -2:
+        raise MemoryError("design: no memory")
+    if rc:
+        from lutzip.errors import TableError
+        raise TableError(f"design: no code lengths of at most {L} bits (rc {rc})")
+
+    def part(q):
+        c = cls[q]
+        ns, nl = int(nsl[q, 0]), int(nsl[q, 1])
+        members = [[] for _ in range(ns + nl)]
+        for v in np.lexsort((np.arange(256), -(ha + hb))).tolist():     # list order: by count, then by word
+            if c[v] >= 0:
+                members[c[v]].append(v)
+        groups = [(int(kk[q, j]), members[j]) for j in range(ns + nl)]
+        rest = [v for v in range(256) if c[v] < 0 and not (zr_ks and v == 0)]
+        return groups[:ns], groups[ns:], rest
+    return bits, part
+
+
+def pairs(words, joint, first) -> bool:
+    """Add the pair counts of the 8-bit words of array ``words`` (one- or two-byte unsigned words below 256; any
+    view, read in C order: e.g. a transposed tensor without a copy) to ``joint`` (65 536 int64) and ``first`` (256
+    int64), as ``states_design.pair_counts`` counts them; ``False`` (nothing added) when ``words`` is of another
+    dtype, has more than 8 axes or a word above 255."""
+    w = np.asarray(words)
+    if w.dtype.kind != "u" or w.dtype.itemsize not in (1, 2) or w.ndim > 8:
+        return False
+    if w.ndim == 0:
+        w = w.reshape(1)
+    if w.size == 0:
+        return True
+    size = w.dtype.itemsize
+    shape = np.array(w.shape, np.int64)
+    strides = np.array([x // size for x in w.strides], np.int64)
+    ptr = w.__array_interface__["data"][0]             # the view's first element (numpy keeps w alive here)
+    return lib().lzd_pairs(ptr, int(size == 2), w.ndim, cbuild.ptr(shape), cbuild.ptr(strides), cbuild.ptr(joint),
+                           cbuild.ptr(first)) == 0

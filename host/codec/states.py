@@ -464,7 +464,7 @@ def _redesign(c, group, ts, L, memo=None):
 
 def _memo() -> dict:
     """What the redesign path computes once per stream or set of streams (words, pair counts, designs)."""
-    return {"words": {}, "joint": {}, "designs": {}, "quick": {}, "two": {}, "axes": {}}
+    return {"words": {}, "joint": {}, "designs": {}, "quick": {}, "two": {}, "axes": {}, "ivals": {}}
 
 
 def _words(c, s, ts, memo):
@@ -473,7 +473,7 @@ def _words(c, s, ts, memo):
     from lutzip.codec.decode import decode_stripes
     if s.index not in memo["words"]:
         w = decode_stripes(c.stripe_payload(s), s.stripe_words, s.numel, s.stripe_len, ts)
-        got = _axis_order(c, s, w) if ts.word_bits == 8 else None
+        got = _axis_order(c, s, w, memo) if ts.word_bits == 8 else None
         if got is not None:
             memo["axes"][s.index], w = got
         memo["words"][s.index] = w
@@ -488,7 +488,11 @@ AXES_TRIED = {2: [(1, 0)], 3: [(0, 2, 1), (1, 0, 2)], 4: [(0, 1, 3, 2), (1, 0, 2
 AXES_MIN_GAIN = 16
 
 
-def _axis_order(c, s, words):
+#: intervals :func:`_axis_order` keeps of the stored order's scan (enough for :func:`_designs`' candidates)
+IVALS_KEPT = 16
+
+
+def _axis_order(c, s, words, memo=None):
     """``(axes, words)``: an axis order (``numpy.transpose`` of the tensor in its own order) in which the stream's
     words have a smaller two-state order-0 estimate than in the order they are coded in, and the words in it;
     or ``None``. Two code tables read a word in the state the word before it leaves: the order decides which
@@ -503,21 +507,26 @@ def _axis_order(c, s, words):
     if not tried or (t.stream_numel or t.numel) != s.numel:
         return None
     joint = sd.pair_counts([words])
-    sets = sd.candidates([words], 1, 1, joint=joint)
+    ivals = sd.intervals(None, IVALS_KEPT, joint=joint)
+    sets = sd.candidates([words], 1, 1, joint=joint, ivals=ivals)
 
     def bits(j):
         return min(sd.ideal_bits(*sd.joint_state_counts(j, T)) for T in sets)
 
-    own = layout.restore(np.asarray(words).reshape(t.stored_shape), t.axes)
+    own = np.asarray(words).reshape(t.stored_shape)           # the tensor in its own order: a view, no copy
+    own = own if t.axes is None else np.transpose(own, np.argsort(t.axes))
     best, best_bits, best_words = None, bits(joint) - 8 * AXES_MIN_GAIN, None
     for axes in tried:
         if axes == t.axes:
             continue
-        w = layout.stored(own, axes).reshape(-1)
+        w = np.transpose(own, axes)                             # counted as a view (layout.stored's order)
         b = bits(sd.pair_counts([w]))
         if b < best_bits:
             best, best_bits, best_words = axes, b, w
-    return None if best is None else (best, best_words)
+    if best is None and memo is not None:       # the words stay in this order: its counts and scan are kept
+        memo["joint"][s.index] = joint
+        memo["ivals"][s.index] = ivals
+    return None if best is None else (best, layout.stored(own, best).reshape(-1))
 
 
 def _designs(c, group, ts, L, memo, quick: bool = False):
@@ -526,14 +535,16 @@ def _designs(c, group, ts, L, memo, quick: bool = False):
     0), unless the full designs are known."""
     from lutzip.codec import states_design as sd
     key = (tuple(sorted(s.index for s in group)), id(ts))
+    # one stream: the interval scan of _axis_order's counts, where they are the coded order's
+    ivals = memo["ivals"].get(group[0].index) if len(group) == 1 else None
     if quick and key not in memo["designs"]:
         if key not in memo["quick"]:
             words = [_words(c, s, ts, memo) for s in group]
-            memo["quick"][key] = sd.designs(words, ts, L, joint=_joint(c, group, ts, memo), full_top=0)
+            memo["quick"][key] = sd.designs(words, ts, L, joint=_joint(c, group, ts, memo), full_top=0, ivals=ivals)
         return memo["quick"][key]
     if key not in memo["designs"]:
         words = [_words(c, s, ts, memo) for s in group]
-        memo["designs"][key] = sd.designs(words, ts, L, joint=_joint(c, group, ts, memo))
+        memo["designs"][key] = sd.designs(words, ts, L, joint=_joint(c, group, ts, memo), ivals=ivals)
     return memo["designs"][key]
 
 
@@ -686,8 +697,9 @@ def apply(c, L: int = 8, greedy: bool = True, report: list | None = None, replan
         of its own stream may be coded in another axis order (:func:`_axis_order`); kept where its streams plus its
         table bytes (:func:`lutzip.codec.states_design.table_cost`) are the smallest, and the whole file only where
         it is smaller than without ``redesign``. Off by default: nudenet int8 0 % 2 004 900 -> 1 995 942 B (-0.45 %,
-        below xz -9e's 1 996 032) for 18.5 s CPU against 0.2 s (docs/log/2026-12-compression.md, 2026-12-07 late
-        night).
+        below xz -9e's 1 996 032) for 6.8 s CPU against 0.2 s (the default two-table ``compress``: 0.38 s; was
+        18.8 s before the whole cut moved to C; docs/log/2026-12-compression.md, 2026-12-07 late night and
+        2026-12-08 h18x).
     report : list, optional
         Gets one dict per table set that was tried: ``{"table", "follow", "before", "after", "redesigned",
         "split"}`` (payload bytes of its streams; ``after`` counts the table bytes a redesigned set adds or saves;

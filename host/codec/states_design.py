@@ -26,6 +26,8 @@ The set is a plain version-5 table set: every decoder reads it as before (no for
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from lutzip.codec.tables import LUT, MAX_CLASSES, RANGE, ZRUN, ClassSpec, TableSet
@@ -115,23 +117,30 @@ def thresholds(words_list, keep: int = 2, candidates=range(1, 65), joint=None):
     joint, first = pair_counts(words_list) if joint is None else joint
     mag = np.abs(signed8(np.arange(256)))
     total = joint.sum(0) + first
-    scored = []
-    for T in candidates:
-        hb = joint[mag < T].sum(0)
-        ha = total - hb
-        if ha.sum() == 0 or hb.sum() == 0:
-            continue
-        scored.append((ideal_bits(ha, hb), T))
-    scored.sort()
+    Ts = np.array(list(candidates), np.int64)
+    if not len(Ts):
+        return []
+    # the state-B counts of every threshold at once: the rows of each magnitude, summed up to T - 1
+    by_mag = np.zeros((129, 256), np.int64)
+    np.add.at(by_mag, mag, joint)
+    HB = np.concatenate([np.zeros((1, 256), np.int64), np.cumsum(by_mag, 0)])[np.clip(Ts, 0, 129)]
+    HA = total[None, :] - HB
+    ok = (HA.sum(1) > 0) & (HB.sum(1) > 0)
+    bits = _rows_entropy(HA) + _rows_entropy(HB)
+    scored = sorted((float(b), int(T)) for b, T, o in zip(bits, Ts, ok) if o)
     return [T for _, T in scored[:keep]]
 
 
 def pair_counts(words_list):
     """``(joint, first)``: counts of each pair of consecutive 8-bit words (``joint[prev, word]``, 256 x 256) within
-    each array, and of the arrays' first words (read in state A whatever ``S`` is)."""
+    each array (read in C order: a transposed view counts in its own order), and of the arrays' first words (read
+    in state A whatever ``S`` is)."""
     joint = np.zeros(256 * 256, np.int64)
     first = np.zeros(256, np.int64)
+    k = _c()
     for w in words_list:
+        if k is not None and k.pairs(w, joint, first):        # one-byte words, any view: counted in C
+            continue
         w = np.asarray(w).astype(np.int64).reshape(-1)
         if not w.size:
             continue
@@ -391,6 +400,12 @@ def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None,
     NA, NB = float(ha.sum()) / np.log(2), float(hb.sum()) / np.log(2)
     mus = [(None, None)] + [(fa * NA, fb * NB) for fa in factors for fb in factors]
     parts, seen = [], set()
+    k = _c()
+    if k is not None:                                     # every multiplier's partition and bits in one C call
+        bits, part = k.design(ha, hb, value_set(T), [cl.k for cl in zr], room, MAX_K, mus, L)
+        # the partitions in order of bits (the first of equals: _partition's order), made as they are tried
+        parts = [(float(bits[q]), q, functools.partial(part, q)) for q in range(len(mus)) if np.isfinite(bits[q])]
+        mus = []
     for mu in mus:
         part = _partition(ha, hb, zr, T, room, mu, L)
         if part is None:
@@ -402,7 +417,8 @@ def design_two(words_list, zruns, T, L: int = 8, factors=MU_FACTORS, joint=None,
         parts.append((_bits(ha, hb, zr, *part, L), len(parts), part))
     best = None
     for _, _, part in sorted(parts, key=lambda x: x[:2]):   # the set of the fewest bits is built (the first
-        try:                                                # that is a valid set)
+        part = part() if callable(part) else part           # that is a valid set)
+        try:
             best, best_part = _build(ha, hb, zr, *part, L, bool(value_set(T)[0])), part
             break
         except TableError:
@@ -510,14 +526,17 @@ def table_bytes(ts: TableSet) -> int:
     return len(_pack_tables([ts], 5))
 
 
-def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1, joint=None) -> list:
+def candidates(words_list, n_thresholds: int = 2, n_intervals: int = 1, joint=None, ivals=None) -> list:
     """The value sets :func:`redesign` tries: the ``n_thresholds`` best magnitude thresholds (ints) and the
-    ``n_intervals`` best intervals (masks) that are not one of those thresholds, by :func:`ideal_bits`."""
+    ``n_intervals`` best intervals (masks) that are not one of those thresholds, by :func:`ideal_bits`. ``ivals``:
+    :func:`intervals` of the same words with ``keep`` at least ``n_thresholds + n_intervals``, if known."""
     joint = pair_counts(words_list) if joint is None else joint
     out = list(thresholds(words_list, n_thresholds, joint=joint))
     seen = [value_set(T) for T in out]
     if n_intervals:
-        for _, _, _, S in intervals(words_list, n_intervals + len(out), joint=joint):
+        if ivals is None:
+            ivals = intervals(words_list, n_intervals + len(out), joint=joint)
+        for _, _, _, S in ivals[:n_intervals + len(out)]:
             if len(out) >= n_thresholds + n_intervals:
                 break
             if not any(np.array_equal(S, x) for x in seen):
@@ -537,9 +556,10 @@ def table_cost(ts: TableSet) -> float:
 
 
 def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 4, n_intervals: int = 4, joint=None,
-            factors=None, full_top="default") -> list:
+            factors=None, full_top="default", ivals=None) -> list:
     """The table sets :func:`redesign` codes, by estimate: ``[(estimated bits, tableset)]``, smallest first (bits of
-    :func:`design_two` plus 8 x :func:`table_cost`). ``joint``: the words' :func:`pair_counts`, if known.
+    :func:`design_two` plus 8 x :func:`table_cost`). ``joint``: the words' :func:`pair_counts`, if known;
+    ``ivals``: their :func:`intervals` (``keep`` at least ``n_thresholds + n_intervals``), if known.
 
     Each value set of :func:`candidates` (with and, for dense words, without the ZRUN classes) is cut with the
     multipliers :data:`QUICK_FACTORS`, then the ``full_top`` (default :data:`FULL_TOP`) best again with ``factors``
@@ -556,7 +576,8 @@ def designs(words_list, ts: TableSet, L: int = 8, n_thresholds: int = 4, n_inter
     # dense words: zero also as a plain value (no ZRUN class), its class slot free for the cut
     zr_sets = [zr] + ([[]] if zr and zeros * DENSE_ZEROS < n else [])
     tried = []
-    for T, zr in ((T, z) for T in candidates(words_list, n_thresholds, n_intervals, joint=joint) for z in zr_sets):
+    sets = candidates(words_list, n_thresholds, n_intervals, joint=joint, ivals=ivals)
+    for T, zr in ((T, z) for T in sets for z in zr_sets):
         got = design_two(words_list, zr, T, L, factors=QUICK_FACTORS if full_top else factors, joint=joint)
         if got is not None:
             tried.append((got[1] + 8 * table_cost(got[0]), len(tried), got[0], T, zr))
