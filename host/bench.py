@@ -19,8 +19,10 @@ for inputs under 4 MiB). The bf16 mode rounds float32 to bfloat16
 
 ``lutzip bench models`` runs every installed real model of :data:`lutzip.weights.models.REAL_MODELS` in int8 and
 int16 at 0 / 60 / 75 / 90 % and bf16, and prints one markdown table (:func:`format_summary`).
-``--states 2`` adds a ``lutzip --states 2`` column (:func:`states2_size`): each cell's file with two code tables
-where that is smaller (format version 5; software decoders only), decoded back and checked bit for bit.
+``--states 2`` adds the default output's column (:func:`states2_size`: the bytes of ``lutzip.compress``, two code
+tables where they pay, format version 5 or 6), decoded back and checked bit for bit; the table then shows it first as
+``lutzip (default)`` and the one-table file as ``lutzip --states 1``, with the cells ahead of xz -9e and of zipnn
+counted. The JSON file (``--json``) is rewritten after each model, so an interrupted run keeps the models done.
 
 ``lutzip bench --speed [FILE]`` measures decoding speed instead (:func:`speed`): bf16 and int16 75 % pruned, one
 core, the numba reference kernel, the C kernel (alone, with its CRC checks, on 2 threads), lutzip's end-to-end
@@ -312,6 +314,43 @@ def format_table(rows: list, title: str = "") -> str:
 
 
 SUMMARY = ["lutzip", STATES2, "xz -9e", "zstd -19", "bzip2 -9", "zipnn", "H0 bound"]
+#: the header of :data:`STATES2` and of ``lutzip`` in :func:`format_summary` when the rows have both
+DEFAULT_HEAD, ONE_TABLE_HEAD = "lutzip (default)", "lutzip --states 1"
+
+
+def _vs(r, c, ref="xz -9e"):
+    return f"{100 * (r[c] / r[ref] - 1):+.2f} %" if ref in r and c in r else "-"
+
+
+def summary_counts(results: dict, col: str = "lutzip", ref: str = "xz -9e") -> dict:
+    """Cells where ``col`` is smaller than ``ref``, per mode and in all.
+
+    Returns
+    -------
+    dict
+        ``{"won": n, "cells": n, "by_mode": {mode: (won, cells)}, "behind": [(label, mode, sparsity, size/ref - 1)]}``
+        over the rows that have both columns.
+    """
+    by_mode, behind = {}, []
+    for label, rows in results.items():
+        for r in rows:
+            if col not in r or ref not in r:
+                continue
+            w, n = by_mode.get(r["mode"], (0, 0))
+            ahead = r[col] < r[ref]
+            by_mode[r["mode"]] = (w + ahead, n + 1)
+            if not ahead:
+                behind.append((label, r["mode"], r["sparsity"], r[col] / r[ref] - 1))
+    return {"won": sum(w for w, _ in by_mode.values()), "cells": sum(n for _, n in by_mode.values()),
+            "by_mode": by_mode, "behind": behind}
+
+
+def _count_line(name: str, ref: str, k: dict) -> str:
+    modes = ", ".join(f"{m} {w} of {n}" for m, (w, n) in k["by_mode"].items())
+    s = f"{name} smaller than {ref} in {k['won']} of {k['cells']} cells" + (f" ({modes})" if modes else "")
+    if k["behind"]:
+        s += "; behind: " + ", ".join(f"{lab} {m} {100 * p:.0f} % {100 * d:+.2f} %" for lab, m, p, d in k["behind"])
+    return s
 
 
 def format_summary(results: dict) -> str:
@@ -325,19 +364,22 @@ def format_summary(results: dict) -> str:
     Returns
     -------
     str
-        The table; the last column is lutzip's size relative to xz -9e (``-`` = smaller), followed by the
-        two-code-table file's (``2 tables vs xz``) when the rows have :data:`STATES2`.
+        The table and the counts of cells ahead of xz -9e (and of zipnn, bf16). With :data:`STATES2` in the rows
+        (``--states 2``) its column comes first as ``lutzip (default)`` (the bytes of ``lutzip.compress``: two
+        code tables where they pay) and ``lutzip`` is shown as ``lutzip --states 1`` (one code table); the last
+        columns are each one's size relative to xz -9e (``-`` = smaller).
     """
     all_rows = [r for rows in results.values() for r in rows]
     cols = [c for c in SUMMARY if any(c in r for r in all_rows)]
     two = STATES2 in cols
-    lines = ["| model | weights | mode | sparsity | " + " | ".join(cols) + " | lutzip vs xz |"
-             + (" 2 tables vs xz |" if two else ""),
-             "|---|---:|---|---:|" + "---:|" * len(cols) + "---:|" + ("---:|" if two else "")]
-
-    def vs(r, c):
-        return f"{100 * (r[c] / r['xz -9e'] - 1):+.2f} %" if "xz -9e" in r and c in r else "-"
-
+    if two:
+        cols = [STATES2, "lutzip"] + [c for c in cols if c not in (STATES2, "lutzip")]
+    head = {STATES2: DEFAULT_HEAD, "lutzip": ONE_TABLE_HEAD} if two else {}
+    vs_cols = [STATES2, "lutzip"] if two else ["lutzip"]
+    vs_head = ["default vs xz", "1 table vs xz"] if two else ["lutzip vs xz"]
+    lines = ["| model | weights | mode | sparsity | " + " | ".join(head.get(c, c) for c in cols) + " | "
+             + " | ".join(vs_head) + " |",
+             "|---|---:|---|---:|" + "---:|" * (len(cols) + len(vs_cols))]
     for label, rows in results.items():
         for r in rows:
             cells = []
@@ -346,16 +388,16 @@ def format_summary(results: dict) -> str:
                 cells.append(f"**{v}**" if c in ("lutzip", STATES2) and "xz -9e" in r and c in r
                              and r[c] < r["xz -9e"] else v)
             lines.append(f"| {label} | {r['weights']} | {r['mode']} | {100 * r['sparsity']:.0f} % | "
-                         + " | ".join(cells) + f" | {vs(r, 'lutzip')} |" + (f" {vs(r, STATES2)} |" if two else ""))
-    n = sum(1 for r in all_rows if "xz -9e" in r)
-    won = sum(1 for r in all_rows if "xz -9e" in r and r["lutzip"] < r["xz -9e"])
+                         + " | ".join(cells) + " | " + " | ".join(_vs(r, c) for c in vs_cols) + " |")
     lines.append("")
-    lines.append(f"size / raw of the same bytes (lower is better); lutzip smaller than xz -9e in {won} of {n} cells")
+    lines.append("size / raw of the same bytes (lower is better); **bold**: smaller than xz -9e")
+    main_col = STATES2 if two else "lutzip"
+    lines.append(_count_line(DEFAULT_HEAD if two else "lutzip", "xz -9e", summary_counts(results, main_col)))
     if two:
-        n2 = sum(1 for r in all_rows if "xz -9e" in r and STATES2 in r)
-        won2 = sum(1 for r in all_rows if "xz -9e" in r and STATES2 in r and r[STATES2] < r["xz -9e"])
-        lines.append(f"{STATES2} (two code tables, format version 5; software decoders only, not the hardware "
-                     f"core): smaller than xz -9e in {won2} of {n2} cells")
+        lines.append(_count_line(ONE_TABLE_HEAD, "xz -9e", summary_counts(results, "lutzip")))
+    if any("zipnn" in r for r in all_rows):
+        lines.append(_count_line(DEFAULT_HEAD if two else "lutzip", "zipnn",
+                                 summary_counts(results, main_col, "zipnn")))
     return "\n".join(lines)
 
 
@@ -419,6 +461,9 @@ def main(args) -> int:
                    states=getattr(args, "states", 1) or 1)
         bar.close()
         results[label] = rows
+        if args.json:                     # after every model: a run stopped part way keeps the models done
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
         n = sum(int(np.asarray(a).size) for a in arrays.values())
         table = format_table(rows, f"{label}: {len(arrays)} tensors, {n} weights")
         tables.append(table)
@@ -427,9 +472,6 @@ def main(args) -> int:
             print()
     if real:
         print(format_summary(results))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
     if args.plot:
         plot(results, args.plot)
     return 0
