@@ -22,7 +22,9 @@ int16 at 0 / 60 / 75 / 90 % and bf16, and prints one markdown table (:func:`form
 ``--states 2`` adds the default output's column (:func:`states2_size`: the bytes of ``lutzip.compress``, two code
 tables where they pay, format version 5 or 6), decoded back and checked bit for bit; the table then shows it first as
 ``lutzip (default)`` and the one-table file as ``lutzip --states 1``, with the cells ahead of xz -9e and of zipnn
-counted. The JSON file (``--json``) is rewritten after each model, so an interrupted run keeps the models done.
+counted. The JSON file (``--json``) is rewritten after each model, so an interrupted run keeps the models done;
+``--reuse F`` takes the general compressors' sizes from such a file for the cells whose bytes are unchanged (length
+and crc32 of the raw bytes, ``raw_crc32`` in each row) and measures lutzip alone there.
 
 ``lutzip bench --speed [FILE]`` measures decoding speed instead (:func:`speed`): bf16 and int16 75 % pruned, one
 core, the numba reference kernel, the C kernel (alone, with its CRC checks, on 2 threads), lutzip's end-to-end
@@ -48,7 +50,7 @@ from lutzip.codec import container as ct
 from lutzip.codec.encoder import greedy_tableset
 from lutzip.weights.quantize import prepare
 
-#: the two-code-table column (``lutzip bench --states 2``; format version 5, software decoders only)
+#: the default output's column (``lutzip bench --states 2``: two code tables where they pay; its JSON key)
 STATES2 = "lutzip --states 2"
 COMPRESSORS = ["lutzip", "lutzip-greedy", "xz -9e", "bzip2 -9", "zlib -9", "zstd -19", "zipnn", "H0 bound"]
 #: the columns of :func:`format_table` (and the ``rate ...`` keys): the compressors, with the opt-in two-table one
@@ -150,7 +152,8 @@ def zipnn_size(raw: bytes, dtype: str = "bfloat16"):
 
 
 def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEFAULT_STRIPE,
-            general: bool = True, greedy: bool = True, bf16: bool = False, states: int = 1) -> dict:
+            general: bool = True, greedy: bool = True, bf16: bool = False, states: int = 1,
+            reuse: dict | None = None) -> dict:
     """Sizes (bytes) of every compressor on the prepared arrays, and lutzip's encoder/decoder speed.
 
     Parameters
@@ -168,6 +171,10 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
     states : int
         2: also the same container with two code tables where that is smaller (:func:`states2_size`), under
         :data:`STATES2`, with ``states2_tables`` (table sets that got two code tables) and ``states2_version``.
+    reuse : dict, optional
+        ``(raw bytes, crc32) -> sizes`` of the general compressors measured before (:func:`reuse_map`): for the same
+        bytes they are taken from there (``reused`` is then True) instead of compressing again; zipnn is measured
+        when the entry lacks it.
 
     Returns
     -------
@@ -176,7 +183,7 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
     """
     _warm_up()
     raw = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
-    out = {"raw": len(raw), "weights": int(sum(a.size for a in arrays.values()))}
+    out = {"raw": len(raw), "weights": int(sum(a.size for a in arrays.values())), "raw_crc32": zlib.crc32(raw)}
     reps = 3 if len(raw) < (4 << 20) else 1       # small inputs: best of 3 (timer noise, other processes)
     enc = dec = math.inf
     for _ in range(reps):
@@ -204,7 +211,15 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
         out["greedy_enc_MBps"] = len(raw) / (time.perf_counter() - t) / 1e6
         out["lutzip-greedy"] = len(g)
     out["H0 bound"] = int(np.ceil(sum(entropy_bits(codec.to_words(a)[0]) for a in arrays.values()) / 8))
-    if general:
+    old = (reuse or {}).get((len(raw), out["raw_crc32"])) if general else None
+    if old is not None:
+        out.update({c: old[c] for c in GENERAL if c in old})
+        out["reused"] = True
+        if bf16 and "zipnn" not in old:
+            z = zipnn_size(raw)
+            if z is not None:
+                out["zipnn"] = z
+    elif general:
         import zstandard
         out["xz -9e"] = len(lzma.compress(raw, preset=9 | lzma.PRESET_EXTREME))
         out["bzip2 -9"] = len(bz2.compress(raw, 9))
@@ -213,6 +228,21 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
         z = zipnn_size(raw) if bf16 else None
         if z is not None:
             out["zipnn"] = z
+    return out
+
+
+#: the compressors ``--reuse`` takes from an earlier run (lutzip's own columns are always measured)
+GENERAL = ("xz -9e", "bzip2 -9", "zlib -9", "zstd -19", "zipnn")
+
+
+def reuse_map(results: dict) -> dict:
+    """``(raw bytes, crc32) -> {compressor: bytes}`` of the :data:`GENERAL` sizes in results of :func:`run` (a
+    ``--json`` file: label -> rows); rows without ``raw_crc32`` (runs before 2026-12-08) are left out."""
+    out = {}
+    for rows in results.values():
+        for r in rows:
+            if "raw_crc32" in r and "xz -9e" in r:
+                out[(int(r["raw"]), int(r["raw_crc32"]))] = {c: r[c] for c in GENERAL if c in r}
     return out
 
 
@@ -255,13 +285,14 @@ def states2_size(c, data: bytes, arrays: dict, redesign: bool = False):
 
 def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_len: int = codec.DEFAULT_STRIPE,
         general: bool = True, accuracy=None, progress=None, modes=("int16",), greedy: bool = True,
-        states: int = 1) -> list:
+        states: int = 1, reuse: dict | None = None) -> list:
     """One result row per (mode, sparsity): ``{"mode", "sparsity", sizes..., rates...}``.
 
     ``modes`` are the integer modes (``"int16"``, ``"int8"``) run at every sparsity of ``prunes``; ``bf16`` adds
     one bf16 row (no pruning). Tensors a mode cannot code (integer shape constants for a quantisation, ...)
     are left out of that mode's row, for every compressor alike. ``states=2`` adds the two-code-table column
-    (:data:`STATES2`, :func:`states2_size`).
+    (:data:`STATES2`, :func:`states2_size`); ``reuse``: the general compressors' sizes of an earlier run for the same
+    bytes (:func:`measure`, :func:`reuse_map`).
     """
     rows = []
     jobs = [(m, p) for m in modes for p in prunes] + ([("bf16", 0.0)] if bf16 else [])
@@ -269,7 +300,8 @@ def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_le
         prep, attrs = prepare(arrays, quantize=None if mode == "bf16" else mode, bf16=mode == "bf16",
                               prune_fraction=p, skip_unsupported=True)
         row = {"mode": mode, "sparsity": p, "tensors": len(prep)}
-        row.update(measure(prep, attrs, stripe_len, general, greedy=greedy, bf16=mode == "bf16", states=states))
+        row.update(measure(prep, attrs, stripe_len, general, greedy=greedy, bf16=mode == "bf16", states=states,
+                           reuse=reuse))
         for name in COLUMNS:
             if name in row:
                 row[f"rate {name}"] = 1.0 - row[name] / row["raw"]
@@ -447,6 +479,14 @@ def main(args) -> int:
             raise UnsupportedError("no real model is installed (see lutzip.weights.models.REAL_MODELS)")
     else:
         models = [args.input] if args.input else ["digits"] + (["minilm"] if minilm_path() else [])
+    reuse = None
+    if getattr(args, "reuse", None):
+        try:
+            with open(args.reuse) as f:
+                reuse = reuse_map(json.load(f))
+        except (OSError, ValueError, AttributeError, TypeError, KeyError) as e:
+            from lutzip.errors import UnsupportedError
+            raise UnsupportedError(f"--reuse {args.reuse}: not a 'lutzip bench --json' file ({e})") from None
     results, tables = {}, []
     for m in models:
         label, arrays = load_model(m)
@@ -458,7 +498,7 @@ def main(args) -> int:
         bar = tqdm(total=len(modes) * len(args.prune) + 1, desc=label, disable=None, leave=False, file=sys.stderr)
         rows = run(arrays, args.prune, bf16=True, stripe_len=args.stripe, accuracy=acc,
                    progress=lambda r: bar.update(1), modes=modes, greedy=not real,
-                   states=getattr(args, "states", 1) or 1)
+                   states=getattr(args, "states", 1) or 1, reuse=reuse)
         bar.close()
         results[label] = rows
         if args.json:                     # after every model: a run stopped part way keeps the models done

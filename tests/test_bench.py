@@ -338,3 +338,36 @@ def test_bench_states_option_out_of_range_is_one_line_error(capsys):
     assert e.value.code != 0
     err = capsys.readouterr().err
     assert "code tables" in err and "Traceback" not in err
+
+
+def test_bench_reuse_takes_general_sizes_only_for_the_same_bytes(monkeypatch):
+    """--reuse: the general compressors' sizes of an earlier run for unchanged bytes (xz not run again), lutzip
+    measured again; other bytes measured as usual."""
+    import lzma
+    rows = bench.run(_states_arrays(), prunes=(0.0, 0.9), bf16=False, modes=("int8",), greedy=False)
+    assert all(0 <= r["raw_crc32"] < 2 ** 32 and "reused" not in r for r in rows)
+    old = bench.reuse_map({"m": rows, "older run": [{"raw": 5, "xz -9e": 3}]})      # rows without a crc: left out
+    assert set(old) == {(r["raw"], r["raw_crc32"]) for r in rows}
+    old[(rows[1]["raw"], rows[1]["raw_crc32"])]["xz -9e"] = 1234                     # recognisably taken from the map
+
+    real = lzma.compress
+
+    def no_xz(*a, **kw):                    # lutzip's own metadata block is LZMA2 too: only xz -9e is refused
+        if kw.get("preset") == 9 | lzma.PRESET_EXTREME:
+            raise AssertionError("xz run again")
+        return real(*a, **kw)
+    monkeypatch.setattr(lzma, "compress", no_xz)
+    again = bench.run(_states_arrays(), prunes=(0.9,), bf16=False, modes=("int8",), greedy=False, reuse=old)[0]
+    assert again["reused"] and again["xz -9e"] == 1234 and again["lutzip"] == rows[1]["lutzip"]
+    assert all(again[c] == rows[1][c] for c in ("bzip2 -9", "zlib -9", "zstd -19"))
+    with pytest.raises(AssertionError, match="xz run again"):          # other bytes (60 %): measured
+        bench.run(_states_arrays(), prunes=(0.6,), bf16=False, modes=("int8",), greedy=False, reuse=old)
+
+
+def test_bench_reuse_of_a_bad_file_is_one_line_error(tmp_path, capsys):
+    from lutzip.cli import main
+    bad = tmp_path / "r.json"
+    bad.write_text("[1, 2]")
+    assert main(["bench", "models", "--reuse", str(bad)]) != 0
+    err = capsys.readouterr().err
+    assert "--reuse" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
