@@ -19,8 +19,12 @@ for inputs under 4 MiB). The bf16 mode rounds float32 to bfloat16
 
 ``lutzip bench models`` runs every installed real model of :data:`lutzip.weights.models.REAL_MODELS` in int8 and
 int16 at 0 / 60 / 75 / 90 % and bf16, and prints one markdown table (:func:`format_summary`).
-``--states 2`` adds a ``lutzip --states 2`` column (:func:`states2_size`): each cell's file with two code tables
-where that is smaller (format version 5; software decoders only), decoded back and checked bit for bit.
+``--states 2`` adds the default output's column (:func:`states2_size`: the bytes of ``lutzip.compress``, two code
+tables where they pay, format version 5 or 6), decoded back and checked bit for bit; the table then shows it first as
+``lutzip (default)`` and the one-table file as ``lutzip --states 1``, with the cells ahead of xz -9e and of zipnn
+counted. The JSON file (``--json``) is rewritten after each model, so an interrupted run keeps the models done;
+``--reuse F`` takes the general compressors' sizes from such a file for the cells whose bytes are unchanged (length
+and crc32 of the raw bytes, ``raw_crc32`` in each row) and measures lutzip alone there.
 
 ``lutzip bench --speed [FILE]`` measures decoding speed instead (:func:`speed`): bf16 and int16 75 % pruned, one
 core, the numba reference kernel, the C kernel (alone, with its CRC checks, on 2 threads), lutzip's end-to-end
@@ -46,7 +50,7 @@ from lutzip.codec import container as ct
 from lutzip.codec.encoder import greedy_tableset
 from lutzip.weights.quantize import prepare
 
-#: the two-code-table column (``lutzip bench --states 2``; format version 5, software decoders only)
+#: the default output's column (``lutzip bench --states 2``: two code tables where they pay; its JSON key)
 STATES2 = "lutzip --states 2"
 COMPRESSORS = ["lutzip", "lutzip-greedy", "xz -9e", "bzip2 -9", "zlib -9", "zstd -19", "zipnn", "H0 bound"]
 #: the columns of :func:`format_table` (and the ``rate ...`` keys): the compressors, with the opt-in two-table one
@@ -148,7 +152,8 @@ def zipnn_size(raw: bytes, dtype: str = "bfloat16"):
 
 
 def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEFAULT_STRIPE,
-            general: bool = True, greedy: bool = True, bf16: bool = False, states: int = 1) -> dict:
+            general: bool = True, greedy: bool = True, bf16: bool = False, states: int = 1,
+            reuse: dict | None = None) -> dict:
     """Sizes (bytes) of every compressor on the prepared arrays, and lutzip's encoder/decoder speed.
 
     Parameters
@@ -166,6 +171,10 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
     states : int
         2: also the same container with two code tables where that is smaller (:func:`states2_size`), under
         :data:`STATES2`, with ``states2_tables`` (table sets that got two code tables) and ``states2_version``.
+    reuse : dict, optional
+        ``(raw bytes, crc32) -> sizes`` of the general compressors measured before (:func:`reuse_map`): for the same
+        bytes they are taken from there (``reused`` is then True) instead of compressing again; zipnn is measured
+        when the entry lacks it.
 
     Returns
     -------
@@ -174,7 +183,7 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
     """
     _warm_up()
     raw = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
-    out = {"raw": len(raw), "weights": int(sum(a.size for a in arrays.values()))}
+    out = {"raw": len(raw), "weights": int(sum(a.size for a in arrays.values())), "raw_crc32": zlib.crc32(raw)}
     reps = 3 if len(raw) < (4 << 20) else 1       # small inputs: best of 3 (timer noise, other processes)
     enc = dec = math.inf
     for _ in range(reps):
@@ -202,7 +211,15 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
         out["greedy_enc_MBps"] = len(raw) / (time.perf_counter() - t) / 1e6
         out["lutzip-greedy"] = len(g)
     out["H0 bound"] = int(np.ceil(sum(entropy_bits(codec.to_words(a)[0]) for a in arrays.values()) / 8))
-    if general:
+    old = (reuse or {}).get((len(raw), out["raw_crc32"])) if general else None
+    if old is not None:
+        out.update({c: old[c] for c in GENERAL if c in old})
+        out["reused"] = True
+        if bf16 and "zipnn" not in old:
+            z = zipnn_size(raw)
+            if z is not None:
+                out["zipnn"] = z
+    elif general:
         import zstandard
         out["xz -9e"] = len(lzma.compress(raw, preset=9 | lzma.PRESET_EXTREME))
         out["bzip2 -9"] = len(bz2.compress(raw, 9))
@@ -211,6 +228,21 @@ def measure(arrays: dict, attrs: dict | None = None, stripe_len: int = codec.DEF
         z = zipnn_size(raw) if bf16 else None
         if z is not None:
             out["zipnn"] = z
+    return out
+
+
+#: the compressors ``--reuse`` takes from an earlier run (lutzip's own columns are always measured)
+GENERAL = ("xz -9e", "bzip2 -9", "zlib -9", "zstd -19", "zipnn")
+
+
+def reuse_map(results: dict) -> dict:
+    """``(raw bytes, crc32) -> {compressor: bytes}`` of the :data:`GENERAL` sizes in results of :func:`run` (a
+    ``--json`` file: label -> rows); rows without ``raw_crc32`` (runs before 2026-12-08) are left out."""
+    out = {}
+    for rows in results.values():
+        for r in rows:
+            if "raw_crc32" in r and "xz -9e" in r:
+                out[(int(r["raw"]), int(r["raw_crc32"]))] = {c: r[c] for c in GENERAL if c in r}
     return out
 
 
@@ -253,13 +285,14 @@ def states2_size(c, data: bytes, arrays: dict, redesign: bool = False):
 
 def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_len: int = codec.DEFAULT_STRIPE,
         general: bool = True, accuracy=None, progress=None, modes=("int16",), greedy: bool = True,
-        states: int = 1) -> list:
+        states: int = 1, reuse: dict | None = None) -> list:
     """One result row per (mode, sparsity): ``{"mode", "sparsity", sizes..., rates...}``.
 
     ``modes`` are the integer modes (``"int16"``, ``"int8"``) run at every sparsity of ``prunes``; ``bf16`` adds
     one bf16 row (no pruning). Tensors a mode cannot code (integer shape constants for a quantisation, ...)
     are left out of that mode's row, for every compressor alike. ``states=2`` adds the two-code-table column
-    (:data:`STATES2`, :func:`states2_size`).
+    (:data:`STATES2`, :func:`states2_size`); ``reuse``: the general compressors' sizes of an earlier run for the same
+    bytes (:func:`measure`, :func:`reuse_map`).
     """
     rows = []
     jobs = [(m, p) for m in modes for p in prunes] + ([("bf16", 0.0)] if bf16 else [])
@@ -267,7 +300,8 @@ def run(arrays: dict, prunes=(0.0, 0.6, 0.75, 0.9), bf16: bool = True, stripe_le
         prep, attrs = prepare(arrays, quantize=None if mode == "bf16" else mode, bf16=mode == "bf16",
                               prune_fraction=p, skip_unsupported=True)
         row = {"mode": mode, "sparsity": p, "tensors": len(prep)}
-        row.update(measure(prep, attrs, stripe_len, general, greedy=greedy, bf16=mode == "bf16", states=states))
+        row.update(measure(prep, attrs, stripe_len, general, greedy=greedy, bf16=mode == "bf16", states=states,
+                           reuse=reuse))
         for name in COLUMNS:
             if name in row:
                 row[f"rate {name}"] = 1.0 - row[name] / row["raw"]
@@ -312,6 +346,43 @@ def format_table(rows: list, title: str = "") -> str:
 
 
 SUMMARY = ["lutzip", STATES2, "xz -9e", "zstd -19", "bzip2 -9", "zipnn", "H0 bound"]
+#: the header of :data:`STATES2` and of ``lutzip`` in :func:`format_summary` when the rows have both
+DEFAULT_HEAD, ONE_TABLE_HEAD = "lutzip (default)", "lutzip --states 1"
+
+
+def _vs(r, c, ref="xz -9e"):
+    return f"{100 * (r[c] / r[ref] - 1):+.2f} %" if ref in r and c in r else "-"
+
+
+def summary_counts(results: dict, col: str = "lutzip", ref: str = "xz -9e") -> dict:
+    """Cells where ``col`` is smaller than ``ref``, per mode and in all.
+
+    Returns
+    -------
+    dict
+        ``{"won": n, "cells": n, "by_mode": {mode: (won, cells)}, "behind": [(label, mode, sparsity, size/ref - 1)]}``
+        over the rows that have both columns.
+    """
+    by_mode, behind = {}, []
+    for label, rows in results.items():
+        for r in rows:
+            if col not in r or ref not in r:
+                continue
+            w, n = by_mode.get(r["mode"], (0, 0))
+            ahead = r[col] < r[ref]
+            by_mode[r["mode"]] = (w + ahead, n + 1)
+            if not ahead:
+                behind.append((label, r["mode"], r["sparsity"], r[col] / r[ref] - 1))
+    return {"won": sum(w for w, _ in by_mode.values()), "cells": sum(n for _, n in by_mode.values()),
+            "by_mode": by_mode, "behind": behind}
+
+
+def _count_line(name: str, ref: str, k: dict) -> str:
+    modes = ", ".join(f"{m} {w} of {n}" for m, (w, n) in k["by_mode"].items())
+    s = f"{name} smaller than {ref} in {k['won']} of {k['cells']} cells" + (f" ({modes})" if modes else "")
+    if k["behind"]:
+        s += "; behind: " + ", ".join(f"{lab} {m} {100 * p:.0f} % {100 * d:+.2f} %" for lab, m, p, d in k["behind"])
+    return s
 
 
 def format_summary(results: dict) -> str:
@@ -325,19 +396,22 @@ def format_summary(results: dict) -> str:
     Returns
     -------
     str
-        The table; the last column is lutzip's size relative to xz -9e (``-`` = smaller), followed by the
-        two-code-table file's (``2 tables vs xz``) when the rows have :data:`STATES2`.
+        The table and the counts of cells ahead of xz -9e (and of zipnn, bf16). With :data:`STATES2` in the rows
+        (``--states 2``) its column comes first as ``lutzip (default)`` (the bytes of ``lutzip.compress``: two
+        code tables where they pay) and ``lutzip`` is shown as ``lutzip --states 1`` (one code table); the last
+        columns are each one's size relative to xz -9e (``-`` = smaller).
     """
     all_rows = [r for rows in results.values() for r in rows]
     cols = [c for c in SUMMARY if any(c in r for r in all_rows)]
     two = STATES2 in cols
-    lines = ["| model | weights | mode | sparsity | " + " | ".join(cols) + " | lutzip vs xz |"
-             + (" 2 tables vs xz |" if two else ""),
-             "|---|---:|---|---:|" + "---:|" * len(cols) + "---:|" + ("---:|" if two else "")]
-
-    def vs(r, c):
-        return f"{100 * (r[c] / r['xz -9e'] - 1):+.2f} %" if "xz -9e" in r and c in r else "-"
-
+    if two:
+        cols = [STATES2, "lutzip"] + [c for c in cols if c not in (STATES2, "lutzip")]
+    head = {STATES2: DEFAULT_HEAD, "lutzip": ONE_TABLE_HEAD} if two else {}
+    vs_cols = [STATES2, "lutzip"] if two else ["lutzip"]
+    vs_head = ["default vs xz", "1 table vs xz"] if two else ["lutzip vs xz"]
+    lines = ["| model | weights | mode | sparsity | " + " | ".join(head.get(c, c) for c in cols) + " | "
+             + " | ".join(vs_head) + " |",
+             "|---|---:|---|---:|" + "---:|" * (len(cols) + len(vs_cols))]
     for label, rows in results.items():
         for r in rows:
             cells = []
@@ -346,16 +420,16 @@ def format_summary(results: dict) -> str:
                 cells.append(f"**{v}**" if c in ("lutzip", STATES2) and "xz -9e" in r and c in r
                              and r[c] < r["xz -9e"] else v)
             lines.append(f"| {label} | {r['weights']} | {r['mode']} | {100 * r['sparsity']:.0f} % | "
-                         + " | ".join(cells) + f" | {vs(r, 'lutzip')} |" + (f" {vs(r, STATES2)} |" if two else ""))
-    n = sum(1 for r in all_rows if "xz -9e" in r)
-    won = sum(1 for r in all_rows if "xz -9e" in r and r["lutzip"] < r["xz -9e"])
+                         + " | ".join(cells) + " | " + " | ".join(_vs(r, c) for c in vs_cols) + " |")
     lines.append("")
-    lines.append(f"size / raw of the same bytes (lower is better); lutzip smaller than xz -9e in {won} of {n} cells")
+    lines.append("size / raw of the same bytes (lower is better); **bold**: smaller than xz -9e")
+    main_col = STATES2 if two else "lutzip"
+    lines.append(_count_line(DEFAULT_HEAD if two else "lutzip", "xz -9e", summary_counts(results, main_col)))
     if two:
-        n2 = sum(1 for r in all_rows if "xz -9e" in r and STATES2 in r)
-        won2 = sum(1 for r in all_rows if "xz -9e" in r and STATES2 in r and r[STATES2] < r["xz -9e"])
-        lines.append(f"{STATES2} (two code tables, format version 5; software decoders only, not the hardware "
-                     f"core): smaller than xz -9e in {won2} of {n2} cells")
+        lines.append(_count_line(ONE_TABLE_HEAD, "xz -9e", summary_counts(results, "lutzip")))
+    if any("zipnn" in r for r in all_rows):
+        lines.append(_count_line(DEFAULT_HEAD if two else "lutzip", "zipnn",
+                                 summary_counts(results, main_col, "zipnn")))
     return "\n".join(lines)
 
 
@@ -405,6 +479,14 @@ def main(args) -> int:
             raise UnsupportedError("no real model is installed (see lutzip.weights.models.REAL_MODELS)")
     else:
         models = [args.input] if args.input else ["digits"] + (["minilm"] if minilm_path() else [])
+    reuse = None
+    if getattr(args, "reuse", None):
+        try:
+            with open(args.reuse) as f:
+                reuse = reuse_map(json.load(f))
+        except (OSError, ValueError, AttributeError, TypeError, KeyError) as e:
+            from lutzip.errors import UnsupportedError
+            raise UnsupportedError(f"--reuse {args.reuse}: not a 'lutzip bench --json' file ({e})") from None
     results, tables = {}, []
     for m in models:
         label, arrays = load_model(m)
@@ -416,9 +498,12 @@ def main(args) -> int:
         bar = tqdm(total=len(modes) * len(args.prune) + 1, desc=label, disable=None, leave=False, file=sys.stderr)
         rows = run(arrays, args.prune, bf16=True, stripe_len=args.stripe, accuracy=acc,
                    progress=lambda r: bar.update(1), modes=modes, greedy=not real,
-                   states=getattr(args, "states", 1) or 1)
+                   states=getattr(args, "states", 1) or 1, reuse=reuse)
         bar.close()
         results[label] = rows
+        if args.json:                     # after every model: a run stopped part way keeps the models done
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
         n = sum(int(np.asarray(a).size) for a in arrays.values())
         table = format_table(rows, f"{label}: {len(arrays)} tensors, {n} weights")
         tables.append(table)
@@ -427,9 +512,6 @@ def main(args) -> int:
             print()
     if real:
         print(format_summary(results))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
     if args.plot:
         plot(results, args.plot)
     return 0

@@ -81,6 +81,30 @@ def test_bench_int8_rows_and_summary():
     assert f"in {won} of 4 cells" in text
 
 
+def test_summary_counts_cells_ahead_per_mode_and_lists_the_rest():
+    """The counts under the models table: per mode, against xz -9e and zipnn, each cell behind named with its margin."""
+    def row(mode, p, one, two, xz, zipnn=None):
+        r = {"mode": mode, "sparsity": p, "weights": 100, "raw": 1000, "lutzip": one, bench.STATES2: two, "xz -9e": xz}
+        return r if zipnn is None else dict(r, zipnn=zipnn)
+    res = {"a": [row("int8", 0.0, 510, 505, 500), row("int8", 0.9, 120, 100, 110), row("bf16", 0.0, 650, 640, 700, 641)],
+           "b": [row("int8", 0.0, 490, 480, 500), row("bf16", 0.0, 700, 690, 720, 680)]}
+    k = bench.summary_counts(res, bench.STATES2)
+    assert (k["won"], k["cells"]) == (4, 5) and k["by_mode"] == {"int8": (2, 3), "bf16": (2, 2)}
+    assert [(lab, m, p) for lab, m, p, _ in k["behind"]] == [("a", "int8", 0.0)] and abs(k["behind"][0][3] - 0.01) < 1e-12
+    assert bench.summary_counts(res)["by_mode"]["int8"] == (1, 3)                      # one table: a int8 90 % behind
+    z = bench.summary_counts(res, bench.STATES2, "zipnn")
+    assert (z["won"], z["cells"]) == (1, 2) and z["behind"][0][:3] == ("b", "bf16", 0.0)
+    text = bench.format_summary(res)
+    lines = text.splitlines()
+    assert lines[0].startswith("| model | weights | mode | sparsity | lutzip (default) | lutzip --states 1 | xz -9e |")
+    assert "| a | 100 | int8 | 0 % | 0.5050 | 0.5100 | 0.5000 | - | +1.00 % | +2.00 % |" in lines
+    assert "| a | 100 | int8 | 90 % | **0.1000** | 0.1200 | 0.1100 | - | -9.09 % | +9.09 % |" in lines
+    assert "lutzip (default) smaller than xz -9e in 4 of 5 cells (int8 2 of 3, bf16 2 of 2); " \
+           "behind: a int8 0 % +1.00 %" in text
+    assert "lutzip --states 1 smaller than xz -9e in 3 of 5 cells" in text
+    assert "lutzip (default) smaller than zipnn in 1 of 2 cells (bf16 1 of 2); behind: b bf16 0 % +1.47 %" in text
+
+
 def test_zipnn_size_without_zipnn_is_none(monkeypatch):
     import sys
     monkeypatch.setitem(sys.modules, "zipnn", None)            # import zipnn raises ImportError
@@ -246,12 +270,12 @@ def test_bench_states2_column_is_checked_and_not_larger():
     text = bench.format_table(rows, "t")
     assert bench.STATES2 in text
     summary = bench.format_summary({"m": rows})
-    assert "2 tables vs xz" in summary and "software decoders only" in summary
+    assert "| lutzip (default) | lutzip --states 1 | xz -9e |" in summary and "default vs xz | 1 table vs xz |" in summary
     # the default run has neither the column nor its keys
     plain = bench.run(_states_arrays(), prunes=(0.9,), bf16=False, modes=("int8",), greedy=False, general=False)
     assert not any(k.startswith(bench.STATES2) or k.startswith("states2") or k == f"rate {bench.STATES2}"
                    for k in plain[0])
-    assert "2 tables vs xz" not in bench.format_summary({"m": plain})
+    assert "default" not in bench.format_summary({"m": plain})
 
 
 def test_bench_states2_wrong_decode_fails(monkeypatch):
@@ -297,7 +321,8 @@ def test_bench_models_states2_command(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(models, "installed_real_models", lambda: ["silero-vad"])
     assert main(["bench", "models", "--states", "2", "--prune", "0.9", "--json", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
-    assert "| lutzip | lutzip --states 2 | xz -9e |" in out and "2 tables vs xz |" in out
+    assert "| lutzip (default) | lutzip --states 1 | xz -9e |" in out and "| default vs xz | 1 table vs xz |" in out
+    assert "lutzip (default) smaller than xz -9e in" in out and "lutzip (default) smaller than zipnn" in out
     rows = json.load(open(tmp_path / "r.json"))["silero-vad"]
     assert [r["mode"] for r in rows] == ["int8", "int16", "bf16"]
     for r in rows:
@@ -313,3 +338,36 @@ def test_bench_states_option_out_of_range_is_one_line_error(capsys):
     assert e.value.code != 0
     err = capsys.readouterr().err
     assert "code tables" in err and "Traceback" not in err
+
+
+def test_bench_reuse_takes_general_sizes_only_for_the_same_bytes(monkeypatch):
+    """--reuse: the general compressors' sizes of an earlier run for unchanged bytes (xz not run again), lutzip
+    measured again; other bytes measured as usual."""
+    import lzma
+    rows = bench.run(_states_arrays(), prunes=(0.0, 0.9), bf16=False, modes=("int8",), greedy=False)
+    assert all(0 <= r["raw_crc32"] < 2 ** 32 and "reused" not in r for r in rows)
+    old = bench.reuse_map({"m": rows, "older run": [{"raw": 5, "xz -9e": 3}]})      # rows without a crc: left out
+    assert set(old) == {(r["raw"], r["raw_crc32"]) for r in rows}
+    old[(rows[1]["raw"], rows[1]["raw_crc32"])]["xz -9e"] = 1234                     # recognisably taken from the map
+
+    real = lzma.compress
+
+    def no_xz(*a, **kw):                    # lutzip's own metadata block is LZMA2 too: only xz -9e is refused
+        if kw.get("preset") == 9 | lzma.PRESET_EXTREME:
+            raise AssertionError("xz run again")
+        return real(*a, **kw)
+    monkeypatch.setattr(lzma, "compress", no_xz)
+    again = bench.run(_states_arrays(), prunes=(0.9,), bf16=False, modes=("int8",), greedy=False, reuse=old)[0]
+    assert again["reused"] and again["xz -9e"] == 1234 and again["lutzip"] == rows[1]["lutzip"]
+    assert all(again[c] == rows[1][c] for c in ("bzip2 -9", "zlib -9", "zstd -19"))
+    with pytest.raises(AssertionError, match="xz run again"):          # other bytes (60 %): measured
+        bench.run(_states_arrays(), prunes=(0.6,), bf16=False, modes=("int8",), greedy=False, reuse=old)
+
+
+def test_bench_reuse_of_a_bad_file_is_one_line_error(tmp_path, capsys):
+    from lutzip.cli import main
+    bad = tmp_path / "r.json"
+    bad.write_text("[1, 2]")
+    assert main(["bench", "models", "--reuse", str(bad)]) != 0
+    err = capsys.readouterr().err
+    assert "--reuse" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

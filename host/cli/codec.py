@@ -373,7 +373,10 @@ def register(sub):
     p.add_argument("--cpu-time", action="store_true",
                    help="--speed: time with the thread's CPU time, not the wall clock (a loaded machine)")
     p.add_argument("--states", type=int_in(1, 2, "code tables"), default=1, metavar="N",
-                   help="2: also a 'lutzip --states 2' column: each cell's file rewritten with two code tables where "
-                        "that is smaller, decoded back and checked (format version 5; software decoders only)")
+                   help="2: also the default output's column ('lutzip (default)': two code tables where they pay, "
+                        "decoded back and checked), shown first, with the cells ahead of xz -9e and zipnn counted")
+    p.add_argument("--reuse", metavar="F",
+                   help="models: take xz, zstd, bzip2, zlib and zipnn sizes from an earlier --json F for the cells "
+                        "whose bytes are the same (length and crc32); lutzip is measured again")
     p.add_argument("--skip-unsupported", action="store_true", default=True, help=argparse.SUPPRESS)
     p.set_defaults(func=_bench)
