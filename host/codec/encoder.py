@@ -350,6 +350,12 @@ def _trie_tree(hist, W, min_gain=CLASS_BITS / 2, vals=None):
     return (node_keys, node_k, np.concatenate(Fs), np.concatenate(lefts), np.concatenate(rights))
 
 
+#: the trie half of :func:`design_tableset` (effort 0 and 1) in one C call where the kernels have it (False: the
+#: Python path, the reference)
+TRIE_PART_C = True
+#: (tests) a list that receives the total bits of every design :func:`design_tableset` considers, in turn
+_TRACE = None
+
 #: trees of fewer nodes are solved in full, not from a base (the mapping and the calls cost more than such a DP)
 REF_MIN_NODES = 2048
 
@@ -1339,9 +1345,13 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
     if st.n_words == 0:
         return tuple(best)
 
+    trace = _TRACE
+
     def consider(gen):
         found = math.inf
         for ts, tb in gen:
+            if trace is not None:
+                trace.append(tb)
             found = min(found, tb)
             if tb < best[1]:
                 best[:] = [ts, tb]
@@ -1363,6 +1373,25 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
             if effort <= 0 and len(zcands) == 2:    # (effort 0 tries the first two: the rest is not estimated)
                 break
     _st_zrun_symbols_many(st, zcands)           # (their run symbol counts in one call, for _ZDesign)
+    kern = _k()
+    if TRIE_PART_C and effort <= 1 and hasattr(kern, "trie_part") and zcands and zcands[0] == ():
+        # everything below in one C call (the same designs, the same floats and order)
+        vals, cnt = st.present()
+        hh = st.__dict__.get("_hh")
+        if hh is None:
+            h = cnt.astype(np.float64)
+            hh = st._hh = (np.ascontiguousarray(vals, np.int64), np.ascontiguousarray(cnt, np.int64), h,
+                           h * np.log2(h))
+        got = kern.trie_part(W, L, M, lut3_max, effort, MAX_LUT_K, CLASS_BITS, LUT3_BITS, TABLE_HEAD_BITS,
+                             min(LUT3_BITS, W), REF_MIN_NODES, CLASS_BITS / 2, *hh, st.n_words, zcands,
+                             [[_st_zrun_symbols(st, z)[k] for k in z] for z in zcands], best[1], _stats_args(st),
+                             trace)
+        if got is not None:
+            if got:
+                classes, lens, lut3, tb = got
+                best[:] = [_Built(W, classes, lens, lut3, (st, tb)), tb]
+            best[0] = _tableset(best[0]).validate()
+            return tuple(best)
     shared = {}
     zds = [_ZDesign(st, z, lut3_max, M, shared) for z in zcands]
     # screen the zero-run choices: the value classes hardly depend on them, so one trie DP over the non-zero
@@ -1411,6 +1440,8 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
             else:
                 classes, lens, tb = got
                 ts = None
+            if trace is not None:
+                trace.append(tb)
             scores[n] = min(scores[n], tb)
             if tb < best[1]:
                 best[:] = [ts if ts is not None else _Built(W, classes, lens, np.zeros(0, np.uint16), (st, tb)), tb]
