@@ -1,7 +1,8 @@
 """The trie half of encoder.design_tableset in one C call (lutzip.codec.fastenc.trie_part: the zero-run sets'
 designs without LUT classes, the screening, the best set's LUT sizes) against the Python path over the separate
 kernels: the same table set and bits, on int8 / int16 / bf16 statistics dense and sparse, tiny (effort 0) and
-large (t = 0's DPs as bases), several code length limits, LUT3 limits and class budgets."""
+large (t = 0's DPs as bases), several code length limits, LUT3 limits and class budgets (2 and 3: zero-run
+candidates of too many classes left out). Every design's bits in the order considered are compared too."""
 import numpy as np
 import pytest
 
@@ -66,11 +67,12 @@ def test_trie_part_equals_python_path(kind, monkeypatch):
         w, W = _words(kind, rng, n)
         st = Stats.of(w, W, 4096 if n > 2000 else 512)
         for L, lut3_max, max_classes, effort in ((8, encoder.MAX_LUT3, 16, 1), (12, encoder.MAX_LUT3, 16, 1),
-                                                 (5, 8, 16, 1), (8, 64, 7, 1), (8, encoder.MAX_LUT3, 16, 0)):
+                                                 (5, 8, 16, 1), (8, 64, 7, 1), (8, encoder.MAX_LUT3, 16, 0),
+                                                 (6, encoder.MAX_LUT3, 3, 0), (8, encoder.MAX_LUT3, 2, 1)):
             assert _design(st, L, lut3_max, max_classes, effort, True) == \
                 _design(st, L, lut3_max, max_classes, effort, False), (kind, n, L, lut3_max, max_classes, effort)
             cases += 1
-    assert cases == 15 and sum(taken) >= 15      # the C call decided (the Python path ran only with it off)
+    assert cases == 21 and sum(taken) >= 21      # the C call decided (the Python path ran only with it off)
 
 
 def test_trie_part_leaves_effort_2_to_python(monkeypatch):

@@ -2756,6 +2756,23 @@ EXPORT int64_t lze_trie_tree_sub(int64_t nv, const int64_t *vals, const double *
     return n;
 }
 
+/* lze_exact_bits of one statistics under nt table sets (encoder._plan_tables_stats' sharing test): set t has
+ * ncls[t] classes at clsp[t] and its LUT3 at lut3p[t] (0: none); its payload bits to out[t]. Returns -1 without
+ * memory, else 0. */
+EXPORT int64_t lze_exact_bits_many(int64_t nt, const int64_t *ncls, const uintptr_t *clsp, const uintptr_t *lut3p,
+                                   int64_t nw, const int64_t *with0, int64_t off, const int64_t *cum, int64_t nr,
+                                   const int64_t *runs, int64_t hist0, int64_t n_stripes, double *out)
+{
+    for (int64_t t = 0; t < nt; t++) {
+        double r = lze_exact_bits(ncls[t], (const int64_t *)clsp[t], (const uint16_t *)lut3p[t], nw, with0, off, cum,
+                                  nr, runs, hist0, n_stripes);
+        if (r < 0)
+            return -1;
+        out[t] = r;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------------------------------ a LUT size's designs */
 /* This thread's grow-only work arrays of lze_design_lut (the trie, the DP tables, the walks), kept between calls
  * (fresh large blocks come as new pages, zeroed by the kernel at first touch) until lze_arena_free. */
@@ -3905,9 +3922,9 @@ static int tp_lut_sizes(const tp_ctx *c, const tp_zd *zd, tp_slot *s)
 }
 
 /* encoder._design_tableset's trie half at effort 0 or 1 in one call. The present values vals (nv, sorted) with
- * their counts cnt, h = cnt as doubles and hl = h log2 h (numpy's, elementwise); the zero-run candidates: set s
- * has the index lengths zk[zoff[s] .. zoff[s + 1]) with their run symbol counts zc (set 0 the empty one, the others
- * not); best_bits: the best design's total bits so far. Statistics as lze_exact_bits'. The best design when one is
+ * their counts cnt, h = cnt as doubles and hl = h log2 h (numpy's, elementwise); the zero-run candidates are
+ * encoder._zrun_candidates_iter's (lze_zrun_candidates with per_size, index lengths up to max_zrun_k) over the zero-run
+ * histogram runs of the statistics; best_bits: the best design's total bits so far. Statistics as lze_exact_bits'. The best design when one is
  * smaller than best_bits: *out_nc classes (rows kind, k, param in out_cls), code lengths out_lens, *out_n3 LUT3
  * entries (out_lut3, room for cap3), total bits *out_bits. trace (tests; else NULL): every design's total bits in the
  * order the Python path considers them, room for *ntrace on entry, how many there were on return. Returns 1 (a smaller design), 0 (none), -1 without
@@ -3915,15 +3932,55 @@ static int tp_lut_sizes(const tp_ctx *c, const tp_zd *zd, tp_slot *s)
 EXPORT int64_t lze_trie_part(int64_t W, int64_t L, int64_t M, int64_t lut3_max, int64_t effort, int64_t max_lut_k,
                              double class_bits, double lut3_bits, int64_t head_bits, int64_t lut3w, int64_t ref_min,
                              int64_t scratch_min, double min_gain, int64_t nv, const int64_t *vals, const int64_t *cnt,
-                             const double *h, const double *hl, int64_t n_words, int64_t nzc, const int64_t *zoff,
-                             const int64_t *zk, const int64_t *zc, double best_bits, int64_t nw,
+                             const double *h, const double *hl, int64_t n_words, int64_t max_zrun_k,
+                             int64_t per_size, double best_bits, int64_t nw,
                              const int64_t *with0, int64_t off, const int64_t *cum, int64_t nr, const int64_t *runs,
                              int64_t hist0, int64_t n_stripes, int64_t cap3, int64_t *out_nc, int64_t *out_cls,
                              int64_t *out_lens, int64_t *out_n3, uint16_t *out_lut3, double *out_bits,
                              double *trace, int64_t *ntrace)
 {
-    if (effort > 1 || nzc < 1 || nzc > 16 || zoff[0] != 0 || zoff[1] != 0 || M > 16)
+    if (effort > 1 || M > 16 || per_size < 0 || per_size > 2)
         return -2;
+    /* the zero-run candidates (encoder._zrun_candidates_iter, those of fewer than M classes; effort 0: the first
+     * two) and their run symbol counts (encoder._zrun_symbols) */
+    int64_t zoff[17], zk[16 * 16], zc[16 * 16], nzc = 1;
+    zoff[0] = zoff[1] = 0;
+    if (hist0 != 0 && !((double)hist0 < 0.01 * (double)n_words)) {
+        int64_t last = 0;
+        for (int64_t r = 0; r < nr; r++)
+            if (runs[r])
+                last = r;
+        int64_t maxk = bitlen(last);
+        if (maxk > max_zrun_k)
+            maxk = max_zrun_k;
+        uint32_t masks[16];
+        int64_t nm = lze_zrun_candidates(nr, runs, maxk, n_words - hist0, per_size, effort <= 0 ? 1 : -1, class_bits,
+                                         masks);
+        if (nm < 0)
+            return -1;
+        if (effort <= 0 && nm == 1 && __builtin_popcount(masks[0]) >= M)
+            nm = lze_zrun_candidates(nr, runs, maxk, n_words - hist0, per_size, -1, class_bits, masks);
+        if (nm < 0)
+            return -1;
+        for (int64_t q = 0; q < nm && !(effort <= 0 && nzc == 2); q++) {
+            int64_t nk = __builtin_popcount(masks[q]), desc[16], cd[16];
+            if (nk >= M)
+                continue;
+            if (nk > 15)
+                return -2;
+            int64_t j = 0;
+            for (int k = 31; k >= 0; k--)
+                if (masks[q] >> k & 1)
+                    desc[j++] = k;
+            lze_zrun_symbols(nr, runs, nk, desc, cd);
+            for (j = 0; j < nk; j++) {              /* ascending index lengths, as the sets' tuples */
+                zk[zoff[nzc] + j] = desc[nk - 1 - j];
+                zc[zoff[nzc] + j] = cd[nk - 1 - j];
+            }
+            zoff[nzc + 1] = zoff[nzc] + nk;
+            nzc++;
+        }
+    }
     tp_best best = {.bits = best_bits, .nc = 0, .n3 = 0, .improved = 0, .cap3 = cap3, .lut3 = out_lut3,
                     .trace = trace, .ntrace = 0, .cap_trace = trace ? *ntrace : 0};
     tp_ctx c = {.W = W, .L = L, .M = M, .head_bits = head_bits, .lut3w = lut3w, .ref_min = ref_min,

@@ -1366,16 +1366,9 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         if effort == 1 and found == best[1] and table_bits(best[0]) < GROUPED_META_SHARE * best[1]:
             effort = 0
 
-    zcands = []
-    for z in _zrun_candidates_iter(st, int(st.n_words - st.hist[0]), lazy=effort <= 0):
-        if len(z) < M:
-            zcands.append(z)
-            if effort <= 0 and len(zcands) == 2:    # (effort 0 tries the first two: the rest is not estimated)
-                break
-    _st_zrun_symbols_many(st, zcands)           # (their run symbol counts in one call, for _ZDesign)
     kern = _k()
-    if TRIE_PART_C and effort <= 1 and hasattr(kern, "trie_part") and zcands and zcands[0] == ():
-        # everything below in one C call (the same designs, the same floats and order)
+    if TRIE_PART_C and effort <= 1 and hasattr(kern, "trie_part"):
+        # everything below in one C call (the same sets, designs, floats and order)
         vals, cnt = st.present()
         hh = st.__dict__.get("_hh")
         if hh is None:
@@ -1383,15 +1376,21 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
             hh = st._hh = (np.ascontiguousarray(vals, np.int64), np.ascontiguousarray(cnt, np.int64), h,
                            h * np.log2(h))
         got = kern.trie_part(W, L, M, lut3_max, effort, MAX_LUT_K, CLASS_BITS, LUT3_BITS, TABLE_HEAD_BITS,
-                             min(LUT3_BITS, W), REF_MIN_NODES, CLASS_BITS / 2, *hh, st.n_words, zcands,
-                             [[_st_zrun_symbols(st, z)[k] for k in z] for z in zcands], best[1], _stats_args(st),
-                             trace)
+                             min(LUT3_BITS, W), REF_MIN_NODES, CLASS_BITS / 2, *hh, st.n_words, MAX_ZRUN_K, 2, best[1],
+                             _stats_args(st), trace)
         if got is not None:
             if got:
                 classes, lens, lut3, tb = got
                 best[:] = [_Built(W, classes, lens, lut3, (st, tb)), tb]
             best[0] = _tableset(best[0]).validate()
             return tuple(best)
+    zcands = []
+    for z in _zrun_candidates_iter(st, int(st.n_words - st.hist[0]), lazy=effort <= 0):
+        if len(z) < M:
+            zcands.append(z)
+            if effort <= 0 and len(zcands) == 2:    # (effort 0 tries the first two: the rest is not estimated)
+                break
+    _st_zrun_symbols_many(st, zcands)           # (their run symbol counts in one call, for _ZDesign)
     shared = {}
     zds = [_ZDesign(st, z, lut3_max, M, shared) for z in zcands]
     # screen the zero-run choices: the value classes hardly depend on them, so one trie DP over the non-zero
@@ -1629,15 +1628,23 @@ class _Ahead:
 def _plan_tables_stats(stats, stripe_len, L, share, progress, ahead=None):
     order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
     tables, costs, members, assignment = [], [], [], [0] * len(stats)
+    kern = _k()
+    many = {} if hasattr(kern, "ExactBitsMany") else None   # word bits -> (tables, their costs in one C call)
     for i in order:
         st = stats[i]
         shared, shared_bits = None, math.inf
         if share:
-            for j, ts in enumerate(tables):
-                if ts.word_bits == st.word_bits:
-                    b = costs[j].bits(st)
+            got = many.get(st.word_bits) if many is not None else None
+            if got is not None and got[0]:      # every set of this width at once (the same bits, the first least)
+                for j, b in zip(got[0], got[1].bits(_stats_args(st))):
                     if b < shared_bits:
                         shared, shared_bits = j, b
+            else:
+                for j, ts in enumerate(tables):
+                    if ts.word_bits == st.word_bits:
+                        b = costs[j].bits(st)
+                        if b < shared_bits:
+                            shared, shared_bits = j, b
         # no table set of its own can cost less than the order-0 entropy plus one class (for tensors without
         # zero runs): when an existing set does as well, the tensor joins it without a design of its own
         own, own_bits = None, math.inf
@@ -1649,6 +1656,15 @@ def _plan_tables_stats(stats, stripe_len, L, share, progress, ahead=None):
         if choice is None:
             tables.append(own)
             costs.append(TableCost(own, stripe_len))
+            if many is not None:
+                tc = costs[-1]
+                got = many.setdefault(own.word_bits, ([], kern.ExactBitsMany()))
+                if got[0] is not None:
+                    if tc._cls is None:                 # (a set the C call cannot cost: all one by one)
+                        many[own.word_bits] = (None, None)
+                    else:
+                        got[0].append(len(tables) - 1)
+                        got[1].add(tc._cls, tc._lut3u)
             members.append([i])
             assignment[i] = len(tables) - 1
         else:
