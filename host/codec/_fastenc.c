@@ -2756,10 +2756,27 @@ EXPORT int64_t lze_trie_tree_sub(int64_t nv, const int64_t *vals, const double *
     return n;
 }
 
+/* lze_exact_bits of one statistics under nt table sets (encoder._plan_tables_stats' sharing test): set t has
+ * ncls[t] classes at clsp[t] and its LUT3 at lut3p[t] (0: none); its payload bits to out[t]. Returns -1 without
+ * memory, else 0. */
+EXPORT int64_t lze_exact_bits_many(int64_t nt, const int64_t *ncls, const uintptr_t *clsp, const uintptr_t *lut3p,
+                                   int64_t nw, const int64_t *with0, int64_t off, const int64_t *cum, int64_t nr,
+                                   const int64_t *runs, int64_t hist0, int64_t n_stripes, double *out)
+{
+    for (int64_t t = 0; t < nt; t++) {
+        double r = lze_exact_bits(ncls[t], (const int64_t *)clsp[t], (const uint16_t *)lut3p[t], nw, with0, off, cum,
+                                  nr, runs, hist0, n_stripes);
+        if (r < 0)
+            return -1;
+        out[t] = r;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------------------------------ a LUT size's designs */
 /* This thread's grow-only work arrays of lze_design_lut (the trie, the DP tables, the walks), kept between calls
  * (fresh large blocks come as new pages, zeroed by the kernel at first touch) until lze_arena_free. */
-#define ARENA_N 20
+#define ARENA_N 64
 static __thread void *arena_p[ARENA_N];
 static __thread size_t arena_cap[ARENA_N];
 
@@ -3539,4 +3556,544 @@ EXPORT int64_t lze_row_modes(const void *words, int64_t R, int64_t N, int wide, 
     else
         ROW_MODES(uint8_t, 0xFFu);
     return good;
+}
+
+/* ------------------------------------------------------------------------------------------ the trie half */
+/* encoder._design_tableset after the grouped designs, for effort 0 and 1 (lze_trie_part): the zero-run choices'
+ * designs without LUT classes (t = 0), the screening of the sets with ZRUN classes on one trie DP, the best set's
+ * LUT sizes. The same DPs, walks, designs, floats and order as the Python path; the bases of the LUT sizes' DPs
+ * (encoder._trie_dp's solve.base) where the Python path has them: trees whose tables have at least scratch_min
+ * entries (fastenc.dp_tables' work arrays). Work arrays: this thread's arena 20 .. 62 (the slots 20 .. 34 and 35 .. 49, the LUT sizes 50 .. 58,
+ * the walks 60 .. 62). */
+typedef struct {
+    double bits;                        /* the best design's total bits so far (payload + table) */
+    int64_t nc, n3, improved, cap3;
+    int64_t cls3[48], lens[16];
+    uint16_t *lut3;                     /* room for cap3 entries */
+    double *trace;                      /* (tests) every design's total bits in turn, room for cap_trace */
+    int64_t ntrace, cap_trace;
+} tp_best;
+
+typedef struct {
+    int64_t W, L, M, head_bits, lut3w, ref_min, scratch_min, max_lut_k;
+    double class_bits, min_gain, lut3_bits;
+    int64_t nw, off, nr, hist0, n_stripes;
+    const int64_t *with0, *cum, *runs;
+    tp_best *best;
+} tp_ctx;
+
+typedef struct {                        /* encoder._ZDesign */
+    int64_t nz, zk[16];
+    double zF[16];
+    int64_t nv, hsum, Mv, R;
+    const int64_t *vals, *cnt;
+    const double *h, *hl;
+    double N, zcost;
+} tp_zd;
+
+typedef struct {                        /* a t = 0 trie DP: the tree, round 1's tables, round 2's residual tables */
+    int ai;                             /* its arena entries ai .. ai + 14 */
+    int64_t n, M;
+    int64_t *keys, *left, *right;
+    double *K, *F, *nores, *res, *res2;
+    int64_t *chn, *chr, *chr2, *sat1, *sat2;
+    int has_r2, base_ok;
+    double c_res2;
+} tp_slot;
+
+static void tp_consider(tp_best *b, double total, int64_t nc, const int64_t *cls3, const int64_t *lens, int64_t n3,
+                        const uint16_t *lut3, double *found)
+{
+    if (total < *found)
+        *found = total;
+    if (b->trace && b->ntrace < b->cap_trace)
+        b->trace[b->ntrace] = total;
+    b->ntrace++;
+    if (total < b->bits && n3 <= b->cap3) {
+        b->bits = total;
+        b->nc = nc;
+        b->n3 = n3;
+        b->improved = 1;
+        memcpy(b->cls3, cls3, (size_t)nc * 3 * sizeof(int64_t));
+        memcpy(b->lens, lens, (size_t)nc * sizeof(int64_t));
+        if (n3)
+            memcpy(b->lut3, lut3, (size_t)n3 * sizeof(uint16_t));
+    }
+}
+
+/* the trie of zd's values into s (lze_trie_tree_sub); 0, -1 without memory, -3 over capacity */
+static int tp_tree(const tp_ctx *c, tp_slot *s, const tp_zd *zd)
+{
+    int64_t cap = (c->W + 1) * zd->nv + 1;
+    size_t b8 = (size_t)cap * 8;
+    s->keys = arena(s->ai, b8);
+    s->K = arena(s->ai + 1, b8);
+    s->F = arena(s->ai + 2, b8);
+    s->left = arena(s->ai + 3, b8);
+    s->right = arena(s->ai + 4, b8);
+    int64_t *lo = arena(s->ai + 5, b8), *hi = arena(s->ai + 6, b8);
+    if (!s->keys || !s->K || !s->F || !s->left || !s->right || !lo || !hi)
+        return -1;
+    int64_t n = lze_trie_tree_sub(zd->nv, zd->vals, zd->h, zd->hl, NULL, c->W, c->min_gain, cap, s->keys, s->K,
+                                  s->F, s->left, s->right, lo, hi);
+    if (n == -1)
+        return -3;
+    if (n < 0)
+        return -1;
+    s->n = n;
+    return 0;
+}
+
+/* round 1's (r2 0) or round 2's residual tables of s for budget M */
+static int tp_tables(tp_slot *s, int64_t M, int r2)
+{
+    size_t tb = (size_t)s->n * (M + 1) * 8, nb = (size_t)s->n * 8;
+    if (!r2) {
+        s->nores = arena(s->ai + 7, tb);
+        s->res = arena(s->ai + 8, tb);
+        s->chn = arena(s->ai + 9, tb);
+        s->chr = arena(s->ai + 10, tb);
+        s->sat1 = arena(s->ai + 11, nb);
+        return s->nores && s->res && s->chn && s->chr && s->sat1 ? 0 : -1;
+    }
+    s->res2 = arena(s->ai + 12, tb);
+    s->chr2 = arena(s->ai + 13, tb);
+    s->sat2 = arena(s->ai + 14, nb);
+    return s->res2 && s->chr2 && s->sat2 ? 0 : -1;
+}
+
+/* encoder._design of zd's RANGE classes (rbase, rk, rF: nrg of them), the residual (fres) and ZRUN classes, and
+ * its bits (lze_design_bits), considered; lens: its code lengths. 0, -1 without memory, -2 where the Python path
+ * decides. */
+static int tp_design_ranges(const tp_ctx *c, const tp_zd *zd, int64_t nrg, const int64_t *rbase, const int64_t *rk,
+                            const double *rF, double fres, double *found, int64_t *lens)
+{
+    int64_t cls3[48];
+    double fr[16];
+    if (nrg + (fres > 0) + zd->nz > 16)
+        return -2;
+    int64_t j = 0;
+    for (int64_t q = 0; q < nrg; q++) {
+        cls3[3 * j] = 1;
+        cls3[3 * j + 1] = rk[q];
+        cls3[3 * j + 2] = rbase[q];
+        fr[j++] = rF[q];
+    }
+    int64_t nc = design_tail(cls3, fr, j, c->W, fres, zd->nz, zd->zk, zd->zF);
+    double bits = lze_design_bits(nc, cls3, fr, c->L, lens, NULL, c->nw, c->with0, c->off, c->cum, c->nr, c->runs,
+                                  c->hist0, c->n_stripes);
+    if (bits == -2.0)
+        return -2;
+    if (bits < 0)
+        return -1;
+    double total = (bits >= INF ? INFINITY : bits) + (double)(c->head_bits + (int64_t)c->class_bits * nc);
+    tp_consider(c->best, total, nc, cls3, lens, 0, NULL, found);
+    return 0;
+}
+
+/* encoder._ZDesign.designs(0): the least total bits found in *found. screen: s holds the screening's DP (round 1,
+ * budget s->M >= Mv) of zd's tree. */
+static int tp_designs0(const tp_ctx *c, const tp_zd *zd, tp_slot *s, int screen, double *found)
+{
+    int64_t lens[16];
+    *found = INFINITY;
+    s->has_r2 = 0;
+    if (zd->hsum == 0)
+        return tp_design_ranges(c, zd, 0, NULL, NULL, NULL, 0.0, found, lens);
+    int64_t Mv = zd->Mv, Mdp;
+    if (screen) {
+        Mdp = s->M;
+    } else {
+        int r = tp_tree(c, s, zd);
+        if (r)
+            return r;
+        Mdp = Mv;
+        if (tp_tables(s, Mdp, 0))
+            return -1;
+        lze_trie_solve(s->n, s->F, s->K, s->left, s->right, zd->N, (double)c->W, 12.0, Mdp, c->class_bits, s->nores,
+                       s->res, s->chn, s->chr, 0, s->sat1);
+        s->M = Mdp;
+        s->base_ok = s->n * (Mdp + 1) >= c->scratch_min;
+    }
+    int64_t *rbase = arena(60, (size_t)s->n * 8), *rk = arena(61, (size_t)s->n * 8);
+    double *rF = arena(62, (size_t)s->n * 8);
+    if (!rbase || !rk || !rF)
+        return -1;
+    double c_res = 12.0;
+    for (int it = 0; it < 2; it++) {
+        double *rr = s->res;
+        int64_t *chr = s->chr;
+        if (it == 1) {
+            if (tp_tables(s, Mdp, 1))
+                return -1;
+            lze_trie_solve(s->n, s->F, s->K, s->left, s->right, zd->N, (double)c->W, c_res, Mdp, c->class_bits,
+                           s->nores, s->res2, s->chn, s->chr2, 1, s->sat2);
+            s->has_r2 = 1;
+            s->c_res2 = c_res;
+            rr = s->res2;
+            chr = s->chr2;
+        }
+        /* encoder._split_cands with the LUT row (0, INF, ...): m1 = 0 only; by cost, without the residual first */
+        double cc[2];
+        int64_t cm[2];
+        int cr[2], ncand = 0;
+        double v = s->nores[Mv];
+        if (v < INF) {
+            cc[ncand] = 0.0 + v;
+            cm[ncand] = Mv;
+            cr[ncand++] = 0;
+        }
+        if (Mv >= 1 && rr[Mv - 1] < INF) {
+            cc[ncand] = 0.0 + rr[Mv - 1];
+            cm[ncand] = Mv - 1;
+            cr[ncand++] = 1;
+        }
+        if (!ncand)
+            return 0;
+        if (ncand == 2 && cc[1] < cc[0]) {
+            cm[0] = Mv - 1;
+            cr[0] = 1;
+            cm[1] = Mv;
+            cr[1] = 0;
+        }
+        int have_new = 0;
+        double new_c = 0.0;
+        for (int q = 0; q < ncand; q++) {
+            double fres = 0.0;
+            int64_t nrg = lze_trie_walk_ref(s->n, Mdp, cr[q] ? chr : s->chn, s->keys, s->K, s->F, s->left, s->right,
+                                            cm[q], rbase, rk, rF, &fres, NULL, 0, NULL);
+            if (nrg < 0)
+                return -1;
+            int r = tp_design_ranges(c, zd, nrg, rbase, rk, rF, fres, found, lens);
+            if (r)
+                return r;
+            if (fres > 0 && !have_new) {
+                have_new = 1;
+                new_c = (double)lens[nrg];
+            }
+        }
+        if (!have_new || fabs(new_c - c_res) < 0.5)
+            return 0;
+        c_res = new_c;
+    }
+    return 0;
+}
+
+typedef struct {
+    int64_t c, i;
+} tp_ci;
+
+static int tp_ci_cmp(const void *pa, const void *pb)    /* count falling, then index: numpy's stable argsort */
+{
+    const tp_ci *a = pa, *b = pb;
+    if (a->c != b->c)
+        return a->c > b->c ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+typedef struct {
+    double lb;
+    int64_t t;
+} tp_lbt;
+
+static int tp_lbt_cmp(const void *pa, const void *pb)  /* Python's order of (lb, t) tuples */
+{
+    const tp_lbt *a = pa, *b = pb;
+    if (a->lb != b->lb)
+        return a->lb < b->lb ? -1 : 1;
+    return a->t < b->t ? -1 : (a->t > b->t);
+}
+
+/* the LUT sizes of zd at effort 1 (encoder._design_tableset's last loop for one set): _lut_part, lower_bound, the
+ * picks and designs(t) by lze_design_lut with s's bases. */
+static int tp_lut_sizes(const tp_ctx *c, const tp_zd *zd, tp_slot *s)
+{
+    int64_t nv = zd->nv, R = zd->R, Mv = zd->Mv, W1 = Mv + 1;
+    tp_ci *ci = arena(50, (size_t)(nv + 1) * sizeof(tp_ci));
+    int64_t *pos = arena(51, (size_t)(nv + 1) * 8), *order = arena(52, (size_t)(R + 1) * 8),
+            *hord = arena(53, (size_t)(R + 1) * 8);
+    double *freq = arena(54, (size_t)(R + 1) * 8), *tail = arena(55, (size_t)(nv + 1) * 8);
+    double *lbest = arena(56, (size_t)(R + 1) * W1 * 8);
+    int64_t *lch = arena(57, (size_t)(R + 1) * W1 * 8);
+    if (!ci || !pos || !order || !hord || !freq || !tail || !lbest || !lch)
+        return -1;
+    for (int64_t i = 0; i < nv; i++) {
+        ci[i].c = zd->cnt[i];
+        ci[i].i = i;
+    }
+    qsort(ci, (size_t)nv, sizeof(tp_ci), tp_ci_cmp);
+    for (int64_t i = 0; i < nv; i++)
+        pos[i] = ci[i].i;
+    for (int64_t i = 0; i < R; i++) {
+        order[i] = zd->vals[pos[i]];
+        hord[i] = zd->cnt[pos[i]];
+        freq[i] = (double)hord[i];
+    }
+    lze_lut_dp(R, freq, zd->N, Mv, c->max_lut_k, c->class_bits, c->lut3_bits, lbest, lch);
+    /* the entropy tails, summed from the end (numpy's cumsum of the reversed terms) */
+    double acc = 0.0;
+    tail[nv] = 0.0;
+    for (int64_t i = nv - 1; i >= 0; i--) {
+        double hs = (double)ci[i].c;
+        double x = hs * log2(zd->N / hs);
+        acc = i == nv - 1 ? x : acc + x;
+        tail[i] = acc;
+    }
+    /* t_candidates(1): the powers of two up to R and R; their lower bounds, sorted */
+    tp_lbt cand[16];
+    int64_t nt = 0;
+    for (int a = 0; a < 13; a++)
+        if (((int64_t)1 << a) <= R && ((int64_t)1 << a) != R)
+            cand[nt++].t = (int64_t)1 << a;
+    cand[nt++].t = R;
+    for (int64_t q = 0; q < nt; q++) {
+        int64_t t = cand[q].t;
+        double m = lbest[t * W1];
+        for (int64_t j = 1; j < W1; j++)
+            if (lbest[t * W1 + j] < m)
+                m = lbest[t * W1 + j];
+        cand[q].lb = m + tail[t] + (double)c->head_bits + zd->zcost;
+    }
+    qsort(cand, (size_t)nt, sizeof(tp_lbt), tp_lbt_cmp);
+    /* the picks: the 4 best, then (if not among them) the size R and the median */
+    tp_lbt picks[8];
+    int64_t np_ = nt < 4 ? nt : 4;
+    for (int64_t q = 0; q < np_; q++)
+        picks[q] = cand[q];
+    int64_t n0 = np_;
+    tp_lbt extra[2];
+    int64_t ne = 0;
+    for (int64_t q = 0; q < nt; q++)
+        if (cand[q].t == R)
+            extra[ne++] = cand[q];
+    extra[ne++] = cand[nt / 2];
+    for (int64_t e = 0; e < ne; e++) {
+        int in = 0;
+        for (int64_t q = 0; q < n0; q++)
+            in |= picks[q].t == extra[e].t && picks[q].lb == extra[e].lb;
+        if (!in)
+            picks[np_++] = extra[e];
+    }
+    /* the bases: round 1's and round 2's DP of t = 0 */
+    double bcres[2];
+    int64_t bnn[2], bM[2], nbase = 0, has_b1 = 0;
+    uintptr_t bptr[16];
+    if (s->base_ok) {
+        has_b1 = 1;
+        bcres[0] = 12.0;
+        bnn[0] = s->n;
+        bM[0] = s->M;
+        const void *p[8] = {s->F, s->left, s->right, s->nores, s->res, s->chn, s->chr, s->sat1};
+        for (int j = 0; j < 8; j++)
+            bptr[j] = (uintptr_t)p[j];
+        nbase = 1;
+        if (s->has_r2) {
+            bcres[1] = s->c_res2;
+            bnn[1] = s->n;
+            bM[1] = s->M;
+            const void *p2[8] = {s->F, s->left, s->right, s->nores, s->res2, s->chn, s->chr2, s->sat2};
+            for (int j = 0; j < 8; j++)
+                bptr[8 + j] = (uintptr_t)p2[j];
+            nbase = 2;
+        }
+    }
+    uint16_t *ol3 = arena(58, (size_t)(2 * R + 2) * sizeof(uint16_t));
+    if (!ol3)
+        return -1;
+    for (int64_t q = 0; q < np_; q++) {
+        int64_t t = picks[q].t;
+        if (picks[q].lb >= c->best->bits)
+            continue;
+        int64_t onc[2], ocls[96], olens[32], on3[2];
+        double obits[2], found = INFINITY;
+        int64_t r = lze_design_lut(nv, zd->vals, zd->h, zd->hl, pos, t, c->W, c->min_gain, zd->N, Mv, c->class_bits,
+                                   c->L, lbest + t * W1, lch, order, hord, zd->nz, zd->zk, zd->zF, c->ref_min, has_b1,
+                                   nbase, bcres, bnn, bM, bptr, c->nw, c->with0, c->off, c->cum, c->nr, c->runs,
+                                   c->hist0, c->n_stripes, onc, ocls, olens, on3, ol3, obits);
+        if (r < 0)
+            return (int)r;
+        for (int64_t d = 0; d < r; d++) {
+            double total = (obits[d] >= INF ? INFINITY : obits[d]) +
+                           (double)(c->head_bits + (int64_t)c->class_bits * onc[d] + c->lut3w * on3[d]);
+            tp_consider(c->best, total, onc[d], ocls + 48 * d, olens + 16 * d, on3[d], ol3 + t * d, &found);
+        }
+    }
+    return 0;
+}
+
+/* encoder._design_tableset's trie half at effort 0 or 1 in one call. The present values vals (nv, sorted) with
+ * their counts cnt, h = cnt as doubles and hl = h log2 h (numpy's, elementwise); the zero-run candidates are
+ * encoder._zrun_candidates_iter's (lze_zrun_candidates with per_size, index lengths up to max_zrun_k) over the zero-run
+ * histogram runs of the statistics; best_bits: the best design's total bits so far. Statistics as lze_exact_bits'. The best design when one is
+ * smaller than best_bits: *out_nc classes (rows kind, k, param in out_cls), code lengths out_lens, *out_n3 LUT3
+ * entries (out_lut3, room for cap3), total bits *out_bits. trace (tests; else NULL): every design's total bits in the
+ * order the Python path considers them, room for *ntrace on entry, how many there were on return. Returns 1 (a smaller design), 0 (none), -1 without
+ * memory, -2 where the Python path decides, -3 a trie over capacity. */
+EXPORT int64_t lze_trie_part(int64_t W, int64_t L, int64_t M, int64_t lut3_max, int64_t effort, int64_t max_lut_k,
+                             double class_bits, double lut3_bits, int64_t head_bits, int64_t lut3w, int64_t ref_min,
+                             int64_t scratch_min, double min_gain, int64_t nv, const int64_t *vals, const int64_t *cnt,
+                             const double *h, const double *hl, int64_t n_words, int64_t max_zrun_k,
+                             int64_t per_size, double best_bits, int64_t nw,
+                             const int64_t *with0, int64_t off, const int64_t *cum, int64_t nr, const int64_t *runs,
+                             int64_t hist0, int64_t n_stripes, int64_t cap3, int64_t *out_nc, int64_t *out_cls,
+                             int64_t *out_lens, int64_t *out_n3, uint16_t *out_lut3, double *out_bits,
+                             double *trace, int64_t *ntrace)
+{
+    if (effort > 1 || M > 16 || per_size < 0 || per_size > 2)
+        return -2;
+    /* the zero-run candidates (encoder._zrun_candidates_iter, those of fewer than M classes; effort 0: the first
+     * two) and their run symbol counts (encoder._zrun_symbols) */
+    int64_t zoff[17], zk[16 * 16], zc[16 * 16], nzc = 1;
+    zoff[0] = zoff[1] = 0;
+    if (hist0 != 0 && !((double)hist0 < 0.01 * (double)n_words)) {
+        int64_t last = 0;
+        for (int64_t r = 0; r < nr; r++)
+            if (runs[r])
+                last = r;
+        int64_t maxk = bitlen(last);
+        if (maxk > max_zrun_k)
+            maxk = max_zrun_k;
+        uint32_t masks[16];
+        int64_t nm = lze_zrun_candidates(nr, runs, maxk, n_words - hist0, per_size, effort <= 0 ? 1 : -1, class_bits,
+                                         masks);
+        if (nm < 0)
+            return -1;
+        if (effort <= 0 && nm == 1 && __builtin_popcount(masks[0]) >= M)
+            nm = lze_zrun_candidates(nr, runs, maxk, n_words - hist0, per_size, -1, class_bits, masks);
+        if (nm < 0)
+            return -1;
+        for (int64_t q = 0; q < nm && !(effort <= 0 && nzc == 2); q++) {
+            int64_t nk = __builtin_popcount(masks[q]), desc[16], cd[16];
+            if (nk >= M)
+                continue;
+            if (nk > 15)
+                return -2;
+            int64_t j = 0;
+            for (int k = 31; k >= 0; k--)
+                if (masks[q] >> k & 1)
+                    desc[j++] = k;
+            lze_zrun_symbols(nr, runs, nk, desc, cd);
+            for (j = 0; j < nk; j++) {              /* ascending index lengths, as the sets' tuples */
+                zk[zoff[nzc] + j] = desc[nk - 1 - j];
+                zc[zoff[nzc] + j] = cd[nk - 1 - j];
+            }
+            zoff[nzc + 1] = zoff[nzc] + nk;
+            nzc++;
+        }
+    }
+    tp_best best = {.bits = best_bits, .nc = 0, .n3 = 0, .improved = 0, .cap3 = cap3, .lut3 = out_lut3,
+                    .trace = trace, .ntrace = 0, .cap_trace = trace ? *ntrace : 0};
+    tp_ctx c = {.W = W, .L = L, .M = M, .head_bits = head_bits, .lut3w = lut3w, .ref_min = ref_min,
+                .scratch_min = scratch_min, .max_lut_k = max_lut_k, .class_bits = class_bits, .min_gain = min_gain,
+                .lut3_bits = lut3_bits, .nw = nw, .off = off, .nr = nr, .hist0 = hist0, .n_stripes = n_stripes,
+                .with0 = with0, .cum = cum, .runs = runs, .best = &best};
+    tp_zd zds[16];
+    int64_t z0 = nv && vals[0] == 0;           /* the values without zero start here */
+    for (int64_t s = 0; s < nzc; s++) {
+        tp_zd *zd = &zds[s];
+        int64_t nz = zoff[s + 1] - zoff[s];
+        if (nz > 15 || (s > 0 && nz < 1) || nz >= M)
+            return -2;
+        zd->nz = nz;
+        int64_t zsum = 0;
+        for (int64_t q = 0; q < nz; q++) {
+            zd->zk[q] = zk[zoff[s] + q];
+            zd->zF[q] = (double)zc[zoff[s] + q];
+            zsum += zc[zoff[s] + q];
+        }
+        int64_t d = nz ? z0 : 0;
+        zd->vals = vals + d;
+        zd->cnt = cnt + d;
+        zd->h = h + d;
+        zd->hl = hl + d;
+        zd->nv = nv - d;
+        zd->hsum = nz ? n_words - hist0 : n_words;
+        zd->N = (double)(zd->hsum + zsum);
+        double zc_ = 0.0;
+        for (int64_t q = 0; q < nz; q++) {
+            double F = zd->zF[q];
+            zc_ += F != 0.0 ? F * ((double)zd->zk[q] + log2(zd->N / F)) : 0.0;
+        }
+        zd->zcost = zc_ + class_bits * (double)nz;
+        zd->Mv = M - nz;
+        zd->R = zd->nv < lut3_max ? zd->nv : lut3_max;
+    }
+    tp_slot sA = {.ai = 20}, sB = {.ai = 35};
+    double scores[16];
+    int rc = tp_designs0(&c, &zds[0], &sA, 0, &scores[0]);
+    if (rc)
+        return rc;
+    if (nzc > 1) {
+        /* the screening: one trie DP of the values without zero (budget M - 1, c_res 12) for every set */
+        tp_zd *ref = &zds[1];
+        int has = ref->nv > 0;
+        if (has) {
+            rc = tp_tree(&c, &sB, ref);
+            if (rc)
+                return rc;
+            if (tp_tables(&sB, M - 1, 0))
+                return -1;
+            lze_trie_solve(sB.n, sB.F, sB.K, sB.left, sB.right, ref->N, (double)W, 12.0, M - 1, class_bits, sB.nores,
+                           sB.res, sB.chn, sB.chr, 0, sB.sat1);
+            sB.M = M - 1;
+            sB.base_ok = sB.n * M >= scratch_min;
+        }
+        int64_t *rbase = arena(60, (size_t)(has ? sB.n : 1) * 8), *rk = arena(61, (size_t)(has ? sB.n : 1) * 8);
+        double *rF = arena(62, (size_t)(has ? sB.n : 1) * 8);
+        if (!rbase || !rk || !rF)
+            return -1;
+        int64_t lens[16];
+        for (int64_t s = 1; s < nzc; s++) {
+            tp_zd *zd = &zds[s];
+            scores[s] = INFINITY;
+            for (int residual = 0; residual < 2; residual++) {
+                int64_t mm = zd->Mv - residual, nrg = 0;
+                double fres = 0.0;
+                if (!has) {
+                    if (residual)
+                        continue;
+                } else {
+                    if (mm < 0)
+                        continue;
+                    double cost = (residual ? sB.res : sB.nores)[mm];
+                    if (cost >= INF)
+                        continue;
+                    nrg = lze_trie_walk_ref(sB.n, sB.M, residual ? sB.chr : sB.chn, sB.keys, sB.K, sB.F, sB.left,
+                                            sB.right, mm, rbase, rk, rF, &fres, NULL, 0, NULL);
+                    if (nrg < 0)
+                        return -1;
+                }
+                rc = tp_design_ranges(&c, zd, nrg, rbase, rk, rF, fres, &scores[s], lens);
+                if (rc)
+                    return rc;
+            }
+        }
+    }
+    /* the set of the least score (the first of equal ones) */
+    int64_t nb = 0;
+    for (int64_t s = 1; s < nzc; s++)
+        if (scores[s] < scores[nb])
+            nb = s;
+    tp_slot *sl = nb == 0 ? &sA : &sB;
+    if (nb > 0) {
+        double found;
+        rc = tp_designs0(&c, &zds[nb], sl, nb == 1 && zds[1].nv > 0, &found);
+        if (rc)
+            return rc;
+    }
+    if (effort >= 1 && zds[nb].R > 0) {
+        rc = tp_lut_sizes(&c, &zds[nb], sl);
+        if (rc)
+            return rc;
+    }
+    if (trace)
+        *ntrace = best.ntrace;
+    if (!best.improved)
+        return 0;
+    *out_nc = best.nc;
+    memcpy(out_cls, best.cls3, (size_t)best.nc * 3 * sizeof(int64_t));
+    memcpy(out_lens, best.lens, (size_t)best.nc * sizeof(int64_t));
+    *out_n3 = best.n3;
+    *out_bits = best.bits;
+    return 1;
 }

@@ -350,6 +350,12 @@ def _trie_tree(hist, W, min_gain=CLASS_BITS / 2, vals=None):
     return (node_keys, node_k, np.concatenate(Fs), np.concatenate(lefts), np.concatenate(rights))
 
 
+#: the trie half of :func:`design_tableset` (effort 0 and 1) in one C call where the kernels have it (False: the
+#: Python path, the reference)
+TRIE_PART_C = True
+#: (tests) a list that receives the total bits of every design :func:`design_tableset` considers, in turn
+_TRACE = None
+
 #: trees of fewer nodes are solved in full, not from a base (the mapping and the calls cost more than such a DP)
 REF_MIN_NODES = 2048
 
@@ -1339,9 +1345,13 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
     if st.n_words == 0:
         return tuple(best)
 
+    trace = _TRACE
+
     def consider(gen):
         found = math.inf
         for ts, tb in gen:
+            if trace is not None:
+                trace.append(tb)
             found = min(found, tb)
             if tb < best[1]:
                 best[:] = [ts, tb]
@@ -1356,6 +1366,24 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
         if effort == 1 and found == best[1] and table_bits(best[0]) < GROUPED_META_SHARE * best[1]:
             effort = 0
 
+    kern = _k()
+    if TRIE_PART_C and effort <= 1 and hasattr(kern, "trie_part"):
+        # everything below in one C call (the same sets, designs, floats and order)
+        vals, cnt = st.present()
+        hh = st.__dict__.get("_hh")
+        if hh is None:
+            h = cnt.astype(np.float64)
+            hh = st._hh = (np.ascontiguousarray(vals, np.int64), np.ascontiguousarray(cnt, np.int64), h,
+                           h * np.log2(h))
+        got = kern.trie_part(W, L, M, lut3_max, effort, MAX_LUT_K, CLASS_BITS, LUT3_BITS, TABLE_HEAD_BITS,
+                             min(LUT3_BITS, W), REF_MIN_NODES, CLASS_BITS / 2, *hh, st.n_words, MAX_ZRUN_K, 2, best[1],
+                             _stats_args(st), trace)
+        if got is not None:
+            if got:
+                classes, lens, lut3, tb = got
+                best[:] = [_Built(W, classes, lens, lut3, (st, tb)), tb]
+            best[0] = _tableset(best[0]).validate()
+            return tuple(best)
     zcands = []
     for z in _zrun_candidates_iter(st, int(st.n_words - st.hist[0]), lazy=effort <= 0):
         if len(z) < M:
@@ -1411,6 +1439,8 @@ def _design_tableset(st, L, lut3_max, max_classes, effort):
             else:
                 classes, lens, tb = got
                 ts = None
+            if trace is not None:
+                trace.append(tb)
             scores[n] = min(scores[n], tb)
             if tb < best[1]:
                 best[:] = [ts if ts is not None else _Built(W, classes, lens, np.zeros(0, np.uint16), (st, tb)), tb]
@@ -1598,15 +1628,23 @@ class _Ahead:
 def _plan_tables_stats(stats, stripe_len, L, share, progress, ahead=None):
     order = sorted(range(len(stats)), key=lambda i: -stats[i].n_words)
     tables, costs, members, assignment = [], [], [], [0] * len(stats)
+    kern = _k()
+    many = {} if hasattr(kern, "ExactBitsMany") else None   # word bits -> (tables, their costs in one C call)
     for i in order:
         st = stats[i]
         shared, shared_bits = None, math.inf
         if share:
-            for j, ts in enumerate(tables):
-                if ts.word_bits == st.word_bits:
-                    b = costs[j].bits(st)
+            got = many.get(st.word_bits) if many is not None else None
+            if got is not None and got[0]:      # every set of this width at once (the same bits, the first least)
+                for j, b in zip(got[0], got[1].bits(_stats_args(st))):
                     if b < shared_bits:
                         shared, shared_bits = j, b
+            else:
+                for j, ts in enumerate(tables):
+                    if ts.word_bits == st.word_bits:
+                        b = costs[j].bits(st)
+                        if b < shared_bits:
+                            shared, shared_bits = j, b
         # no table set of its own can cost less than the order-0 entropy plus one class (for tensors without
         # zero runs): when an existing set does as well, the tensor joins it without a design of its own
         own, own_bits = None, math.inf
@@ -1618,6 +1656,15 @@ def _plan_tables_stats(stats, stripe_len, L, share, progress, ahead=None):
         if choice is None:
             tables.append(own)
             costs.append(TableCost(own, stripe_len))
+            if many is not None:
+                tc = costs[-1]
+                got = many.setdefault(own.word_bits, ([], kern.ExactBitsMany()))
+                if got[0] is not None:
+                    if tc._cls is None:                 # (a set the C call cannot cost: all one by one)
+                        many[own.word_bits] = (None, None)
+                    else:
+                        got[0].append(len(tables) - 1)
+                        got[1].add(tc._cls, tc._lut3u)
             members.append([i])
             assignment[i] = len(tables) - 1
         else:

@@ -97,6 +97,9 @@ def _configure(lib):
         "lze_design_bits_batch": ([i64, vp, vp, vp, i64, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64], i64),
         "lze_layout_runs": ([vp, i64, vp, i64, vp, i64, vp, vp, i64, vp, vp], i32),
         "lze_row_modes": ([vp, i64, i64, i32, i32, vp], i64),
+        "lze_exact_bits_many": ([i64, vp, vp, vp, i64, vp, i64, vp, i64, vp, i64, i64, vp], i64),
+        "lze_trie_part": ([i64, i64, i64, i64, i64, i64, f64, f64, i64, i64, i64, i64, f64, i64, vp, vp, vp, vp, i64,
+                           i64, i64, f64, i64, vp, i64, vp, i64, vp, i64, i64, i64, vp, vp, vp, vp, vp, vp, vp, vp], i64),
     }
     for name, (args, res) in sig.items():
         fn = getattr(lib, name)
@@ -735,6 +738,37 @@ def exact_bits(cls, lut3, sargs):
     return math.inf if r >= INF else r
 
 
+class ExactBitsMany:
+    """:func:`exact_bits` of one statistics under each of a list of table sets in one call
+    (``lze_exact_bits_many``): :meth:`add` a set's ``(cls, lut3)`` arrays (kept alive here), :meth:`bits` of
+    statistics ``sargs`` (:func:`stats_args`) gives every set's payload bits in the order added."""
+
+    def __init__(self):
+        self._keep, self._n, self._cp, self._lp = [], [], [], []
+        self._arrays = None
+
+    def __len__(self):
+        return len(self._n)
+
+    def add(self, cls, lut3):
+        assert cls.dtype == np.int64 and cls.flags.c_contiguous and cls.shape[1:] == (4,)
+        assert lut3.dtype == np.uint16 and lut3.flags.c_contiguous
+        self._keep.append((cls, lut3))
+        self._n.append(len(cls))
+        self._cp.append(_ptr(cls))
+        self._lp.append(_p(lut3) or 0)
+        self._arrays = None
+
+    def bits(self, sargs):
+        if self._arrays is None:
+            self._arrays = (np.array(self._n, np.int64), np.array(self._cp, np.uint64), np.array(self._lp, np.uint64),
+                            np.empty(len(self._n)))
+        n, cp, lp, out = self._arrays
+        if lib().lze_exact_bits_many(len(n), _p(n), _p(cp), _p(lp), *sargs[0], _p(out)):
+            raise MemoryError("exact bits: no memory")
+        return [math.inf if b >= INF else b for b in out.tolist()]
+
+
 _chain = _itchain.from_iterable
 
 
@@ -825,3 +859,41 @@ def row_modes(rows: np.ndarray, neg_float: int):
     modes = np.empty(R, np.uint8)
     good = lib().lze_row_modes(_p(rows), R, N, rows.dtype.itemsize == 2, int(neg_float), _p(modes))
     return modes, int(good)
+
+
+def trie_part(W, L, M, lut3_max, effort, max_lut_k, class_bits, lut3_bits, head_bits, lut3w, ref_min, min_gain, vals,
+              cnt, h, hl, n_words, max_zrun_k, per_size, best_bits, sargs, trace=None):
+    """``encoder._design_tableset``'s trie half at effort 0 or 1 in one call (``lze_trie_part``): the zero-run
+    candidates (``encoder._zrun_candidates_iter`` with ``per_size``, index lengths up to ``max_zrun_k``) and their run
+    symbol counts, their designs without LUT classes, the screening, the best set's LUT sizes -- the same sets, DPs,
+    designs and floats as the Python path, the
+    bases of the LUT sizes' DPs where it has them (tables of at least :data:`SCRATCH_MIN` entries). ``vals``,
+    ``cnt``: the present values and their counts; ``h``, ``hl``: the counts as float64 and ``h * log2(h)`` (numpy's).
+    Returns ``(classes, lens, lut3, total bits)`` of the best design when it is smaller than ``best_bits``, ``()``
+    when none is, None where the Python path must decide. ``trace`` (tests): a list that receives every design's total
+    bits in the order the Python path considers them."""
+    cap3 = max(len(vals), 1)
+    nc, n3, bits = np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1)
+    cls, lens, lut3 = np.empty((16, 3), np.int64), np.empty(16, np.int64), np.empty(cap3, np.uint16)
+    tr, ntr = (np.empty(4096), np.full(1, 4096, np.int64)) if trace is not None else (None, None)
+    r = lib().lze_trie_part(int(W), int(L), int(M), int(lut3_max), int(effort), int(max_lut_k), float(class_bits),
+                            float(lut3_bits), int(head_bits), int(lut3w), int(ref_min), SCRATCH_MIN, float(min_gain),
+                            len(vals), _ptr(vals), _ptr(cnt), _ptr(h), _ptr(hl), int(n_words), int(max_zrun_k),
+                            int(per_size), float(best_bits), *sargs[0], cap3, _ptr(nc), _ptr(cls), _ptr(lens),
+                            _ptr(n3), _ptr(lut3), _ptr(bits), None if tr is None else _ptr(tr),
+                            None if ntr is None else _ptr(ntr))
+    if r == -2:
+        return None
+    if trace is not None:
+        assert ntr[0] <= len(tr)
+        trace += [math.inf if b >= INF else b for b in tr[:int(ntr[0])].tolist()]
+    if r == -3:
+        raise MemoryError("trie: more nodes than values times levels")
+    if r < 0:
+        raise MemoryError("trie designs: no memory")
+    if r == 0:
+        return ()
+    c = int(nc[0])
+    b = float(bits[0])
+    return ([tuple(x) for x in cls[:c].tolist()], lens[:c].tolist(), lut3[:int(n3[0])].copy(),
+            math.inf if b >= INF else b)

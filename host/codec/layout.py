@@ -9,6 +9,7 @@ accelerator told the order) transposes back.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -74,6 +75,37 @@ def _bits_pos(lits: np.ndarray, runs: np.ndarray) -> float:
     return float(-(c * np.log2(c / c.sum())).sum())
 
 
+def _bits_many(lits: np.ndarray, runs_list) -> list:
+    """``[_bits_pos(lits, r) for r in runs_list]``: the same arrays and expressions (each order's counts as one
+    contiguous float64 run, summed alone: numpy's pairwise sum of the same values), the elementwise steps done for
+    all orders at once."""
+    parts, n = [], []
+    for r in runs_list:
+        parts += (lits, r)
+        n.append(len(lits) + len(r))
+    c = np.concatenate(parts).astype(np.float64)
+    ends = np.cumsum(n).tolist()
+    bounds = list(zip([0] + ends[:-1], ends))
+    sums = np.array([c[a:b].sum() for a, b in bounds], np.float64)
+    t = -(c * np.log2(c / np.repeat(sums, n)))
+    return [0.0 if b - a <= 1 else float(t[a:b].sum()) for a, b in bounds]
+
+
+@functools.lru_cache(maxsize=64)
+def _orders(big: tuple) -> list:
+    """The axis orders :func:`choose_axes` tries besides the own one, for a tensor whose axis ``a`` has a size other
+    than 1 where ``big[a]``: every permutation that reads the words in an order not tried before (moving axes of size
+    1 does not change it), in ``itertools.permutations`` order (a list the caller must not change)."""
+    own = tuple(range(len(big)))
+    orders, seen = [], {tuple(a for a in own if big[a])}      # word orders tried (the own one first)
+    for axes in itertools.permutations(own):
+        moved = tuple(a for a in axes if big[a])
+        if moved not in seen:
+            seen.add(moved)
+            orders.append(axes)
+    return orders
+
+
 def choose_axes(arr: np.ndarray) -> tuple | None:
     """The axis order to code ``arr`` in (``numpy.transpose(arr, axes)``), or ``None`` to keep its own.
 
@@ -95,18 +127,13 @@ def choose_axes(arr: np.ndarray) -> tuple | None:
     lits = lits[lits > 0]
     mask = nonzero.reshape(arr.shape)
     own = tuple(range(arr.ndim))
-    orders, seen = [], {tuple(a for a in own if arr.shape[a] != 1)}   # word orders tried (the own one first)
-    for axes in itertools.permutations(own):
-        moved = tuple(a for a in axes if arr.shape[a] != 1)
-        if moved not in seen:                # not the same order of words as one tried (axes of size 1 moved)
-            seen.add(moved)
-            orders.append(axes)
+    orders = _orders(tuple(n != 1 for n in arr.shape))
     runs = fastenc.layout_runs(mask, [own] + orders, RUN_CAP)   # the C walk of every order, no copies
     if runs is None:
         runs = [run_counts(np.ascontiguousarray(mask.transpose(axes)).reshape(-1)) for axes in [own] + orders]
-    best, best_bits = None, _bits_pos(lits, runs[0]) * (1.0 - MIN_GAIN)
-    for axes, r in zip(orders, runs[1:]):
-        bits = _bits_pos(lits, r)
+    est = _bits_many(lits, runs)
+    best, best_bits = None, est[0] * (1.0 - MIN_GAIN)
+    for axes, bits in zip(orders, est[1:]):
         if bits < best_bits:
             best, best_bits = axes, bits
     return best
