@@ -4,6 +4,9 @@ the follow mask), on random tensors and on real-model tensors compressed with ``
 the same error code, stripe and word in all three (CRCs off), and a CRC mismatch the same stripe; threads 1 and
 2. The kernel tables of ``lz_build_tables2`` equal those of the Python reference ``fastdec.kernel_tables_py`` byte
 for byte, and a kernel whose state switch is broken (the next-state bits cleared) fails these checks."""
+import types
+import zlib
+
 import numpy as np
 import pytest
 
@@ -92,12 +95,16 @@ def py_decode(payload, stripe_words, numel, S, ts):
 def run(kernel, payload, sw, numel, S, ts, threads=1, crcs=None, wide=False):
     """``(words, None)`` or ``(None, error text)`` of decode_stripes with one kernel (``wide``: into uint16 words
     also for an 8-bit table set, the kernel's 16-bit loops)."""
-    out = np.full(numel, 0xA5, np.uint8 if ts.word_bits == 8 and not wide else np.uint16)   # unwritten words show
+    # unwritten words show; 64 guard words behind the output must stay unwritten
+    buf = np.full(numel + 64, 0xA5, np.uint8 if ts.word_bits == 8 and not wide else np.uint16)
+    out = buf[:numel]
     try:
         decode_stripes(payload, sw, numel, S, ts, out=out, kernel=kernel, threads=threads, crcs=crcs)
         return out, None
     except (DecodeError, CorruptError) as e:
         return None, str(e)
+    finally:
+        assert np.all(buf[numel:] == buf.dtype.type(0xA5)), f"{kernel} wrote past the output"
 
 
 def agree(payload, sw, numel, S, ts, ref=True):
@@ -142,6 +149,7 @@ def test_tables_match_python_reference():
     """lz_build_tables2 == kernel_tables_py for every two-state set of random containers (and both states'
     tables are really there: state B differs from A, next-state bits on exactly the follow classes)."""
     seen = 0
+    loops = set()
     for seed in range(3):
         c = ct.from_bytes(lutzip.compress(random_arrays(seed), reorder=False, states=2))
         for _, ts in two_state_streams(c):
@@ -151,7 +159,12 @@ def test_tables_match_python_reference():
             kmode = fastdec.kernel_mode(ts)
             rbuf, rmode, rlut3k, rL, rkmode = fastdec.kernel_tables_py(ts)
             assert (L, mode, kmode) == (rL, rmode, rkmode)
-            assert kmode & fastdec.TWO_STATES and (kmode >> 2 & 3) == fastdec.LOOP_SINGLE
+            # the two-state zero-first loop exactly when the one-word zero run is code 0 of one bit in both states
+            zero = [j for j, cl in enumerate(ts.classes) if cl.kind == ZRUN and cl.k == 0 and cl.c == 1
+                    and ts.lens_b[j] == 1 and not any(ts.classes[i].c == 1 or ts.lens_b[i] == 1 for i in range(j))]
+            assert kmode & fastdec.TWO_STATES
+            assert (kmode >> 2 & 3) == (fastdec.LOOP_ZERO if zero else fastdec.LOOP_SINGLE)
+            loops.add(kmode >> 2 & 3)
             assert buf.size == rbuf.size == (fastdec.B_OFF + fastdec.T_ENTRIES) * 8
             assert np.array_equal(buf, rbuf)
             ents = buf.view(fastdec.ENTRY_DTYPE)
@@ -164,6 +177,7 @@ def test_tables_match_python_reference():
                 assert not nxt[~valid].any()
             seen += 1
     assert seen >= 3
+    assert loops == {fastdec.LOOP_SINGLE, fastdec.LOOP_ZERO}      # both two-state loops are among these sets
 
 
 def test_one_and_two_table_sets_do_not_share_cache_entries():
@@ -263,17 +277,123 @@ def test_broken_state_switch_fails(monkeypatch):
     assert np.array_equal(ok, ref)
 
 
+# ------------------------------------------------------------------------------------ two-state zero-first loop
+def zero_first_set(word_bits=16):
+    """A two-state set of the zero-first loop: the one-word zero run is code 0 of one bit in both states (and leads
+    to state B), short (k 6) and long (k 8) zero runs, and for 16-bit words a class of 10 + 16 = 26 bits (more than
+    the loop's window after 8 zeros: a slow entry)."""
+    if word_bits == 16:
+        cls = [ClassSpec(1, ZRUN, 0, 0), ClassSpec(3, RANGE, 10, 1024), ClassSpec(3, RANGE, 10, 64512),
+               ClassSpec(5, ZRUN, 6, 0), ClassSpec(6, ZRUN, 8, 0), ClassSpec(7, RANGE, 16, 0),
+               ClassSpec(10, RANGE, 16, 0)]
+        ts = TableSet(16, cls, lens_b=(1, 2, 3, 0, 5, 6, 10), follow=0b11001)
+    else:
+        cls = [ClassSpec(1, ZRUN, 0, 0), ClassSpec(3, RANGE, 5, 32), ClassSpec(3, RANGE, 5, 224),
+               ClassSpec(5, ZRUN, 6, 0), ClassSpec(6, ZRUN, 8, 0), ClassSpec(7, RANGE, 8, 0)]
+        ts = TableSet(8, cls, lens_b=(1, 2, 3, 0, 5, 6), follow=0b11001)
+    ts.validate()
+    return ts
+
+
+def zero_first_words(seed, n=5000, word_bits=16):
+    """Words for :func:`zero_first_set`: zeros alone, in runs of up to 300 (more than 8 in a row: the loop's zero
+    count ends and a zero is decoded as a symbol) and values of every class."""
+    rng = np.random.default_rng(seed)
+    big, lo, hi = (65536, 1024, 64512) if word_bits == 16 else (256, 32, 224)
+    w = []
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.5:
+            w += [0] * int(rng.integers(1, 4))
+        elif r < 0.6:
+            w += [0] * int(rng.integers(8, 20))
+        elif r < 0.63:
+            w += [0] * int(rng.integers(20, 300))
+        r = rng.random()
+        w.append(int(rng.integers(lo, 2 * lo)) if r < 0.45 else int(rng.integers(hi, big)) if r < 0.9
+                 else int(rng.integers(0, big)))
+    w += [0] * (8 + seed % 9)           # the last stripe ends in 8..16 zeros (the zero count at its end)
+    return np.array(w, np.uint16 if word_bits == 16 else np.uint8)
+
+
+@pytest.mark.parametrize("word_bits", [16, 8])
+@pytest.mark.parametrize("S", [1, 3, 64, 512, 4096])
+def test_two_state_zero_first_loop(S, word_bits):
+    """The two-state zero-first loop (lz_build_tables2 chooses it; entries longer than 33 - ZMAX bits are slow, zero
+    words fast): C (threads 1, 2; 8-bit words also into uint16) == numba == the Python reference, for stripes of
+    1 .. 4096 words (lane tails)."""
+    ts = zero_first_set(word_bits)
+    kmode = fastdec.kernel_mode(ts)
+    assert kmode & fastdec.TWO_STATES and (kmode >> 2 & 3) == fastdec.LOOP_ZERO
+    L = fastdec.combined_table(ts)[4]
+    ents = fastdec.combined_table(ts)[0].view(fastdec.ENTRY_DTYPE)
+    for e in (ents[:1 << L], ents[fastdec.B_OFF:fastdec.B_OFF + (1 << L)]):
+        valid = (e["flags"] & fastdec.F_INVALID) == 0
+        long_ = valid & (e["tot"] > 33 - fastdec.ZMAX)
+        assert (long_.any() or word_bits == 8) and np.all(e["flags"][long_] & 15 == fastdec.F_SLOW)
+        zero = valid & (e["flags"] >> 4 == 0)
+        assert zero.any() and not np.any(e["flags"][zero] & (fastdec.F_SLOW | fastdec.F_RUN))
+    words = zero_first_words(S, 3000 if S > 1 else 300, word_bits)
+    payload, sw, _ = states._encode2(words, S, ts)
+    got = agree(payload, sw, words.size, S, ts, ref=S >= 64)
+    assert np.array_equal(got, words)
+    crcs = np.array([zlib.crc32(np.asarray(payload[a:a + n], "<u4").tobytes())
+                     for a, n in zip(np.concatenate([[0], np.cumsum(sw.astype(np.int64))[:-1]]), sw)], np.uint32)
+    out, err = run("c", payload, sw, words.size, S, ts, crcs=crcs)
+    assert err is None and np.array_equal(out, words)
+
+
+@pytest.mark.parametrize("word_bits", [16, 8])
+def test_two_state_zero_first_stripe_ends_in_zeros(word_bits):
+    """Stripes that end in 8 one-bit zeros after a value (the zero count reaches its maximum at the stripe's last
+    word): no word written past a stripe (the next stripe's first word, decoded by another lane, or the guard behind
+    the output) and the same words in every decoder."""
+    ts = zero_first_set(word_bits)
+    rng = np.random.default_rng(4)
+    v = rng.integers(1024, 2048, 700) if word_bits == 16 else rng.integers(32, 64, 700)
+    words = np.zeros((700, 9), np.uint16 if word_bits == 16 else np.uint8)
+    words[:, 0] = v
+    words = words.reshape(-1)
+    for S in (63, 126):
+        payload, sw, _ = states._encode2(words, S, ts)
+        got = agree(payload, sw, words.size, S, ts, ref=False)
+        assert np.array_equal(got, words)
+
+
+def test_two_state_zero_first_crc_mismatch():
+    """A flipped bit in any stripe of the zero-first two-state loop: the same stripe in C (1, 2 threads) and numba."""
+    ts, words = zero_first_set(), zero_first_words(11, 3000)
+    payload, sw, _ = states._encode2(words, 128, ts)
+    payload, sw = np.array(payload, np.uint32), np.array(sw, np.uint32)
+    starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
+    crcs = np.array([zlib.crc32(payload[starts[i]:starts[i + 1]].astype("<u4").tobytes()) for i in range(len(sw))],
+                    np.uint32)
+    for st in range(0, len(sw), max(1, len(sw) // 7)):
+        p = payload.copy()
+        p[starts[st + 1] - 1] ^= np.uint32(0x100)
+        msgs = {run(k, p, sw, words.size, 128, ts, threads=th, crcs=crcs)[1] for k, th in (("numba", 1), ("c", 1), ("c", 2))}
+        assert len(msgs) == 1 and f"stripe {st}: CRC mismatch" in msgs.pop()
+
+
 # ---------------------------------------------------------------------------------------------- corruption
 @pytest.mark.parametrize("seed", range(4))
-def test_corrupt_stripes_same_errors(seed):
+@pytest.mark.parametrize("source", ["int8", "zero-first"])
+def test_corrupt_stripes_same_errors(seed, source):
     """Flipped bits, words cut off or added, a wrong header: C (threads 1, 2), numba and the reference give the
-    same error (code, stripe, word) or the same words."""
+    same error (code, stripe, word) or the same words (an int8 set of the one-symbol two-state loop, and the
+    hand-made set of the two-state zero-first loop)."""
     rng = np.random.default_rng(100 + seed)
-    words = sparse(6000, 12, 0.88, np.int8, seed).view(np.uint8)
-    c = ct.from_bytes(lutzip.compress({"w": words}, stripe_len=256, states=2))
-    (s, ts), = two_state_streams(c)
-    payload = np.array(c.stripe_payload(s), np.uint32)
-    sw = np.array(s.stripe_words, np.uint32)
+    if source == "int8":
+        words = sparse(6000, 12, 0.88, np.int8, seed).view(np.uint8)
+        c = ct.from_bytes(lutzip.compress({"w": words}, stripe_len=256, states=2))
+        (s, ts), = two_state_streams(c)
+        payload = np.array(c.stripe_payload(s), np.uint32)
+        sw = np.array(s.stripe_words, np.uint32)
+    else:
+        ts, words = zero_first_set(), zero_first_words(seed, 1500)
+        payload, sw, _ = states._encode2(words, 256, ts)
+        s = types.SimpleNamespace(numel=words.size, stripe_len=256)
+        payload, sw = np.array(payload, np.uint32), np.array(sw, np.uint32)
     starts = np.concatenate([[0], np.cumsum(sw.astype(np.int64))])
     errors = set()
     for trial in range(25):

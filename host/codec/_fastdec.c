@@ -288,7 +288,8 @@ typedef struct {
  * the entry offset of its table (0 or B_OFF).  One-table sets never set the bit: their state stays 0. */
 #define B_OFF 8192
 #define SH_NEXT_B 128
-#define NEXT_ST(e) ((uint64_t)((e)->sh >> 7) << 13)
+#define NEXT_ST(e) ((uint64_t)((e)->sh & SH_NEXT_B) << 6)
+_Static_assert(B_OFF == SH_NEXT_B << 6, "NEXT_ST: the state-B offset is bit 7 of sh shifted by 6");
 
 /* ------------------------------------------------------------------------------------- CRC cursor
  * The stripe CRCs of a range checked inside the lane loops: a cursor walks the range's stripes in order, and each
@@ -911,6 +912,97 @@ DEFINE_SL8(2)
 static const batch_fn BATCH2_L8[2][3] = {{bstate16_L8_0, bstate16_L8_1, bstate16_L8_2},
                                          {bstate8_L8_0, bstate8_L8_1, bstate8_L8_2}};
 
+/* The two-state zero-first loop (j->two with LOOP_ZERO: table sets whose one-word zero run is the one-bit code 0
+ * in both states, as pruned int16 / int8 sets with two code tables: lz_build_tables2 chooses it).  As the one-table
+ * zero-first loop (ZLANE_STEP, ZK 0): each step counts the window's leading zero bits (at most ZMAX, ZMAX zero
+ * words stored whatever the count), which are that many zero words in either state; after at least one the lane's
+ * state is the zero's next state (stZ, branch-free), then one symbol from the shifted window in its state (entries
+ * of more than 33 - ZMAX bits are slow in these tables: they leave the batch).  Zero runs (F_RUN: k <= ZRUN2_MAX_K,
+ * or slow entries with F_LUT) are written in the loop by a branch when they fit the stripe, not by the two-state
+ * loop's 64-byte stores every step (rare after the one-bit zeros; the stores cost more).  Four lanes. */
+#define ZSLANE_DECL(q) uint64_t bp##q = ln[q].bp, st##q = ln[q].st; OUT_T *op##q = OUT + ln[q].o; \
+                       lim[q] = OUT + ln[q].hi - (ZMAX + 1);
+#define ZSLANE_N(q)                                                                                          \
+    {                                                                                                        \
+        int64_t sf_ = (LIM - (int64_t)ln[q].bp) / (ZMAX + 28);                                               \
+        if (ln[q].hi - ln[q].o < ZMAX + 1) n = 0;                                                            \
+        if (sf_ < n) n = sf_;                                                                                \
+    }
+#define ZSLANE_STEP(MODE, q)                                                                                 \
+    {                                                                                                        \
+        uint64_t x_ = PEEK(W, bp##q);                                                                        \
+        unsigned zw_ = (unsigned)__builtin_clzll(x_ | (1ull << (63 - ZMAX)));                                \
+        memset(op##q, 0, ZMAX * sizeof(OUT_T));                                                              \
+        op##q += zw_;                                                                                        \
+        x_ <<= zw_;                                                                                          \
+        bp##q += zw_;                                                                                        \
+        st##q = zw_ ? stZ : st##q;                                                                           \
+        const lz_entry *e_ = &T[(x_ >> Lsh) + st##q];                                                        \
+        uint32_t a_ = (uint32_t)(x_ >> (e_->sh & 63)) + e_->param;                                           \
+        *op##q = VALUE_##MODE(e_, a_);                                                                       \
+        bp##q += e_->adv;                                                                                    \
+        if (UNLIKELY(e_->flags & (F_SLOW | F_RUN))) {                                                        \
+            /* a zero run that fits the stripe: here; anything else: the slow branch */                      \
+            int64_t m_ = (e_->flags & F_RUN) ? (int64_t)a_ + 1 : zrun_len2(j, x_, e_);                       \
+            bp##q -= e_->adv;                                                                                \
+            if (m_ <= 0 || m_ > ln[q].hi - (op##q - OUT)) {                                                  \
+                sq = q;                                                                                      \
+                goto slow_exit;                                                                              \
+            }                                                                                                \
+            memset(op##q, 0, (size_t)m_ * sizeof(OUT_T));                                                    \
+            op##q += m_;                                                                                     \
+            bp##q += e_->tot;                                                                                \
+        } else {                                                                                             \
+            op##q++;                                                                                         \
+        }                                                                                                    \
+        st##q = NEXT_ST(e_);                                                                                 \
+        if (UNLIKELY(op##q > lim[q])) goto slow_exit;                                                        \
+    }
+#define ZSLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT; ln[q].st = st##q;
+/* returns 0 when a lane has fewer than ZMAX + 1 words left or is too near the end of the payload */
+#define DEFINE_ZSTATE(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                  \
+    static int NAME(const lz_job *j, lz_lane *ln, lz_crc *cc) {                                              \
+        typedef OUT_TYPE OUT_T;                                                                              \
+        OUT_T *OUT = (OUT_T *)j->out;                                                                        \
+        const lz_entry *T = j->T;                                                                            \
+        const uint32_t *W = j->words;                                                                        \
+        const int Lsh = LSH;                                                                                 \
+        const uint64_t stZ = NEXT_ST(&T[0]);    /* the state after a one-bit zero (code 0 of state A) */     \
+        const int64_t LIM = (j->total - 1) * 32;                                                             \
+        OUT_T *lim[NL];                                                                                      \
+        int64_t n = INT64_MAX, i;                                                                            \
+        int sq = NL;                                                                                         \
+        FOR_L##NL(ZSLANE_N)                                                                                  \
+        if (n <= 0) return 0;                                                                                \
+        FOR_L##NL(ZSLANE_DECL)                                                                               \
+        CRC_LOAD                                                                                             \
+        CRC_LOOP(FOR_L##NL(ZSLANE_STEP, MODE,))                                                              \
+    slow_exit:                                                                                               \
+        CRC_SAVE                                                                                             \
+        FOR_L##NL(ZSLANE_STORE)                                                                              \
+        if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
+        return 1;                                                                                            \
+    }
+#ifndef LZ_ZSLANES
+#define LZ_ZSLANES 4
+#endif
+#if LZ_ZSLANES < 2 || LZ_ZSLANES > LZ_LANES
+#error "LZ_ZSLANES must be 2..LZ_LANES"
+#endif
+#define DEFINE_ZSTATE_X(...) DEFINE_ZSTATE(__VA_ARGS__)
+#define DEFINE_ZS(MODE)                                                                                      \
+    DEFINE_ZSTATE_X(zstate16_##MODE, uint16_t, MODE, LZ_ZSLANES, slow16, 64 - j->L)                          \
+    DEFINE_ZSTATE_X(zstate8_##MODE, uint8_t, MODE, LZ_ZSLANES, slow8, 64 - j->L)                             \
+    DEFINE_ZSTATE_X(zstate16_L8_##MODE, uint16_t, MODE, LZ_ZSLANES, slow16, 56)                              \
+    DEFINE_ZSTATE_X(zstate8_L8_##MODE, uint8_t, MODE, LZ_ZSLANES, slow8, 56)
+DEFINE_ZS(0)
+DEFINE_ZS(1)
+DEFINE_ZS(2)
+/* [L == 8][out8][mode] */
+static const batch_fn BATCH2_Z[2][2][3] = {
+    {{zstate16_0, zstate16_1, zstate16_2}, {zstate8_0, zstate8_1, zstate8_2}},
+    {{zstate16_L8_0, zstate16_L8_1, zstate16_L8_2}, {zstate8_L8_0, zstate8_L8_1, zstate8_L8_2}}};
+
 
 /* ------------------------------------------------------------------------------------------- pair loop
  * The lane loop (LOOP_PAIR) of table sets whose symbols are short (fastdec.py: at most 14 bits on average,
@@ -1141,10 +1233,17 @@ static void run_range(lz_range *r) {
     batch_fn batchN;
     int NLN;
     int64_t need, bits;
-    if (j->two) {
+    /* the tail loops of two-state sets (BATCH2 of fewer lanes) need this many words of room */
+    int64_t need2 = ZRUN2_BYTES / (j->out8 ? 1 : 2) + 1;
+    if (j->two && j->loop == LOOP_ZERO) {
+        batchN = BATCH2_Z[j->L == 8][j->out8][j->mode];
+        NLN = LZ_ZSLANES;
+        need = ZMAX + 1;
+        bits = ZMAX + 28;
+    } else if (j->two) {
         batchN = j->L == 8 ? BATCH2_L8[j->out8][j->mode] : BATCH2[LZ_SLANES][j->out8][j->mode];
         NLN = LZ_SLANES;
-        need = ZRUN2_BYTES / (j->out8 ? 1 : 2) + 1;
+        need = need2;
         bits = 32;
     } else if (j->loop == LOOP_ZERO) {
         batchN = j->zk ? BATCH_ZK[j->out8][j->mode] : BATCH_Z[j->L == 8][j->out8][j->mode];
@@ -1223,7 +1322,7 @@ static void run_range(lz_range *r) {
         if (!ok_) {
             for (int q = 0; q < nt; q++) {
                 int64_t sf = ((int64_t)(j->total - 1) * 32 - (int64_t)tl[q].bp) / 32;
-                if ((sf <= 0 || (j->two && tl[q].hi - tl[q].o < need)) && tl[q].o < tl[q].hi) finish(j, &tl[q]);
+                if ((sf <= 0 || (j->two && tl[q].hi - tl[q].o < need2)) && tl[q].o < tl[q].hi) finish(j, &tl[q]);
             }
         }
         for (int q = 0; q < nt;) {
@@ -1275,11 +1374,11 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, i
     /* mode: the fast-path mode, plus the lane loop << 2 (fastdec.py) */
     int loop = mode >= 0 ? (mode >> 2) & 3 : LOOP_SINGLE, zk = mode >= 0 ? (mode >> 4) & 7 : 0;
     int two = mode >= 0 ? (mode >> 7) & 1 : 0;
-    if (two) loop = LOOP_SINGLE;
+    if (two && loop != LOOP_ZERO) loop = LOOP_SINGLE;
     mode = mode >= 0 ? mode & 3 : MODE_MIX;
     if (mode > 2) mode = MODE_MIX;
     if (loop > LOOP_ZERO) loop = LOOP_SINGLE;
-    if (loop != LOOP_ZERO || zk > 4) zk = 0;
+    if (loop != LOOP_ZERO || zk > 4 || two) zk = 0;
     lz_job job = {words, total, starts, nw, S, numel, T, L, mode, lut3, n_lut3, cls, out, out8, crcs, loop, zk, two};
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
@@ -1480,8 +1579,13 @@ EXPORT void lz_build_tables2(const int32_t *cls, int n, const uint16_t *lut3, in
         }
     }
     if (two) {
-        loop = LOOP_SINGLE;
-        long_bits = 64;
+        /* the two-state zero-first loop: the zero run of one word is code 0 of one bit in both states (no class
+         * before it of length 1 in either); its entries of more than 33 - ZMAX bits are slow */
+        int zs = kind[j0] == K_ZRUN && kk[j0] == 0 && cc[j0] == 1 && lens_b[j0] == 1;
+        for (int j = 0; j < j0; j++)
+            if (lens_b[j] == 1) zs = 0;
+        loop = zs ? LOOP_ZERO : LOOP_SINGLE;
+        long_bits = zs ? 33 - ZMAX : 64;
     } else if (cc[j0] == 1 && kind[j0] == K_ZRUN && kk[j0] <= ZERO_MAX_K) {
         zk = kk[j0];
         loop = LOOP_ZERO;
@@ -1511,8 +1615,13 @@ EXPORT void lz_build_tables2(const int32_t *cls, int n, const uint16_t *lut3, in
             prev = c;
             int lut_fast = as_lut[j] && mode != MODE_RANGE, range_fast = fast_range[j] && mode != MODE_LUT;
             uint64_t e;
-            if (two && kind[j] == K_ZRUN && k <= ZRUN2_MAX_K) {
-                /* a short zero run: value a = its index (param -(code << k)), F_RUN */
+            if (two && tot > long_bits) {
+                /* the two-state zero-first loop's window after ZMAX zeros is too short for it: slow */
+                e = (uint64_t)tot | (uint64_t)((j << 4) | F_SLOW) << 8 | (uint64_t)63 << 16 | (uint64_t)ADV_SLOW << 24;
+            } else if (two && kind[j] == K_ZRUN && k <= ZRUN2_MAX_K &&
+                       !(loop == LOOP_ZERO && k == 0 && (lut_fast || range_fast))) {
+                /* a short zero run: value a = its index (param -(code << k)), F_RUN (the two-state zero-first loop
+                 * takes a zero word as a fast value 0 where it can: no branch after ZMAX zeros) */
                 e = (uint64_t)tot | (uint64_t)((j << 4) | F_RUN) << 8 | (uint64_t)(64 - tot) << 16 |
                     (uint64_t)tot << 24 | (uint64_t)(uint32_t)(0u - ((uint32_t)code << k)) << 32;
             } else if (lut_fast || range_fast) {
@@ -1544,8 +1653,11 @@ EXPORT void lz_build_tables(const int32_t *cls, int n, const uint16_t *lut3, int
 
 EXPORT int lz_lanes(void) { return LZ_LANES; }
 
-/* the lanes of a lane loop (LOOP_SINGLE, LOOP_PAIR, LOOP_ZERO) */
-EXPORT int lz_loop_lanes(int loop) { return loop == LOOP_PAIR ? LZ_PLANES : loop == LOOP_ZERO ? LZ_ZLANES : LZ_LANES; }
+/* the lanes of a lane loop (LOOP_SINGLE, LOOP_PAIR, LOOP_ZERO; | 4: of two code tables) */
+EXPORT int lz_loop_lanes(int loop) {
+    if (loop & 4) return loop == (LOOP_ZERO | 4) ? LZ_ZSLANES : LZ_SLANES;     /* two code tables */
+    return loop == LOOP_PAIR ? LZ_PLANES : loop == LOOP_ZERO ? LZ_ZLANES : LZ_LANES;
+}
 
 /* n dependent additions (one cycle each): timed by the benchmark to turn seconds into core cycles on a
  * machine without hardware counters */

@@ -222,11 +222,12 @@ def loop_summary(runs) -> str:
     (shares of the words, largest first)."""
     lb, words = lib(), {}
     for tables, n in runs:
-        loop = kernel_mode(tables) >> 2 & 3
+        m = kernel_mode(tables)
+        loop = (m >> 2 & 3) | (4 if m & TWO_STATES else 0)     # | 4: the loops of two code tables
         words[loop] = words.get(loop, 0) + n
     total = sum(words.values()) or 1
-    return "; ".join(f"{LOOP_NAMES[k]} loop, {lb.lz_loop_lanes(k)} lanes: {100 * v / total:.0f} %"
-                     for k, v in sorted(words.items(), key=lambda kv: -kv[1]))
+    return "; ".join(f"{'two-state ' if k & 4 else ''}{LOOP_NAMES[k & 3]} loop, {lb.lz_loop_lanes(k)} lanes: "
+                     f"{100 * v / total:.0f} %" for k, v in sorted(words.items(), key=lambda kv: -kv[1]))
 
 
 #: the kernel tables' buffers are cut from slabs of this many (one zeroed allocation: a fresh table set's buffer
@@ -320,12 +321,17 @@ def kernel_tables_py(tables: TableSet):
         mode = MODE_MIX
     # the lane loop: zero-first table sets (code 0 is one bit, the zero run of one word) count zero bits
     # two symbols a window where they are short, else one
-    c0 = classes[min(range(len(classes)), key=lambda j: (classes[j].c, j))]
+    j0 = min(range(len(classes)), key=lambda j: (classes[j].c, j))
+    c0 = classes[j0]
     fast = set(as_lut) if mode == MODE_LUT else set(fast_range) if mode == MODE_RANGE else set(as_lut) | set(fast_range)
     w_fast = sum(2.0 ** -classes[j].c for j in fast)
     zk = 0
     if two:
-        loop, long_bits = LOOP_SINGLE, 64
+        # the two-state zero-first loop: the one-word zero run is code 0 of one bit in both states (no class before it
+        # of length 1 in either); its entries of more than 33 - ZMAX bits are slow
+        lb = [int(v) for v in tables.lens_b]
+        zs = c0.kind == ZRUN and c0.k == 0 and c0.c == 1 and lb[j0] == 1 and all(lb[j] != 1 for j in range(j0))
+        loop, long_bits = (LOOP_ZERO, 33 - ZMAX) if zs else (LOOP_SINGLE, 64)
     elif c0.c == 1 and c0.kind == ZRUN and c0.k <= ZERO_MAX_K:
         # the window keeps 33 bits after the zero words: 33 - ZMAX after up to ZMAX one-bit zeros, 32 - k after a run
         zk = c0.k
@@ -352,7 +358,11 @@ def kernel_tables_py(tables: TableSet):
             nb = SH_NEXT_B << 16 if (follow >> j) & 1 else 0
             lut_fast = j in as_lut and mode != MODE_RANGE
             range_fast = j in fast_range and mode != MODE_LUT
-            if two and cl.kind == ZRUN and cl.k <= ZRUN2_MAX_K:
+            if two and tot > long_bits:     # the two-state zero-first loop's window is too short for it: slow
+                e = tot | ((j << 4) | F_SLOW) << 8 | 63 << 16 | ADV_SLOW << 24
+            elif two and cl.kind == ZRUN and cl.k <= ZRUN2_MAX_K and not (loop == LOOP_ZERO and cl.k == 0
+                                                                       and (lut_fast or range_fast)):
+                # (the two-state zero-first loop takes a zero word as a fast value 0: no branch after ZMAX zeros)
                 # a short zero run (the two-state loop takes it branch-free): value = its index, F_LONG as F_RUN
                 e = tot | ((j << 4) | F_RUN) << 8 | (64 - tot) << 16 | tot << 24 | ((-(codes[j] << cl.k)) % (1 << 32)) << 32
             elif lut_fast or range_fast:
