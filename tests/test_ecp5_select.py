@@ -4,6 +4,7 @@ Proved with yosys: the SAT solver on one select64 for several INV constants, and
 (``equiv_make`` / ``equiv_simple``) of the whole core, generic against mapped, with the ECP5 cell models
 (``+/ecp5/cells_sim.v``). Each proof is also run on a deliberately wrong mapping, to show it can fail.
 """
+import re
 import subprocess
 
 import pytest
@@ -18,9 +19,9 @@ YOSYS = sy.find_tool("yosys", required=False)
 need_yosys = pytest.mark.skipif(YOSYS is None, reason="yosys not installed (.ci/install.sh)")
 
 
-def _yosys(script, cwd):
+def _yosys(script, cwd, timeout=600):
     (cwd / "check.ys").write_text(script)
-    r = subprocess.run(YOSYS + ["-q", "check.ys"], cwd=cwd, capture_output=True, text=True, timeout=600,
+    r = subprocess.run(YOSYS + ["-q", "check.ys"], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                        env=sy._tool_env())
     return r.returncode, r.stdout + r.stderr
 
@@ -75,21 +76,25 @@ tee -o status.txt equiv_status -assert
 
 
 @need_yosys
-@pytest.mark.slow   # default-run budget: yosys equivalence of the whole core, ~65 s (each select tree: above)
-def test_core_with_mapped_selects_is_equivalent(tmp_path):
-    """The vector-front core (small tables, the same front) with its six loop selects replaced is the
-    same circuit: every register's next state and every output proven equal."""
-    v = convert_core(tmp_path / "conv", "verilog", L=4, W=8, LUT3_DEPTH=16, LUT1_RAM="block", FRONT="vector")
+@pytest.mark.slow   # default-run budget: yosys equivalence of the whole core, ~65 s (STATES=2: > 600 s at load 17)
+@pytest.mark.timeout(7200)
+@pytest.mark.parametrize("states,selects", [(1, 6)])
+def test_core_with_mapped_selects_is_equivalent(tmp_path, states, selects):
+    """The vector-front core (small tables, the same front) with its loop selects replaced (six; with two code
+    tables six per vector half and two for the next state) is the same circuit: every register's next state and
+    every output proven equal."""
+    v = convert_core(tmp_path / "conv", "verilog", L=4, W=8, LUT3_DEPTH=16, LUT1_RAM="block", FRONT="vector",
+                     STATES=states)
     generic = v.read_text()
     mapped, k = map_select64(generic)
-    assert k == 6
+    assert k == selects
     (tmp_path / "gold.v").write_text(generic.replace("module decoder_core", "module gold"))
     (tmp_path / "gate.v").write_text(mapped.replace("module decoder_core", "module gate"))
-    rc, log = _yosys(EQUIV, tmp_path)
+    rc, log = _yosys(EQUIV, tmp_path, timeout=3000 * states)
     status = (tmp_path / "status.txt").read_text() if (tmp_path / "status.txt").exists() else ""
     assert rc == 0 and "Equivalence successfully proven" in status, (log + status)[-3000:]
     (tmp_path / "gate.v").write_text(_wrong_inv(mapped, 0x15).replace("module decoder_core", "module gate"))
-    rc, log = _yosys(EQUIV, tmp_path)
+    rc, log = _yosys(EQUIV, tmp_path, timeout=3000 * states)
     assert rc != 0 and "unproven" in log, log[-2000:]
 
 
@@ -106,3 +111,24 @@ def test_unexpected_shape_is_an_error(tmp_path):
     assert broken != text
     with pytest.raises(ValueError, match="si"):
         map_select64(broken)
+
+
+@pytest.mark.parametrize("states,selects,kept", [(1, 6, 0), (2, 14, 1)])
+def test_board_flow_maps_the_selects(tmp_path, states, selects, kept):
+    """The board flow (firmware/boards/build.py) maps the loop selects as `lutzip hdl synth` does, keeping the
+    generic file beside it, and with two code tables marks the loop's pointer copies ``(* keep *)`` (``c_keep_q``:
+    yosys would merge their equal bits, and one flip-flop would drive eight select trees)."""
+    from lutzip.firmware.boards.build import keep_reset_copies, map_select64_file
+    v = convert_core(tmp_path, "verilog", L=4, W=8, LUT3_DEPTH=16, FRONT="vector", STATES=states)
+    generic = v.read_text()
+    assert keep_reset_copies(v) == kept
+    if kept:
+        m = re.findall(r"\(\* keep \*\)\nalways @\(posedge clk\) begin: (\w+)\n(.*?)\nend\n", v.read_text(), re.S)
+        assert len(m) == 1 and m[0][0].endswith("_c_keep_q"), m
+        assert re.search(r"_q5 <= \(\w+_p2_d \^ 30\);", m[0][1]), m
+    marked = v.read_text()
+    assert map_select64_file(v) == selects
+    assert v.with_suffix(".generic.v").read_text() == marked
+    text = v.read_text()
+    assert "s64_four" not in text and text.count(f"{MODULE_NAME} #(.INV(") == selects
+    assert map_select64_file(v) == 0 and v.read_text() == text      # nothing left to map: unchanged

@@ -73,6 +73,10 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
         res["reset_copies"] = res_keep
     if res_no_rw:
         res["no_rw_check"] = res_no_rw
+    if b.family == "ecp5":
+        # the vector front's loop selects from slice primitives, as `lutzip hdl synth` does (hdl/flows/ecp5_select.py;
+        # the generic code stays beside it as <top>.generic.v)
+        res["select64_mapped"] = map_select64_file(verilog)
 
     if b.family == "xilinx":
         shutil.copy(b.constraints_path.parent / b.vivado_tcl, out / b.vivado_tcl)
@@ -142,6 +146,19 @@ def build(board_name, out=None, baud=None, seed=1, L=None, W=None, LUT3_DEPTH=No
 
 
 _KEEP_RE = re.compile(r"^(always @\(posedge [^)]*\) begin: \w+_(?:reset_reg\d*_c_keep|c_keep_\w+))$", re.M)
+
+
+def map_select64_file(verilog) -> int:
+    """Replace the converted ``select64`` instances in ``verilog`` by their ECP5 primitive build
+    (:func:`lutzip.hdl.flows.ecp5_select.map_select64`); the generic file is kept as ``<name>.generic.v``.
+    Returns how many were replaced (0: the file is unchanged)."""
+    from lutzip.hdl.flows.ecp5_select import map_select64
+    verilog = Path(verilog)
+    text, n = map_select64(verilog.read_text())
+    if n:
+        shutil.copy(verilog, verilog.with_suffix(".generic.v"))
+        verilog.write_text(text)
+    return n
 
 
 def keep_reset_copies(verilog) -> int:

@@ -16,7 +16,9 @@ each, and the loop was the longest path of the core. This pass replaces the gene
 The behaviour is that of the generic code (proved with yosys' SAT solver in tests/test_ecp5_select.py,
 and the core built this way is simulated against the reference decoder there too).
 
-Used by :func:`lutzip.hdl.flows.synth.synth` for ECP5. The simulators (GHDL, Icarus, Verilator) run the generic
+Used by :func:`lutzip.hdl.flows.synth.synth` for ECP5 and by the ECP5 board flow
+(:func:`lutzip.firmware.boards.build.build`, since 2026-12-08: before that the ULX3S builds left all 14 selects of
+a ``STATES=2`` core to ABC, 4-5 LUT levels each). The simulators (GHDL, Icarus, Verilator) run the generic
 converted code; only the synthesised netlist differs.
 """
 import re

@@ -312,6 +312,27 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         q4.next = p2_d ^ X4
         q5.next = p2_d ^ X5
 
+    if two:
+        # (STATES=2) the copies in a process of their own, ``c_keep_q``: the board flow marks it ``(* keep *)``
+        # (:func:`lutzip.firmware.boards.build.keep_reset_copies`), so that yosys keeps the six copies apart
+        # instead of merging the equal bits (each bit of a copy then drives two or three select trees, not eight)
+        @always_seq(clk.posedge, reset=rst)
+        def vf_p2_reg():
+            p2.next = p2_d
+
+        @always_seq(clk.posedge, reset=rst)
+        def c_keep_q():
+            q0.next = p2_d ^ X0
+            q1.next = p2_d ^ X1
+            q2.next = p2_d ^ X2
+            q3.next = p2_d ^ X3
+            q4.next = p2_d ^ X4
+            q5.next = p2_d ^ X5
+
+        p2_regs = (vf_p2_reg, c_keep_q)
+    else:
+        p2_regs = (vf_p2_regs,)
+
     @always_comb
     def vf_flags():
         tag1.next = tag + 1
@@ -596,5 +617,5 @@ def loop_vector(clk, rst, rp, pop, push, push_flags,
         t_tag.next = tag
 
     return (vf_fields, vf_select, vf_flags, vf_go, vf_pop, vf_level, vf_idle, vf_flush_reg, vf_ring, vf_words,
-            vf_regs, vf_p2d, sel0, sel1, sel2, sel3, sel4, sel5, vf_p2, vf_p2_regs, vf_next, vf_state, vf_tok,
+            vf_regs, vf_p2d, sel0, sel1, sel2, sel3, sel4, sel5, vf_p2) + p2_regs + (vf_next, vf_state, vf_tok,
             vf_early_next, vf_early_regs, vf_steps, vf_ld) + states
