@@ -9,8 +9,10 @@
   last beat short, word 0 in the low bits, unused words 0.
 * :func:`beats_words` -- the words of a beat list, in order (what a single core outputs).
 * :func:`rate_model` -- the cycles from the first to the last beat of a stream of stripes (decoded words per
-  stripe), every lane decoding one word per cycle and the output one beat per cycle; :func:`host_stripe_len` --
-  the stripe length the host cuts for ``LANES`` lanes (why: :func:`rate_model`'s docstring).
+  stripe), every lane decoding one word per cycle and the output one beat per cycle (:func:`stripe_cost`: a
+  stripe's output words and load weight, row stripes too); :func:`host_stripe_len` -- the stripe length the host
+  cuts for ``LANES`` lanes (why: :func:`rate_model`'s docstring), :func:`host_compress_kw` -- the encoder's keywords
+  for such a file.
 """
 from __future__ import annotations
 
@@ -159,9 +161,8 @@ def beats_words(beats, lanes: int, W: int = 16) -> np.ndarray:
 
 def stripe_cost(stripe, mirror: int = 1):
     """``(output words, load weight)`` of a good stripe (header first): a plain stripe's ``n`` twice; a row stripe's
-    ``R x N`` output words (its descriptor word) and its weight, its coded words (:func:`stripe_weight` with
-    ``mirror``):
-    what :func:`rate_model` takes as ``stripe_words`` and ``weights``."""
+    ``R x N`` output words (its descriptor word) and its weight, its coded words (``stripe_weight`` with
+    ``mirror``): what :func:`rate_model` takes as ``stripe_words`` and ``weights``."""
     from lutzip.hdl.lanes.decoder_lane import stripe_weight
     h = int(stripe[0])
     if h >> 16 == 0x4C5B and len(stripe) > 1:
