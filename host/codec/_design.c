@@ -390,7 +390,7 @@ EXPORT int lzd_design(const int64_t *ha, const int64_t *hb, const uint8_t *S, in
         if (j)
             continue;
         /* the classes of each list's cut (states_design._classes_of), in list order */
-        int64_t nc = 0, ks[NC], cs[NC];       /* cs: class start in its list */
+        int64_t nc = 0, ks[NC];
         double ca[NC], cb[NC];
         int bad = 0;
         for (int s = 0; s < 2; s++) {
@@ -415,22 +415,17 @@ EXPORT int lzd_design(const int64_t *ha, const int64_t *hb, const uint8_t *S, in
             nsl[2 * q + s] = c;
             for (int64_t t = c - 1; t >= 0; t--) {
                 ks[nc] = tmpk[t];
-                cs[nc] = tmps[t];
-                double xa = 0.0, xb = 0.0;
-                int64_t sa = 0, sb = 0;
+                int64_t sa = 0, sb = 0;                /* the class's state counts (exact integers) */
                 for (int64_t x = tmps[t]; x < tmpe[t]; x++) {
                     cls[q * 256 + order[s][x]] = nc;
                     sa += A[s][x];
                     sb += B[s][x];
                 }
-                xa = (double)sa;
-                xb = (double)sb;
-                ca[nc] = xa;
-                cb[nc] = xb;
+                ca[nc] = (double)sa;
+                cb[nc] = (double)sb;
                 nc++;
             }
         }
-        (void)cs;
         if (bad || nc + 1 + zr_n > NC) {
             rc = -3;
             break;
