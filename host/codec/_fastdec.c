@@ -1168,6 +1168,48 @@ DEFINE_PAIR_X(pair16_L8_1, uint16_t, 1, LZ_PLANES, slow16, 56)
 #define PAIR16_L8_0 pair16_L8_0
 #define PAIR16_L8_1 pair16_L8_1
 #endif
+/* The pair loop of two code tables (j->two with LOOP_PAIR: lz_build_tables2 takes it where the one-table pair loop
+ * would be taken, by the state-A codes; bf16 sets): PLANE_STEP with the lane's state added to the first symbol's
+ * table index, the first symbol's next state to the second's, and the second's kept.  A lane leaving the batch keeps
+ * the state its pair starts in.  Zero runs are slow entries here (no F_RUN). */
+#define PLANE2_DECL(q) uint64_t bp##q = ln[q].bp, st##q = ln[q].st; OUT_T *op##q = OUT + ln[q].o;
+#define PLANE2_N(q) PLANE_N(q)
+#define PLANE2_STEP(MODE, q)                                                                                 \
+    {                                                                                                        \
+        unsigned s_ = (unsigned)(bp##q & 31);                                                                \
+        uint64_t x_ = PEEK(W, bp##q);                                                                        \
+        const lz_entry *e1_ = &T[(x_ >> Lsh) + st##q];                                                       \
+        uint32_t a1_ = (uint32_t)(x_ >> (e1_->sh & 63)) + e1_->param;                                        \
+        unsigned t1_ = e1_->adv;                                                                             \
+        uint64_t y_ = x_ << (t1_ & 63);                                                                      \
+        const lz_entry *e2_ = &T[(y_ >> Lsh) + NEXT_ST(e1_)];                                                \
+        uint32_t a2_ = (uint32_t)(y_ >> (e2_->sh & 63)) + e2_->param;                                        \
+        unsigned t_ = t1_ + e2_->adv;                                                                        \
+        op##q[2 * i] = VALUE_##MODE(e1_, a1_);                                                               \
+        op##q[2 * i + 1] = VALUE_##MODE(e2_, a2_);                                                           \
+        if (UNLIKELY(s_ + t_ > 64)) {                                                                        \
+            sq = q;                                                                                          \
+            goto slow_exit;                                                                                  \
+        }                                                                                                    \
+        bp##q += t_;                                                                                         \
+        st##q = NEXT_ST(e2_);                                                                                \
+    }
+#define PLANE2_STORE(q) PLANE_STORE(q) ln[q].st = st##q;
+#define DEFINE_PAIR2(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH) DEFINE_LOOP(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, PLANE2)
+#define DEFINE_PAIR2_X(...) DEFINE_PAIR2(__VA_ARGS__)
+#define DEFINE_PAIRS2(MODE)                                                                                  \
+    DEFINE_PAIR2_X(pstate16_##MODE, uint16_t, MODE, LZ_PLANES, slow16, 64 - j->L)                            \
+    DEFINE_PAIR2_X(pstate8_##MODE, uint8_t, MODE, LZ_PLANES, slow8, 64 - j->L)                               \
+    DEFINE_PAIR2_X(pstate16_L8_##MODE, uint16_t, MODE, LZ_PLANES, slow16, 56)                                \
+    DEFINE_PAIR2_X(pstate8_L8_##MODE, uint8_t, MODE, LZ_PLANES, slow8, 56)
+DEFINE_PAIRS2(0)
+DEFINE_PAIRS2(1)
+DEFINE_PAIRS2(2)
+/* [L == 8][out8][mode] */
+static const batch_fn BATCH2_P[2][2][3] = {
+    {{pstate16_0, pstate16_1, pstate16_2}, {pstate8_0, pstate8_1, pstate8_2}},
+    {{pstate16_L8_0, pstate16_L8_1, pstate16_L8_2}, {pstate8_L8_0, pstate8_L8_1, pstate8_L8_2}}};
+
 /* [L == 8][out8][mode] */
 static const batch_fn BATCH_P[2][2][3] = {
     {{pair16_0, pair16_1, pair16_2}, {pair8_0, pair8_1, pair8_2}},
@@ -1240,6 +1282,11 @@ static void run_range(lz_range *r) {
         NLN = LZ_ZSLANES;
         need = ZMAX + 1;
         bits = ZMAX + 28;
+    } else if (j->two && j->loop == LOOP_PAIR) {
+        batchN = BATCH2_P[j->L == 8][j->out8][j->mode];
+        NLN = LZ_PLANES;
+        need = 2;
+        bits = 64;
     } else if (j->two) {
         batchN = j->L == 8 ? BATCH2_L8[j->out8][j->mode] : BATCH2[LZ_SLANES][j->out8][j->mode];
         NLN = LZ_SLANES;
@@ -1374,7 +1421,7 @@ EXPORT int lz_decode(const uint32_t *words, int64_t total, const uint32_t *nw, i
     /* mode: the fast-path mode, plus the lane loop << 2 (fastdec.py) */
     int loop = mode >= 0 ? (mode >> 2) & 3 : LOOP_SINGLE, zk = mode >= 0 ? (mode >> 4) & 7 : 0;
     int two = mode >= 0 ? (mode >> 7) & 1 : 0;
-    if (two && loop != LOOP_ZERO) loop = LOOP_SINGLE;
+    if (two && loop > LOOP_ZERO) loop = LOOP_SINGLE;
     mode = mode >= 0 ? mode & 3 : MODE_MIX;
     if (mode > 2) mode = MODE_MIX;
     if (loop > LOOP_ZERO) loop = LOOP_SINGLE;
@@ -1584,7 +1631,8 @@ EXPORT void lz_build_tables2(const int32_t *cls, int n, const uint16_t *lut3, in
         int zs = kind[j0] == K_ZRUN && kk[j0] == 0 && cc[j0] == 1 && lens_b[j0] == 1;
         for (int j = 0; j < j0; j++)
             if (lens_b[j] == 1) zs = 0;
-        loop = zs ? LOOP_ZERO : LOOP_SINGLE;
+        /* else the two-state pair loop where the one-table pair loop would be taken (by the state-A codes) */
+        loop = zs ? LOOP_ZERO : 8 * w_fast >= 7 * 4096 && w_bits <= PAIR_MEAN_BITS * w_fast ? LOOP_PAIR : LOOP_SINGLE;
         long_bits = zs ? 33 - ZMAX : 64;
     } else if (cc[j0] == 1 && kind[j0] == K_ZRUN && kk[j0] <= ZERO_MAX_K) {
         zk = kk[j0];
@@ -1618,7 +1666,7 @@ EXPORT void lz_build_tables2(const int32_t *cls, int n, const uint16_t *lut3, in
             if (two && tot > long_bits) {
                 /* the two-state zero-first loop's window after ZMAX zeros is too short for it: slow */
                 e = (uint64_t)tot | (uint64_t)((j << 4) | F_SLOW) << 8 | (uint64_t)63 << 16 | (uint64_t)ADV_SLOW << 24;
-            } else if (two && kind[j] == K_ZRUN && k <= ZRUN2_MAX_K &&
+            } else if (two && kind[j] == K_ZRUN && k <= ZRUN2_MAX_K && loop != LOOP_PAIR &&
                        !(loop == LOOP_ZERO && k == 0 && (lut_fast || range_fast))) {
                 /* a short zero run: value a = its index (param -(code << k)), F_RUN (the two-state zero-first loop
                  * takes a zero word as a fast value 0 where it can: no branch after ZMAX zeros) */
@@ -1655,7 +1703,7 @@ EXPORT int lz_lanes(void) { return LZ_LANES; }
 
 /* the lanes of a lane loop (LOOP_SINGLE, LOOP_PAIR, LOOP_ZERO; | 4: of two code tables) */
 EXPORT int lz_loop_lanes(int loop) {
-    if (loop & 4) return loop == (LOOP_ZERO | 4) ? LZ_ZSLANES : LZ_SLANES;     /* two code tables */
+    if (loop & 4) return loop == (LOOP_ZERO | 4) ? LZ_ZSLANES : loop == (LOOP_PAIR | 4) ? LZ_PLANES : LZ_SLANES;
     return loop == LOOP_PAIR ? LZ_PLANES : loop == LOOP_ZERO ? LZ_ZLANES : LZ_LANES;
 }
 

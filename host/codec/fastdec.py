@@ -331,7 +331,10 @@ def kernel_tables_py(tables: TableSet):
         # of length 1 in either); its entries of more than 33 - ZMAX bits are slow
         lb = [int(v) for v in tables.lens_b]
         zs = c0.kind == ZRUN and c0.k == 0 and c0.c == 1 and lb[j0] == 1 and all(lb[j] != 1 for j in range(j0))
-        loop, long_bits = (LOOP_ZERO, 33 - ZMAX) if zs else (LOOP_SINGLE, 64)
+        # else the two-state pair loop where the one-table pair loop would be taken (by the state-A codes)
+        pair = w_fast >= PAIR_MIN_FAST and \
+            sum(2.0 ** -classes[j].c * classes[j].total for j in fast) <= PAIR_MEAN_BITS * w_fast
+        loop, long_bits = (LOOP_ZERO, 33 - ZMAX) if zs else (LOOP_PAIR if pair else LOOP_SINGLE, 64)
     elif c0.c == 1 and c0.kind == ZRUN and c0.k <= ZERO_MAX_K:
         # the window keeps 33 bits after the zero words: 33 - ZMAX after up to ZMAX one-bit zeros, 32 - k after a run
         zk = c0.k
@@ -360,8 +363,8 @@ def kernel_tables_py(tables: TableSet):
             range_fast = j in fast_range and mode != MODE_LUT
             if two and tot > long_bits:     # the two-state zero-first loop's window is too short for it: slow
                 e = tot | ((j << 4) | F_SLOW) << 8 | 63 << 16 | ADV_SLOW << 24
-            elif two and cl.kind == ZRUN and cl.k <= ZRUN2_MAX_K and not (loop == LOOP_ZERO and cl.k == 0
-                                                                       and (lut_fast or range_fast)):
+            elif two and cl.kind == ZRUN and cl.k <= ZRUN2_MAX_K and loop != LOOP_PAIR \
+                    and not (loop == LOOP_ZERO and cl.k == 0 and (lut_fast or range_fast)):
                 # (the two-state zero-first loop takes a zero word as a fast value 0: no branch after ZMAX zeros)
                 # a short zero run (the two-state loop takes it branch-free): value = its index, F_LONG as F_RUN
                 e = tot | ((j << 4) | F_RUN) << 8 | (64 - tot) << 16 | tot << 24 | ((-(codes[j] << cl.k)) % (1 << 32)) << 32
