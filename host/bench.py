@@ -524,6 +524,9 @@ ENCODE_MODES = SPEED_MODES + (("int8 0 %", "int8", False, 0.0), ("int8 90 %", "i
 #: ``bench --encode``: the row of the default encoder (two code tables where they pay); "lutzip.compress" is
 #: ``states=1``
 ENCODE_TWO = "lutzip.compress, two code tables (default)"
+#: the --speed row decoding the default output (two code tables), and its size key
+DECODE_TWO = "lutzip.decompress, default (2 tables)"
+DECODE_TWO_SIZE = "lutzip two tables"
 #: ``bench --encode``: a real model of many small tensors, measured as well where it is installed
 ENCODE_SMALL = ("nudenet", "int8 75 %", "int8", 0.75)
 #: the row of :func:`speed` timing ``SPIN_ADDS`` dependent additions: its "GB/s" is the clock's G cycles/s
@@ -634,6 +637,11 @@ def speed(arrays: dict, attrs: dict | None = None, repeat: int = 7, stripe_len: 
 
     measure("lutzip.decompress (end to end)", raw, lambda: codec.decompress(ct.from_bytes(data), max_output=None),
             check_arrays)
+    # the default output of lutzip.compress (two code tables where they pay, format 5): the rows above decode
+    # the one-table file, so that the kernels' rows and this one compare the same bits
+    data2 = ct.to_bytes(codec.compress(arrays, stripe_len=stripe_len, attrs=attrs, states=2))
+    out[DECODE_TWO_SIZE] = len(data2)
+    measure(DECODE_TWO, raw, lambda: codec.decompress(ct.from_bytes(data2), max_output=None), check_arrays)
     if fastdec.available():
         def parse_and_decode():
             # what decompress does with the CRCs checked in the kernel: parse, allocate, decode each run of stripes
@@ -718,7 +726,9 @@ def format_speed(label: str, results: dict, cpu=None, repeat: int = 7, cpu_time:
         mem, nb = g.get("memcpy of the output"), g.get("numba kernel")
         lines.append("")
         lines.append(f"{mode}: {r['raw'] / 1e6:.2f} MB raw; size / raw: lutzip {r['lutzip'] / r['raw']:.4f}, "
-                     f"zstd -3 {r['zstd -3'] / r['raw']:.4f}" + (f"; C kernel: {r['lanes']}" if "lanes" in r
+                     f"zstd -3 {r['zstd -3'] / r['raw']:.4f}"
+                     + (f", lutzip default (two tables) {r[DECODE_TWO_SIZE] / r['raw']:.4f}" if DECODE_TWO_SIZE in r
+                        else "") + (f"; C kernel: {r['lanes']}" if "lanes" in r
                                                                    else f"; no C kernel: {r.get('C kernel')}"))
         zs = g.get("zstd -3 decompress")
         cps = g.get(SPIN_ROW)           # G cycles per second of this clock

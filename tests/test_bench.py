@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 
 from lutzip import bench
+from lutzip.codec import arrays as codec
+from lutzip.codec import container as ct
 from lutzip.weights import models
 
 
@@ -371,3 +373,15 @@ def test_bench_reuse_of_a_bad_file_is_one_line_error(tmp_path, capsys):
     assert main(["bench", "models", "--reuse", str(bad)]) != 0
     err = capsys.readouterr().err
     assert "--reuse" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_speed_decodes_the_default_two_table_file():
+    """bench --speed has a row for the default output (two code tables, format 5) beside the one-table rows."""
+    rng = np.random.default_rng(3)
+    a = np.round(rng.laplace(0, 30, (300, 400))).astype(np.int16)
+    a[rng.random(a.shape) < 0.75] = 0                           # pruned: the second code table pays here
+    r = bench.speed({"a": a}, repeat=5)                         # every row's output compared inside
+    two = ct.from_bytes(ct.to_bytes(codec.compress({"a": a}, states=2)))
+    assert two.version == 5 and r[bench.DECODE_TWO_SIZE] == len(ct.to_bytes(two)) != r["lutzip"]
+    assert r["GBps"][bench.DECODE_TWO] > 0
+    assert "lutzip default (two tables)" in bench.format_speed("t", {"int16": r})

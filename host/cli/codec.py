@@ -372,9 +372,9 @@ def register(sub):
                    help="--speed: the CPU to pin to (default: the last one this process may use)")
     p.add_argument("--cpu-time", action="store_true",
                    help="--speed: time with the thread's CPU time, not the wall clock (a loaded machine)")
-    p.add_argument("--states", type=int_in(1, 2, "code tables"), default=1, metavar="N",
-                   help="2: also the default output's column ('lutzip (default)': two code tables where they pay, "
-                        "decoded back and checked), shown first, with the cells ahead of xz -9e and zipnn counted")
+    p.add_argument("--states", type=int_in(1, 2, "code tables"), default=2, metavar="N",
+                   help="2 (default): also the default output's column ('lutzip (default)': two code tables where they pay, "
+                        "decoded back and checked), shown first, with the cells ahead of xz -9e and zipnn counted; 1: the one-table column only")
     p.add_argument("--reuse", metavar="F",
                    help="models: take xz, zstd, bzip2, zlib and zipnn sizes from an earlier --json F for the cells "
                         "whose bytes are the same (length and crc32); lutzip is measured again")
