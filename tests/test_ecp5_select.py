@@ -78,7 +78,7 @@ tee -o status.txt equiv_status -assert
 @need_yosys
 @pytest.mark.slow   # default-run budget: yosys equivalence of the whole core, ~65 s (STATES=2: > 600 s at load 17)
 @pytest.mark.timeout(7200)
-@pytest.mark.parametrize("states,selects", [(1, 6)])
+@pytest.mark.parametrize("states,selects", [(1, 6), (2, 14)])
 def test_core_with_mapped_selects_is_equivalent(tmp_path, states, selects):
     """The vector-front core (small tables, the same front) with its loop selects replaced (six; with two code
     tables six per vector half and two for the next state) is the same circuit: every register's next state and
