@@ -867,28 +867,32 @@ static inline int64_t zrun_len2(const lz_job *j, uint64_t x, const lz_entry *e) 
 #define SLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT; ln[q].st = st##q;
 
 /* returns 0 when a lane is too near the end of the payload for unchecked reads (nothing done), else 1 */
-#define DEFINE_STATE(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                   \
+/* the two-state loops of lane macros P##_N, _DECL, _STEP, _STORE, with P##_PRE declared before them */
+#define DEFINE_STATE_P(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, P)                                                 \
     static int NAME(const lz_job *j, lz_lane *ln, lz_crc *cc) {                                              \
         typedef OUT_TYPE OUT_T;                                                                              \
         OUT_T *OUT = (OUT_T *)j->out;                                                                        \
         const lz_entry *T = j->T;                                                                            \
         const uint32_t *W = j->words;                                                                        \
         const int Lsh = LSH;                                                                                 \
+        P##_PRE                                                                                          \
         const int64_t LIM = (j->total - 1) * 32;                                                             \
         OUT_T *lim[NL];                                                                                      \
         int64_t n = INT64_MAX, i;                                                                            \
         int sq = NL;                                                                                         \
-        FOR_L##NL(SLANE_N)                                                                                   \
+        FOR_L##NL(P##_N)                                                                                     \
         if (n <= 0) return 0;                                                                                \
-        FOR_L##NL(SLANE_DECL)                                                                                \
+        FOR_L##NL(P##_DECL)                                                                                  \
         CRC_LOAD                                                                                             \
-        CRC_LOOP(FOR_L##NL(SLANE_STEP, MODE,))                                                               \
+        CRC_LOOP(FOR_L##NL(P##_STEP, MODE,))                                                                 \
     slow_exit:                                                                                               \
         CRC_SAVE                                                                                             \
-        FOR_L##NL(SLANE_STORE)                                                                               \
+        FOR_L##NL(P##_STORE)                                                                                 \
         if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
         return 1;                                                                                            \
     }
+#define SLANE_PRE
+#define DEFINE_STATE(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH) DEFINE_STATE_P(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, SLANE)
 #define DEFINE_NL2(NL, MODE)                                                                                 \
     DEFINE_STATE(bstate16_##NL##_##MODE, uint16_t, MODE, NL, slow16, 64 - j->L)                              \
     DEFINE_STATE(bstate8_##NL##_##MODE, uint8_t, MODE, NL, slow8, 64 - j->L)
@@ -960,29 +964,9 @@ static const batch_fn BATCH2_L8[2][3] = {{bstate16_L8_0, bstate16_L8_1, bstate16
     }
 #define ZSLANE_STORE(q) ln[q].bp = bp##q; ln[q].o = op##q - OUT; ln[q].st = st##q;
 /* returns 0 when a lane has fewer than ZMAX + 1 words left or is too near the end of the payload */
-#define DEFINE_ZSTATE(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH)                                                  \
-    static int NAME(const lz_job *j, lz_lane *ln, lz_crc *cc) {                                              \
-        typedef OUT_TYPE OUT_T;                                                                              \
-        OUT_T *OUT = (OUT_T *)j->out;                                                                        \
-        const lz_entry *T = j->T;                                                                            \
-        const uint32_t *W = j->words;                                                                        \
-        const int Lsh = LSH;                                                                                 \
-        const uint64_t stZ = NEXT_ST(&T[0]);    /* the state after a one-bit zero (code 0 of state A) */     \
-        const int64_t LIM = (j->total - 1) * 32;                                                             \
-        OUT_T *lim[NL];                                                                                      \
-        int64_t n = INT64_MAX, i;                                                                            \
-        int sq = NL;                                                                                         \
-        FOR_L##NL(ZSLANE_N)                                                                                  \
-        if (n <= 0) return 0;                                                                                \
-        FOR_L##NL(ZSLANE_DECL)                                                                               \
-        CRC_LOAD                                                                                             \
-        CRC_LOOP(FOR_L##NL(ZSLANE_STEP, MODE,))                                                              \
-    slow_exit:                                                                                               \
-        CRC_SAVE                                                                                             \
-        FOR_L##NL(ZSLANE_STORE)                                                                              \
-        if (sq < NL) SLOWF(j, &ln[sq]);                                                                      \
-        return 1;                                                                                            \
-    }
+/* the state after a one-bit zero (code 0 of state A) */
+#define ZSLANE_PRE const uint64_t stZ = NEXT_ST(&T[0]);
+#define DEFINE_ZSTATE(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH) DEFINE_STATE_P(NAME, OUT_TYPE, MODE, NL, SLOWF, LSH, ZSLANE)
 #ifndef LZ_ZSLANES
 #define LZ_ZSLANES 4
 #endif
